@@ -1,0 +1,243 @@
+/*
+ * timelake.h -- the one public header of libtimelake.
+ *
+ * Timelake keeps time series as Apache Iceberg v2 tables of Parquet files in a
+ * warehouse: a local directory or an object-store bucket.
+ *
+ * Conventions (the same for every call):
+ *   - Every fallible call returns a tl_status. TL_OK is 0.
+ *   - The last argument is a tl_error* the caller provides; it may be NULL. On
+ *     failure it receives the status and a message that names the problem.
+ *   - Output parameters come just before the error and are named `out`.
+ *   - Handles are opaque. Each *_open / *_create has a matching *_close / *_free.
+ *   - Data crosses the API only as Arrow C data interface structs. Ownership of
+ *     each struct is written beside every call.
+ *   - Strings returned as `const char *` belong to the handle they came from
+ *     and stay valid until that handle is closed (or, for a table, refreshed).
+ *   - A handle may be used by one thread at a time; distinct handles may be
+ *     used from distinct threads concurrently.
+ */
+#ifndef TIMELAKE_H
+#define TIMELAKE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIMELAKE_VERSION "0.1.0"
+
+/* ---- Arrow C data interface (exactly as the Arrow specification defines it) ---- */
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+    /* Array type description */
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+
+    /* Release callback */
+    void (*release)(struct ArrowSchema *);
+    /* Opaque producer-specific data */
+    void *private_data;
+};
+
+struct ArrowArray {
+    /* Array data description */
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+
+    /* Release callback */
+    void (*release)(struct ArrowArray *);
+    /* Opaque producer-specific data */
+    void *private_data;
+};
+
+#endif /* ARROW_C_DATA_INTERFACE */
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+struct ArrowArrayStream {
+    /* Callbacks providing stream functionality */
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+
+    /* Release callback */
+    void (*release)(struct ArrowArrayStream *);
+
+    /* Opaque producer-specific data */
+    void *private_data;
+};
+
+#endif /* ARROW_C_STREAM_INTERFACE */
+
+/* ---- Status codes and errors ---- */
+
+/* Each code maps onto one exception of the Python package. */
+typedef enum tl_status {
+    TL_OK = 0,
+    TL_ERR_NOT_FOUND = 1, /* the table (or object) does not exist   -> KeyError */
+    TL_ERR_EXISTS = 2,    /* creating something that already exists -> FileExistsError */
+    TL_ERR_INVALID = 3,   /* invalid input, option or configuration -> ValueError */
+    TL_ERR_STORAGE = 4,   /* the storage failed                     -> RuntimeError */
+    TL_ERR_QUERY = 5,     /* a query failed to plan or run          -> RuntimeError */
+    TL_ERR_CONFLICT = 6,  /* a commit could not be rebased          -> RuntimeError */
+    TL_ERR_NOMEM = 7,     /* out of memory                          -> MemoryError */
+    TL_ERR_INTERNAL = 8   /* a bug in timelake                      -> RuntimeError */
+} tl_status;
+
+#define TL_ERROR_MESSAGE_MAX 1024
+
+/* Filled in by a failing call. The caller owns it (usually on the stack). */
+typedef struct tl_error {
+    tl_status code;
+    char message[TL_ERROR_MESSAGE_MAX];
+} tl_error;
+
+/* A short static name of a status ("not found", "invalid", ...). */
+const char *tl_status_name(tl_status status);
+
+/* ---- Lakes ---- */
+
+typedef struct tl_lake tl_lake;
+typedef struct tl_table tl_table;
+
+/* Opens a warehouse. `location` is a local path or a file:// URL.
+ * `options` is NULL or a NULL-terminated array of key, value string pairs
+ * (storage options); an unknown key is TL_ERR_INVALID. The strings are copied.
+ * On success *out is a new handle: close it with tl_lake_close. */
+tl_status tl_lake_open(const char *location, const char *const *options, tl_lake **out,
+                       tl_error *err);
+
+/* Closes a lake. Tables opened from it must be closed first. NULL is a no-op. */
+void tl_lake_close(tl_lake *lake);
+
+/* The normalized URL of the warehouse (for example file:///data/lake). Owned by the lake. */
+const char *tl_lake_location(const tl_lake *lake);
+
+/* The contract of a new table. Zero-initialise, then set what you need. */
+typedef struct tl_table_options {
+    const char *time_column;       /* NULL: a plain table without time partitioning */
+    const char *const *series_key; /* column names, series_key_len of them */
+    size_t series_key_len;
+    const char *chunk;     /* "hour", "day" or "month"; NULL means "day" */
+    const char *retention; /* a duration such as "90d"; NULL keeps everything */
+    int dedup;             /* 1 on, 0 off, -1 the default (on for time-series tables) */
+    int ingest_time;       /* 1 on, 0 off, -1 the default (on for time-series tables) */
+    const char *const *properties; /* NULL or NULL-terminated key, value pairs */
+} tl_table_options;
+
+/* Creates table `name` ("namespace.table", or "table" in namespace "default").
+ * `schema` is borrowed (a struct schema; the caller still releases it).
+ * `options` may be NULL for a plain table.
+ * Errors: TL_ERR_EXISTS if it exists; TL_ERR_INVALID for a bad name, schema or option.
+ * On success *out is a new table handle at version 1: close it with tl_table_close. */
+tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct ArrowSchema *schema,
+                               const tl_table_options *options, tl_table **out, tl_error *err);
+
+/* Opens table `name` at its latest version. TL_ERR_NOT_FOUND if it does not exist.
+ * On success *out is a new handle: close it with tl_table_close. */
+tl_status tl_lake_open_table(tl_lake *lake, const char *name, tl_table **out, tl_error *err);
+
+/* Lists the tables as "namespace.table", sorted. On success *out is a
+ * NULL-terminated array the caller frees with tl_strings_free. */
+tl_status tl_lake_list_tables(tl_lake *lake, char ***out, tl_error *err);
+
+/* Frees a NULL-terminated string array returned by the library. NULL is a no-op. */
+void tl_strings_free(char **strings);
+
+/* Drops a table and deletes all its files. Dropping a missing table does nothing. */
+tl_status tl_lake_drop_table(tl_lake *lake, const char *name, tl_error *err);
+
+/* ---- Tables ---- */
+
+/* Closes a table handle. NULL is a no-op. */
+void tl_table_close(tl_table *table);
+
+/* "namespace.table". Owned by the handle. */
+const char *tl_table_name(const tl_table *table);
+/* The table's root URL. Owned by the handle. */
+const char *tl_table_location(const tl_table *table);
+/* The metadata version this handle is at (N of metadata/vN.metadata.json). */
+int64_t tl_table_version(const tl_table *table);
+
+/* Exports the table's schema. *out is filled and owned by the caller, who must
+ * call out->release(out). */
+tl_status tl_table_schema(const tl_table *table, struct ArrowSchema *out, tl_error *err);
+
+/* Reloads the latest committed version. */
+tl_status tl_table_refresh(tl_table *table, tl_error *err);
+
+typedef struct tl_append_options {
+    const char *batch_id; /* NULL: no idempotency key */
+    int maintain;         /* 1 run, 0 skip, -1 follow the table's auto-maintain setting */
+} tl_append_options;
+
+typedef struct tl_append_result {
+    int64_t rows;    /* rows committed (0 for a duplicate batch) */
+    int64_t files;   /* data files written */
+    int64_t bytes;   /* bytes of data files written */
+    int64_t version; /* the table version after the append */
+    double commit_ms; /* wall time of the whole append */
+    int attempts;    /* commit attempts (1 without contention) */
+    int duplicate;   /* 1 when batch_id was already committed and nothing was written */
+} tl_append_result;
+
+/* Appends the rows of `stream` as one atomic commit.
+ * `stream` is consumed: the library reads it to the end and releases it, on
+ * success and on failure alike. `options` may be NULL.
+ * Columns are matched by name and cast to the table's types; missing nullable
+ * columns become nulls; an unknown column, a null in a required column or an
+ * impossible cast is TL_ERR_INVALID, and then nothing is written.
+ * On success the handle advances to the new version and *out is filled. */
+tl_status tl_table_append(tl_table *table, struct ArrowArrayStream *stream,
+                          const tl_append_options *options, tl_append_result *out,
+                          tl_error *err);
+
+/* Contract, size and layout of the handle's current version. */
+typedef struct tl_table_info {
+    char *name;
+    char *location;
+    int64_t version;
+    char *time_column;  /* NULL for a plain table */
+    char **series_key;  /* NULL-terminated */
+    char *chunk;        /* "hour", "day", "month", or NULL for a plain table */
+    int dedup;
+    char *ingest_time_column; /* NULL when the table has none */
+    int64_t rows;
+    int64_t files;
+    int64_t bytes;
+    int64_t snapshots;
+    int64_t manifests;
+    char *last_value_index; /* NULL until the index exists */
+} tl_table_info;
+
+/* Fills *out; the caller frees its strings with tl_table_info_clear. */
+tl_status tl_table_info_get(tl_table *table, tl_table_info *out, tl_error *err);
+void tl_table_info_clear(tl_table_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIMELAKE_H */

@@ -1,0 +1,116 @@
+/* Owned Arrow arrays and schemas (allocated here, freed by their release
+ * callback) and read-only views of any Arrow array. */
+#ifndef TL_ARROW_ARRAY_H
+#define TL_ARROW_ARRAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arrow/arrow_type.h"
+
+/* ---- Owned arrays ----
+ * tl_array_init allocates the buffers/children pointer arrays of *out and sets
+ * a release callback that frees every buffer set through tl_array_set_buffer
+ * (or allocated with tl_array_alloc_buffer) and releases every child and the
+ * dictionary. Buffers start NULL, children start as released (zeroed) structs
+ * owned by the parent. On failure *out is left released (release == NULL). */
+tl_status tl_array_init(struct ArrowArray *out, int64_t n_buffers, int64_t n_children,
+                        tl_error *err);
+
+/* Gives buffer i to the array: it is freed with free() on release. */
+void tl_array_set_buffer(struct ArrowArray *array, int64_t i, void *data);
+
+/* Allocates `size` zeroed bytes (64-byte aligned) as buffer i and returns it, or NULL. */
+void *tl_array_alloc_buffer(struct ArrowArray *array, int64_t i, size_t size);
+
+/* Releases an array if it is live, and marks it released. NULL-safe. */
+void tl_array_release(struct ArrowArray *array);
+
+/* Moves *src into *dst (dst must be released); src becomes released. */
+void tl_array_move(struct ArrowArray *src, struct ArrowArray *dst);
+
+/* ---- Owned schemas ----
+ * tl_schema_init sets format, name (may be NULL) and flags, copying the
+ * strings, and allocates n_children zeroed child structs owned by the parent. */
+tl_status tl_schema_init(struct ArrowSchema *out, const char *format, const char *name,
+                         int64_t flags, int64_t n_children, tl_error *err);
+
+/* Copies `metadata` (Arrow's binary key/value encoding; may be NULL) into schema. */
+tl_status tl_schema_set_metadata(struct ArrowSchema *schema, const char *metadata, tl_error *err);
+
+/* Deep-copies a schema (any producer) into an owned one. */
+tl_status tl_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out, tl_error *err);
+
+void tl_schema_release(struct ArrowSchema *schema);
+void tl_schema_move(struct ArrowSchema *src, struct ArrowSchema *dst);
+
+/* Builds Arrow's binary metadata encoding from NULL-terminated key, value pairs.
+ * Returns a malloc'd blob (free it) or NULL when out of memory. */
+char *tl_metadata_encode(const char *const *pairs);
+
+/* Looks up `key` in Arrow binary metadata. Returns a pointer into it and sets
+ * *len, or NULL when absent. */
+const char *tl_metadata_find(const char *metadata, const char *key, int32_t *len);
+
+/* ---- Views ----
+ * A view decodes the format string and resolves the buffers of one array so
+ * kernels can read values without re-checking. The view borrows the array. */
+typedef struct tl_array_view {
+    tl_arrow_type type;
+    int64_t length;
+    int64_t offset; /* applies to validity, values and offsets */
+    int64_t null_count;
+    const uint8_t *validity; /* NULL when there are no nulls */
+    const void *values;      /* fixed-width values, or the offsets of var-width types */
+    const uint8_t *data;     /* bytes of var-width types */
+    const struct ArrowArray *array;
+    const struct ArrowSchema *schema;
+    bool is_dictionary;      /* values are indices (type `index_type`) into `dictionary` */
+    tl_arrow_type index_type;
+    struct tl_array_view *dictionary; /* owned by the view */
+} tl_array_view;
+
+/* Checks the array's shape against its schema (buffer count, offsets in range). */
+tl_status tl_array_view_init(tl_array_view *view, const struct ArrowSchema *schema,
+                             const struct ArrowArray *array, tl_error *err);
+void tl_array_view_free(tl_array_view *view);
+
+static inline bool tl_bit_get(const uint8_t *bits, int64_t i)
+{
+    return (bits[i >> 3] >> (i & 7)) & 1;
+}
+
+static inline void tl_bit_set(uint8_t *bits, int64_t i)
+{
+    bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+static inline void tl_bit_clear(uint8_t *bits, int64_t i)
+{
+    bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+}
+
+static inline bool tl_view_is_null(const tl_array_view *v, int64_t i)
+{
+    return v->validity != NULL && !tl_bit_get(v->validity, v->offset + i);
+}
+
+/* Start and length of element i of a var-width view. */
+static inline const uint8_t *tl_view_bytes(const tl_array_view *v, int64_t i, int64_t *len)
+{
+    int64_t j = v->offset + i, start, end;
+    if (tl_atype_is_large(v->type.id)) {
+        start = ((const int64_t *)v->values)[j];
+        end = ((const int64_t *)v->values)[j + 1];
+    } else {
+        start = ((const int32_t *)v->values)[j];
+        end = ((const int32_t *)v->values)[j + 1];
+    }
+    *len = end - start;
+    return v->data + start;
+}
+
+/* Index of element i of a dictionary view into its dictionary. */
+int64_t tl_view_dict_index(const tl_array_view *v, int64_t i);
+
+#endif

@@ -1,0 +1,94 @@
+#include "core/buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tl_buf_reserve(tl_buf *b, size_t extra)
+{
+    /* +1 keeps room for the trailing NUL. */
+    if (extra > SIZE_MAX - b->len - 1) return -1;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (p == NULL) return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int tl_buf_append(tl_buf *b, const void *data, size_t len)
+{
+    if (tl_buf_reserve(b, len) != 0) return -1;
+    if (len) memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int tl_buf_append_byte(tl_buf *b, uint8_t byte)
+{
+    return tl_buf_append(b, &byte, 1);
+}
+
+int tl_buf_append_str(tl_buf *b, const char *s)
+{
+    return tl_buf_append(b, s, strlen(s));
+}
+
+int tl_buf_printf(tl_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || tl_buf_reserve(b, (size_t)n) != 0) return -1;
+    va_start(ap, fmt);
+    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+void *tl_buf_extend(tl_buf *b, size_t len)
+{
+    if (tl_buf_reserve(b, len) != 0) return NULL;
+    void *p = b->data + b->len;
+    memset(p, 0, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return p;
+}
+
+void tl_buf_free(tl_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+uint8_t *tl_buf_detach(tl_buf *b, size_t *len)
+{
+    uint8_t *p = b->data;
+    if (len) *len = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+int tl_buf_append_le32(tl_buf *b, uint32_t v)
+{
+    uint8_t tmp[4];
+    tl_store_le32(tmp, v);
+    return tl_buf_append(b, tmp, 4);
+}
+
+int tl_buf_append_le64(tl_buf *b, uint64_t v)
+{
+    uint8_t tmp[8];
+    tl_store_le64(tmp, v);
+    return tl_buf_append(b, tmp, 8);
+}

@@ -1,0 +1,59 @@
+/* A growable byte buffer. Zero-initialise (`tl_buf b = {0};`) to start empty;
+ * tl_buf_free releases it. Appends keep one spare NUL byte after the data so the
+ * contents can be used as a C string when they are text. */
+#ifndef TL_CORE_BUF_H
+#define TL_CORE_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef struct tl_buf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+} tl_buf;
+
+/* Each returns 0 on success, -1 when memory runs out (the buffer is unchanged). */
+int tl_buf_reserve(tl_buf *b, size_t extra);
+int tl_buf_append(tl_buf *b, const void *data, size_t len);
+int tl_buf_append_byte(tl_buf *b, uint8_t byte);
+int tl_buf_append_str(tl_buf *b, const char *s);
+int tl_buf_printf(tl_buf *b, const char *fmt, ...) TL_PRINTF(2, 3);
+/* Appends zeroed bytes and returns a pointer to them, or NULL. */
+void *tl_buf_extend(tl_buf *b, size_t len);
+
+void tl_buf_free(tl_buf *b);
+/* Hands the allocation to the caller (free() it) and leaves the buffer empty. */
+uint8_t *tl_buf_detach(tl_buf *b, size_t *len);
+
+/* Little-endian fixed-width appends, used by the binary formats. */
+int tl_buf_append_le32(tl_buf *b, uint32_t v);
+int tl_buf_append_le64(tl_buf *b, uint64_t v);
+
+static inline uint32_t tl_load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t tl_load_le64(const uint8_t *p)
+{
+    return (uint64_t)tl_load_le32(p) | (uint64_t)tl_load_le32(p + 4) << 32;
+}
+
+static inline void tl_store_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void tl_store_le64(uint8_t *p, uint64_t v)
+{
+    tl_store_le32(p, (uint32_t)v);
+    tl_store_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+#endif

@@ -1,0 +1,70 @@
+#include <stdlib.h>
+
+#include "arrow/array.h"
+#include "core/buf.h"
+#include "unit.h"
+
+static void test_buf_grows_and_terminates(void)
+{
+    tl_buf b = {0};
+    for (int i = 0; i < 1000; i++) CHECK(tl_buf_printf(&b, "%d,", i) == 0);
+    CHECK(b.len > 1000);
+    CHECK(b.data[b.len] == '\0');
+    CHECK(strncmp((char *)b.data, "0,1,2,", 6) == 0);
+    tl_buf_free(&b);
+    CHECK(b.data == NULL);
+}
+
+static void test_error_prefix_keeps_code(void)
+{
+    tl_error err;
+    tl_error_set(&err, TL_ERR_INVALID, "bad %s", "thing");
+    tl_error_prefix(&err, "reading %s", "x.parquet");
+    CHECK_INT(err.code, TL_ERR_INVALID);
+    CHECK_STR(err.message, "reading x.parquet: bad thing");
+}
+
+static void test_arrow_type_round_trip(void)
+{
+    const char *formats[] = {"b", "c", "L", "g", "u", "Z", "w:16", "d:10,2", "tdD",
+                             "ttu", "tsu:", "tsn:Europe/Paris", "+s"};
+    tl_error err;
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        tl_arrow_type t;
+        CHECK_OK(tl_arrow_type_parse(formats[i], &t, &err), &err);
+        char buf[96];
+        tl_arrow_type_format(&t, buf, sizeof buf);
+        CHECK_STR(buf, formats[i]);
+    }
+    tl_arrow_type t;
+    CHECK_INT(tl_arrow_type_parse("+m", &t, &err), TL_ERR_INVALID);
+    CHECK(strstr(err.message, "+m") != NULL);
+}
+
+static void test_metadata_encode_find(void)
+{
+    const char *pairs[] = {"PARQUET:field_id", "7", "k", "value", NULL};
+    char *md = tl_metadata_encode(pairs);
+    int32_t len = 0;
+    const char *v = tl_metadata_find(md, "k", &len);
+    CHECK(v != NULL && len == 5 && memcmp(v, "value", 5) == 0);
+    CHECK(tl_metadata_find(md, "missing", &len) == NULL);
+    free(md);
+}
+
+static void test_owned_array_releases_everything(void)
+{
+    tl_error err;
+    struct ArrowArray a;
+    CHECK_OK(tl_array_init(&a, 1, 2, &err), &err);
+    for (int i = 0; i < 2; i++) {
+        CHECK_OK(tl_array_init(a.children[i], 2, 0, &err), &err);
+        CHECK(tl_array_alloc_buffer(a.children[i], 1, 80) != NULL);
+    }
+    tl_array_release(&a);
+    CHECK(a.release == NULL);
+}
+
+UNIT_TESTS(UNIT(test_buf_grows_and_terminates), UNIT(test_error_prefix_keeps_code),
+           UNIT(test_arrow_type_round_trip), UNIT(test_metadata_encode_find),
+           UNIT(test_owned_array_releases_everything))
