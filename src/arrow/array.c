@@ -324,14 +324,22 @@ int64_t tl_view_dict_index(const tl_array_view *v, int64_t i)
 {
     int64_t j = v->offset + i;
     switch (v->index_type.id) {
-    case TL_ATYPE_INT8: return ((const int8_t *)v->values)[j];
-    case TL_ATYPE_UINT8: return ((const uint8_t *)v->values)[j];
-    case TL_ATYPE_INT16: return ((const int16_t *)v->values)[j];
-    case TL_ATYPE_UINT16: return ((const uint16_t *)v->values)[j];
-    case TL_ATYPE_INT32: return ((const int32_t *)v->values)[j];
-    case TL_ATYPE_UINT32: return ((const uint32_t *)v->values)[j];
+    case TL_ATYPE_INT8:
+        return ((const int8_t *)v->values)[j];
+    case TL_ATYPE_UINT8:
+        return ((const uint8_t *)v->values)[j];
+    case TL_ATYPE_INT16:
+        return ((const int16_t *)v->values)[j];
+    case TL_ATYPE_UINT16:
+        return ((const uint16_t *)v->values)[j];
+    case TL_ATYPE_INT32:
+        return ((const int32_t *)v->values)[j];
+    case TL_ATYPE_UINT32:
+        return ((const uint32_t *)v->values)[j];
     case TL_ATYPE_UINT64:
-    case TL_ATYPE_INT64: return ((const int64_t *)v->values)[j];
-    default: return -1;
+    case TL_ATYPE_INT64:
+        return ((const int64_t *)v->values)[j];
+    default:
+        return -1;
     }
 }

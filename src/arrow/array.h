@@ -65,7 +65,7 @@ typedef struct tl_array_view {
     const uint8_t *data;     /* bytes of var-width types */
     const struct ArrowArray *array;
     const struct ArrowSchema *schema;
-    bool is_dictionary;      /* values are indices (type `index_type`) into `dictionary` */
+    bool is_dictionary; /* values are indices (type `index_type`) into `dictionary` */
     tl_arrow_type index_type;
     struct tl_array_view *dictionary; /* owned by the view */
 } tl_array_view;

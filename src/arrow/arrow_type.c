@@ -7,10 +7,18 @@
 static int parse_unit(char c, tl_time_unit *unit)
 {
     switch (c) {
-    case 's': *unit = TL_UNIT_SECOND; return 0;
-    case 'm': *unit = TL_UNIT_MILLI; return 0;
-    case 'u': *unit = TL_UNIT_MICRO; return 0;
-    case 'n': *unit = TL_UNIT_NANO; return 0;
+    case 's':
+        *unit = TL_UNIT_SECOND;
+        return 0;
+    case 'm':
+        *unit = TL_UNIT_MILLI;
+        return 0;
+    case 'u':
+        *unit = TL_UNIT_MICRO;
+        return 0;
+    case 'n':
+        *unit = TL_UNIT_NANO;
+        return 0;
     }
     return -1;
 }
@@ -70,11 +78,11 @@ tl_status tl_arrow_type_parse(const char *format, tl_arrow_type *out, tl_error *
             char c;
             tl_atype id;
         } simple[] = {
-            {'n', TL_ATYPE_NULL},    {'b', TL_ATYPE_BOOL},    {'c', TL_ATYPE_INT8},
-            {'C', TL_ATYPE_UINT8},   {'s', TL_ATYPE_INT16},   {'S', TL_ATYPE_UINT16},
-            {'i', TL_ATYPE_INT32},   {'I', TL_ATYPE_UINT32},  {'l', TL_ATYPE_INT64},
-            {'L', TL_ATYPE_UINT64},  {'e', TL_ATYPE_FLOAT16}, {'f', TL_ATYPE_FLOAT32},
-            {'g', TL_ATYPE_FLOAT64}, {'u', TL_ATYPE_STRING},  {'U', TL_ATYPE_LARGE_STRING},
+            {'n', TL_ATYPE_NULL},    {'b', TL_ATYPE_BOOL},         {'c', TL_ATYPE_INT8},
+            {'C', TL_ATYPE_UINT8},   {'s', TL_ATYPE_INT16},        {'S', TL_ATYPE_UINT16},
+            {'i', TL_ATYPE_INT32},   {'I', TL_ATYPE_UINT32},       {'l', TL_ATYPE_INT64},
+            {'L', TL_ATYPE_UINT64},  {'e', TL_ATYPE_FLOAT16},      {'f', TL_ATYPE_FLOAT32},
+            {'g', TL_ATYPE_FLOAT64}, {'u', TL_ATYPE_STRING},       {'U', TL_ATYPE_LARGE_STRING},
             {'z', TL_ATYPE_BINARY},  {'Z', TL_ATYPE_LARGE_BINARY},
         };
         for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
@@ -112,73 +120,111 @@ void tl_arrow_type_format(const tl_arrow_type *t, char *buf, size_t size)
         [TL_ATYPE_BINARY] = 'z',  [TL_ATYPE_LARGE_BINARY] = 'Z',
     };
     switch (t->id) {
-    case TL_ATYPE_FIXED_BINARY: snprintf(buf, size, "w:%d", (int)t->byte_width); return;
-    case TL_ATYPE_DECIMAL128: snprintf(buf, size, "d:%d,%d", (int)t->precision, (int)t->scale); return;
-    case TL_ATYPE_DATE32: snprintf(buf, size, "tdD"); return;
-    case TL_ATYPE_DATE64: snprintf(buf, size, "tdm"); return;
+    case TL_ATYPE_FIXED_BINARY:
+        snprintf(buf, size, "w:%d", (int)t->byte_width);
+        return;
+    case TL_ATYPE_DECIMAL128:
+        snprintf(buf, size, "d:%d,%d", (int)t->precision, (int)t->scale);
+        return;
+    case TL_ATYPE_DATE32:
+        snprintf(buf, size, "tdD");
+        return;
+    case TL_ATYPE_DATE64:
+        snprintf(buf, size, "tdm");
+        return;
     case TL_ATYPE_TIME32:
-    case TL_ATYPE_TIME64: snprintf(buf, size, "tt%c", unit_chars[t->unit]); return;
+    case TL_ATYPE_TIME64:
+        snprintf(buf, size, "tt%c", unit_chars[t->unit]);
+        return;
     case TL_ATYPE_TIMESTAMP:
         snprintf(buf, size, "ts%c:%s", unit_chars[t->unit], t->has_tz ? t->tz : "");
         return;
-    case TL_ATYPE_STRUCT: snprintf(buf, size, "+s"); return;
-    default: snprintf(buf, size, "%c", simple[t->id]); return;
+    case TL_ATYPE_STRUCT:
+        snprintf(buf, size, "+s");
+        return;
+    default:
+        snprintf(buf, size, "%c", simple[t->id]);
+        return;
     }
 }
 
 void tl_arrow_type_describe(const tl_arrow_type *t, char *buf, size_t size)
 {
     static const char *const names[] = {
-        [TL_ATYPE_NULL] = "null",          [TL_ATYPE_BOOL] = "bool",
-        [TL_ATYPE_INT8] = "int8",          [TL_ATYPE_UINT8] = "uint8",
-        [TL_ATYPE_INT16] = "int16",        [TL_ATYPE_UINT16] = "uint16",
-        [TL_ATYPE_INT32] = "int32",        [TL_ATYPE_UINT32] = "uint32",
-        [TL_ATYPE_INT64] = "int64",        [TL_ATYPE_UINT64] = "uint64",
-        [TL_ATYPE_FLOAT16] = "float16",    [TL_ATYPE_FLOAT32] = "float32",
-        [TL_ATYPE_FLOAT64] = "float64",    [TL_ATYPE_STRING] = "string",
-        [TL_ATYPE_LARGE_STRING] = "large_string", [TL_ATYPE_BINARY] = "binary",
-        [TL_ATYPE_LARGE_BINARY] = "large_binary", [TL_ATYPE_DATE32] = "date32",
-        [TL_ATYPE_DATE64] = "date64",      [TL_ATYPE_STRUCT] = "struct",
+        [TL_ATYPE_NULL] = "null",
+        [TL_ATYPE_BOOL] = "bool",
+        [TL_ATYPE_INT8] = "int8",
+        [TL_ATYPE_UINT8] = "uint8",
+        [TL_ATYPE_INT16] = "int16",
+        [TL_ATYPE_UINT16] = "uint16",
+        [TL_ATYPE_INT32] = "int32",
+        [TL_ATYPE_UINT32] = "uint32",
+        [TL_ATYPE_INT64] = "int64",
+        [TL_ATYPE_UINT64] = "uint64",
+        [TL_ATYPE_FLOAT16] = "float16",
+        [TL_ATYPE_FLOAT32] = "float32",
+        [TL_ATYPE_FLOAT64] = "float64",
+        [TL_ATYPE_STRING] = "string",
+        [TL_ATYPE_LARGE_STRING] = "large_string",
+        [TL_ATYPE_BINARY] = "binary",
+        [TL_ATYPE_LARGE_BINARY] = "large_binary",
+        [TL_ATYPE_DATE32] = "date32",
+        [TL_ATYPE_DATE64] = "date64",
+        [TL_ATYPE_STRUCT] = "struct",
     };
     switch (t->id) {
-    case TL_ATYPE_FIXED_BINARY: snprintf(buf, size, "fixed_size_binary[%d]", (int)t->byte_width); return;
+    case TL_ATYPE_FIXED_BINARY:
+        snprintf(buf, size, "fixed_size_binary[%d]", (int)t->byte_width);
+        return;
     case TL_ATYPE_DECIMAL128:
         snprintf(buf, size, "decimal128(%d, %d)", (int)t->precision, (int)t->scale);
         return;
     case TL_ATYPE_TIME32:
-    case TL_ATYPE_TIME64: snprintf(buf, size, "time[%s]", unit_names[t->unit]); return;
+    case TL_ATYPE_TIME64:
+        snprintf(buf, size, "time[%s]", unit_names[t->unit]);
+        return;
     case TL_ATYPE_TIMESTAMP:
         if (t->has_tz)
             snprintf(buf, size, "timestamp[%s, tz=%s]", unit_names[t->unit], t->tz);
         else
             snprintf(buf, size, "timestamp[%s]", unit_names[t->unit]);
         return;
-    default: snprintf(buf, size, "%s", names[t->id]); return;
+    default:
+        snprintf(buf, size, "%s", names[t->id]);
+        return;
     }
 }
 
 int tl_arrow_type_bit_width(const tl_arrow_type *t)
 {
     switch (t->id) {
-    case TL_ATYPE_BOOL: return 1;
+    case TL_ATYPE_BOOL:
+        return 1;
     case TL_ATYPE_INT8:
-    case TL_ATYPE_UINT8: return 8;
+    case TL_ATYPE_UINT8:
+        return 8;
     case TL_ATYPE_INT16:
     case TL_ATYPE_UINT16:
-    case TL_ATYPE_FLOAT16: return 16;
+    case TL_ATYPE_FLOAT16:
+        return 16;
     case TL_ATYPE_INT32:
     case TL_ATYPE_UINT32:
     case TL_ATYPE_FLOAT32:
     case TL_ATYPE_DATE32:
-    case TL_ATYPE_TIME32: return 32;
+    case TL_ATYPE_TIME32:
+        return 32;
     case TL_ATYPE_INT64:
     case TL_ATYPE_UINT64:
     case TL_ATYPE_FLOAT64:
     case TL_ATYPE_DATE64:
     case TL_ATYPE_TIME64:
-    case TL_ATYPE_TIMESTAMP: return 64;
-    case TL_ATYPE_DECIMAL128: return 128;
-    case TL_ATYPE_FIXED_BINARY: return t->byte_width * 8;
-    default: return 0;
+    case TL_ATYPE_TIMESTAMP:
+        return 64;
+    case TL_ATYPE_DECIMAL128:
+        return 128;
+    case TL_ATYPE_FIXED_BINARY:
+        return t->byte_width * 8;
+    default:
+        return 0;
     }
 }

@@ -46,12 +46,12 @@ typedef enum tl_time_unit {
 
 typedef struct tl_arrow_type {
     tl_atype id;
-    tl_time_unit unit; /* time and timestamp types */
-    int32_t byte_width;  /* fixed binary; 16 for decimal128 */
-    int32_t precision;   /* decimal */
-    int32_t scale;       /* decimal */
-    bool has_tz;         /* timestamp with a time zone */
-    char tz[TL_TZ_MAX];  /* the zone string as given ("UTC", "+00:00", "Europe/Paris") */
+    tl_time_unit unit;  /* time and timestamp types */
+    int32_t byte_width; /* fixed binary; 16 for decimal128 */
+    int32_t precision;  /* decimal */
+    int32_t scale;      /* decimal */
+    bool has_tz;        /* timestamp with a time zone */
+    char tz[TL_TZ_MAX]; /* the zone string as given ("UTC", "+00:00", "Europe/Paris") */
 } tl_arrow_type;
 
 /* Parses an Arrow format string. Unsupported types are TL_ERR_INVALID naming the format. */

@@ -54,15 +54,24 @@ void tl_error_clear(tl_error *err)
 const char *tl_status_name(tl_status status)
 {
     switch (status) {
-    case TL_OK: return "ok";
-    case TL_ERR_NOT_FOUND: return "not found";
-    case TL_ERR_EXISTS: return "exists";
-    case TL_ERR_INVALID: return "invalid";
-    case TL_ERR_STORAGE: return "storage";
-    case TL_ERR_QUERY: return "query";
-    case TL_ERR_CONFLICT: return "conflict";
-    case TL_ERR_NOMEM: return "out of memory";
-    case TL_ERR_INTERNAL: return "internal";
+    case TL_OK:
+        return "ok";
+    case TL_ERR_NOT_FOUND:
+        return "not found";
+    case TL_ERR_EXISTS:
+        return "exists";
+    case TL_ERR_INVALID:
+        return "invalid";
+    case TL_ERR_STORAGE:
+        return "storage";
+    case TL_ERR_QUERY:
+        return "query";
+    case TL_ERR_CONFLICT:
+        return "conflict";
+    case TL_ERR_NOMEM:
+        return "out of memory";
+    case TL_ERR_INTERNAL:
+        return "internal";
     }
     return "unknown";
 }

@@ -26,8 +26,9 @@ static void test_error_prefix_keeps_code(void)
 
 static void test_arrow_type_round_trip(void)
 {
-    const char *formats[] = {"b", "c", "L", "g", "u", "Z", "w:16", "d:10,2", "tdD",
-                             "ttu", "tsu:", "tsn:Europe/Paris", "+s"};
+    const char *formats[] = {"b",    "c",      "L",   "g",   "u",    "Z",
+                             "w:16", "d:10,2", "tdD", "ttu", "tsu:", "tsn:Europe/Paris",
+                             "+s"};
     tl_error err;
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         tl_arrow_type t;

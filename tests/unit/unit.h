@@ -25,7 +25,10 @@ void unit_fail(const char *file, int line, const char *fmt, ...);
 /* A scratch directory unique to this process, created on first use. */
 const char *unit_tmpdir(void);
 
-#define UNIT(fn) {#fn, fn}
+#define UNIT(fn)                                                                                   \
+    {                                                                                              \
+#fn, fn                                                                                    \
+    }
 #define UNIT_TESTS(...) const unit_test unit_tests[] = {__VA_ARGS__, {NULL, NULL}};
 
 #define CHECK(cond)                                                                                \

@@ -1,0 +1,88 @@
+/* One object-store interface for every backend. Objects are addressed by keys
+ * relative to the store's root URL ("iot/readings/metadata/v1.metadata.json").
+ * Objects are immutable once written except through tl_store_put, which
+ * replaces an object atomically (readers see the old or the new bytes). */
+#ifndef TL_STORE_H
+#define TL_STORE_H
+
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "core/strlist.h"
+
+typedef struct tl_store tl_store;
+
+typedef struct tl_store_ops {
+    /* TL_ERR_NOT_FOUND when the object does not exist. */
+    tl_status (*get)(tl_store *s, const char *key, tl_buf *out, tl_error *err);
+    tl_status (*get_range)(tl_store *s, const char *key, uint64_t offset, size_t len, uint8_t *dst,
+                           tl_error *err);
+    tl_status (*size)(tl_store *s, const char *key, uint64_t *out, tl_error *err);
+    tl_status (*put)(tl_store *s, const char *key, const void *data, size_t len, tl_error *err);
+    /* TL_ERR_EXISTS when an object with this key exists already: the commit primitive. */
+    tl_status (*put_if_absent)(tl_store *s, const char *key, const void *data, size_t len,
+                               tl_error *err);
+    /* Every key under prefix (recursively), relative to the root. Order unspecified. */
+    tl_status (*list)(tl_store *s, const char *prefix, tl_strlist *out, tl_error *err);
+    /* Deleting a missing object succeeds. */
+    tl_status (*remove)(tl_store *s, const char *key, tl_error *err);
+    void (*free)(tl_store *s);
+} tl_store_ops;
+
+struct tl_store {
+    const tl_store_ops *ops;
+    char *url; /* normalized root URL without a trailing slash */
+};
+
+/* Opens the store for a warehouse location: a local path or a file:// URL.
+ * `options` is NULL or NULL-terminated key, value pairs. */
+tl_status tl_store_open(const char *location, const char *const *options, tl_store **out,
+                        tl_error *err);
+void tl_store_free(tl_store *s);
+
+static inline tl_status tl_store_get(tl_store *s, const char *key, tl_buf *out, tl_error *err)
+{
+    return s->ops->get(s, key, out, err);
+}
+static inline tl_status tl_store_get_range(tl_store *s, const char *key, uint64_t offset,
+                                           size_t len, uint8_t *dst, tl_error *err)
+{
+    return s->ops->get_range(s, key, offset, len, dst, err);
+}
+static inline tl_status tl_store_size(tl_store *s, const char *key, uint64_t *out, tl_error *err)
+{
+    return s->ops->size(s, key, out, err);
+}
+static inline tl_status tl_store_put(tl_store *s, const char *key, const void *data, size_t len,
+                                     tl_error *err)
+{
+    return s->ops->put(s, key, data, len, err);
+}
+static inline tl_status tl_store_put_if_absent(tl_store *s, const char *key, const void *data,
+                                               size_t len, tl_error *err)
+{
+    return s->ops->put_if_absent(s, key, data, len, err);
+}
+static inline tl_status tl_store_list(tl_store *s, const char *prefix, tl_strlist *out,
+                                      tl_error *err)
+{
+    return s->ops->list(s, prefix, out, err);
+}
+static inline tl_status tl_store_remove(tl_store *s, const char *key, tl_error *err)
+{
+    return s->ops->remove(s, key, err);
+}
+
+/* Deletes every object under prefix. */
+tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err);
+
+/* The full URL of a key (malloc'd), e.g. file:///lake/t/data/x.parquet. */
+char *tl_store_url_of(const tl_store *s, const char *key);
+/* The key of a full URL under this store's root, or NULL when the URL is
+ * elsewhere. Returns a pointer into url. */
+const char *tl_store_key_of(const tl_store *s, const char *url);
+
+/* Backends. */
+tl_status tl_store_local_open(const char *path, tl_store **out, tl_error *err);
+
+#endif

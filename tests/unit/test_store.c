@@ -1,0 +1,116 @@
+#include <stdlib.h>
+
+#include "core/clock.h"
+#include "store/store.h"
+#include "unit.h"
+
+static tl_store *open_scratch(const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", unit_tmpdir(), name);
+    tl_store *s = NULL;
+    tl_error err;
+    CHECK_OK(tl_store_open(path, NULL, &s, &err), &err);
+    return s;
+}
+
+static void test_put_get_list_remove(void)
+{
+    tl_store *s = open_scratch("basic");
+    tl_error err;
+    CHECK_OK(tl_store_put(s, "a/b/one.txt", "hello", 5, &err), &err);
+    CHECK_OK(tl_store_put(s, "a/two.txt", "x", 1, &err), &err);
+    tl_buf b = {0};
+    CHECK_OK(tl_store_get(s, "a/b/one.txt", &b, &err), &err);
+    CHECK(b.len == 5 && memcmp(b.data, "hello", 5) == 0);
+    uint8_t part[3];
+    CHECK_OK(tl_store_get_range(s, "a/b/one.txt", 1, 3, part, &err), &err);
+    CHECK(memcmp(part, "ell", 3) == 0);
+    CHECK_INT(tl_store_get(s, "a/missing", &b, &err), TL_ERR_NOT_FOUND);
+    tl_buf_free(&b);
+
+    tl_strlist keys = {0};
+    CHECK_OK(tl_store_list(s, "a/", &keys, &err), &err);
+    tl_strlist_sort(&keys);
+    CHECK_INT(keys.len, 2);
+    if (keys.len == 2) {
+        CHECK_STR(keys.items[0], "a/b/one.txt");
+        CHECK_STR(keys.items[1], "a/two.txt");
+    }
+    tl_strlist_free(&keys);
+    CHECK_OK(tl_store_list(s, "a/t", &keys, &err), &err);
+    CHECK_INT(keys.len, 1);
+    tl_strlist_free(&keys);
+
+    CHECK_OK(tl_store_remove_prefix(s, "a/", &err), &err);
+    CHECK_OK(tl_store_list(s, "", &keys, &err), &err);
+    CHECK_INT(keys.len, 0);
+    tl_strlist_free(&keys);
+    CHECK_OK(tl_store_remove(s, "a/never-there", &err), &err);
+    tl_store_free(s);
+}
+
+static void test_put_if_absent_is_exclusive(void)
+{
+    tl_store *s = open_scratch("excl");
+    tl_error err;
+    CHECK_OK(tl_store_put_if_absent(s, "m/v1.json", "one", 3, &err), &err);
+    CHECK_INT(tl_store_put_if_absent(s, "m/v1.json", "two", 3, &err), TL_ERR_EXISTS);
+    tl_buf b = {0};
+    CHECK_OK(tl_store_get(s, "m/v1.json", &b, &err), &err);
+    CHECK(b.len == 3 && memcmp(b.data, "one", 3) == 0);
+    tl_buf_free(&b);
+    /* No temporary file may be left behind by the loser. */
+    tl_strlist keys = {0};
+    CHECK_OK(tl_store_list(s, "", &keys, &err), &err);
+    CHECK_INT(keys.len, 1);
+    tl_strlist_free(&keys);
+    tl_store_free(s);
+}
+
+static void test_hostile_keys_are_refused(void)
+{
+    tl_store *s = open_scratch("keys");
+    tl_error err;
+    const char *bad[] = {"../escape", "a/../../b", "/abs", "a//b", "./a"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_INT(tl_store_put(s, bad[i], "x", 1, &err), TL_ERR_INVALID);
+    tl_store_free(s);
+}
+
+static void test_location_normalized(void)
+{
+    tl_store *s = NULL;
+    tl_error err;
+    CHECK_OK(tl_store_open("file:///tmp/./x/../lake/", NULL, &s, &err), &err);
+    CHECK_STR(s->url, "file:///tmp/lake");
+    char *u = tl_store_url_of(s, "t/a.parquet");
+    CHECK_STR(u, "file:///tmp/lake/t/a.parquet");
+    CHECK_STR(tl_store_key_of(s, u), "t/a.parquet");
+    CHECK(tl_store_key_of(s, "file:///tmp/lakeside/x") == NULL);
+    free(u);
+    tl_store_free(s);
+    CHECK_INT(tl_store_open("s4://bucket", NULL, &s, &err), TL_ERR_INVALID);
+    const char *opts[] = {"bogus", "1", NULL};
+    CHECK_INT(tl_store_open("/tmp/x", opts, &s, &err), TL_ERR_INVALID);
+    CHECK(strstr(err.message, "bogus") != NULL);
+}
+
+static void test_duration_parse(void)
+{
+    int64_t us = 0;
+    tl_error err;
+    CHECK_OK(tl_duration_parse("90d", &us, &err), &err);
+    CHECK_INT(us, 90LL * 86400 * 1000000);
+    CHECK_OK(tl_duration_parse("45s", &us, &err), &err);
+    CHECK_INT(us, 45LL * 1000000);
+    CHECK_OK(tl_duration_parse("1y", &us, &err), &err);
+    CHECK_INT(us, 365LL * 86400 * 1000000);
+    const char *bad[] = {"", "d", "-1d", "10", "1.5h", "1h30m", "5q", "99999999999999999999d"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_INT(tl_duration_parse(bad[i], &us, &err), TL_ERR_INVALID);
+}
+
+UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_put_if_absent_is_exclusive),
+           UNIT(test_hostile_keys_are_refused), UNIT(test_location_normalized),
+           UNIT(test_duration_parse))
