@@ -1,0 +1,81 @@
+/* The stages of an append, each in its own file:
+ *   append_prepare.c  match input columns to the table and cast them
+ *   append_layout.c   partition, sort and deduplicate rows; split by partition
+ *   data_file.c       write one Parquet data file and describe it for a manifest
+ *   commit.c          build the snapshot and commit it with retries
+ *   append.c          the public entry point tying them together */
+#ifndef TL_TABLE_APPEND_H
+#define TL_TABLE_APPEND_H
+
+#include "iceberg/manifest.h"
+#include "table/table_internal.h"
+
+/* Rows in the table's storage layout: one child per table column, in schema
+ * order, each of the column's storage type, offset 0. Owned. */
+typedef struct tl_rows {
+    struct ArrowSchema schema;
+    struct ArrowArray array;
+} tl_rows;
+
+void tl_rows_free(tl_rows *rows);
+
+/* The Arrow schema of the table's storage layout (field ids in metadata). */
+tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out, tl_error *err);
+
+/* Matches the columns of `batches` (all of `schema`) to the table by name and
+ * casts them; missing nullable columns become nulls, a missing ingest-time
+ * column is filled with ingest_micros. Borrowed inputs. */
+tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
+                            const struct ArrowArray *batches, size_t n_batches,
+                            int64_t ingest_micros, tl_rows *out, tl_error *err);
+
+/* One time partition's rows, sorted by (series key..., time). */
+typedef struct tl_partition_rows {
+    bool has_value;          /* false for an unpartitioned table */
+    int64_t value;           /* transform result, e.g. days since the epoch */
+    struct ArrowArray array; /* struct array with rows->schema */
+} tl_partition_rows;
+
+/* Sorts and splits rows by partition; with dedup on, keeps only the latest
+ * row of each (series key..., time). *out is malloc'd; free with
+ * tl_partition_rows_free. */
+tl_status tl_append_layout(const tl_table *t, const tl_rows *rows, tl_partition_rows **out,
+                           size_t *n_out, tl_error *err);
+void tl_partition_rows_free(tl_partition_rows *parts, size_t n);
+
+/* Writes one partition's rows as a Parquet data file under the table and fills
+ * *out (owned: free with tl_ice_data_file_clear). *key_out is the object key
+ * written (malloc'd), so a failed append can delete it. */
+tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema,
+                             const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
+                             tl_error *err);
+
+/* The object key of a URL written in the table's metadata, or NULL. */
+const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size);
+
+typedef struct tl_commit_request {
+    const char *batch_id;          /* or NULL */
+    const tl_ice_data_file *files; /* added data files */
+    size_t n_files;
+    int64_t added_rows;
+    int64_t added_bytes;
+} tl_commit_request;
+
+typedef struct tl_commit_result {
+    bool duplicate;
+    int attempts;
+} tl_commit_result;
+
+/* Commits the files as one append snapshot. Writes the manifest, then per
+ * attempt a manifest list and the next metadata version (conditionally). On a
+ * lost race, reloads, re-checks the batch id and retries with backoff. Leaves
+ * no file of its own behind on failure or when the batch turns out to be a
+ * duplicate (the caller deletes the data files). */
+tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_result *out,
+                           tl_error *err);
+
+/* True when a snapshot among the current snapshot and its ancestors carries
+ * this batch id. */
+bool tl_batch_committed(const tl_ice_metadata *md, const char *batch_id);
+
+#endif

@@ -1,0 +1,190 @@
+/* Fitting input batches to the table: columns matched by name, cast to the
+ * storage type, missing nullable columns filled with nulls. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "arrow/buffers.h"
+#include "arrow/cast.h"
+#include "arrow/concat.h"
+#include "table/append.h"
+
+void tl_rows_free(tl_rows *rows)
+{
+    tl_array_release(&rows->array);
+    tl_schema_release(&rows->schema);
+}
+
+/* Strings and binaries are kept with 64-bit offsets internally so that one
+ * append can carry more than 2 GiB of text; users get the reference's types. */
+static void storage_format(const tl_ice_type *t, char *buf, size_t size)
+{
+    if (t->id == TL_ICE_STRING)
+        snprintf(buf, size, "U");
+    else if (t->id == TL_ICE_BINARY)
+        snprintf(buf, size, "Z");
+    else
+        tl_ice_type_arrow_format(t, buf, size);
+}
+
+tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out, tl_error *err)
+{
+    TL_TRY(tl_schema_init(out, "+s", "", 0, (int64_t)schema->n_fields, err));
+    tl_status st = TL_OK;
+    for (size_t i = 0; st == TL_OK && i < schema->n_fields; i++) {
+        const tl_ice_field *f = &schema->fields[i];
+        char format[64], id[16];
+        storage_format(&f->type, format, sizeof format);
+        snprintf(id, sizeof id, "%d", (int)f->id);
+        const char *pairs[] = {"PARQUET:field_id", id, NULL};
+        char *md = tl_metadata_encode(pairs);
+        st = md ? tl_schema_init(out->children[i], format, f->name,
+                                 f->required ? 0 : ARROW_FLAG_NULLABLE, 0, err)
+                : tl_error_nomem(err);
+        if (st == TL_OK) st = tl_schema_set_metadata(out->children[i], md, err);
+        free(md);
+    }
+    if (st != TL_OK) tl_schema_release(out);
+    return st;
+}
+
+/* An array of `length` values of `type`, each null, or each `fill` (for
+ * 64-bit types) when fill_valid. */
+static tl_status constant_array(const char *format, int64_t length, bool fill_valid, int64_t fill,
+                                struct ArrowArray *out, tl_error *err)
+{
+    tl_arrow_type type;
+    TL_TRY(tl_arrow_type_parse(format, &type, err));
+    bool var = tl_atype_is_varbinary(type.id);
+    TL_TRY(tl_array_init(out, var ? 3 : 2, 0, err));
+    out->length = length;
+    out->null_count = fill_valid ? 0 : length;
+    size_t bits = (size_t)length;
+    size_t value_bytes = var ? (bits + 1) * (tl_atype_is_large(type.id) ? 8 : 4)
+                             : (bits * (size_t)tl_arrow_type_bit_width(&type) + 7) / 8;
+    bool ok = (fill_valid || tl_array_alloc_buffer(out, 0, (bits + 7) / 8)) &&
+              tl_array_alloc_buffer(out, 1, value_bytes) &&
+              (!var || tl_array_alloc_buffer(out, 2, 0));
+    if (!ok) {
+        tl_array_release(out);
+        return tl_error_nomem(err);
+    }
+    if (fill_valid) {
+        int64_t *values = (int64_t *)out->buffers[1];
+        for (int64_t i = 0; i < length; i++) values[i] = fill;
+    }
+    return TL_OK;
+}
+
+static int find_input(const struct ArrowSchema *schema, const char *name)
+{
+    for (int64_t i = 0; i < schema->n_children; i++)
+        if (schema->children[i]->name && strcmp(schema->children[i]->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static tl_status check_input_columns(const tl_table *t, const struct ArrowSchema *schema,
+                                     tl_error *err)
+{
+    if (schema->format == NULL || strcmp(schema->format, "+s") != 0)
+        return tl_error_set(err, TL_ERR_INVALID, "appended data must be a struct of columns");
+    const tl_ice_schema *ts = tl_ice_metadata_current_schema(t->md);
+    for (int64_t i = 0; i < schema->n_children; i++) {
+        const char *name = schema->children[i]->name ? schema->children[i]->name : "";
+        if (tl_ice_schema_find(ts, name) == NULL)
+            return tl_error_set(err, TL_ERR_INVALID, "column \"%s\" is not in the table schema",
+                                name);
+        if (find_input(schema, name) != i)
+            return tl_error_set(err, TL_ERR_INVALID, "column \"%s\" appears twice", name);
+    }
+    return TL_OK;
+}
+
+/* First row of a column that is null, or -1. */
+static int64_t first_null(const struct ArrowArray *a)
+{
+    if (a->null_count == 0 || a->buffers[0] == NULL) return -1;
+    const uint8_t *bits = a->buffers[0];
+    for (int64_t i = 0; i < a->length; i++)
+        if (!tl_bit_get(bits, a->offset + i)) return i;
+    return -1;
+}
+
+/* Casts column `input` of every batch to `format` and concatenates them. */
+static tl_status cast_column(const struct ArrowSchema *schema, const struct ArrowArray *batches,
+                             size_t n_batches, int input, const char *format, const char *name,
+                             struct ArrowArray *out, tl_error *err)
+{
+    tl_arrow_type target;
+    TL_TRY(tl_arrow_type_parse(format, &target, err));
+    struct ArrowArray *parts = calloc(n_batches ? n_batches : 1, sizeof *parts);
+    tl_array_view *views = calloc(n_batches ? n_batches : 1, sizeof *views);
+    tl_status st = parts && views ? TL_OK : tl_error_nomem(err);
+    size_t done = 0;
+    for (; st == TL_OK && done < n_batches; done++) {
+        tl_array_view v;
+        st = tl_array_view_init(&v, schema->children[input], batches[done].children[input], err);
+        if (st != TL_OK) {
+            tl_error_prefix(err, "column \"%s\"", name);
+            break;
+        }
+        st = tl_arrow_cast(&v, &target, name, &parts[done], err);
+        tl_array_view_free(&v);
+        if (st != TL_OK) break;
+    }
+    if (st == TL_OK && n_batches == 1) {
+        tl_array_move(&parts[0], out);
+    } else if (st == TL_OK) {
+        for (size_t i = 0; i < n_batches; i++) tl_view_of_owned(&target, &parts[i], &views[i]);
+        st = tl_arrow_concat(views, n_batches, out, err);
+    }
+    for (size_t i = 0; parts && i < n_batches; i++) tl_array_release(&parts[i]);
+    free(parts);
+    free(views);
+    return st;
+}
+
+static tl_status fill_column(const tl_table *t, const tl_ice_field *f, const char *format,
+                             int64_t length, int64_t ingest_micros, struct ArrowArray *out,
+                             tl_error *err)
+{
+    bool is_ingest = t->contract.ingest_column && strcmp(f->name, t->contract.ingest_column) == 0;
+    if (is_ingest) return constant_array(format, length, true, ingest_micros, out, err);
+    if (f->required)
+        return tl_error_set(err, TL_ERR_INVALID, "required column \"%s\" is missing", f->name);
+    return constant_array(format, length, false, 0, out, err);
+}
+
+tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
+                            const struct ArrowArray *batches, size_t n_batches,
+                            int64_t ingest_micros, tl_rows *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    TL_TRY(check_input_columns(t, schema, err));
+    const tl_ice_schema *ts = tl_ice_metadata_current_schema(t->md);
+    int64_t length = 0;
+    for (size_t b = 0; b < n_batches; b++) {
+        if (batches[b].n_children != schema->n_children)
+            return tl_error_set(err, TL_ERR_INVALID, "a batch does not match its stream's schema");
+        length += batches[b].length;
+    }
+    TL_TRY(tl_storage_schema(ts, &out->schema, err));
+    tl_status st = tl_array_init(&out->array, 1, (int64_t)ts->n_fields, err);
+    out->array.length = length;
+    for (size_t i = 0; st == TL_OK && i < ts->n_fields; i++) {
+        const tl_ice_field *f = &ts->fields[i];
+        const char *format = out->schema.children[i]->format;
+        struct ArrowArray *col = out->array.children[i];
+        int input = find_input(schema, f->name);
+        st = input < 0 ? fill_column(t, f, format, length, ingest_micros, col, err)
+                       : cast_column(schema, batches, n_batches, input, format, f->name, col, err);
+        int64_t row = st == TL_OK && f->required ? first_null(col) : -1;
+        if (row >= 0)
+            st = tl_error_set(err, TL_ERR_INVALID, "column \"%s\" is required but row %lld is null",
+                              f->name, (long long)row);
+    }
+    if (st != TL_OK) tl_rows_free(out);
+    return st;
+}

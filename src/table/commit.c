@@ -1,0 +1,376 @@
+/* Committing an append. The data files and the manifest are written once;
+ * each attempt writes a manifest list for the current parent and then creates
+ * the next vN.metadata.json only if it is absent. The loser of a race reloads
+ * the winner's version, re-checks its batch id, and rebases onto it: data
+ * files and manifest stay valid because their sequence numbers are inherited
+ * from the manifest list. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/random.h"
+#include "iceberg/manifest_list.h"
+#include "table/append.h"
+
+#define MAX_ATTEMPTS 40
+#define BACKOFF_BASE_MS 2
+#define BACKOFF_CAP_MS 500
+
+bool tl_batch_committed(const tl_ice_metadata *md, const char *batch_id)
+{
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
+    /* Bounded by the snapshot count, in case of a malformed parent cycle. */
+    for (size_t steps = 0; s != NULL && steps <= md->n_snapshots; steps++) {
+        const char *b = tl_ice_snapshot_summary(s, TL_SUMMARY_BATCH_ID);
+        if (b && strcmp(b, batch_id) == 0) return true;
+        s = s->has_parent ? tl_ice_metadata_snapshot(md, s->parent_snapshot_id) : NULL;
+    }
+    return false;
+}
+
+typedef struct commit_state {
+    int64_t snapshot_id;
+    char *manifest_key;
+    tl_ice_manifest_file manifest; /* the new manifest's list entry; seq set per attempt */
+    char *list_key;                /* this attempt's manifest list */
+    int32_t schema_id, spec_id;    /* what the files were written against */
+} commit_state;
+
+static int64_t new_snapshot_id(const tl_ice_metadata *md)
+{
+    for (;;) {
+        int64_t id = (int64_t)(tl_random_u64() >> 1);
+        if (id != 0 && tl_ice_metadata_snapshot(md, id) == NULL) return id;
+    }
+}
+
+static tl_status partition_types(const tl_table *t, const tl_ice_partition_spec *spec,
+                                 tl_ice_partition_field_type *out, char (*types)[64], tl_error *err)
+{
+    const tl_ice_schema *schema = tl_ice_metadata_current_schema(t->md);
+    for (size_t i = 0; i < spec->n_fields; i++) {
+        const tl_ice_field *src = tl_ice_schema_field_by_id(schema, spec->fields[i].source_id);
+        if (src == NULL)
+            return tl_error_set(err, TL_ERR_INVALID, "partition field %s has no source column",
+                                spec->fields[i].name);
+        char type[TL_ICE_TYPE_STR_MAX];
+        tl_ice_type_format(&src->type, type, sizeof type);
+        TL_TRY(tl_ice_partition_avro_type(type, spec->fields[i].transform, types[i], 64, err));
+        out[i] =
+            (tl_ice_partition_field_type){spec->fields[i].name, spec->fields[i].field_id, types[i]};
+    }
+    return TL_OK;
+}
+
+static tl_status encode_manifest(const tl_table *t, const tl_commit_request *req,
+                                 int64_t snapshot_id, tl_buf *out, tl_error *err)
+{
+    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
+    size_t nf = spec ? spec->n_fields : 0;
+    tl_ice_partition_field_type fields[nf + 1];
+    char types[nf + 1][64];
+    char *schema_json = NULL, *spec_json = NULL;
+    tl_ice_manifest_entry *entries = calloc(req->n_files + 1, sizeof *entries);
+    tl_status st = entries ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK && nf) st = partition_types(t, spec, fields, types, err);
+    if (st == TL_OK)
+        st = tl_ice_schema_to_json_string(tl_ice_metadata_current_schema(t->md), &schema_json, err);
+    if (st == TL_OK && spec) st = tl_ice_partition_fields_to_json_string(spec, &spec_json, err);
+    for (size_t i = 0; st == TL_OK && i < req->n_files; i++) {
+        entries[i].status = 1;
+        entries[i].has_snapshot_id = true;
+        entries[i].snapshot_id = snapshot_id;
+        entries[i].file = req->files[i]; /* shallow: the writer only reads it */
+    }
+    tl_ice_manifest_info info = {
+        .schema_json = schema_json,
+        .partition_spec_json = spec_json ? spec_json : "[]",
+        .partition_spec_id = spec ? spec->spec_id : 0,
+        .schema_id = t->md->current_schema_id,
+        .format_version = 2,
+        .content = 0,
+        .partition_fields = fields,
+        .n_partition_fields = nf,
+    };
+    if (st == TL_OK) st = tl_ice_manifest_write(&info, entries, req->n_files, out, err);
+    free(entries);
+    free(schema_json);
+    free(spec_json);
+    return st;
+}
+
+/* Partition summary of the new manifest: min and max of each partition field. */
+static tl_status summarize_partitions(const tl_commit_request *req, tl_ice_manifest_file *mf,
+                                      tl_error *err)
+{
+    if (req->n_files == 0 || req->files[0].n_partition == 0) return TL_OK;
+    int64_t lo = req->files[0].partition[0].i, hi = lo;
+    for (size_t i = 1; i < req->n_files; i++) {
+        int64_t v = req->files[i].partition[0].i;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    mf->partitions = calloc(1, sizeof *mf->partitions);
+    uint8_t *l = malloc(4), *h = malloc(4);
+    if (mf->partitions == NULL || l == NULL || h == NULL) {
+        free(l);
+        free(h);
+        return tl_error_nomem(err);
+    }
+    tl_store_le32(l, (uint32_t)(int32_t)lo);
+    tl_store_le32(h, (uint32_t)(int32_t)hi);
+    mf->n_partitions = 1;
+    mf->partitions[0] = (tl_ice_field_summary){.lower_bound = l,
+                                               .lower_len = 4,
+                                               .upper_bound = h,
+                                               .upper_len = 4,
+                                               .has_contains_nan = true};
+    return TL_OK;
+}
+
+static tl_status write_manifest(tl_table *t, const tl_commit_request *req, commit_state *cs,
+                                tl_error *err)
+{
+    tl_buf avro = {0};
+    char uuid[TL_UUID_STR_LEN + 1];
+    tl_uuid_v4(uuid);
+    cs->manifest_key = tl_strdup_printf("%s/metadata/%s-m0.avro", t->name.key, uuid);
+    if (cs->manifest_key == NULL) return tl_error_nomem(err);
+    tl_status st = encode_manifest(t, req, cs->snapshot_id, &avro, err);
+    if (st == TL_OK) st = tl_store_put(t->lake->store, cs->manifest_key, avro.data, avro.len, err);
+    if (st != TL_OK) {
+        tl_buf_free(&avro);
+        free(cs->manifest_key);
+        cs->manifest_key = NULL;
+        return st;
+    }
+    tl_ice_manifest_file *mf = &cs->manifest;
+    mf->manifest_path =
+        tl_strdup_printf("%s%s", t->location, cs->manifest_key + strlen(t->name.key));
+    mf->manifest_length = (int64_t)avro.len;
+    mf->partition_spec_id = cs->spec_id;
+    mf->added_snapshot_id = cs->snapshot_id;
+    mf->added_files_count = (int32_t)req->n_files;
+    mf->added_rows_count = req->added_rows;
+    tl_buf_free(&avro);
+    if (mf->manifest_path == NULL) return tl_error_nomem(err);
+    return summarize_partitions(req, mf, err);
+}
+
+static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot *parent,
+                                       tl_ice_manifest_file **out, size_t *n, tl_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (parent == NULL || parent->manifest_list == NULL) return TL_OK;
+    char buf[1024];
+    const char *key = tl_table_key_of_url(t, parent->manifest_list, buf, sizeof buf);
+    if (key == NULL)
+        return tl_error_set(err, TL_ERR_STORAGE, "manifest list %s is outside the warehouse",
+                            parent->manifest_list);
+    tl_buf b = {0};
+    tl_status st = tl_store_get(t->lake->store, key, &b, err);
+    if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, out, n, err);
+    if (st != TL_OK) tl_error_prefix(err, "reading manifest list %s", key);
+    tl_buf_free(&b);
+    return st;
+}
+
+static tl_status write_manifest_list(tl_table *t, commit_state *cs, int64_t seq, int attempt,
+                                     tl_error *err)
+{
+    const tl_ice_snapshot *parent = tl_ice_metadata_current_snapshot(t->md);
+    tl_ice_manifest_file *old = NULL;
+    size_t n_old = 0;
+    TL_TRY(read_parent_manifests(t, parent, &old, &n_old, err));
+    tl_ice_manifest_file *all = malloc((n_old + 1) * sizeof *all);
+    tl_status st = all ? TL_OK : tl_error_nomem(err);
+    tl_buf avro = {0};
+    if (st == TL_OK) {
+        cs->manifest.sequence_number = cs->manifest.min_sequence_number = seq;
+        all[0] = cs->manifest;
+        if (n_old) memcpy(all + 1, old, n_old * sizeof *old);
+        int64_t parent_id = parent ? parent->snapshot_id : 0;
+        st = tl_ice_manifest_list_write(cs->snapshot_id, parent ? &parent_id : NULL, seq, 2, all,
+                                        n_old + 1, &avro, err);
+    }
+    char uuid[TL_UUID_STR_LEN + 1];
+    tl_uuid_v4(uuid);
+    if (st == TL_OK) {
+        cs->list_key = tl_strdup_printf("%s/metadata/snap-%lld-%d-%s.avro", t->name.key,
+                                        (long long)cs->snapshot_id, attempt, uuid);
+        st = cs->list_key ? tl_store_put(t->lake->store, cs->list_key, avro.data, avro.len, err)
+                          : tl_error_nomem(err);
+    }
+    free(all);
+    tl_ice_manifest_files_free(old, n_old);
+    tl_buf_free(&avro);
+    return st;
+}
+
+static int64_t summary_int(const tl_ice_snapshot *s, const char *key)
+{
+    const char *v = s ? tl_ice_snapshot_summary(s, key) : NULL;
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+static tl_status build_summary(const tl_ice_snapshot *parent, const tl_commit_request *req,
+                               tl_strlist *kv, tl_error *err)
+{
+    char num[10][24];
+    int64_t vals[] = {
+        (int64_t)req->n_files,
+        req->added_rows,
+        req->added_bytes,
+        summary_int(parent, "total-records") + req->added_rows,
+        summary_int(parent, "total-files-size") + req->added_bytes,
+        summary_int(parent, "total-data-files") + (int64_t)req->n_files,
+        summary_int(parent, "total-delete-files"),
+        summary_int(parent, "total-position-deletes"),
+        summary_int(parent, "total-equality-deletes"),
+    };
+    const char *keys[] = {"added-data-files",   "added-records",          "added-files-size",
+                          "total-records",      "total-files-size",       "total-data-files",
+                          "total-delete-files", "total-position-deletes", "total-equality-deletes"};
+    bool ok = tl_strlist_push(kv, "operation") == 0 && tl_strlist_push(kv, "append") == 0;
+    for (size_t i = 0; ok && i < sizeof keys / sizeof keys[0]; i++) {
+        snprintf(num[i], sizeof num[i], "%lld", (long long)vals[i]);
+        ok = tl_strlist_push(kv, keys[i]) == 0 && tl_strlist_push(kv, num[i]) == 0;
+    }
+    if (ok && req->batch_id)
+        ok = tl_strlist_push(kv, TL_SUMMARY_BATCH_ID) == 0 &&
+             tl_strlist_push(kv, req->batch_id) == 0;
+    return ok ? TL_OK : tl_error_nomem(err);
+}
+
+/* Builds the next metadata version on top of the handle's current one. */
+static tl_status next_metadata(const tl_table *t, const commit_state *cs,
+                               const tl_commit_request *req, int64_t seq, tl_ice_metadata **out,
+                               tl_error *err)
+{
+    const tl_ice_snapshot *parent = tl_ice_metadata_current_snapshot(t->md);
+    tl_strlist kv = {0};
+    tl_status st = build_summary(parent, req, &kv, err);
+    tl_kv *summary = calloc(kv.len / 2 + 1, sizeof *summary);
+    if (st == TL_OK && summary == NULL) st = tl_error_nomem(err);
+    for (size_t i = 0; st == TL_OK && i < kv.len / 2; i++)
+        summary[i] = (tl_kv){kv.items[2 * i], kv.items[2 * i + 1]};
+    char *list_url = tl_strdup_printf("%s%s", t->location, cs->list_key + strlen(t->name.key));
+    tl_ice_snapshot snap = {
+        .snapshot_id = cs->snapshot_id,
+        .has_parent = parent != NULL,
+        .parent_snapshot_id = parent ? parent->snapshot_id : 0,
+        .sequence_number = seq,
+        .timestamp_ms = tl_now_millis(),
+        .manifest_list = list_url,
+        .summary = summary,
+        .n_summary = kv.len / 2,
+        .has_schema_id = true,
+        .schema_id = t->md->current_schema_id,
+    };
+    if (st == TL_OK && list_url == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK) st = tl_ice_metadata_copy(t->md, out, err);
+    if (st == TL_OK) {
+        /* The clock may lag a writer on another machine: keep time monotonic. */
+        if (snap.timestamp_ms <= (*out)->last_updated_ms)
+            snap.timestamp_ms = (*out)->last_updated_ms + 1;
+        st = tl_ice_metadata_add_snapshot(*out, &snap, t->metadata_url, err);
+        if (st != TL_OK) {
+            tl_ice_metadata_free(*out);
+            *out = NULL;
+        }
+    }
+    free(list_url);
+    free(summary);
+    tl_strlist_free(&kv);
+    return st;
+}
+
+/* One attempt: TL_OK (committed), TL_ERR_EXISTS (lost the race) or an error. */
+static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_request *req,
+                                int attempt, tl_error *err)
+{
+    int64_t seq = t->md->last_sequence_number + 1;
+    TL_TRY(write_manifest_list(t, cs, seq, attempt, err));
+    tl_ice_metadata *md = NULL;
+    tl_buf json = {0};
+    tl_status st = next_metadata(t, cs, req, seq, &md, err);
+    if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
+    char key[sizeof t->name.key + 64];
+    tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
+    if (st == TL_OK) st = tl_store_put_if_absent(t->lake->store, key, json.data, json.len, err);
+    tl_buf_free(&json);
+    if (st == TL_OK) {
+        st = tl_table_adopt(t, md, t->version + 1, err);
+        md = NULL;
+    }
+    tl_ice_metadata_free(md);
+    return st;
+}
+
+static void remove_quietly(tl_table *t, char **key)
+{
+    if (*key) tl_store_remove(t->lake->store, *key, NULL);
+    free(*key);
+    *key = NULL;
+}
+
+static void backoff(int attempt)
+{
+    int64_t cap = BACKOFF_BASE_MS << (attempt < 8 ? attempt : 8);
+    if (cap > BACKOFF_CAP_MS) cap = BACKOFF_CAP_MS;
+    tl_sleep_ms((int64_t)(tl_random_u64() % (uint64_t)(cap + 1)));
+}
+
+/* After a lost race: is the table still one our files fit? */
+static tl_status check_rebase(const tl_table *t, const commit_state *cs, tl_error *err)
+{
+    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
+    if (t->md->current_schema_id != cs->schema_id || (spec ? spec->spec_id : 0) != cs->spec_id)
+        return tl_error_set(err, TL_ERR_CONFLICT,
+                            "%s: the schema or partitioning changed during the append",
+                            t->name.full);
+    return TL_OK;
+}
+
+tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_result *out,
+                           tl_error *err)
+{
+    commit_state cs = {0};
+    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
+    cs.snapshot_id = new_snapshot_id(t->md);
+    cs.schema_id = t->md->current_schema_id;
+    cs.spec_id = spec ? spec->spec_id : 0;
+    memset(out, 0, sizeof *out);
+    tl_status st = write_manifest(t, req, &cs, err);
+    for (int attempt = 1; st == TL_OK; attempt++) {
+        out->attempts = attempt;
+        st = attempt_commit(t, &cs, req, attempt, err);
+        if (st != TL_ERR_EXISTS) break;
+        remove_quietly(t, &cs.list_key);
+        if (attempt == MAX_ATTEMPTS) {
+            st = tl_error_set(err, TL_ERR_CONFLICT,
+                              "%s: gave up after %d commit attempts lost to concurrent writers",
+                              t->name.full, attempt);
+            break;
+        }
+        backoff(attempt);
+        st = tl_table_reload(t, 0, err);
+        if (st == TL_OK && req->batch_id && tl_batch_committed(t->md, req->batch_id)) {
+            out->duplicate = true;
+            break;
+        }
+        if (st == TL_OK) st = check_rebase(t, &cs, err);
+        if (st == TL_OK && tl_ice_metadata_snapshot(t->md, cs.snapshot_id) != NULL)
+            st = tl_error_set(err, TL_ERR_CONFLICT, "snapshot id collision");
+    }
+    if (st != TL_OK || out->duplicate) {
+        remove_quietly(t, &cs.list_key);
+        remove_quietly(t, &cs.manifest_key);
+    }
+    free(cs.list_key);
+    free(cs.manifest_key);
+    tl_ice_manifest_files_free(&cs.manifest, 1);
+    return st;
+}

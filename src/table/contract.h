@@ -1,0 +1,54 @@
+/* A table's contract and settings, kept as table properties named
+ * timelake.<kebab-name> exactly as the reference names them. */
+#ifndef TL_TABLE_CONTRACT_H
+#define TL_TABLE_CONTRACT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/strlist.h"
+#include "iceberg/metadata.h"
+#include "iceberg/transform.h"
+
+#define TL_PROP_TIME_COLUMN "timelake.time-column"
+#define TL_PROP_SERIES_KEY "timelake.series-key"
+#define TL_PROP_CHUNK "timelake.chunk-interval"
+#define TL_PROP_RETENTION "timelake.retention"
+#define TL_PROP_DEDUP "timelake.dedup"
+#define TL_PROP_INGEST_COLUMN "timelake.ingest-time-column"
+#define TL_PROP_FORMAT_VERSION "timelake.format-version"
+#define TL_PROP_AUTO_MAINTAIN "timelake.auto-maintain"
+#define TL_PROP_TARGET_FILE_SIZE "timelake.target-file-size-bytes"
+#define TL_PROP_DATA_PAGE_ROWS "timelake.data-page-rows"
+#define TL_SUMMARY_BATCH_ID "timelake.batch-id"
+#define TL_SUMMARY_LVI "timelake.last-value-index"
+
+/* The on-storage layout version the reference writes and we write too. */
+#define TL_FORMAT_VERSION "0.3.0"
+#define TL_INGEST_COLUMN "_ingest_ts"
+#define TL_DEFAULT_TARGET_FILE_SIZE (INT64_C(512) * 1024 * 1024)
+#define TL_DEFAULT_DATA_PAGE_ROWS 20000
+
+typedef struct tl_contract {
+    const char *time_column; /* NULL: a plain table; points into the metadata */
+    int time_index;          /* index in the current schema, or -1 */
+    tl_strlist series_key;
+    int *series_index; /* series_key.len indices into the current schema */
+    const char *chunk; /* "hour", "day", "month" or NULL */
+    bool dedup;
+    const char *ingest_column; /* NULL when the table has none */
+    int ingest_index;
+    bool auto_maintain;
+    int64_t target_file_size;
+    int64_t data_page_rows;
+} tl_contract;
+
+/* Reads the contract from the metadata (which must outlive it). */
+tl_status tl_contract_load(const tl_ice_metadata *md, tl_contract *out, tl_error *err);
+void tl_contract_free(tl_contract *c);
+
+/* Checks user-given properties at create time: a timelake.* key must be a
+ * known setting with a valid value; contract keys must come from the options. */
+tl_status tl_contract_check_property(const char *key, const char *value, tl_error *err);
+
+#endif

@@ -1,0 +1,200 @@
+/* Writing one Parquet data file and describing it for the manifest: the
+ * column statistics become Iceberg counts and lower/upper bounds, which is what
+ * lets readers prune files. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/random.h"
+#include "formats/parquet/parquet_writer.h"
+#include "iceberg/bounds.h"
+#include "iceberg/transform.h"
+#include "table/append.h"
+
+#define CREATED_BY "timelake-c " TIMELAKE_VERSION
+#define ROW_GROUP_ROWS (INT64_C(1) << 40) /* one row group per file, as the reference */
+/* Iceberg's default metrics mode truncates string bounds to 16 characters. */
+#define STRING_BOUND_CHARS 16
+
+const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size)
+{
+    const char *key = tl_store_key_of(t->lake->store, url);
+    if (key != NULL) return key;
+    /* A table whose warehouse moved: resolve relative to the table's location. */
+    size_t n = strlen(t->location);
+    if (strncmp(url, t->location, n) != 0 || url[n] != '/') return NULL;
+    snprintf(buf, size, "%s%s", t->name.key, url + n);
+    return buf;
+}
+
+static tl_status partition_dir(const tl_table *t, const tl_partition_rows *part, tl_buf *key,
+                               tl_error *err)
+{
+    if (tl_buf_printf(key, "%s/data/", t->name.key) != 0) return tl_error_nomem(err);
+    if (!part->has_value) return TL_OK;
+    const tl_ice_partition_field *f = &tl_ice_metadata_default_spec(t->md)->fields[0];
+    tl_ice_transform tr;
+    TL_TRY(tl_ice_transform_parse(f->transform, &tr, err));
+    TL_TRY(tl_ice_partition_path_segment(f->name, tr, false, part->value, key, err));
+    return tl_buf_append_byte(key, '/') == 0 ? TL_OK : tl_error_nomem(err);
+}
+
+static tl_status write_parquet(const tl_table *t, const struct ArrowSchema *schema,
+                               const struct ArrowArray *array, tl_buf *out,
+                               tl_parquet_file_stats *stats, tl_error *err)
+{
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    const tl_contract *c = &t->contract;
+    int32_t field_ids[s->n_fields + 1];
+    for (size_t i = 0; i < s->n_fields; i++) field_ids[i] = s->fields[i].id;
+    int32_t sorting[c->series_key.len + 1];
+    size_t n_sorting = 0;
+    for (size_t i = 0; i < c->series_key.len; i++) sorting[n_sorting++] = c->series_index[i];
+    if (c->time_index >= 0) sorting[n_sorting++] = c->time_index;
+    tl_parquet_write_options o = {
+        .codec = TL_PARQUET_ZSTD,
+        .compression_level = 3,
+        .page_rows = c->data_page_rows,
+        .row_group_rows = ROW_GROUP_ROWS,
+        .field_ids = field_ids,
+        .sorting_columns = sorting,
+        .n_sorting_columns = n_sorting,
+        .created_by = CREATED_BY,
+        .write_page_index = true,
+    };
+    tl_parquet_writer *w = NULL;
+    TL_TRY(tl_parquet_writer_open(schema, &o, &w, err));
+    tl_status st = tl_parquet_writer_write(w, array, err);
+    if (st == TL_OK) st = tl_parquet_writer_finish(w, out, stats, err);
+    tl_parquet_writer_free(w);
+    return st;
+}
+
+static tl_status add_count(tl_ice_count **list, size_t *n, int32_t id, int64_t v, tl_error *err)
+{
+    tl_ice_count *p = realloc(*list, (*n + 1) * sizeof **list);
+    if (p == NULL) return tl_error_nomem(err);
+    p[(*n)++] = (tl_ice_count){id, v};
+    *list = p;
+    return TL_OK;
+}
+
+static tl_status add_bound(tl_ice_bound **list, size_t *n, int32_t id, uint8_t *data, size_t len,
+                           tl_error *err)
+{
+    tl_ice_bound *p = realloc(*list, (*n + 1) * sizeof **list);
+    if (p == NULL) {
+        free(data);
+        return tl_error_nomem(err);
+    }
+    p[(*n)++] = (tl_ice_bound){id, data, len};
+    *list = p;
+    return TL_OK;
+}
+
+/* Lower/upper bounds of one column; strings are truncated as Iceberg does. */
+static tl_status column_bounds(const tl_ice_field *f, const tl_parquet_column_stats *cs,
+                               tl_ice_data_file *df, tl_error *err)
+{
+    if (!cs->has_min_max) return TL_OK;
+    uint8_t *lo = NULL, *hi = NULL;
+    size_t lo_len = 0, hi_len = 0;
+    tl_status st = tl_ice_bound_from_parquet(&f->type, cs->min, cs->min_len, &lo, &lo_len, err);
+    if (st == TL_OK)
+        st = tl_ice_bound_from_parquet(&f->type, cs->max, cs->max_len, &hi, &hi_len, err);
+    if (st == TL_OK && f->type.id == TL_ICE_STRING && lo && hi) {
+        uint8_t *tlo = NULL, *thi = NULL;
+        size_t tlo_len = 0, thi_len = 0;
+        st = tl_ice_bound_truncate(&f->type, lo, lo_len, STRING_BOUND_CHARS, false, &tlo, &tlo_len,
+                                   err);
+        if (st == TL_OK)
+            st = tl_ice_bound_truncate(&f->type, hi, hi_len, STRING_BOUND_CHARS, true, &thi,
+                                       &thi_len, err);
+        free(lo);
+        free(hi);
+        lo = tlo, lo_len = tlo_len, hi = thi, hi_len = thi_len;
+    }
+    if (st == TL_OK && lo) {
+        st = add_bound(&df->lower_bounds, &df->n_lower_bounds, f->id, lo, lo_len, err);
+        lo = NULL;
+    }
+    if (st == TL_OK && hi) {
+        st = add_bound(&df->upper_bounds, &df->n_upper_bounds, f->id, hi, hi_len, err);
+        hi = NULL;
+    }
+    free(lo);
+    free(hi);
+    return st;
+}
+
+static tl_status describe_columns(const tl_ice_schema *s, const tl_parquet_file_stats *stats,
+                                  tl_ice_data_file *df, tl_error *err)
+{
+    for (size_t i = 0; i < s->n_fields && i < stats->n_columns; i++) {
+        const tl_ice_field *f = &s->fields[i];
+        const tl_parquet_column_stats *cs = &stats->columns[i];
+        TL_TRY(add_count(&df->column_sizes, &df->n_column_sizes, f->id, cs->compressed_size, err));
+        TL_TRY(add_count(&df->value_counts, &df->n_value_counts, f->id, cs->value_count, err));
+        TL_TRY(add_count(&df->null_value_counts, &df->n_null_value_counts, f->id, cs->null_count,
+                         err));
+        if (cs->nan_count >= 0)
+            TL_TRY(add_count(&df->nan_value_counts, &df->n_nan_value_counts, f->id, cs->nan_count,
+                             err));
+        TL_TRY(column_bounds(f, cs, df, err));
+    }
+    return TL_OK;
+}
+
+static tl_status describe_file(const tl_table *t, const tl_partition_rows *part, const char *key,
+                               const tl_parquet_file_stats *stats, tl_ice_data_file *df,
+                               tl_error *err)
+{
+    memset(df, 0, sizeof *df);
+    df->content = 0;
+    df->file_path = tl_strdup_printf("%s%s", t->location, key + strlen(t->name.key));
+    df->file_format = strdup("PARQUET");
+    if (df->file_path == NULL || df->file_format == NULL) return tl_error_nomem(err);
+    df->record_count = stats->num_rows;
+    df->file_size_in_bytes = stats->file_size;
+    if (part->has_value) {
+        df->partition = calloc(1, sizeof *df->partition);
+        if (df->partition == NULL) return tl_error_nomem(err);
+        df->n_partition = 1;
+        df->partition[0].kind = TL_ICE_VALUE_INT;
+        df->partition[0].i = part->value;
+    }
+    df->split_offsets = malloc((stats->n_row_groups ? stats->n_row_groups : 1) * sizeof(int64_t));
+    if (df->split_offsets == NULL) return tl_error_nomem(err);
+    memcpy(df->split_offsets, stats->row_group_offsets, stats->n_row_groups * sizeof(int64_t));
+    df->n_split_offsets = stats->n_row_groups;
+    const tl_ice_sort_order *order = tl_ice_metadata_default_sort_order(t->md);
+    df->has_sort_order_id = true;
+    df->sort_order_id = order ? order->order_id : 0;
+    return describe_columns(tl_ice_metadata_current_schema(t->md), stats, df, err);
+}
+
+tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema,
+                             const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
+                             tl_error *err)
+{
+    tl_buf key = {0}, file = {0};
+    tl_parquet_file_stats stats = {0};
+    char uuid[TL_UUID_STR_LEN + 1];
+    tl_uuid_v7(uuid);
+    memset(out, 0, sizeof *out);
+    *key_out = NULL;
+    tl_status st = partition_dir(t, part, &key, err);
+    if (st == TL_OK && tl_buf_printf(&key, "%s.parquet", uuid) != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) st = write_parquet(t, schema, &part->array, &file, &stats, err);
+    if (st == TL_OK) st = describe_file(t, part, (const char *)key.data, &stats, out, err);
+    if (st == TL_OK)
+        st = tl_store_put(t->lake->store, (const char *)key.data, file.data, file.len, err);
+    if (st == TL_OK)
+        *key_out = (char *)tl_buf_detach(&key, NULL);
+    else
+        tl_ice_data_file_clear(out);
+    tl_buf_free(&key);
+    tl_buf_free(&file);
+    tl_parquet_file_stats_free(&stats);
+    return st;
+}

@@ -1,0 +1,184 @@
+/* Table handles: finding and loading the latest metadata version. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "table/table_internal.h"
+
+void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/metadata/v%lld.metadata.json", name->key, (long long)version);
+}
+
+/* The version in "…/metadata/vN.metadata.json", or -1. */
+static int64_t version_of_key(const char *key)
+{
+    const char *base = strrchr(key, '/');
+    base = base ? base + 1 : key;
+    if (base[0] != 'v') return -1;
+    char *end = NULL;
+    long long v = strtoll(base + 1, &end, 10);
+    if (end == base + 1 || strcmp(end, ".metadata.json") != 0 || v <= 0) return -1;
+    return v;
+}
+
+static tl_status version_from_listing(tl_store *store, const tl_qname *name, int64_t *out,
+                                      tl_error *err)
+{
+    char prefix[sizeof name->key + 16];
+    snprintf(prefix, sizeof prefix, "%s/metadata/", name->key);
+    tl_strlist keys = {0};
+    TL_TRY(tl_store_list(store, prefix, &keys, err));
+    int64_t best = 0;
+    for (size_t i = 0; i < keys.len; i++) {
+        int64_t v = version_of_key(keys.items[i]);
+        if (v > best) best = v;
+    }
+    tl_strlist_free(&keys);
+    if (best == 0) return tl_error_set(err, TL_ERR_NOT_FOUND, "%s", name->full);
+    *out = best;
+    return TL_OK;
+}
+
+static bool version_exists(tl_store *store, const tl_qname *name, int64_t version)
+{
+    char key[sizeof name->key + 64];
+    uint64_t size;
+    tl_table_metadata_key(name, version, key, sizeof key);
+    return tl_store_size(store, key, &size, NULL) == TL_OK;
+}
+
+/* The hint is only a hint: a writer may have died between committing and
+ * updating it, so newer versions are probed for. */
+static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *out, tl_error *err)
+{
+    char key[sizeof name->key + 64];
+    snprintf(key, sizeof key, "%s/metadata/version-hint.text", name->key);
+    tl_buf b = {0};
+    int64_t v = 0;
+    if (tl_store_get(store, key, &b, NULL) == TL_OK) {
+        char *end = NULL;
+        v = b.data ? strtoll((const char *)b.data, &end, 10) : 0;
+        if (v <= 0 || !version_exists(store, name, v)) v = 0;
+    }
+    tl_buf_free(&b);
+    if (v == 0) return version_from_listing(store, name, out, err);
+    while (version_exists(store, name, v + 1)) v++;
+    *out = v;
+    return TL_OK;
+}
+
+static tl_status read_metadata(tl_store *store, const tl_qname *name, int64_t version,
+                               tl_ice_metadata **out, tl_error *err)
+{
+    char key[sizeof name->key + 64];
+    tl_table_metadata_key(name, version, key, sizeof key);
+    tl_buf b = {0};
+    tl_status st = tl_store_get(store, key, &b, err);
+    if (st == TL_ERR_NOT_FOUND) st = tl_error_set(err, TL_ERR_NOT_FOUND, "%s", name->full);
+    if (st == TL_OK) st = tl_ice_metadata_parse((const char *)b.data, b.len, out, err);
+    if (st != TL_OK && st != TL_ERR_NOT_FOUND) tl_error_prefix(err, "reading %s", key);
+    tl_buf_free(&b);
+    return st;
+}
+
+static void table_clear_state(tl_table *t)
+{
+    tl_contract_free(&t->contract);
+    tl_ice_metadata_free(t->md);
+    free(t->location);
+    free(t->metadata_url);
+    t->md = NULL;
+    t->location = t->metadata_url = NULL;
+}
+
+tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_error *err)
+{
+    char key[sizeof t->name.key + 64];
+    tl_table_metadata_key(&t->name, version, key, sizeof key);
+    tl_contract contract;
+    tl_status st = tl_contract_load(md, &contract, err);
+    char *location = st == TL_OK ? strdup(md->location) : NULL;
+    char *url = st == TL_OK ? tl_store_url_of(t->lake->store, key) : NULL;
+    if (st == TL_OK && (location == NULL || url == NULL)) {
+        tl_contract_free(&contract);
+        st = tl_error_nomem(err);
+    }
+    if (st != TL_OK) {
+        free(location);
+        free(url);
+        tl_ice_metadata_free(md);
+        return st;
+    }
+    table_clear_state(t);
+    t->md = md;
+    t->contract = contract;
+    t->location = location;
+    t->metadata_url = url;
+    t->version = version;
+    return TL_OK;
+}
+
+tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err)
+{
+    tl_store *store = t->lake->store;
+    if (version <= 0) TL_TRY(latest_version(store, &t->name, &version, err));
+    tl_ice_metadata *md = NULL;
+    TL_TRY(read_metadata(store, &t->name, version, &md, err));
+    return tl_table_adopt(t, md, version, err);
+}
+
+tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
+                        tl_error *err)
+{
+    tl_table *t = calloc(1, sizeof *t);
+    if (t == NULL) return tl_error_nomem(err);
+    t->lake = lake;
+    t->name = *name;
+    tl_status st = tl_table_reload(t, version, err);
+    if (st != TL_OK) {
+        free(t);
+        return st;
+    }
+    *out = t;
+    return TL_OK;
+}
+
+tl_status tl_lake_open_table(tl_lake *lake, const char *name, tl_table **out, tl_error *err)
+{
+    tl_qname tn;
+    TL_TRY(tl_qname_parse(name, "default", &tn, err));
+    return tl_table_load(lake, &tn, 0, out, err);
+}
+
+void tl_table_close(tl_table *t)
+{
+    if (t == NULL) return;
+    table_clear_state(t);
+    free(t);
+}
+
+const char *tl_table_name(const tl_table *t)
+{
+    return t->name.full;
+}
+
+const char *tl_table_location(const tl_table *t)
+{
+    return t->location;
+}
+
+int64_t tl_table_version(const tl_table *t)
+{
+    return t->version;
+}
+
+tl_status tl_table_schema(const tl_table *t, struct ArrowSchema *out, tl_error *err)
+{
+    return tl_ice_schema_to_arrow(tl_ice_metadata_current_schema(t->md), out, err);
+}
+
+tl_status tl_table_refresh(tl_table *t, tl_error *err)
+{
+    return tl_table_reload(t, 0, err);
+}

@@ -1,0 +1,42 @@
+/* What the table layer's files share: the lake and table handles. */
+#ifndef TL_TABLE_INTERNAL_H
+#define TL_TABLE_INTERNAL_H
+
+#include "timelake.h"
+
+#include "store/store.h"
+#include "table/contract.h"
+#include "table/name.h"
+
+struct tl_lake {
+    tl_store *store;
+};
+
+struct tl_table {
+    tl_lake *lake;
+    tl_qname name;
+    char *location;       /* the table's root URL */
+    char *metadata_url;   /* URL of the current vN.metadata.json */
+    int64_t version;      /* N of the current vN.metadata.json */
+    tl_ice_metadata *md;  /* the current metadata */
+    tl_contract contract; /* parsed from md's properties */
+};
+
+/* Key of metadata/vN.metadata.json of a table, written into buf. */
+void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size);
+
+/* Loads version `version` of a table (or the latest if version <= 0) into a new handle. */
+tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
+                        tl_error *err);
+
+/* Makes md (taken, freed on failure too) version `version` of the handle. */
+tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_error *err);
+
+/* Replaces the handle's state with a freshly loaded version (the handle keeps its identity). */
+tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err);
+
+/* Registry of table names at the warehouse root (timelake-tables.json, as the reference keeps). */
+tl_status tl_registry_add(tl_store *store, const char *full_name, tl_error *err);
+tl_status tl_registry_remove(tl_store *store, const char *full_name, tl_error *err);
+
+#endif

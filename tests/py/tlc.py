@@ -1,0 +1,259 @@
+"""A thin ctypes binding of libtimelake's public C API, for the tests.
+
+It is not the Python package (that one is a CPython extension); it exists so
+that end-to-end and interop tests can drive the C library directly, passing
+pyarrow data through the Arrow C data interface exactly as a C caller would.
+"""
+
+import ctypes
+import os
+
+import pyarrow as pa
+
+_lib = ctypes.CDLL(os.environ.get("TL_LIB", os.path.join(os.path.dirname(__file__), "../../build-asan/libtimelake.so")))
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * 1024)]
+
+
+class TableOptions(ctypes.Structure):
+    _fields_ = [
+        ("time_column", ctypes.c_char_p),
+        ("series_key", ctypes.POINTER(ctypes.c_char_p)),
+        ("series_key_len", ctypes.c_size_t),
+        ("chunk", ctypes.c_char_p),
+        ("retention", ctypes.c_char_p),
+        ("dedup", ctypes.c_int),
+        ("ingest_time", ctypes.c_int),
+        ("properties", ctypes.POINTER(ctypes.c_char_p)),
+    ]
+
+
+class AppendOptions(ctypes.Structure):
+    _fields_ = [("batch_id", ctypes.c_char_p), ("maintain", ctypes.c_int)]
+
+
+class AppendResult(ctypes.Structure):
+    _fields_ = [
+        ("rows", ctypes.c_int64),
+        ("files", ctypes.c_int64),
+        ("bytes", ctypes.c_int64),
+        ("version", ctypes.c_int64),
+        ("commit_ms", ctypes.c_double),
+        ("attempts", ctypes.c_int),
+        ("duplicate", ctypes.c_int),
+    ]
+
+
+class TableInfo(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("location", ctypes.c_char_p),
+        ("version", ctypes.c_int64),
+        ("time_column", ctypes.c_char_p),
+        ("series_key", ctypes.POINTER(ctypes.c_char_p)),
+        ("chunk", ctypes.c_char_p),
+        ("dedup", ctypes.c_int),
+        ("ingest_time_column", ctypes.c_char_p),
+        ("rows", ctypes.c_int64),
+        ("files", ctypes.c_int64),
+        ("bytes", ctypes.c_int64),
+        ("snapshots", ctypes.c_int64),
+        ("manifests", ctypes.c_int64),
+        ("last_value_index", ctypes.c_char_p),
+    ]
+
+
+# Arrow C structs are passed as opaque memory of the right size.
+ARROW_SCHEMA_SIZE = 72
+ARROW_STREAM_SIZE = 40
+
+_P = ctypes.c_void_p
+_lib.tl_lake_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_P), ctypes.POINTER(Error)]
+_lib.tl_lake_close.argtypes = [_P]
+_lib.tl_lake_location.argtypes = [_P]
+_lib.tl_lake_location.restype = ctypes.c_char_p
+_lib.tl_lake_create_table.argtypes = [_P, ctypes.c_char_p, _P, ctypes.POINTER(TableOptions), ctypes.POINTER(_P), ctypes.POINTER(Error)]
+_lib.tl_lake_open_table.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(Error)]
+_lib.tl_lake_list_tables.argtypes = [_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)), ctypes.POINTER(Error)]
+_lib.tl_strings_free.argtypes = [ctypes.POINTER(ctypes.c_char_p)]
+_lib.tl_lake_drop_table.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(Error)]
+_lib.tl_table_close.argtypes = [_P]
+for fn in ("tl_table_name", "tl_table_location"):
+    getattr(_lib, fn).argtypes = [_P]
+    getattr(_lib, fn).restype = ctypes.c_char_p
+_lib.tl_table_version.argtypes = [_P]
+_lib.tl_table_version.restype = ctypes.c_int64
+_lib.tl_table_schema.argtypes = [_P, _P, ctypes.POINTER(Error)]
+_lib.tl_table_refresh.argtypes = [_P, ctypes.POINTER(Error)]
+_lib.tl_table_append.argtypes = [_P, _P, ctypes.POINTER(AppendOptions), ctypes.POINTER(AppendResult), ctypes.POINTER(Error)]
+_lib.tl_table_info_get.argtypes = [_P, ctypes.POINTER(TableInfo), ctypes.POINTER(Error)]
+_lib.tl_table_info_clear.argtypes = [ctypes.POINTER(TableInfo)]
+
+# Status codes map onto exceptions as in the Python package.
+_EXCEPTIONS = {1: KeyError, 2: FileExistsError, 3: ValueError, 7: MemoryError}
+
+
+class TimelakeError(RuntimeError):
+    pass
+
+
+def _check(status, err):
+    if status != 0:
+        exc = _EXCEPTIONS.get(status, TimelakeError)
+        raise exc(err.message.decode())
+
+
+def _cstrings(items):
+    if items is None:
+        return None
+    arr = (ctypes.c_char_p * (len(items) + 1))(*[s.encode() for s in items], None)
+    return arr
+
+
+def _pairs(mapping):
+    if not mapping:
+        return None
+    flat = []
+    for k, v in mapping.items():
+        flat += [k, v]
+    return _cstrings(flat)
+
+
+def _stream_of(data):
+    """Exports pyarrow data as a C ArrowArrayStream; returns (buffer, keepalive)."""
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        data = data.to_reader()
+    buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
+    data._export_to_c(ctypes.addressof(buf))
+    return buf
+
+
+class Lake:
+    def __init__(self, location, storage_options=None):
+        self._h = _P()
+        err = Error()
+        self._opts = _pairs(storage_options)
+        _check(_lib.tl_lake_open(str(location).encode(), self._opts, ctypes.byref(self._h), ctypes.byref(err)), err)
+
+    def close(self):
+        if self._h:
+            _lib.tl_lake_close(self._h)
+            self._h = _P()
+
+    def __del__(self):
+        self.close()
+
+    @property
+    def location(self):
+        return _lib.tl_lake_location(self._h).decode()
+
+    def create_table(self, name, schema, time_column=None, series_key=None, chunk=None, retention=None,
+                     dedup=None, ingest_time=None, properties=None):
+        sbuf = ctypes.create_string_buffer(ARROW_SCHEMA_SIZE)
+        schema._export_to_c(ctypes.addressof(sbuf))
+        keys = _cstrings(series_key)
+        props = _pairs(properties)
+        opts = TableOptions(
+            time_column.encode() if time_column else None,
+            ctypes.cast(keys, ctypes.POINTER(ctypes.c_char_p)) if keys else None,
+            len(series_key or []),
+            chunk.encode() if chunk else None,
+            retention.encode() if retention else None,
+            -1 if dedup is None else int(dedup),
+            -1 if ingest_time is None else int(ingest_time),
+            ctypes.cast(props, ctypes.POINTER(ctypes.c_char_p)) if props else None,
+        )
+        h = _P()
+        err = Error()
+        try:
+            _check(_lib.tl_lake_create_table(self._h, name.encode(), sbuf, ctypes.byref(opts), ctypes.byref(h), ctypes.byref(err)), err)
+        finally:
+            # The library borrows the schema: release it ourselves.
+            pa.Schema._import_from_c(ctypes.addressof(sbuf))
+        return Table(self, h)
+
+    def table(self, name):
+        h = _P()
+        err = Error()
+        _check(_lib.tl_lake_open_table(self._h, name.encode(), ctypes.byref(h), ctypes.byref(err)), err)
+        return Table(self, h)
+
+    def tables(self):
+        out = ctypes.POINTER(ctypes.c_char_p)()
+        err = Error()
+        _check(_lib.tl_lake_list_tables(self._h, ctypes.byref(out), ctypes.byref(err)), err)
+        names = []
+        i = 0
+        while out[i] is not None:
+            names.append(out[i].decode())
+            i += 1
+        _lib.tl_strings_free(out)
+        return names
+
+    def drop_table(self, name):
+        err = Error()
+        _check(_lib.tl_lake_drop_table(self._h, name.encode(), ctypes.byref(err)), err)
+
+
+class Table:
+    def __init__(self, lake, handle):
+        self._lake = lake  # keeps the lake open while the table lives
+        self._h = handle
+
+    def close(self):
+        if self._h:
+            _lib.tl_table_close(self._h)
+            self._h = _P()
+
+    def __del__(self):
+        self.close()
+
+    name = property(lambda self: _lib.tl_table_name(self._h).decode())
+    location = property(lambda self: _lib.tl_table_location(self._h).decode())
+    version = property(lambda self: _lib.tl_table_version(self._h))
+
+    @property
+    def schema(self):
+        buf = ctypes.create_string_buffer(ARROW_SCHEMA_SIZE)
+        err = Error()
+        _check(_lib.tl_table_schema(self._h, buf, ctypes.byref(err)), err)
+        return pa.Schema._import_from_c(ctypes.addressof(buf))
+
+    def refresh(self):
+        err = Error()
+        _check(_lib.tl_table_refresh(self._h, ctypes.byref(err)), err)
+
+    def append(self, data, batch_id=None, maintain=None):
+        stream = _stream_of(data)
+        opts = AppendOptions(batch_id.encode() if batch_id else None, -1 if maintain is None else int(maintain))
+        res = AppendResult()
+        err = Error()
+        _check(_lib.tl_table_append(self._h, stream, ctypes.byref(opts), ctypes.byref(res), ctypes.byref(err)), err)
+        return {
+            "rows": res.rows, "files": res.files, "bytes": res.bytes, "version": res.version,
+            "commit_ms": res.commit_ms, "attempts": res.attempts, "duplicate": bool(res.duplicate),
+        }
+
+    def info(self):
+        info = TableInfo()
+        err = Error()
+        _check(_lib.tl_table_info_get(self._h, ctypes.byref(info), ctypes.byref(err)), err)
+        dec = lambda s: s.decode() if s is not None else None
+        keys = []
+        i = 0
+        while info.series_key and info.series_key[i] is not None:
+            keys.append(info.series_key[i].decode())
+            i += 1
+        out = {
+            "name": dec(info.name), "version": info.version, "location": dec(info.location),
+            "time_column": dec(info.time_column), "series_key": keys, "chunk": dec(info.chunk),
+            "dedup": bool(info.dedup), "ingest_time_column": dec(info.ingest_time_column),
+            "rows": info.rows, "files": info.files, "bytes": info.bytes, "snapshots": info.snapshots,
+            "manifests": info.manifests, "last_value_index": dec(info.last_value_index),
+        }
+        _lib.tl_table_info_clear(ctypes.byref(info))
+        return out
