@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything the build, the demo and the tests need, and nothing twice:
+# a second run with everything in place only checks and returns.
+#   scripts/setup.sh          system packages + build dependencies
+#   scripts/setup.sh --test   also the test virtualenvs (.venv, .venv-ref)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential cmake ninja-build pkg-config git
+  libjansson-dev libcurl4-openssl-dev libssl-dev libzstd-dev libsnappy-dev zlib1g-dev
+  libmicrohttpd-dev clang-format python3-venv)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# A virtualenv is rebuilt only when its requirements file changed.
+make_venv() {
+  local dir=$1 req=$2 stamp="$1/.requirements.sha"
+  local want; want=$(sha256sum "$req" | cut -d' ' -f1)
+  if [ -x "$dir/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then return; fi
+  echo "setup: creating $dir from $req"
+  python3 -m venv "$dir"
+  "$dir/bin/pip" install -q --disable-pip-version-check -r "$req"
+  echo "$want" > "$stamp"
+}
+
+if [ "${1:-}" = "--test" ]; then
+  make_venv .venv tests/requirements.txt
+  make_venv .venv-ref tests/requirements-ref.txt
+fi

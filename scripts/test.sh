@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test: the C unit tests (ctest) and the end-to-end and interop
+# tests (pytest), all against a build with AddressSanitizer and UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --test
+
+BUILD=build-asan
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTL_SANITIZE=ON >/dev/null
+cmake --build "$BUILD" -j"$(nproc)"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+(cd "$BUILD" && ctest --output-on-failure -j"$(nproc)") || status=1
+
+# The Python tests load the sanitized library through ctypes, so the ASan
+# runtime must come first; leak checks stay in the C tests (CPython itself
+# keeps allocations alive at exit).
+export TL_LIB="$PWD/$BUILD/libtimelake.so"
+export TL_BUILD="$PWD/$BUILD"
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+export ASAN_OPTIONS=detect_leaks=0
+.venv/bin/python -m pytest tests/py -q -p no:cacheprovider "$@" || status=1
+exit $status

@@ -1,0 +1,48 @@
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+REF_PYTHON = ROOT / ".venv-ref" / "bin" / "python"
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+def lake_dir(tmp_path):
+    return tmp_path / "lake"
+
+
+@pytest.fixture
+def lake(lake_dir):
+    import tlc
+
+    return tlc.Lake(str(lake_dir))
+
+
+def run_reference(code, **kwargs):
+    """Runs code under the reference implementation (timelake==0.7.0, its own
+    virtualenv) and returns what it printed as JSON on its last line."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+    script = textwrap.dedent(code)
+    proc = subprocess.run([str(REF_PYTHON), "-c", script], capture_output=True, text=True, env=env, **kwargs)
+    if proc.returncode != 0:
+        raise AssertionError(f"reference failed:\n{proc.stderr}")
+    lines = proc.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else None
+
+
+@pytest.fixture
+def reference():
+    if not REF_PYTHON.exists():
+        pytest.skip("the reference virtualenv .venv-ref is missing (scripts/setup.sh --test)")
+    return run_reference
+
+
+def table_files(lake_dir):
+    """Every file under the warehouse, as relative paths: to check that a failed call left nothing."""
+    return sorted(str(p.relative_to(lake_dir)) for p in Path(lake_dir).rglob("*") if p.is_file())

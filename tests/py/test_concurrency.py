@@ -1,0 +1,78 @@
+"""Concurrent writers in separate processes, and writers killed mid-append."""
+
+import collections
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pyiceberg.table import StaticTable
+
+import tlc
+from test_interop import metadata_file
+from writer import ROWS, SCHEMA
+
+WRITER = str(Path(__file__).with_name("writer.py"))
+
+
+def spawn(lake_dir, writer, first, count, *extra):
+    return subprocess.Popen([sys.executable, WRITER, str(lake_dir), "t", writer, str(first), str(count), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def batches_in(lake_dir):
+    """(writer, seq) -> row count, as pyiceberg reads the table."""
+    table = StaticTable.from_metadata(metadata_file(lake_dir, "default/t"))
+    rows = table.scan(selected_fields=("writer", "seq")).to_arrow().to_pylist()
+    return collections.Counter((r["writer"], r["seq"]) for r in rows), table
+
+
+def make_table(lake_dir):
+    # dedup off: each batch's rows must all stay, whatever the timing.
+    tlc.Lake(str(lake_dir)).create_table("t", SCHEMA, time_column="time", series_key=["writer", "seq"], dedup=False)
+
+
+def test_four_writers_fifty_appends_each(lake_dir):
+    make_table(lake_dir)
+    procs = [spawn(lake_dir, f"w{i}", 0, 50) for i in range(4)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    counts, table = batches_in(lake_dir)
+    assert len(counts) == 200 and set(counts.values()) == {ROWS}
+    assert len(table.snapshots()) == 200
+    # The same batch ids again, from other processes: nothing changes.
+    procs = [spawn(lake_dir, f"w{i}", 0, 50) for i in (3, 2, 1, 0)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    counts, table = batches_in(lake_dir)
+    assert len(counts) == 200 and len(table.snapshots()) == 200
+
+
+def test_killed_writers_leave_whole_batches(lake_dir):
+    make_table(lake_dir)
+    rnd = random.Random(7)
+    for round_ in range(6):
+        procs = [spawn(lake_dir, f"k{round_}-{i}", 0, 0, "--forever") for i in range(2)]
+        time.sleep(rnd.uniform(0.3, 1.5))
+        for p in procs:
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        t = tlc.Lake(str(lake_dir)).table("t")  # opens at a committed version
+        counts, table = batches_in(lake_dir)
+        assert set(counts.values()) <= {ROWS}, "a batch was committed partly"
+        ids = {s.summary["timelake.batch-id"] for s in table.snapshots()}
+        assert ids == {f"{w}-{k}" for w, k in counts}
+        assert t.info()["rows"] == sum(counts.values())
+    # Killed writers may leave orphan data files, but never a broken table:
+    # a new writer still commits on top.
+    p = spawn(lake_dir, "after", 0, 3)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    counts, _ = batches_in(lake_dir)
+    assert all(counts[("after", k)] == ROWS for k in range(3))

@@ -1,0 +1,224 @@
+"""The library's table operations end to end through the C API."""
+
+import datetime as dt
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import tlc
+from conftest import table_files
+
+UTC = dt.timezone.utc
+T0 = dt.datetime(2026, 1, 1, tzinfo=UTC)
+SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device_id", pa.string()), ("temp", pa.float64())])
+
+
+def readings(n, start=T0, step=dt.timedelta(minutes=1), devices=("pump-7", "pump-8")):
+    return pa.table(
+        {
+            "time": [start + i * step for i in range(n)],
+            "device_id": [devices[i % len(devices)] for i in range(n)],
+            "temp": [float(i) for i in range(n)],
+        },
+        schema=SCHEMA,
+    )
+
+
+def iot(lake, name="iot.readings", **kw):
+    return lake.create_table(name, SCHEMA, time_column="time", series_key=["device_id"], **kw)
+
+
+def test_lake_location_is_normalized(lake_dir):
+    lake = tlc.Lake(str(lake_dir) + "/./x/..")
+    assert lake.location == f"file://{lake_dir}"
+    assert tlc.Lake("file://" + str(lake_dir)).location == f"file://{lake_dir}"
+
+
+def test_create_open_list_drop(lake, lake_dir):
+    t = iot(lake, retention="365d")
+    assert (t.name, t.version) == ("iot.readings", 1)
+    assert t.location == f"file://{lake_dir}/iot/readings"
+    plain = lake.create_table("dims", pa.schema([("id", pa.int32()), ("label", pa.string())]))
+    assert plain.name == "default.dims"
+    assert lake.tables() == ["default.dims", "iot.readings"]
+    assert lake.table("iot.readings").version == 1
+    schema = t.schema
+    assert schema.names == ["time", "device_id", "temp", "_ingest_ts"]
+    assert schema.field("time").type == pa.timestamp("us", tz="+00:00")
+    assert not schema.field("time").nullable  # the time column is required
+    assert schema.field("device_id").metadata == {b"PARQUET:field_id": b"2"}
+    lake.drop_table("iot.readings")
+    assert lake.tables() == ["default.dims"]
+    assert not (lake_dir / "iot" / "readings").exists()
+    with pytest.raises(KeyError, match="iot.readings"):
+        lake.table("iot.readings")
+    lake.drop_table("iot.readings")  # dropping a missing table does nothing
+
+
+def test_metadata_has_the_reference_shape(lake, lake_dir):
+    iot(lake, retention="90d")
+    md = json.loads((lake_dir / "iot/readings/metadata/v1.metadata.json").read_text())
+    assert md["format-version"] == 2
+    assert md["partition-specs"] == [
+        {"spec-id": 0, "fields": [{"source-id": 1, "field-id": 1000, "name": "time_day", "transform": "day"}]}
+    ]
+    assert md["sort-orders"][0]["fields"] == [
+        {"source-id": 2, "transform": "identity", "direction": "asc", "null-order": "nulls-first"},
+        {"source-id": 1, "transform": "identity", "direction": "asc", "null-order": "nulls-first"},
+    ]
+    props = md["properties"]
+    assert props["timelake.time-column"] == "time"
+    assert props["timelake.series-key"] == "device_id"
+    assert props["timelake.chunk-interval"] == "day"
+    assert props["timelake.retention"] == "90d"
+    assert props["timelake.dedup"] == "true"
+    assert props["timelake.ingest-time-column"] == "_ingest_ts"
+    assert (lake_dir / "iot/readings/metadata/version-hint.text").read_text() == "1"
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, message",
+    [
+        (dict(name="a.b.c"), ValueError, "a.b.c"),
+        (dict(name="bad name"), ValueError, "bad name"),
+        (dict(time_column="nope"), ValueError, '"nope" is not in the schema'),
+        (dict(time_column="temp"), ValueError, "must be a timestamp"),
+        (dict(chunk="week"), ValueError, "week"),
+        (dict(retention="5q"), ValueError, "5q"),
+        (dict(retention="-1d"), ValueError, "-1d"),
+        (dict(series_key=["zz"]), ValueError, '"zz"'),
+        (dict(properties={"timelake.bogus": "1"}), ValueError, "timelake.bogus"),
+        (dict(properties={"timelake.auto-maintain": "maybe"}), ValueError, "auto-maintain"),
+        (dict(properties={"timelake.time-column": "x"}), ValueError, "fixed when the table is created"),
+    ],
+)
+def test_create_rejects_bad_input(lake, lake_dir, kwargs, exc, message):
+    args = dict(name="t", time_column="time", series_key=["device_id"]) | kwargs
+    name = args.pop("name")
+    with pytest.raises(exc, match=message):
+        lake.create_table(name, SCHEMA, **args)
+    assert table_files(lake_dir) == []
+
+
+def test_create_rejects_unsupported_types(lake):
+    with pytest.raises(ValueError, match="UInt64"):
+        lake.create_table("u", pa.schema([("x", pa.uint64())]))
+
+
+def test_create_existing_is_file_exists(lake, lake_dir):
+    iot(lake)
+    before = table_files(lake_dir)
+    with pytest.raises(FileExistsError, match="iot.readings"):
+        iot(lake)
+    assert table_files(lake_dir) == before
+
+
+def test_type_mapping_follows_the_reference(lake):
+    types = {
+        "i8": (pa.int8(), pa.int32()), "u16": (pa.uint16(), pa.int32()), "u32": (pa.uint32(), pa.int64()),
+        "f32": (pa.float32(), pa.float32()), "ls": (pa.large_string(), pa.string()),
+        "bin": (pa.binary(), pa.large_binary()), "dec": (pa.decimal128(10, 2), pa.decimal128(10, 2)),
+        "d": (pa.date32(), pa.date32()), "tsn": (pa.timestamp("ns"), pa.timestamp("us")),
+        "tsz": (pa.timestamp("ms", tz="Europe/Paris"), pa.timestamp("us", tz="+00:00")),
+        "dict": (pa.dictionary(pa.int32(), pa.string()), pa.string()),
+        "fsb": (pa.binary(16), pa.binary(16)), "b": (pa.bool_(), pa.bool_()),
+    }
+    for key, (given, stored) in types.items():
+        t = lake.create_table("t_" + key, pa.schema([("x", given)]))
+        assert t.schema.field("x").type == stored, key
+
+
+def test_append_and_info(lake, lake_dir):
+    t = iot(lake)
+    res = t.append(readings(3 * 24 * 60), batch_id="b-1")  # three days of minutes
+    assert res["rows"] == 3 * 24 * 60
+    assert res["files"] == 3  # one per day partition
+    assert res["version"] == t.version == 2
+    assert res["attempts"] == 1 and res["duplicate"] is False
+    assert res["bytes"] == sum(p.stat().st_size for p in (lake_dir / "iot/readings/data").rglob("*.parquet"))
+    dirs = sorted(p.name for p in (lake_dir / "iot/readings/data").iterdir())
+    assert dirs == ["time_day=2026-01-01", "time_day=2026-01-02", "time_day=2026-01-03"]
+    info = t.info()
+    assert info["rows"] == 3 * 24 * 60 and info["files"] == 3 and info["bytes"] == res["bytes"]
+    assert info["snapshots"] == 1 and info["manifests"] == 1
+    assert (info["time_column"], info["series_key"], info["chunk"], info["dedup"]) == ("time", ["device_id"], "day", True)
+    assert info["last_value_index"] is None
+    assert lake.table("iot.readings").version == 2
+
+
+def test_repeated_batch_id_commits_nothing(lake, lake_dir):
+    t = iot(lake)
+    t.append(readings(10), batch_id="gateway-3-000042")
+    before = table_files(lake_dir)
+    res = t.append(readings(10), batch_id="gateway-3-000042")
+    assert (res["rows"], res["files"], res["bytes"], res["duplicate"], res["version"]) == (0, 0, 0, True, 2)
+    assert table_files(lake_dir) == before
+    # Another handle that has not seen the commit also recognises it.
+    other = lake.table("iot.readings")
+    t.append(readings(5, start=T0 + dt.timedelta(days=9)), batch_id="next")
+    res = other.append(readings(10), batch_id="gateway-3-000042")
+    assert res["duplicate"] and res["version"] == 3
+    assert t.info()["rows"] == 15
+
+
+def test_rows_are_sorted_and_deduplicated(lake, lake_dir):
+    t = iot(lake)
+    data = pa.table(
+        {
+            "time": [T0 + dt.timedelta(minutes=m) for m in (5, 1, 5, 3, 1)],
+            "device_id": ["b", "a", "b", "a", "b"],
+            "temp": [1.0, 2.0, 3.0, 4.0, 5.0],
+        },
+        schema=SCHEMA,
+    )
+    assert t.append(data)["rows"] == 4  # (b, 5min) twice: the later row wins
+    (path,) = (lake_dir / "iot/readings/data").rglob("*.parquet")
+    got = pq.read_table(path).select(["device_id", "time", "temp"]).to_pylist()
+    assert [(r["device_id"], r["time"].minute, r["temp"]) for r in got] == [
+        ("a", 1, 2.0), ("a", 3, 4.0), ("b", 1, 5.0), ("b", 5, 3.0)
+    ]
+
+
+def test_columns_are_matched_by_name_and_cast(lake, lake_dir):
+    t = iot(lake)
+    data = pa.table({"temp": pa.array([1, 2], pa.int32()), "time": pa.array([T0, T0], pa.timestamp("ns", tz="UTC")),
+                     "device_id": pa.array(["x", "y"]).dictionary_encode()})
+    t.append(data)
+    t.append(pa.table({"time": pa.array([T0], pa.timestamp("us", tz="UTC"))}))  # missing nullable columns
+    rows = sorted(r["device_id"] or "" for f in (lake_dir / "iot/readings/data").rglob("*.parquet") for r in pq.read_table(f).to_pylist())
+    assert rows == ["", "x", "y"]
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (pa.table({"time": [T0], "device_id": ["x"], "zz": [1]}), '"zz" is not in the table schema'),
+        (pa.table({"device_id": ["x"]}), 'required column "time" is missing'),
+        (pa.table({"time": pa.array([None], pa.timestamp("us", tz="UTC")), "device_id": ["x"]}), '"time" is required'),
+        (pa.table({"time": [T0], "temp": ["warm"]}), '"temp"'),
+        (pa.table({"time": [T0], "temp": [True]}).cast(pa.schema([("time", pa.timestamp("us", tz="UTC")), ("temp", pa.bool_())])), "temp"),
+    ],
+)
+def test_bad_appends_leave_the_table_untouched(lake, lake_dir, data, message):
+    t = iot(lake)
+    t.append(readings(3), batch_id="first")
+    before = table_files(lake_dir)
+    with pytest.raises(ValueError, match=message):
+        t.append(data, batch_id="second")
+    assert table_files(lake_dir) == before
+    assert t.version == 2 and lake.table("iot.readings").version == 2
+
+
+def test_empty_append_commits_nothing(lake):
+    t = iot(lake)
+    res = t.append(readings(0))
+    assert res["rows"] == 0 and res["version"] == 1
+
+
+def test_plain_table_append(lake, lake_dir):
+    t = lake.create_table("dims", pa.schema([("id", pa.int32()), ("label", pa.string())]))
+    t.append(pa.table({"id": [2, 1], "label": ["b", "a"]}))
+    (path,) = (lake_dir / "default/dims/data").glob("*.parquet")
+    assert sorted(pq.read_table(path).to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "label": "a"}, {"id": 2, "label": "b"}]

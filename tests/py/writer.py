@@ -1,0 +1,47 @@
+"""A separate appending process for the concurrency tests.
+
+usage: writer.py LAKE TABLE WRITER FIRST COUNT [--forever]
+Appends COUNT batches (or forever) of ROWS rows; batch k carries batch id
+"<WRITER>-<k>" and rows tagged (writer, seq=k), so a test can check that each
+committed batch is there whole and exactly once.
+"""
+
+import datetime as dt
+import sys
+
+import pyarrow as pa
+
+import tlc
+
+ROWS = 5
+SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("writer", pa.string()), ("seq", pa.int64()), ("val", pa.float64())])
+
+
+def batch(writer, k):
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(hours=k % 48)
+    return pa.table(
+        {
+            "time": [t0 + dt.timedelta(seconds=i) for i in range(ROWS)],
+            "writer": [writer] * ROWS,
+            "seq": [k] * ROWS,
+            "val": [float(i) for i in range(ROWS)],
+        },
+        schema=SCHEMA,
+    )
+
+
+def main():
+    lake_dir, table, writer, first, count = sys.argv[1:6]
+    forever = "--forever" in sys.argv
+    t = tlc.Lake(lake_dir).table(table)
+    k = int(first)
+    end = k + int(count)
+    while forever or k < end:
+        t.append(batch(writer, k), batch_id=f"{writer}-{k}")
+        k += 1
+        if forever:
+            print(k, flush=True)
+
+
+if __name__ == "__main__":
+    main()
