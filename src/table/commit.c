@@ -32,7 +32,7 @@ bool tl_batch_committed(const tl_ice_metadata *md, const char *batch_id)
 typedef struct commit_state {
     int64_t snapshot_id;
     char *manifest_key;
-    tl_ice_manifest_file manifest; /* the new manifest's list entry; seq set per attempt */
+    tl_ice_manifest_file *manifest; /* the new manifest's list entry; seq set per attempt */
     char *list_key;                /* this attempt's manifest list */
     int32_t schema_id, spec_id;    /* what the files were written against */
 } commit_state;
@@ -145,7 +145,7 @@ static tl_status write_manifest(tl_table *t, const tl_commit_request *req, commi
         cs->manifest_key = NULL;
         return st;
     }
-    tl_ice_manifest_file *mf = &cs->manifest;
+    tl_ice_manifest_file *mf = cs->manifest;
     mf->manifest_path =
         tl_strdup_printf("%s%s", t->location, cs->manifest_key + strlen(t->name.key));
     mf->manifest_length = (int64_t)avro.len;
@@ -188,8 +188,8 @@ static tl_status write_manifest_list(tl_table *t, commit_state *cs, int64_t seq,
     tl_status st = all ? TL_OK : tl_error_nomem(err);
     tl_buf avro = {0};
     if (st == TL_OK) {
-        cs->manifest.sequence_number = cs->manifest.min_sequence_number = seq;
-        all[0] = cs->manifest;
+        cs->manifest->sequence_number = cs->manifest->min_sequence_number = seq;
+        all[0] = *cs->manifest;
         if (n_old) memcpy(all + 1, old, n_old * sizeof *old);
         int64_t parent_id = parent ? parent->snapshot_id : 0;
         st = tl_ice_manifest_list_write(cs->snapshot_id, parent ? &parent_id : NULL, seq, 2, all,
@@ -343,7 +343,8 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     cs.schema_id = t->md->current_schema_id;
     cs.spec_id = spec ? spec->spec_id : 0;
     memset(out, 0, sizeof *out);
-    tl_status st = write_manifest(t, req, &cs, err);
+    cs.manifest = calloc(1, sizeof *cs.manifest);
+    tl_status st = cs.manifest ? write_manifest(t, req, &cs, err) : tl_error_nomem(err);
     for (int attempt = 1; st == TL_OK; attempt++) {
         out->attempts = attempt;
         st = attempt_commit(t, &cs, req, attempt, err);
@@ -371,6 +372,6 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     }
     free(cs.list_key);
     free(cs.manifest_key);
-    tl_ice_manifest_files_free(&cs.manifest, 1);
+    tl_ice_manifest_files_free(cs.manifest, cs.manifest ? 1 : 0);
     return st;
 }
