@@ -1,0 +1,21 @@
+/* Decodes one column chunk (all its pages: dictionary, data v1 and v2, any
+ * supported encoding and codec) into an owned Arrow array. */
+#ifndef TL_PARQUET_COLUMN_READER_H
+#define TL_PARQUET_COLUMN_READER_H
+
+#include <stdint.h>
+
+#include "formats/parquet/parquet_compress.h"
+#include "formats/parquet/parquet_meta.h"
+#include "formats/parquet/parquet_schema.h"
+
+/* Decompressed pages larger than this are refused as hostile. */
+#define TL_PQ_MAX_PAGE_SIZE ((int64_t)1 << 30)
+
+/* chunk: the chunk's bytes (from its first page to its end); rows: the row group's row count.
+ * *out receives an owned array; on failure it is left released. */
+tl_status tl_pq_read_column_chunk(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                  const uint8_t *chunk, size_t len, int64_t rows,
+                                  tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err);
+
+#endif

@@ -1,0 +1,167 @@
+#include "formats/parquet/parquet_compress.h"
+
+#include <limits.h>
+#include <string.h>
+#include <snappy-c.h>
+#include <stdlib.h>
+#include <zlib.h>
+#include <zstd.h>
+
+struct tl_pq_codec_ctx {
+    ZSTD_CCtx *zc;
+    ZSTD_DCtx *zd;
+};
+
+tl_pq_codec_ctx *tl_pq_codec_ctx_new(void)
+{
+    return calloc(1, sizeof(tl_pq_codec_ctx));
+}
+
+void tl_pq_codec_ctx_free(tl_pq_codec_ctx *c)
+{
+    if (c == NULL) return;
+    ZSTD_freeCCtx(c->zc);
+    ZSTD_freeDCtx(c->zd);
+    free(c);
+}
+
+const char *tl_pq_codec_name(tl_pq_codec_id codec)
+{
+    static const char *const names[] = {"UNCOMPRESSED", "SNAPPY", "GZIP", "LZO",
+                                        "BROTLI",       "LZ4",    "ZSTD", "LZ4_RAW"};
+    return (unsigned)codec < sizeof names / sizeof names[0] ? names[codec] : "unknown codec";
+}
+
+int tl_pq_codec_supported(tl_pq_codec_id codec)
+{
+    return codec == TL_PQ_CODEC_UNCOMPRESSED || codec == TL_PQ_CODEC_SNAPPY ||
+           codec == TL_PQ_CODEC_GZIP || codec == TL_PQ_CODEC_ZSTD;
+}
+
+static tl_status gzip_compress(int level, const uint8_t *src, size_t len, tl_buf *out,
+                               tl_error *err)
+{
+    if (len > UINT_MAX / 2) return tl_error_set(err, TL_ERR_INVALID, "page too large for gzip");
+    z_stream z = {0};
+    if (deflateInit2(&z, level ? level : Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
+        return tl_error_nomem(err);
+    uLong bound = deflateBound(&z, (uLong)len);
+    if (tl_buf_reserve(out, bound) != 0) {
+        deflateEnd(&z);
+        return tl_error_nomem(err);
+    }
+    z.next_in = (Bytef *)src;
+    z.avail_in = (uInt)len;
+    z.next_out = out->data + out->len;
+    z.avail_out = (uInt)bound;
+    int rc = deflate(&z, Z_FINISH);
+    size_t produced = bound - z.avail_out;
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END) return tl_error_set(err, TL_ERR_INTERNAL, "gzip compression failed");
+    out->len += produced;
+    return TL_OK;
+}
+
+tl_status tl_pq_compress(tl_pq_codec_ctx *c, tl_pq_codec_id codec, int level, const uint8_t *src,
+                         size_t len, tl_buf *out, tl_error *err)
+{
+    switch (codec) {
+    case TL_PQ_CODEC_UNCOMPRESSED:
+        return tl_buf_append(out, src, len) == 0 ? TL_OK : tl_error_nomem(err);
+    case TL_PQ_CODEC_SNAPPY: {
+        size_t bound = snappy_max_compressed_length(len);
+        if (tl_buf_reserve(out, bound) != 0) return tl_error_nomem(err);
+        if (snappy_compress((const char *)src, len, (char *)out->data + out->len, &bound) !=
+            SNAPPY_OK)
+            return tl_error_set(err, TL_ERR_INTERNAL, "snappy compression failed");
+        out->len += bound;
+        return TL_OK;
+    }
+    case TL_PQ_CODEC_GZIP:
+        return gzip_compress(level, src, len, out, err);
+    case TL_PQ_CODEC_ZSTD: {
+        if (c->zc == NULL && (c->zc = ZSTD_createCCtx()) == NULL) return tl_error_nomem(err);
+        size_t bound = ZSTD_compressBound(len);
+        if (tl_buf_reserve(out, bound) != 0) return tl_error_nomem(err);
+        size_t n = ZSTD_compressCCtx(c->zc, out->data + out->len, bound, src, len,
+                                     level ? level : ZSTD_CLEVEL_DEFAULT);
+        if (ZSTD_isError(n))
+            return tl_error_set(err, TL_ERR_INTERNAL, "zstd compression failed: %s",
+                                ZSTD_getErrorName(n));
+        out->len += n;
+        return TL_OK;
+    }
+    default:
+        return tl_error_set(err, TL_ERR_INVALID, "unsupported compression codec %s",
+                            tl_pq_codec_name(codec));
+    }
+}
+
+static tl_status size_mismatch(tl_pq_codec_id codec, size_t got, size_t want, tl_error *err)
+{
+    return tl_error_set(err, TL_ERR_INVALID, "%s data decompressed to %zu bytes, expected %zu",
+                        tl_pq_codec_name(codec), got, want);
+}
+
+/* Inflates gzip or zlib data; concatenated gzip members (as Hadoop writes) are allowed. */
+static tl_status gzip_decompress(const uint8_t *src, size_t len, uint8_t *dst, size_t dst_len,
+                                 tl_error *err)
+{
+    if (len > UINT_MAX || dst_len > UINT_MAX)
+        return tl_error_set(err, TL_ERR_INVALID, "gzip page too large");
+    z_stream z = {0};
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return tl_error_nomem(err);
+    z.next_in = (Bytef *)src;
+    z.avail_in = (uInt)len;
+    z.next_out = dst;
+    z.avail_out = (uInt)dst_len;
+    int rc;
+    for (;;) {
+        rc = inflate(&z, Z_FINISH);
+        if (rc == Z_STREAM_END && z.avail_in > 0 && z.avail_out > 0) {
+            if (inflateReset(&z) != Z_OK) break;
+            continue;
+        }
+        break;
+    }
+    size_t produced = dst_len - z.avail_out;
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && produced == dst_len && z.avail_in == 0))
+        return tl_error_set(err, TL_ERR_INVALID, "corrupt GZIP data (zlib error %d)", rc);
+    if (produced != dst_len) return size_mismatch(TL_PQ_CODEC_GZIP, produced, dst_len, err);
+    return TL_OK;
+}
+
+tl_status tl_pq_decompress(tl_pq_codec_ctx *c, tl_pq_codec_id codec, const uint8_t *src, size_t len,
+                           uint8_t *dst, size_t dst_len, tl_error *err)
+{
+    switch (codec) {
+    case TL_PQ_CODEC_UNCOMPRESSED:
+        if (len != dst_len) return size_mismatch(codec, len, dst_len, err);
+        if (len) memcpy(dst, src, len);
+        return TL_OK;
+    case TL_PQ_CODEC_SNAPPY: {
+        size_t n = 0;
+        if (snappy_uncompressed_length((const char *)src, len, &n) != SNAPPY_OK)
+            return tl_error_set(err, TL_ERR_INVALID, "corrupt SNAPPY data");
+        if (n != dst_len) return size_mismatch(codec, n, dst_len, err);
+        if (snappy_uncompress((const char *)src, len, (char *)dst, &n) != SNAPPY_OK || n != dst_len)
+            return tl_error_set(err, TL_ERR_INVALID, "corrupt SNAPPY data");
+        return TL_OK;
+    }
+    case TL_PQ_CODEC_GZIP:
+        return gzip_decompress(src, len, dst, dst_len, err);
+    case TL_PQ_CODEC_ZSTD: {
+        if (c->zd == NULL && (c->zd = ZSTD_createDCtx()) == NULL) return tl_error_nomem(err);
+        size_t n = ZSTD_decompressDCtx(c->zd, dst, dst_len, src, len);
+        if (ZSTD_isError(n))
+            return tl_error_set(err, TL_ERR_INVALID, "corrupt ZSTD data: %s", ZSTD_getErrorName(n));
+        if (n != dst_len) return size_mismatch(codec, n, dst_len, err);
+        return TL_OK;
+    }
+    default:
+        return tl_error_set(err, TL_ERR_INVALID, "unsupported compression codec %s",
+                            tl_pq_codec_name(codec));
+    }
+}

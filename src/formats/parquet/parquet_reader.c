@@ -1,0 +1,405 @@
+#include "formats/parquet/parquet_reader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "formats/parquet/arena.h"
+#include "formats/parquet/parquet_column_reader.h"
+#include "formats/parquet/parquet_compress.h"
+#include "formats/parquet/parquet_schema.h"
+
+/* The footer is usually small: one read of the file's tail gets it whole. */
+#define TL_PQ_TAIL_READ 65536
+#define TL_PQ_MAX_FOOTER ((uint64_t)256 << 20)
+
+struct tl_parquet_reader {
+    tl_parquet_source src;
+    tl_pq_arena arena;
+    tl_pq_file_meta meta;
+    uint64_t footer_start;
+    size_t n_cols;
+    tl_pq_column_desc *cols;
+    tl_pq_codec_ctx *cctx;
+};
+
+static tl_status mem_read(void *ctx, uint64_t offset, size_t len, uint8_t *dst, tl_error *err)
+{
+    (void)err;
+    if (len) memcpy(dst, (const uint8_t *)ctx + offset, len);
+    return TL_OK;
+}
+
+void tl_parquet_source_from_memory(tl_parquet_source *src, const uint8_t *data, size_t len)
+{
+    src->ctx = (void *)data;
+    src->size = len;
+    src->read = mem_read;
+}
+
+static tl_status read_range(const tl_parquet_reader *r, uint64_t offset, uint64_t len, uint8_t *dst,
+                            tl_error *err)
+{
+    if (offset > r->src.size || len > r->src.size - offset)
+        return tl_error_set(
+            err, TL_ERR_INVALID, "byte range %llu+%llu lies outside the file (%llu bytes)",
+            (unsigned long long)offset, (unsigned long long)len, (unsigned long long)r->src.size);
+    return r->src.read(r->src.ctx, offset, (size_t)len, dst, err);
+}
+
+/* ---- Opening ---- */
+
+static tl_status read_footer(tl_parquet_reader *r, tl_error *err)
+{
+    uint64_t size = r->src.size;
+    if (size < 12)
+        return tl_error_set(err, TL_ERR_INVALID, "file of %llu bytes is not Parquet",
+                            (unsigned long long)size);
+    size_t tail_len = size < TL_PQ_TAIL_READ ? (size_t)size : TL_PQ_TAIL_READ;
+    uint8_t *tail = malloc(tail_len);
+    if (tail == NULL) return tl_error_nomem(err);
+    tl_status st = read_range(r, size - tail_len, tail_len, tail, err);
+    const uint8_t *end = tail + tail_len;
+    if (st == TL_OK && memcmp(end - 4, "PARE", 4) == 0)
+        st = tl_error_set(err, TL_ERR_INVALID, "encrypted Parquet files are not supported");
+    else if (st == TL_OK && memcmp(end - 4, "PAR1", 4) != 0)
+        st = tl_error_set(err, TL_ERR_INVALID, "not a Parquet file (no PAR1 at its end)");
+    uint64_t flen = st == TL_OK ? tl_load_le32(end - 8) : 0;
+    if (st == TL_OK && (flen > size - 12 || flen > TL_PQ_MAX_FOOTER))
+        st = tl_error_set(err, TL_ERR_INVALID, "footer length %llu does not fit the file",
+                          (unsigned long long)flen);
+    if (st == TL_OK && tail_len == size && memcmp(tail, "PAR1", 4) != 0)
+        st = tl_error_set(err, TL_ERR_INVALID, "not a Parquet file (no PAR1 at its start)");
+    if (st != TL_OK) {
+        free(tail);
+        return st;
+    }
+    r->footer_start = size - 8 - flen;
+    const uint8_t *footer = end - 8 - flen;
+    uint8_t *big = NULL;
+    if (flen + 8 > tail_len) {
+        big = malloc((size_t)flen);
+        if (big == NULL)
+            st = tl_error_nomem(err);
+        else
+            st = read_range(r, r->footer_start, flen, big, err);
+        footer = big;
+    }
+    if (st == TL_OK) st = tl_pq_parse_file_meta(footer, (size_t)flen, &r->arena, &r->meta, err);
+    free(big);
+    free(tail);
+    return st;
+}
+
+static tl_status check_schema(tl_parquet_reader *r, tl_error *err)
+{
+    const tl_pq_file_meta *m = &r->meta;
+    if (m->encrypted)
+        return tl_error_set(err, TL_ERR_INVALID, "encrypted Parquet files are not supported");
+    if (m->n_schema < 1 || m->schema[0].has_type)
+        return tl_error_set(err, TL_ERR_INVALID, "the Parquet schema has no root group");
+    r->n_cols = m->n_schema - 1;
+    if (m->schema[0].num_children != (int32_t)r->n_cols)
+        return tl_error_set(err, TL_ERR_INVALID, "nested Parquet schemas are not supported");
+    r->cols = tl_pq_arena_calloc(&r->arena, r->n_cols, sizeof *r->cols);
+    if (r->cols == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < r->n_cols; i++) {
+        const tl_pq_schema_element *e = &m->schema[i + 1];
+        if (!e->has_type || e->num_children > 0)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "column \"%s\": nested columns are not supported", e->name);
+        if (e->has_repetition && e->repetition == TL_PQ_REPEATED)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "column \"%s\": repeated columns are not supported", e->name);
+        TL_TRY(tl_pq_column_to_arrow(e, &r->cols[i], err));
+    }
+    return TL_OK;
+}
+
+static tl_status check_row_groups(tl_parquet_reader *r, tl_error *err)
+{
+    const tl_pq_file_meta *m = &r->meta;
+    int64_t total = 0;
+    if (m->n_row_groups > INT32_MAX)
+        return tl_error_set(err, TL_ERR_INVALID, "too many row groups");
+    for (size_t g = 0; g < m->n_row_groups; g++) {
+        const tl_pq_row_group *rg = &m->row_groups[g];
+        if (rg->n_columns != r->n_cols)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "row group %zu has %zu columns, the schema %zu", g, rg->n_columns,
+                                r->n_cols);
+        if (rg->num_rows < 0 || rg->num_rows > INT32_MAX)
+            return tl_error_set(err, TL_ERR_INVALID, "row group %zu has %lld rows", g,
+                                (long long)rg->num_rows);
+        total += rg->num_rows;
+    }
+    if (total != m->num_rows)
+        return tl_error_set(err, TL_ERR_INVALID, "row groups hold %lld rows, the footer says %lld",
+                            (long long)total, (long long)m->num_rows);
+    return TL_OK;
+}
+
+tl_status tl_parquet_reader_open(const tl_parquet_source *src, tl_parquet_reader **out,
+                                 tl_error *err)
+{
+    *out = NULL;
+    tl_parquet_reader *r = calloc(1, sizeof *r);
+    if (r == NULL) return tl_error_nomem(err);
+    r->src = *src;
+    tl_status st = read_footer(r, err);
+    if (st == TL_OK) st = check_schema(r, err);
+    if (st == TL_OK) st = check_row_groups(r, err);
+    if (st == TL_OK && (r->cctx = tl_pq_codec_ctx_new()) == NULL) st = tl_error_nomem(err);
+    if (st != TL_OK) {
+        tl_parquet_reader_free(r);
+        return st;
+    }
+    *out = r;
+    return TL_OK;
+}
+
+void tl_parquet_reader_free(tl_parquet_reader *r)
+{
+    if (r == NULL) return;
+    tl_pq_codec_ctx_free(r->cctx);
+    tl_pq_arena_free(&r->arena);
+    free(r);
+}
+
+int64_t tl_parquet_reader_num_rows(const tl_parquet_reader *r)
+{
+    return r->meta.num_rows;
+}
+
+int tl_parquet_reader_num_row_groups(const tl_parquet_reader *r)
+{
+    return (int)r->meta.n_row_groups;
+}
+
+int64_t tl_parquet_reader_row_group_rows(const tl_parquet_reader *r, int rg)
+{
+    if (rg < 0 || (size_t)rg >= r->meta.n_row_groups) return -1;
+    return r->meta.row_groups[rg].num_rows;
+}
+
+int tl_parquet_reader_num_columns(const tl_parquet_reader *r)
+{
+    return (int)r->n_cols;
+}
+
+const tl_pq_file_meta *tl_parquet_reader_meta(const tl_parquet_reader *r)
+{
+    return &r->meta;
+}
+
+/* ---- Schema ---- */
+
+static tl_status export_field(const tl_pq_column_desc *d, struct ArrowSchema *out, tl_error *err)
+{
+    char format[96];
+    tl_arrow_type_format(&d->arrow, format, sizeof format);
+    TL_TRY(tl_schema_init(out, format, d->name, d->nullable ? ARROW_FLAG_NULLABLE : 0, 0, err));
+    if (!d->elem.has_field_id) return TL_OK;
+    char id[16];
+    snprintf(id, sizeof id, "%d", (int)d->elem.field_id);
+    const char *pairs[] = {"PARQUET:field_id", id, NULL};
+    char *md = tl_metadata_encode(pairs);
+    if (md == NULL) return tl_error_nomem(err);
+    tl_status st = tl_schema_set_metadata(out, md, err);
+    free(md);
+    return st;
+}
+
+tl_status tl_parquet_reader_schema(const tl_parquet_reader *r, struct ArrowSchema *out,
+                                   tl_error *err)
+{
+    TL_TRY(tl_schema_init(out, "+s", "", 0, (int64_t)r->n_cols, err));
+    for (size_t i = 0; i < r->n_cols; i++) {
+        tl_status st = export_field(&r->cols[i], out->children[i], err);
+        if (st != TL_OK) {
+            tl_schema_release(out);
+            return st;
+        }
+    }
+    return TL_OK;
+}
+
+/* ---- Row groups ---- */
+
+static tl_status check_rg_column(const tl_parquet_reader *r, int rg, int column, tl_error *err)
+{
+    if (rg < 0 || (size_t)rg >= r->meta.n_row_groups)
+        return tl_error_set(err, TL_ERR_INVALID, "row group %d does not exist (%zu)", rg,
+                            r->meta.n_row_groups);
+    if (column < 0 || (size_t)column >= r->n_cols)
+        return tl_error_set(err, TL_ERR_INVALID, "column %d does not exist (%zu)", column,
+                            r->n_cols);
+    return TL_OK;
+}
+
+static tl_status chunk_range(const tl_parquet_reader *r, const tl_pq_column_chunk *cc,
+                             const tl_pq_column_desc *d, uint64_t *start, uint64_t *len,
+                             tl_error *err)
+{
+    const tl_pq_column_meta *m = &cc->meta;
+    if (!cc->has_meta) return tl_error_set(err, TL_ERR_INVALID, "column chunk has no metadata");
+    if (cc->file_path)
+        return tl_error_set(err, TL_ERR_INVALID, "column chunk in another file (\"%s\")",
+                            cc->file_path);
+    if (m->type != d->elem.type)
+        return tl_error_set(err, TL_ERR_INVALID, "column chunk has physical type %d, the schema %d",
+                            (int)m->type, (int)d->elem.type);
+    int64_t s = m->data_page_offset;
+    if (m->has_dictionary_page_offset && m->dictionary_page_offset > 0 &&
+        m->dictionary_page_offset < s)
+        s = m->dictionary_page_offset;
+    if (s < 4 || m->total_compressed_size < 0 || (uint64_t)s > r->footer_start ||
+        (uint64_t)m->total_compressed_size > r->footer_start - (uint64_t)s)
+        return tl_error_set(err, TL_ERR_INVALID, "column chunk range %lld+%lld is outside the data",
+                            (long long)s, (long long)m->total_compressed_size);
+    *start = (uint64_t)s;
+    *len = (uint64_t)m->total_compressed_size;
+    return TL_OK;
+}
+
+static tl_status read_column(tl_parquet_reader *r, int rg, int col, struct ArrowArray *out,
+                             tl_error *err)
+{
+    const tl_pq_row_group *g = &r->meta.row_groups[rg];
+    const tl_pq_column_chunk *cc = &g->columns[col];
+    uint64_t start = 0, len = 0;
+    TL_TRY(chunk_range(r, cc, &r->cols[col], &start, &len, err));
+    uint8_t *buf = malloc(len ? (size_t)len : 1);
+    if (buf == NULL) return tl_error_nomem(err);
+    tl_status st = read_range(r, start, len, buf, err);
+    if (st == TL_OK)
+        st = tl_pq_read_column_chunk(&r->cols[col], cc->meta.codec, buf, (size_t)len, g->num_rows,
+                                     r->cctx, out, err);
+    free(buf);
+    return st;
+}
+
+tl_status tl_parquet_reader_read_row_group(tl_parquet_reader *r, int rg, const int *columns,
+                                           size_t n_columns, struct ArrowArray *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = columns && n_columns ? n_columns : r->n_cols;
+    for (size_t k = 0; k < n; k++)
+        TL_TRY(check_rg_column(r, rg, columns && n_columns ? columns[k] : (int)k, err));
+    if (n == 0) TL_TRY(check_rg_column(r, rg, 0, err));
+    TL_TRY(tl_array_init(out, 1, (int64_t)n, err));
+    out->length = r->meta.row_groups[rg].num_rows;
+    for (size_t k = 0; k < n; k++) {
+        int col = columns && n_columns ? columns[k] : (int)k;
+        tl_status st = read_column(r, rg, col, out->children[k], err);
+        if (st != TL_OK) {
+            tl_array_release(out);
+            return tl_error_prefix(err, "column \"%s\" row group %d", r->cols[col].name, rg);
+        }
+    }
+    return TL_OK;
+}
+
+/* ---- Statistics and page index ---- */
+
+/* The deprecated min/max fields used signed byte order: trust them only where that
+ * order is the type's order. */
+static bool legacy_order_ok(tl_pq_order order)
+{
+    return order == TL_PQ_ORDER_BOOL || order == TL_PQ_ORDER_I32 || order == TL_PQ_ORDER_I64 ||
+           order == TL_PQ_ORDER_FLOAT || order == TL_PQ_ORDER_DOUBLE;
+}
+
+static bool stat_len_ok(const tl_pq_column_desc *d, size_t len)
+{
+    switch (d->elem.type) {
+    case TL_PQ_BOOLEAN:
+        return len == 1;
+    case TL_PQ_INT32:
+    case TL_PQ_FLOAT:
+        return len == 4;
+    case TL_PQ_INT64:
+    case TL_PQ_DOUBLE:
+        return len == 8;
+    case TL_PQ_FIXED_LEN_BYTE_ARRAY:
+        return len == (size_t)d->elem.type_length;
+    case TL_PQ_BYTE_ARRAY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+tl_status tl_parquet_reader_column_stats(const tl_parquet_reader *r, int rg, int column,
+                                         tl_parquet_column_stats *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    TL_TRY(check_rg_column(r, rg, column, err));
+    const tl_pq_column_desc *d = &r->cols[column];
+    const tl_pq_column_chunk *cc = &r->meta.row_groups[rg].columns[column];
+    out->field_id = d->elem.has_field_id ? d->elem.field_id : -1;
+    out->nan_count = -1;
+    out->null_count = -1;
+    if (!cc->has_meta) return TL_OK;
+    const tl_pq_column_meta *m = &cc->meta;
+    const tl_pq_statistics *s = &m->statistics;
+    out->value_count = m->num_values;
+    out->compressed_size = m->total_compressed_size;
+    if (!m->has_statistics) return TL_OK;
+    if (s->has_null_count) out->null_count = s->null_count;
+    const tl_pq_bytes *lo = NULL, *hi = NULL;
+    if (s->has_min_value && s->has_max_value) {
+        lo = &s->min_value;
+        hi = &s->max_value;
+    } else if (s->has_min && s->has_max && legacy_order_ok(d->order)) {
+        lo = &s->min;
+        hi = &s->max;
+    }
+    if (lo == NULL || d->order == TL_PQ_ORDER_NONE || !stat_len_ok(d, lo->len) ||
+        !stat_len_ok(d, hi->len))
+        return TL_OK;
+    if (tl_pq_stats_take(&out->min, &out->min_len, lo->data, lo->len) != 0 ||
+        tl_pq_stats_take(&out->max, &out->max_len, hi->data, hi->len) != 0) {
+        tl_parquet_column_stats_clear(out);
+        return tl_error_nomem(err);
+    }
+    out->has_min_max = true;
+    return TL_OK;
+}
+
+static tl_status read_index_bytes(tl_parquet_reader *r, int64_t offset, int32_t len, uint8_t **out,
+                                  tl_error *err)
+{
+    if (offset < 0 || len < 0) return tl_error_set(err, TL_ERR_INVALID, "bad page index location");
+    *out = malloc(len ? (size_t)len : 1);
+    if (*out == NULL) return tl_error_nomem(err);
+    tl_status st = read_range(r, (uint64_t)offset, (uint64_t)len, *out, err);
+    if (st != TL_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+tl_status tl_parquet_reader_page_index(tl_parquet_reader *r, int rg, int column,
+                                       tl_pq_column_index *ci, tl_pq_offset_index *oi,
+                                       tl_error *err)
+{
+    memset(ci, 0, sizeof *ci);
+    memset(oi, 0, sizeof *oi);
+    TL_TRY(check_rg_column(r, rg, column, err));
+    const tl_pq_column_chunk *cc = &r->meta.row_groups[rg].columns[column];
+    if (!cc->has_offset_index)
+        return tl_error_set(err, TL_ERR_NOT_FOUND, "column chunk has no page index");
+    uint8_t *buf;
+    TL_TRY(read_index_bytes(r, cc->offset_index_offset, cc->offset_index_length, &buf, err));
+    tl_status st =
+        tl_pq_parse_offset_index(buf, (size_t)cc->offset_index_length, &r->arena, oi, err);
+    free(buf);
+    if (st != TL_OK || !cc->has_column_index) return st;
+    TL_TRY(read_index_bytes(r, cc->column_index_offset, cc->column_index_length, &buf, err));
+    st = tl_pq_parse_column_index(buf, (size_t)cc->column_index_length, &r->arena, ci, err);
+    free(buf);
+    return st;
+}

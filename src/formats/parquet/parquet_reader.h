@@ -1,0 +1,62 @@
+/* Reads flat Parquet files through ranged reads: the footer once, then whole
+ * column chunks of the row groups asked for, decoded into Arrow arrays. */
+#ifndef TL_PARQUET_READER_H
+#define TL_PARQUET_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "formats/parquet/parquet_meta.h"
+#include "formats/parquet/parquet_stats.h"
+
+/* Random-access input: the reader asks for byte ranges (object stores do ranged GETs). */
+typedef struct tl_parquet_source {
+    void *ctx;
+    uint64_t size; /* total file size */
+    /* Reads exactly len bytes at offset into dst. */
+    tl_status (*read)(void *ctx, uint64_t offset, size_t len, uint8_t *dst, tl_error *err);
+} tl_parquet_source;
+
+/* A source over bytes in memory; borrows data, which must outlive the reader. */
+void tl_parquet_source_from_memory(tl_parquet_source *src, const uint8_t *data, size_t len);
+
+typedef struct tl_parquet_reader tl_parquet_reader;
+
+/* Reads and checks the footer. The source struct is copied; its ctx is borrowed. */
+tl_status tl_parquet_reader_open(const tl_parquet_source *src, tl_parquet_reader **out,
+                                 tl_error *err);
+void tl_parquet_reader_free(tl_parquet_reader *r);
+
+int64_t tl_parquet_reader_num_rows(const tl_parquet_reader *r);
+int tl_parquet_reader_num_row_groups(const tl_parquet_reader *r);
+int64_t tl_parquet_reader_row_group_rows(const tl_parquet_reader *r, int rg);
+int tl_parquet_reader_num_columns(const tl_parquet_reader *r);
+
+/* The file's Arrow schema (struct of flat fields), each field carrying Arrow metadata
+ * "PARQUET:field_id" = "<id>" when the file has field ids. Caller releases *out.
+ * Types follow pyarrow (INT64 TIMESTAMP(UTC, MICROS) -> "tsu:UTC", STRING -> "u", ...). */
+tl_status tl_parquet_reader_schema(const tl_parquet_reader *r, struct ArrowSchema *out,
+                                   tl_error *err);
+
+/* Reads columns (indices into the schema; NULL/0 = all) of one row group into a struct
+ * array (owned by the caller, release it). Dictionary-encoded byte-array columns decode
+ * to plain utf8/binary. */
+tl_status tl_parquet_reader_read_row_group(tl_parquet_reader *r, int rg, const int *columns,
+                                           size_t n_columns, struct ArrowArray *out, tl_error *err);
+
+/* Statistics of one column chunk; free min/max with tl_parquet_column_stats_clear.
+ * null_count is -1 when the file does not say; nan_count is always -1. */
+tl_status tl_parquet_reader_column_stats(const tl_parquet_reader *r, int rg, int column,
+                                         tl_parquet_column_stats *out, tl_error *err);
+
+/* The parsed footer, for callers that need more (page index offsets, key/value metadata). */
+const tl_pq_file_meta *tl_parquet_reader_meta(const tl_parquet_reader *r);
+
+/* Reads and parses the page index of one column chunk; entries live until the reader is
+ * freed. TL_ERR_NOT_FOUND when the chunk has none. */
+tl_status tl_parquet_reader_page_index(tl_parquet_reader *r, int rg, int column,
+                                       tl_pq_column_index *ci, tl_pq_offset_index *oi,
+                                       tl_error *err);
+
+#endif
