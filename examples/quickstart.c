@@ -23,9 +23,21 @@ typedef struct demo_batch {
     struct ArrowArray columns[3], *column_ptrs[3];
 } demo_batch;
 
-static void release_array(struct ArrowArray *a)
+static void release_child(struct ArrowArray *a)
 {
-    a->release = NULL; /* the memory belongs to demo_batch */
+    a->release = NULL; /* the memory belongs to the parent's demo_batch */
+}
+
+static void demo_free(demo_batch *b);
+
+/* The struct array owns its demo_batch: a consumer may keep the array after
+ * releasing the stream it came from. */
+static void release_batch(struct ArrowArray *a)
+{
+    demo_batch *b = a->private_data;
+    demo_free(b);
+    free(b);
+    a->release = NULL;
 }
 
 static void release_schema(struct ArrowSchema *s)
@@ -46,9 +58,10 @@ static void demo_schema(struct ArrowSchema *out)
     for (int i = 0; i < 3; i++) fields[i].release = release_schema;
 }
 
-/* Fills b with n readings starting at start_us, and points *out at them. */
-static void demo_fill(demo_batch *b, int64_t n, int64_t start_us, struct ArrowArray *out)
+/* Makes *out an array of n readings starting at start_us. */
+static void demo_fill(int64_t n, int64_t start_us, struct ArrowArray *out)
 {
+    demo_batch *b = calloc(1, sizeof *b);
     b->time = malloc(n * sizeof *b->time);
     b->temp = malloc(n * sizeof *b->temp);
     b->offsets = malloc((n + 1) * sizeof *b->offsets);
@@ -65,12 +78,12 @@ static void demo_fill(demo_batch *b, int64_t n, int64_t start_us, struct ArrowAr
     int64_t n_buffers[3] = {2, 3, 2};
     for (int i = 0; i < 3; i++) {
         b->columns[i] = (struct ArrowArray){n, 0, 0, n_buffers[i], 0, b->buffers[i], NULL, NULL,
-                                            release_array, NULL};
+                                            release_child, NULL};
         b->column_ptrs[i] = &b->columns[i];
     }
     b->struct_buffers[0] = NULL;
     *out = (struct ArrowArray){n, 0, 0, 1, 3, b->struct_buffers, b->column_ptrs, NULL,
-                               release_array, NULL};
+                               release_batch, b};
 }
 
 static void demo_free(demo_batch *b)
@@ -83,7 +96,6 @@ static void demo_free(demo_batch *b)
 
 /* A one-batch ArrowArrayStream over a demo_batch. */
 typedef struct demo_stream {
-    demo_batch batch;
     int64_t rows, start_us;
     int done;
 } demo_stream;
@@ -103,7 +115,7 @@ static int stream_next(struct ArrowArrayStream *s, struct ArrowArray *out)
         return 0;
     }
     d->done = 1;
-    demo_fill(&d->batch, d->rows, d->start_us, out);
+    demo_fill(d->rows, d->start_us, out);
     return 0;
 }
 
@@ -115,7 +127,6 @@ static const char *stream_error(struct ArrowArrayStream *s)
 
 static void stream_release(struct ArrowArrayStream *s)
 {
-    demo_free(&((demo_stream *)s->private_data)->batch);
     s->release = NULL;
 }
 

@@ -119,6 +119,7 @@ static tl_status cast_column(const struct ArrowSchema *schema, const struct Arro
 {
     tl_arrow_type target;
     TL_TRY(tl_arrow_type_parse(format, &target, err));
+    if (n_batches == 0) return constant_array(format, 0, false, 0, out, err);
     struct ArrowArray *parts = calloc(n_batches ? n_batches : 1, sizeof *parts);
     tl_array_view *views = calloc(n_batches ? n_batches : 1, sizeof *views);
     tl_status st = parts && views ? TL_OK : tl_error_nomem(err);

@@ -92,6 +92,16 @@ static tl_status add_bound(tl_ice_bound **list, size_t *n, int32_t id, uint8_t *
     return TL_OK;
 }
 
+/* Our Parquet writer stores every decimal as big-endian fixed-length bytes. */
+static tl_status stat_to_bound(const tl_ice_type *t, const uint8_t *v, size_t len, uint8_t **out,
+                               size_t *out_len, tl_error *err)
+{
+    if (t->id == TL_ICE_DECIMAL)
+        return tl_ice_bound_from_parquet_typed(t, TL_ICE_PQ_FIXED_LEN_BYTE_ARRAY, v, len, out,
+                                               out_len, err);
+    return tl_ice_bound_from_parquet(t, v, len, out, out_len, err);
+}
+
 /* Lower/upper bounds of one column; strings are truncated as Iceberg does. */
 static tl_status column_bounds(const tl_ice_field *f, const tl_parquet_column_stats *cs,
                                tl_ice_data_file *df, tl_error *err)
@@ -99,9 +109,8 @@ static tl_status column_bounds(const tl_ice_field *f, const tl_parquet_column_st
     if (!cs->has_min_max) return TL_OK;
     uint8_t *lo = NULL, *hi = NULL;
     size_t lo_len = 0, hi_len = 0;
-    tl_status st = tl_ice_bound_from_parquet(&f->type, cs->min, cs->min_len, &lo, &lo_len, err);
-    if (st == TL_OK)
-        st = tl_ice_bound_from_parquet(&f->type, cs->max, cs->max_len, &hi, &hi_len, err);
+    tl_status st = stat_to_bound(&f->type, cs->min, cs->min_len, &lo, &lo_len, err);
+    if (st == TL_OK) st = stat_to_bound(&f->type, cs->max, cs->max_len, &hi, &hi_len, err);
     if (st == TL_OK && f->type.id == TL_ICE_STRING && lo && hi) {
         uint8_t *tlo = NULL, *thi = NULL;
         size_t tlo_len = 0, thi_len = 0;
