@@ -1,0 +1,439 @@
+#include "arrow/parse.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static tl_status parse_error(const char *s, size_t len, const char *what, tl_error *err)
+{
+    if (err == NULL) return TL_ERR_INVALID;
+    char quoted[80];
+    tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
+    return tl_error_set(err, TL_ERR_INVALID, "cannot parse %s as %s", quoted, what);
+}
+
+static tl_status range_error(const char *s, size_t len, const char *what, tl_error *err)
+{
+    if (err == NULL) return TL_ERR_INVALID;
+    char quoted[80];
+    tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
+    return tl_error_set(err, TL_ERR_INVALID, "%s is out of range for %s", quoted, what);
+}
+
+static inline unsigned digit(char c)
+{
+    return (unsigned)((unsigned char)c - '0');
+}
+
+/* Unsigned digits only; returns false on a non-digit or overflow. */
+static bool parse_digits_u64(const char *s, size_t len, uint64_t *out, bool *overflow)
+{
+    uint64_t v = 0;
+    *overflow = false;
+    if (len == 0) return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned d = digit(s[i]);
+        if (d > 9) return false;
+        if (v > (UINT64_MAX - d) / 10) *overflow = true;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+tl_status tl_parse_int64(const char *s, size_t len, int64_t *out, tl_error *err)
+{
+    size_t i = len > 0 && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+    bool neg = i == 1 && s[0] == '-', overflow;
+    uint64_t v;
+    if (!parse_digits_u64(s + i, len - i, &v, &overflow)) return parse_error(s, len, "int64", err);
+    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (overflow || v > limit) return range_error(s, len, "int64", err);
+    *out = neg ? (int64_t)(~v + 1) : (int64_t)v;
+    return TL_OK;
+}
+
+tl_status tl_parse_uint64(const char *s, size_t len, uint64_t *out, tl_error *err)
+{
+    size_t i = len > 0 && s[0] == '+' ? 1 : 0;
+    bool overflow;
+    if (len > 0 && s[0] == '-' && len > 1 && digit(s[1]) <= 9)
+        return range_error(s, len, "uint64", err);
+    if (!parse_digits_u64(s + i, len - i, out, &overflow))
+        return parse_error(s, len, "uint64", err);
+    if (overflow) return range_error(s, len, "uint64", err);
+    return TL_OK;
+}
+
+/* Case-insensitive comparison of s[0, len) with the lowercase word. */
+static bool word_is(const char *s, size_t len, const char *word)
+{
+    size_t n = strlen(word);
+    if (len != n) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != word[i]) return false;
+    }
+    return true;
+}
+
+tl_status tl_parse_bool(const char *s, size_t len, bool *out, tl_error *err)
+{
+    if (word_is(s, len, "true") || word_is(s, len, "1")) {
+        *out = true;
+        return TL_OK;
+    }
+    if (word_is(s, len, "false") || word_is(s, len, "0")) {
+        *out = false;
+        return TL_OK;
+    }
+    return parse_error(s, len, "bool", err);
+}
+
+/* ---- Doubles ---- */
+
+typedef struct tl_num_text {
+    uint64_t mantissa; /* the first 19 significant digits */
+    int64_t exp10;     /* value = mantissa * 10^exp10 when !truncated */
+    bool truncated;    /* more than 19 significant digits */
+    bool neg;
+} tl_num_text;
+
+static int64_t scan_exponent(const char *s, size_t len, size_t *i, bool *ok)
+{
+    size_t j = *i + 1;
+    bool neg = false;
+    if (j < len && (s[j] == '+' || s[j] == '-')) neg = s[j++] == '-';
+    int64_t e = 0;
+    size_t start = j;
+    for (; j < len && digit(s[j]) <= 9; j++)
+        if (e < 100000) e = e * 10 + digit(s[j]);
+    *ok = j > start;
+    *i = j;
+    return neg ? -e : e;
+}
+
+/* Checks the grammar of a decimal number and gathers its leading digits. */
+static bool scan_number(const char *s, size_t len, tl_num_text *t)
+{
+    size_t i = 0;
+    int digits = 0, significant = 0;
+    memset(t, 0, sizeof *t);
+    if (i < len && (s[i] == '+' || s[i] == '-')) t->neg = s[i++] == '-';
+    bool seen_point = false;
+    for (; i < len; i++) {
+        if (s[i] == '.' && !seen_point) {
+            seen_point = true;
+            continue;
+        }
+        unsigned d = digit(s[i]);
+        if (d > 9) break;
+        digits++;
+        if (significant == 0 && d == 0) {
+            if (seen_point) t->exp10--;
+            continue;
+        }
+        if (significant < 19) {
+            t->mantissa = t->mantissa * 10 + d;
+            significant++;
+            if (seen_point) t->exp10--;
+        } else {
+            t->truncated |= d != 0;
+            if (!seen_point) t->exp10++;
+        }
+    }
+    if (digits == 0) return false;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        bool ok;
+        t->exp10 += scan_exponent(s, len, &i, &ok);
+        if (!ok) return false;
+    }
+    return i == len;
+}
+
+static bool parse_special(const char *s, size_t len, double *out)
+{
+    bool neg = len > 0 && s[0] == '-';
+    size_t i = len > 0 && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+    if (word_is(s + i, len - i, "nan")) {
+        *out = neg ? -NAN : NAN;
+        return true;
+    }
+    if (word_is(s + i, len - i, "inf") || word_is(s + i, len - i, "infinity")) {
+        *out = neg ? -INFINITY : INFINITY;
+        return true;
+    }
+    return false;
+}
+
+/* strtod on a NUL-terminated copy whose decimal point is the locale's. */
+static tl_status parse_double_slow(const char *s, size_t len, double *out, tl_error *err)
+{
+    char buf[1024];
+    if (len >= sizeof buf) return parse_error(s, len, "float64 (too long)", err);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    const char *point = localeconv()->decimal_point;
+    if (point && point[0] && point[0] != '.' && point[1] == '\0') {
+        char *dot = memchr(buf, '.', len);
+        if (dot) *dot = point[0];
+    }
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(buf, &end);
+    if (end != buf + len) return parse_error(s, len, "float64", err);
+    if (errno == ERANGE && isinf(v)) return range_error(s, len, "float64", err);
+    *out = v;
+    return TL_OK;
+}
+
+tl_status tl_parse_double(const char *s, size_t len, double *out, tl_error *err)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    tl_num_text t;
+    if (!scan_number(s, len, &t)) {
+        if (parse_special(s, len, out)) return TL_OK;
+        return parse_error(s, len, "float64", err);
+    }
+    /* Exact operands and one correctly rounded operation (Clinger's fast path). */
+    if (!t.truncated && t.mantissa <= (1ULL << 53) && t.exp10 >= -22 && t.exp10 <= 22) {
+        double m = (double)t.mantissa;
+        double v = t.exp10 < 0 ? m / pow10[-t.exp10] : m * pow10[t.exp10];
+        *out = t.neg ? -v : v;
+        return TL_OK;
+    }
+    if (t.mantissa == 0) {
+        *out = t.neg ? -0.0 : 0.0;
+        return TL_OK;
+    }
+    return parse_double_slow(s, len, out, err);
+}
+
+/* ---- Calendar ---- */
+
+int64_t tl_days_from_civil(int64_t y, int m, int d)
+{
+    /* Howard Hinnant's days_from_civil: years start in March so the leap day is last. */
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+void tl_civil_from_days(int64_t z, int64_t *year, int *month, int *day)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *day = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *month = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *year = yoe + era * 400 + (*month <= 2);
+}
+
+static int days_in_month(int64_t y, int m)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return m == 2 && leap ? 29 : days[m - 1];
+}
+
+/* Reads exactly n digits at s; -1 if any is not a digit. */
+static int fixed_digits(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned d = digit(s[i]);
+        if (d > 9) return -1;
+        v = v * 10 + (int)d;
+    }
+    return v;
+}
+
+/* "YYYY-MM-DD" at the start of s (len >= 10). */
+static bool scan_date(const char *s, size_t len, int64_t *days)
+{
+    if (len < 10 || s[4] != '-' || s[7] != '-') return false;
+    int y = fixed_digits(s, 4), m = fixed_digits(s + 5, 2), d = fixed_digits(s + 8, 2);
+    if (y < 0 || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m)) return false;
+    *days = tl_days_from_civil(y, m, d);
+    return true;
+}
+
+tl_status tl_parse_date32(const char *s, size_t len, int32_t *out, tl_error *err)
+{
+    int64_t days;
+    if (len != 10 || !scan_date(s, len, &days)) return parse_error(s, len, "date32", err);
+    *out = (int32_t)days;
+    return TL_OK;
+}
+
+typedef struct tl_clock {
+    int64_t seconds; /* of the day, before the offset */
+    int64_t nanos;
+    int64_t offset; /* seconds east of UTC */
+} tl_clock;
+
+/* "+HH", "+HHMM" or "+HH:MM" (or '-'), or 'Z'; the whole rest of the text. */
+static bool scan_offset(const char *s, size_t len, int64_t *offset)
+{
+    if (len == 1 && (s[0] == 'Z' || s[0] == 'z')) return true;
+    if (len < 3 || (s[0] != '+' && s[0] != '-')) return false;
+    int h = fixed_digits(s + 1, 2), m = 0;
+    if (len == 6 && s[3] == ':')
+        m = fixed_digits(s + 4, 2);
+    else if (len == 5)
+        m = fixed_digits(s + 3, 2);
+    else if (len != 3)
+        return false;
+    if (h < 0 || h > 23 || m < 0 || m > 59) return false;
+    *offset = (s[0] == '-' ? -1 : 1) * (int64_t)(h * 3600 + m * 60);
+    return true;
+}
+
+/* "HH:MM[:SS[.f{1,9}]][offset]": the whole text after the date separator. */
+static bool scan_clock(const char *s, size_t len, tl_clock *c)
+{
+    if (len < 5 || s[2] != ':') return false;
+    int h = fixed_digits(s, 2), m = fixed_digits(s + 3, 2), sec = 0;
+    size_t i = 5;
+    if (i < len && s[i] == ':') {
+        if (len < i + 3 || (sec = fixed_digits(s + i + 1, 2)) < 0) return false;
+        i += 3;
+        if (i < len && s[i] == '.') {
+            size_t start = ++i;
+            int64_t scale = 100000000;
+            for (; i < len && digit(s[i]) <= 9; i++, scale /= 10) {
+                if (i - start == 9) return false;
+                c->nanos += digit(s[i]) * scale;
+            }
+            if (i == start) return false;
+        }
+    }
+    if (h < 0 || h > 23 || m < 0 || m > 59 || sec > 59) return false;
+    c->seconds = h * 3600 + m * 60 + sec;
+    return i == len || scan_offset(s + i, len - i, &c->offset);
+}
+
+static const int64_t units_per_second[] = {1, 1000, 1000000, 1000000000};
+
+tl_status tl_parse_timestamp(const char *s, size_t len, tl_time_unit unit, int64_t *out,
+                             tl_error *err)
+{
+    static const char *const names[] = {"timestamp[s]", "timestamp[ms]", "timestamp[us]",
+                                        "timestamp[ns]"};
+    int64_t days;
+    tl_clock c = {0, 0, 0};
+    if (!scan_date(s, len, &days)) return parse_error(s, len, names[unit], err);
+    if (len > 10) {
+        char sep = s[10];
+        if ((sep != 'T' && sep != 't' && sep != ' ') || !scan_clock(s + 11, len - 11, &c))
+            return parse_error(s, len, names[unit], err);
+    }
+    int64_t per_sec = units_per_second[unit], secs = days * 86400 + c.seconds - c.offset, v;
+    int64_t frac = c.nanos / (1000000000 / per_sec); /* nanos >= 0: this is a floor */
+    if (__builtin_mul_overflow(secs, per_sec, &v) || __builtin_add_overflow(v, frac, &v))
+        return range_error(s, len, names[unit], err);
+    *out = v;
+    return TL_OK;
+}
+
+tl_status tl_parse_timestamp_us(const char *s, size_t len, int64_t *out, tl_error *err)
+{
+    return tl_parse_timestamp(s, len, TL_UNIT_MICRO, out, err);
+}
+
+/* ---- Decimals ---- */
+
+tl_i128 tl_i128_pow10(int n)
+{
+    tl_i128 v = 1;
+    for (int i = 0; i < n; i++) v *= 10;
+    return v;
+}
+
+tl_status tl_parse_decimal128(const char *s, size_t len, int32_t precision, int32_t scale,
+                              tl_i128 *out, tl_error *err)
+{
+    char what[48];
+    snprintf(what, sizeof what, "decimal128(%d, %d)", (int)precision, (int)scale);
+    size_t i = len > 0 && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+    bool neg = i == 1 && s[0] == '-';
+    size_t int_start = i;
+    while (i < len && digit(s[i]) <= 9) i++;
+    size_t int_end = i, frac_start = i, frac_end = i;
+    if (i < len && s[i] == '.') {
+        frac_start = ++i;
+        while (i < len && digit(s[i]) <= 9) i++;
+        frac_end = i;
+    }
+    if (i != len || (int_end == int_start && frac_end == frac_start))
+        return parse_error(s, len, what, err);
+    /* Trailing zeros of the fraction do not change the value. */
+    while (frac_end > frac_start && s[frac_end - 1] == '0') frac_end--;
+    if ((int32_t)(frac_end - frac_start) > scale)
+        return tl_error_set(err, TL_ERR_INVALID, "cannot parse %.*s as %s: too many decimal places",
+                            (int)(len > 60 ? 60 : len), s, what);
+    tl_i128 limit = tl_i128_pow10(precision), v = 0;
+    for (size_t j = int_start; j < frac_end; j++) {
+        if (j == int_end) j = frac_start;
+        if (j >= frac_end) break;
+        v = v * 10 + digit(s[j]);
+        if (v >= limit) return range_error(s, len, what, err);
+    }
+    int32_t missing = scale - (int32_t)(frac_end - frac_start);
+    if (v != 0 && v >= limit / tl_i128_pow10(missing)) return range_error(s, len, what, err);
+    v *= tl_i128_pow10(missing);
+    *out = neg ? -v : v;
+    return TL_OK;
+}
+
+void tl_decimal128_format(tl_i128 value, int32_t scale, char *buf, size_t size)
+{
+    __extension__ unsigned __int128 u =
+        value < 0 ? -(unsigned __int128)value : (unsigned __int128)value;
+    char digits[48];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u != 0);
+    while (n <= scale) digits[n++] = '0';
+    char text[64];
+    size_t t = 0;
+    if (value < 0) text[t++] = '-';
+    for (int i = n - 1; i >= 0; i--) {
+        text[t++] = digits[i];
+        if (i == scale && scale > 0) text[t++] = '.';
+    }
+    text[t] = '\0';
+    snprintf(buf, size, "%s", text);
+}
+
+void tl_double_format(double value, char *buf, size_t size)
+{
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(buf, size, "%.*g", precision, value);
+        if (isnan(value) || strtod(buf, NULL) == value) return;
+    }
+}
+
+void tl_text_quote(const uint8_t *s, int64_t len, char *buf, size_t size)
+{
+    char text[64];
+    int64_t n = len > 48 ? 48 : len;
+    /* Do not cut a UTF-8 sequence in half. */
+    while (n < len && n > 0 && (s[n] & 0xC0) == 0x80) n--;
+    for (int64_t i = 0; i < n; i++) text[i] = s[i] < 0x20 || s[i] == 0x7f ? '?' : (char)s[i];
+    text[n] = '\0';
+    snprintf(buf, size, "\"%s\"%s", text, n < len ? "..." : "");
+}
