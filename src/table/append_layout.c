@@ -55,7 +55,8 @@ static void dedup_sorted(layout *l)
     int64_t kept = 0;
     for (int64_t i = 0; i < l->n; i++) {
         bool same_as_next = i + 1 < l->n;
-        for (size_t k = 0; same_as_next && k < l->n_keys; k++)
+        /* Time, the last key, differs most often: compare it first. */
+        for (size_t k = l->n_keys; same_as_next && k-- > 0;)
             same_as_next = same_value(&l->keys[k], l->order[i], l->order[i + 1]);
         if (!same_as_next) l->order[kept++] = l->order[i];
     }
@@ -77,6 +78,16 @@ static tl_status compute_partitions(const tl_table *t, const tl_rows *rows, layo
     return TL_OK;
 }
 
+/* A column whose values are all equal orders nothing: leave it out of the sort
+ * (the common case for the partition of a small append, and for the ingest
+ * time we fill in ourselves). */
+static bool all_equal_int64(const int64_t *v, int64_t n)
+{
+    for (int64_t i = 1; i < n; i++)
+        if (v[i] != v[0]) return false;
+    return true;
+}
+
 static tl_status sort_rows(const tl_table *t, const tl_rows *rows, layout *l, tl_error *err)
 {
     const tl_contract *c = &t->contract;
@@ -85,7 +96,7 @@ static tl_status sort_rows(const tl_table *t, const tl_rows *rows, layout *l, tl
     struct ArrowArray part_array = {0};
     tl_array_view part_view;
     const void *part_buffers[2] = {NULL, l->partition};
-    if (l->partition) {
+    if (l->partition && !all_equal_int64(l->partition, rows->array.length)) {
         /* Wrap the partition values as an int64 column (borrowed buffer). */
         tl_arrow_type lt;
         tl_arrow_type_parse("l", &lt, NULL);
@@ -100,7 +111,11 @@ static tl_status sort_rows(const tl_table *t, const tl_rows *rows, layout *l, tl
     if (c->time_index >= 0) view_column(rows, c->time_index, &l->keys[l->n_keys++]);
     for (size_t i = 0; i < l->n_keys; i++) keys[nk++] = (tl_sort_key){&l->keys[i], false, true};
     tl_array_view ingest;
-    if (c->dedup && c->ingest_index >= 0) {
+    const struct ArrowArray *ingest_col =
+        c->ingest_index >= 0 ? rows->array.children[c->ingest_index] : NULL;
+    if (c->dedup && ingest_col &&
+        !all_equal_int64((const int64_t *)ingest_col->buffers[1] + ingest_col->offset,
+                         ingest_col->length)) {
         view_column(rows, c->ingest_index, &ingest);
         keys[nk++] = (tl_sort_key){&ingest, false, true};
     }
