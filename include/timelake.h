@@ -188,6 +188,32 @@ tl_status tl_table_schema(const tl_table *table, struct ArrowSchema *out, tl_err
 /* Reloads the latest committed version. */
 tl_status tl_table_refresh(tl_table *table, tl_error *err);
 
+/* ---- Maintenance ---- */
+
+typedef struct tl_maintain_options {
+    int compact;   /* rewrite small or overlapping files, sorted and deduplicated */
+    int retention; /* drop whole partitions older than the table's retention */
+    int expire;    /* expire old snapshots and delete unreferenced objects */
+} tl_maintain_options;
+
+typedef struct tl_maintain_report {
+    int64_t partitions_compacted;
+    int64_t files_rewritten;
+    int64_t files_written;
+    int64_t rows_rewritten;
+    int64_t duplicates_removed;
+    int64_t partitions_dropped;
+    int64_t snapshots_expired;
+    int64_t objects_deleted;
+    double seconds;
+} tl_maintain_report;
+
+/* Runs maintenance in the order retention, compaction, expiry. `options` may be
+ * NULL (everything on). Each step that changes the table is its own commit; on
+ * success the handle is at the latest version and *out says what was done. */
+tl_status tl_table_maintain(tl_table *table, const tl_maintain_options *options,
+                            tl_maintain_report *out, tl_error *err);
+
 typedef struct tl_append_options {
     const char *batch_id; /* NULL: no idempotency key */
     int maintain;         /* 1 run, 0 skip, -1 follow the table's auto-maintain setting */
@@ -201,6 +227,11 @@ typedef struct tl_append_result {
     double commit_ms; /* wall time of the whole append */
     int attempts;    /* commit attempts (1 without contention) */
     int duplicate;   /* 1 when batch_id was already committed and nothing was written */
+    int maintained;  /* 1 when inline maintenance ran after the commit: see maintenance */
+    tl_maintain_report maintenance;
+    /* Non-empty when inline maintenance failed after the append committed: the
+     * rows are in the table; run tl_table_maintain later. */
+    char maintenance_error[TL_ERROR_MESSAGE_MAX];
 } tl_append_result;
 
 /* Appends the rows of `stream` as one atomic commit.
@@ -213,6 +244,30 @@ typedef struct tl_append_result {
 tl_status tl_table_append(tl_table *table, struct ArrowArrayStream *stream,
                           const tl_append_options *options, tl_append_result *out,
                           tl_error *err);
+
+/* ---- SQL ---- */
+
+typedef struct tl_query_stats {
+    int64_t files_total;      /* data files of the tables the query reads */
+    int64_t files_read;       /* ... left after pruning */
+    int64_t row_groups_total; /* row groups of the files read */
+    int64_t row_groups_read;  /* ... left after pruning */
+    int64_t bytes_read;
+} tl_query_stats;
+
+/* Runs SQL over the lake's tables. Unqualified table names resolve in
+ * `namespace_` (NULL means "default"). On success *out is a stream the caller
+ * owns and releases; `stats` may be NULL. Errors: TL_ERR_NOT_FOUND for an
+ * unknown table, TL_ERR_QUERY for any other failure to plan or run. */
+tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
+                      struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err);
+
+/* The newest row of every series of `table`, from its last-value index. On
+ * success *out is a stream the caller owns and releases. */
+tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStream *out,
+                         tl_error *err);
+
+/* ---- Table information ---- */
 
 /* Contract, size and layout of the handle's current version. */
 typedef struct tl_table_info {

@@ -10,16 +10,19 @@ APT_PACKAGES=(build-essential cmake ninja-build pkg-config git
   libjansson-dev libcurl4-openssl-dev libssl-dev libzstd-dev libsnappy-dev zlib1g-dev
   libmicrohttpd-dev clang-format python3-venv)
 
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
+apt_install() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
   echo "setup: installing ${missing[*]}"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+apt_install "${APT_PACKAGES[@]}"
 
 # A virtualenv is rebuilt only when its requirements file changed.
 make_venv() {
@@ -31,6 +34,17 @@ make_venv() {
   "$dir/bin/pip" install -q --disable-pip-version-check -r "$req"
   echo "$want" > "$stamp"
 }
+
+# Parts that need more (DuckDB from npm, emulators for the object-store tests,
+# ...) install it in their own scripts/setup.d/NAME.sh, sourced here in order.
+# Each sees $SETUP_TEST=1 when the test tools are wanted, and must be a no-op
+# when its things are already in place.
+SETUP_TEST=0; [ "${1:-}" = "--test" ] && SETUP_TEST=1
+for part in scripts/setup.d/*.sh; do
+  [ -e "$part" ] || continue
+  # shellcheck source=/dev/null
+  . "$part"
+done
 
 if [ "${1:-}" = "--test" ]; then
   make_venv .venv tests/requirements.txt

@@ -50,9 +50,6 @@ tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema
                              const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
                              tl_error *err);
 
-/* The object key of a URL written in the table's metadata, or NULL. */
-const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size);
-
 typedef struct tl_commit_request {
     const char *batch_id;          /* or NULL */
     const tl_ice_data_file *files; /* added data files */

@@ -12,6 +12,7 @@
 #include "core/random.h"
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
+#include "table/live_files.h"
 
 #define MAX_ATTEMPTS 40
 #define BACKOFF_BASE_MS 2
@@ -33,8 +34,8 @@ typedef struct commit_state {
     int64_t snapshot_id;
     char *manifest_key;
     tl_ice_manifest_file *manifest; /* the new manifest's list entry; seq set per attempt */
-    char *list_key;                /* this attempt's manifest list */
-    int32_t schema_id, spec_id;    /* what the files were written against */
+    char *list_key;                 /* this attempt's manifest list */
+    int32_t schema_id, spec_id;     /* what the files were written against */
 } commit_state;
 
 static int64_t new_snapshot_id(const tl_ice_metadata *md)
@@ -164,15 +165,10 @@ static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot 
     *out = NULL;
     *n = 0;
     if (parent == NULL || parent->manifest_list == NULL) return TL_OK;
-    char buf[1024];
-    const char *key = tl_table_key_of_url(t, parent->manifest_list, buf, sizeof buf);
-    if (key == NULL)
-        return tl_error_set(err, TL_ERR_STORAGE, "manifest list %s is outside the warehouse",
-                            parent->manifest_list);
     tl_buf b = {0};
-    tl_status st = tl_store_get(t->lake->store, key, &b, err);
+    tl_status st = tl_table_read_url(t, parent->manifest_list, &b, err);
     if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, out, n, err);
-    if (st != TL_OK) tl_error_prefix(err, "reading manifest list %s", key);
+    if (st != TL_OK) tl_error_prefix(err, "reading manifest list %s", parent->manifest_list);
     tl_buf_free(&b);
     return st;
 }

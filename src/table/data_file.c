@@ -16,17 +16,6 @@
 /* Iceberg's default metrics mode truncates string bounds to 16 characters. */
 #define STRING_BOUND_CHARS 16
 
-const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size)
-{
-    const char *key = tl_store_key_of(t->lake->store, url);
-    if (key != NULL) return key;
-    /* A table whose warehouse moved: resolve relative to the table's location. */
-    size_t n = strlen(t->location);
-    if (strncmp(url, t->location, n) != 0 || url[n] != '/') return NULL;
-    snprintf(buf, size, "%s%s", t->name.key, url + n);
-    return buf;
-}
-
 static tl_status partition_dir(const tl_table *t, const tl_partition_rows *part, tl_buf *key,
                                tl_error *err)
 {

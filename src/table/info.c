@@ -3,6 +3,7 @@
 
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
+#include "table/live_files.h"
 
 static char *dup_or_null(const char *s, bool *failed)
 {
@@ -22,15 +23,10 @@ static tl_status count_manifests(tl_table *t, const tl_ice_snapshot *s, int64_t 
 {
     *out = 0;
     if (s == NULL || s->manifest_list == NULL) return TL_OK;
-    char buf[1024];
-    const char *key = tl_table_key_of_url(t, s->manifest_list, buf, sizeof buf);
-    if (key == NULL)
-        return tl_error_set(err, TL_ERR_STORAGE, "manifest list %s is outside the warehouse",
-                            s->manifest_list);
     tl_buf b = {0};
     tl_ice_manifest_file *files = NULL;
     size_t n = 0;
-    tl_status st = tl_store_get(t->lake->store, key, &b, err);
+    tl_status st = tl_table_read_url(t, s->manifest_list, &b, err);
     if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, &files, &n, err);
     tl_buf_free(&b);
     tl_ice_manifest_files_free(files, n);

@@ -10,6 +10,17 @@ void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, siz
     snprintf(buf, size, "%s/metadata/v%lld.metadata.json", name->key, (long long)version);
 }
 
+const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size)
+{
+    const char *key = tl_store_key_of(t->lake->store, url);
+    if (key != NULL) return key;
+    /* A table whose warehouse moved: resolve relative to the table's location. */
+    size_t n = strlen(t->location);
+    if (strncmp(url, t->location, n) != 0 || url[n] != '/') return NULL;
+    snprintf(buf, size, "%s%s", t->name.key, url + n);
+    return buf;
+}
+
 /* The version in "…/metadata/vN.metadata.json", or -1. */
 static int64_t version_of_key(const char *key)
 {

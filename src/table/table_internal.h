@@ -25,6 +25,10 @@ struct tl_table {
 /* Key of metadata/vN.metadata.json of a table, written into buf. */
 void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size);
 
+/* The object key of a URL written in the table's metadata (buf may receive
+ * it), or NULL when the URL is outside the warehouse. */
+const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size);
+
 /* Loads version `version` of a table (or the latest if version <= 0) into a new handle. */
 tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
                         tl_error *err);

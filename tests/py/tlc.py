@@ -34,6 +34,15 @@ class AppendOptions(ctypes.Structure):
     _fields_ = [("batch_id", ctypes.c_char_p), ("maintain", ctypes.c_int)]
 
 
+class MaintainReport(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int64) for name in (
+        "partitions_compacted", "files_rewritten", "files_written", "rows_rewritten",
+        "duplicates_removed", "partitions_dropped", "snapshots_expired", "objects_deleted")] + [("seconds", ctypes.c_double)]
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name, _ in self._fields_}
+
+
 class AppendResult(ctypes.Structure):
     _fields_ = [
         ("rows", ctypes.c_int64),
@@ -43,6 +52,9 @@ class AppendResult(ctypes.Structure):
         ("commit_ms", ctypes.c_double),
         ("attempts", ctypes.c_int),
         ("duplicate", ctypes.c_int),
+        ("maintained", ctypes.c_int),
+        ("maintenance", MaintainReport),
+        ("maintenance_error", ctypes.c_char * 1024),
     ]
 
 
@@ -233,10 +245,15 @@ class Table:
         res = AppendResult()
         err = Error()
         _check(_lib.tl_table_append(self._h, stream, ctypes.byref(opts), ctypes.byref(res), ctypes.byref(err)), err)
-        return {
+        out = {
             "rows": res.rows, "files": res.files, "bytes": res.bytes, "version": res.version,
             "commit_ms": res.commit_ms, "attempts": res.attempts, "duplicate": bool(res.duplicate),
         }
+        if res.maintained:
+            out["maintenance"] = res.maintenance.as_dict()
+        if res.maintenance_error:
+            out["maintenance_error"] = res.maintenance_error.decode()
+        return out
 
     def info(self):
         info = TableInfo()

@@ -1,0 +1,80 @@
+#include "table/live_files.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_error *err)
+{
+    char buf[1024];
+    const char *key = tl_table_key_of_url(t, url, buf, sizeof buf);
+    if (key == NULL)
+        return tl_error_set(err, TL_ERR_STORAGE, "%s is outside the warehouse %s", url,
+                            t->lake->store->url);
+    tl_status st = tl_store_get(t->lake->store, key, out, err);
+    if (st == TL_ERR_NOT_FOUND)
+        st = tl_error_set(err, TL_ERR_STORAGE, "%s is missing (referenced by the table metadata)",
+                          url);
+    return st;
+}
+
+void tl_live_files_free(tl_live_files *lf)
+{
+    for (size_t i = 0; i < lf->n; i++) tl_ice_data_file_clear(&lf->files[i].file);
+    free(lf->files);
+    tl_ice_manifest_files_free(lf->manifests, lf->n_manifests);
+    memset(lf, 0, sizeof *lf);
+}
+
+/* Moves the live data entries of one manifest into lf. */
+static tl_status take_entries(tl_live_files *lf, size_t m, tl_ice_manifest_entry *entries, size_t n,
+                              tl_error *err)
+{
+    const tl_ice_manifest_file *mf = &lf->manifests[m];
+    tl_live_file *files = realloc(lf->files, (lf->n + n + 1) * sizeof *files);
+    if (files == NULL) return tl_error_nomem(err);
+    lf->files = files;
+    for (size_t i = 0; i < n; i++) {
+        tl_ice_manifest_entry *e = &entries[i];
+        if (e->status == 2) continue; /* deleted */
+        if (e->file.content != 0) {
+            lf->delete_files++;
+            continue;
+        }
+        tl_live_file *f = &lf->files[lf->n++];
+        f->file = e->file;
+        memset(&e->file, 0, sizeof e->file); /* moved */
+        /* v2 inheritance: null ids and sequence numbers come from the manifest. */
+        f->snapshot_id = e->has_snapshot_id ? e->snapshot_id : mf->added_snapshot_id;
+        f->sequence_number = e->has_sequence_number ? e->sequence_number : mf->sequence_number;
+        f->partition_spec_id = mf->partition_spec_id;
+        f->manifest = m;
+    }
+    return TL_OK;
+}
+
+tl_status tl_live_files_read(const tl_table *t, const tl_ice_snapshot *snapshot, tl_live_files *out,
+                             tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const tl_ice_snapshot *s = snapshot ? snapshot : tl_ice_metadata_current_snapshot(t->md);
+    if (s == NULL || s->manifest_list == NULL) return TL_OK;
+    tl_buf b = {0};
+    tl_status st = tl_table_read_url(t, s->manifest_list, &b, err);
+    if (st == TL_OK)
+        st = tl_ice_manifest_list_read(b.data, b.len, &out->manifests, &out->n_manifests, err);
+    for (size_t m = 0; st == TL_OK && m < out->n_manifests; m++) {
+        if (out->manifests[m].content != 0) continue; /* delete manifests */
+        tl_ice_manifest_entry *entries = NULL;
+        size_t n = 0;
+        b.len = 0;
+        st = tl_table_read_url(t, out->manifests[m].manifest_path, &b, err);
+        if (st == TL_OK) st = tl_ice_manifest_read(b.data, b.len, &entries, &n, err);
+        if (st != TL_OK)
+            tl_error_prefix(err, "reading manifest %s", out->manifests[m].manifest_path);
+        if (st == TL_OK) st = take_entries(out, m, entries, n, err);
+        tl_ice_manifest_entries_free(entries, n);
+    }
+    tl_buf_free(&b);
+    if (st != TL_OK) tl_live_files_free(out);
+    return st;
+}
