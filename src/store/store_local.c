@@ -1,7 +1,9 @@
-/* The local-disk backend. Durability: every object is written to a temporary
- * file, fsynced, then renamed (put) or hard-linked (put_if_absent) into place,
- * and the directory is fsynced, so a crash leaves either the whole object or
- * none of it. Temporary files start with ".tmp-" and are never listed. */
+/* The local-disk backend. Every object is written to a temporary file, then
+ * renamed (put) or hard-linked (put_if_absent) into place, so a reader sees
+ * the whole object or none of it. Durability: a put's file and directory are
+ * fsynced at the latest by the next put_if_absent (the commit point; see
+ * local_sync.h), which fsyncs its own file and directory before returning.
+ * Temporary files start with ".tmp-" and are never listed. */
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -15,13 +17,15 @@
 
 #include "core/random.h"
 #include "core/strlist.h"
+#include "store/local_sync.h"
 #include "store/store.h"
 
 #define TMP_PREFIX ".tmp-"
 
 typedef struct local_store {
     tl_store base;
-    char *root; /* absolute directory path, no trailing slash */
+    char *root;           /* absolute directory path, no trailing slash */
+    tl_sync_set unsynced; /* puts not yet known to be durable */
 } local_store;
 
 static tl_status io_error(tl_error *err, const char *what, const char *path)
@@ -52,15 +56,18 @@ static char *path_of(const local_store *ls, const char *key)
     return key[0] ? tl_strdup_printf("%s/%s", ls->root, key) : strdup(ls->root);
 }
 
-static tl_status make_dirs(char *path, tl_error *err)
+/* mkdir -p of every parent of path (modified and restored). A directory it
+ * creates is an entry of its parent, which must reach the disk too. */
+static tl_status make_dirs(local_store *ls, char *path, tl_error *err)
 {
-    /* mkdir -p of every parent of path (path is modified and restored). */
     for (char *p = path + 1; *p; p++) {
         if (*p != '/') continue;
         *p = '\0';
         int rc = mkdir(path, 0755);
         int e = errno;
+        tl_status st = rc == 0 ? tl_sync_set_add(&ls->unsynced, path, err) : TL_OK;
         *p = '/';
+        if (st != TL_OK) return st;
         if (rc != 0 && e != EEXIST) {
             errno = e;
             return io_error(err, "creating directory for", path);
@@ -170,10 +177,12 @@ static tl_status local_size(tl_store *s, const char *key, uint64_t *out, tl_erro
     return st;
 }
 
-/* Writes data to a fresh fsynced temporary file beside `path`; *tmp_out gets its name. */
-static tl_status write_temp(char *path, const void *data, size_t len, char **tmp_out, tl_error *err)
+/* Writes data to a fresh temporary file beside `path` and starts its
+ * writeback (the fsync comes later, see local_sync.h); *tmp_out gets its name. */
+static tl_status write_temp(local_store *ls, char *path, const void *data, size_t len,
+                            char **tmp_out, tl_error *err)
 {
-    TL_TRY(make_dirs(path, err));
+    TL_TRY(make_dirs(ls, path, err));
     char *slash = strrchr(path, '/');
     char rnd[TL_UUID_STR_LEN + 1];
     tl_uuid_v4(rnd);
@@ -188,7 +197,7 @@ static tl_status write_temp(char *path, const void *data, size_t len, char **tmp
         return st;
     }
     tl_status st = write_fully(fd, data, len, tmp, err);
-    if (st == TL_OK && fsync(fd) != 0) st = io_error(err, "syncing", tmp);
+    if (st == TL_OK) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     if (close(fd) != 0 && st == TL_OK) st = io_error(err, "closing", tmp);
     if (st != TL_OK) {
         unlink(tmp);
@@ -203,17 +212,15 @@ static tl_status local_put(tl_store *s, const char *key, const void *data, size_
                            tl_error *err)
 {
     TL_TRY(check_key(key, err));
-    char *path = path_of((local_store *)s, key), *tmp = NULL;
+    local_store *ls = (local_store *)s;
+    char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
-    tl_status st = write_temp(path, data, len, &tmp, err);
-    if (st == TL_OK) {
-        if (rename(tmp, path) != 0) {
-            st = io_error(err, "renaming into", path);
-            unlink(tmp);
-        } else {
-            st = fsync_dir_of(path, err);
-        }
+    tl_status st = write_temp(ls, path, data, len, &tmp, err);
+    if (st == TL_OK && rename(tmp, path) != 0) {
+        st = io_error(err, "renaming into", path);
+        unlink(tmp);
     }
+    if (st == TL_OK) st = tl_sync_set_add(&ls->unsynced, path, err);
     free(tmp);
     free(path);
     return st;
@@ -223,17 +230,19 @@ static tl_status local_put_if_absent(tl_store *s, const char *key, const void *d
                                      tl_error *err)
 {
     TL_TRY(check_key(key, err));
-    char *path = path_of((local_store *)s, key), *tmp = NULL;
+    local_store *ls = (local_store *)s;
+    char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
-    tl_status st = write_temp(path, data, len, &tmp, err);
-    if (st == TL_OK) {
-        /* link() fails with EEXIST if another writer got there first: atomic. */
-        if (link(tmp, path) != 0)
-            st = errno == EEXIST ? tl_error_set(err, TL_ERR_EXISTS, "%s exists already", path)
-                                 : io_error(err, "linking", path);
-        unlink(tmp);
-        if (st == TL_OK) st = fsync_dir_of(path, err);
-    }
+    /* Everything put before must be on disk before this object can be: it is
+     * the commit that makes them part of the table. */
+    tl_status st = write_temp(ls, path, data, len, &tmp, err);
+    if (st == TL_OK) st = tl_sync_set_add(&ls->unsynced, tmp, err);
+    if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
+    if (st == TL_OK && link(tmp, path) != 0) /* EEXIST when another writer won: atomic */
+        st = errno == EEXIST ? tl_error_set(err, TL_ERR_EXISTS, "%s exists already", path)
+                             : io_error(err, "linking", path);
+    if (tmp) unlink(tmp);
+    if (st == TL_OK) st = fsync_dir_of(path, err);
     free(tmp);
     free(path);
     return st;
@@ -328,6 +337,7 @@ static tl_status local_remove(tl_store *s, const char *key, tl_error *err)
 static void local_free(tl_store *s)
 {
     local_store *ls = (local_store *)s;
+    tl_sync_set_destroy(&ls->unsynced);
     free(ls->root);
     free(ls->base.url);
     free(ls);
@@ -378,6 +388,7 @@ tl_status tl_store_local_open(const char *path, tl_store **out, tl_error *err)
     local_store *ls = calloc(1, sizeof *ls);
     if (ls == NULL) return tl_error_nomem(err);
     ls->base.ops = &local_ops;
+    tl_sync_set_init(&ls->unsynced);
     ls->root = normalize_path(path);
     ls->base.url =
         ls->root ? tl_strdup_printf("file://%s", strcmp(ls->root, "/") ? ls->root : "") : NULL;

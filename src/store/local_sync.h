@@ -1,0 +1,31 @@
+/* Deferred durability for the local backend.
+ *
+ * Every fsync on a journaling file system costs a journal commit (milliseconds
+ * each), and an append writes several objects before its commit. So plain
+ * puts only start writeback and remember what must reach the disk; the commit
+ * (put_if_absent) first makes all of it durable at once, with the fsyncs run
+ * concurrently so the file system can share journal commits between them.
+ * Thread-safe: a lake's tables may append from several threads. */
+#ifndef TL_STORE_LOCAL_SYNC_H
+#define TL_STORE_LOCAL_SYNC_H
+
+#include <pthread.h>
+
+#include "core/error.h"
+#include "core/strlist.h"
+
+typedef struct tl_sync_set {
+    pthread_mutex_t lock;
+    tl_strlist paths; /* files and directories to fsync, without duplicates */
+} tl_sync_set;
+
+void tl_sync_set_init(tl_sync_set *s);
+void tl_sync_set_destroy(tl_sync_set *s);
+
+/* Remembers a file and its directory for the next flush. */
+tl_status tl_sync_set_add(tl_sync_set *s, const char *file_path, tl_error *err);
+
+/* Fsyncs everything remembered so far (a path deleted meanwhile is skipped). */
+tl_status tl_sync_set_flush(tl_sync_set *s, tl_error *err);
+
+#endif
