@@ -229,53 +229,18 @@ static tl_status tl_mread_entry(const tl_avro_value *rec, tl_ice_manifest_entry 
     return st;
 }
 
-static tl_status tl_mread_all(tl_avro_reader *r, tl_ice_manifest_entry **out, size_t *n,
-                              tl_error *err)
+static tl_status tl_mread_entry_cb(const tl_avro_value *rec, void *elem, tl_error *err)
 {
-    tl_avro_arena arena = {0};
-    size_t cap = 0;
-    tl_status st = TL_OK;
-    for (;;) {
-        tl_avro_value v;
-        bool done;
-        tl_avro_arena_reset(&arena);
-        if ((st = tl_avro_reader_next(r, &arena, &v, &done, err)) != TL_OK || done) break;
-        if (*n == cap) {
-            size_t cap2 = cap ? cap * 2 : 16;
-            tl_ice_manifest_entry *e = realloc(*out, cap2 * sizeof *e);
-            if (e == NULL) {
-                st = tl_error_nomem(err);
-                break;
-            }
-            *out = e;
-            cap = cap2;
-        }
-        memset(&(*out)[*n], 0, sizeof **out);
-        st = tl_mread_entry(&v, &(*out)[*n], err);
-        (*n)++; /* counted even on failure so the caller frees it */
-        if (st != TL_OK) {
-            tl_error_prefix(err, "entry %zu", *n - 1);
-            break;
-        }
-    }
-    tl_avro_arena_free(&arena);
-    return st;
+    return tl_mread_entry(rec, elem, err);
 }
 
 tl_status tl_ice_manifest_read(const uint8_t *data, size_t len, tl_ice_manifest_entry **out,
                                size_t *n, tl_error *err)
 {
-    *out = NULL;
-    *n = 0;
-    tl_avro_reader *r;
-    tl_status st = tl_avro_reader_open(data, len, &r, err);
-    if (st == TL_OK) {
-        if (tl_avro_reader_schema(r)->root->kind != TL_AVRO_RECORD)
-            st = tl_error_set(err, TL_ERR_INVALID, "manifest schema is not a record");
-        else
-            st = tl_mread_all(r, out, n, err);
-        tl_avro_reader_free(r);
-    }
+    void *items = NULL;
+    tl_status st =
+        tl_avro_read_records(data, len, sizeof **out, tl_mread_entry_cb, "entry", &items, n, err);
+    *out = items;
     if (st != TL_OK) {
         tl_ice_manifest_entries_free(*out, *n);
         *out = NULL;

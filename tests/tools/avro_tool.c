@@ -141,11 +141,11 @@ static int cmd_dump(const char *path)
     json_object_set_new(out, "metadata", meta);
     json_object_set_new(out, "schema", json_loads((char *)schema.data, JSON_DECODE_ANY, NULL));
     tl_buf_free(&schema);
-    tl_avro_arena arena = {0};
+    tl_arena arena = {0};
     for (;;) {
         tl_avro_value v;
         bool done;
-        tl_avro_arena_reset(&arena);
+        tl_arena_reset(&arena);
         if (tl_avro_reader_next(r, &arena, &v, &done, &err) != TL_OK) die(path, &err);
         if (done) break;
         json_t *j;
@@ -154,7 +154,7 @@ static int cmd_dump(const char *path)
         json_array_append_new(records, j);
     }
     json_object_set_new(out, "records", records);
-    tl_avro_arena_free(&arena);
+    tl_arena_free(&arena);
     tl_avro_reader_free(r);
     free(data);
     print_json(out);
@@ -190,18 +190,18 @@ static int cmd_write(const char *spec_path, const char *out_path)
     tl_buf out = {0};
     tl_avro_writer w;
     if (tl_avro_writer_begin(&w, schema, kv, &opts, &out, &err) != TL_OK) die("begin", &err);
-    tl_avro_arena arena = {0};
+    tl_arena arena = {0};
     json_t *records = json_object_get(spec, "records");
     for (i = 0; i < json_array_size(records); i++) {
         tl_avro_value v;
-        tl_avro_arena_reset(&arena);
+        tl_arena_reset(&arena);
         if (tl_avro_from_json(schema->root, json_array_get(records, i), &arena, &v, &err) != TL_OK)
             die("record", &err);
         if (tl_avro_writer_append(&w, &v, &err) != TL_OK) die("append", &err);
     }
     if (tl_avro_writer_finish(&w, &err) != TL_OK) die("finish", &err);
     write_file(out_path, &out);
-    tl_avro_arena_free(&arena);
+    tl_arena_free(&arena);
     tl_buf_free(&out);
     free(kv);
     tl_avro_schema_free(schema);

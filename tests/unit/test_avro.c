@@ -245,7 +245,7 @@ static const char rich_json[] =
 
 typedef struct fixture {
     tl_avro_schema *schema;
-    tl_avro_arena arena;
+    tl_arena arena;
     tl_avro_value *values;
     size_t n;
     json_t *json;
@@ -268,7 +268,7 @@ static void fixture_init(fixture *fx)
 
 static void fixture_free(fixture *fx)
 {
-    tl_avro_arena_free(&fx->arena);
+    tl_arena_free(&fx->arena);
     free(fx->values);
     json_decref(fx->json);
     tl_avro_schema_free(fx->schema);
@@ -302,7 +302,7 @@ static void test_value_encode_decode_round_trip(void)
         tl_buf b = {0};
         CHECK_OK(tl_avro_encode(fx.schema->root, &fx.values[i], &b, &err), &err);
         tl_avro_cursor c = tl_avro_cursor_make(b.data, b.len);
-        tl_avro_arena arena = {0};
+        tl_arena arena = {0};
         tl_avro_value v;
         CHECK_OK(tl_avro_decode(fx.schema->root, &c, &arena, NULL, &v, &err), &err);
         CHECK_INT(tl_avro_cursor_left(&c), 0);
@@ -321,10 +321,10 @@ static void test_value_encode_decode_round_trip(void)
         /* Every truncation fails cleanly. */
         for (size_t cut = 0; cut < b.len; cut++) {
             tl_avro_cursor t = tl_avro_cursor_make(b.data, cut);
-            tl_avro_arena_reset(&arena);
+            tl_arena_reset(&arena);
             CHECK(tl_avro_decode(fx.schema->root, &t, &arena, NULL, &v, &err) != TL_OK);
         }
-        tl_avro_arena_free(&arena);
+        tl_arena_free(&arena);
         tl_buf_free(&b);
     }
     /* A value of the wrong kind is refused and leaves nothing behind. */
@@ -347,7 +347,7 @@ static void test_blocks_with_negative_counts(void)
     /* map block of -1 entries (size 5): "k" -> array blocks [-2 (size 2): 1, 2], [1: 3], end. */
     const uint8_t data[] = {0x01, 0x0a, 0x02, 'k', 0x03, 0x04, 0x02, 0x04, 0x02, 0x06, 0x00, 0x00};
     tl_avro_cursor c = tl_avro_cursor_make(data, sizeof data);
-    tl_avro_arena arena = {0};
+    tl_arena arena = {0};
     tl_avro_value v;
     CHECK_OK(tl_avro_decode(s->root, &c, &arena, NULL, &v, &err), &err);
     CHECK_INT(tl_avro_cursor_left(&c), 0);
@@ -359,7 +359,7 @@ static void test_blocks_with_negative_counts(void)
     const uint8_t bad[] = {0x01, 0x7e, 0x02, 'k', 0x00, 0x00};
     c = tl_avro_cursor_make(bad, sizeof bad);
     CHECK_INT(tl_avro_decode(s->root, &c, &arena, NULL, &v, &err), TL_ERR_INVALID);
-    tl_avro_arena_free(&arena);
+    tl_arena_free(&arena);
     tl_avro_schema_free(s);
 }
 
@@ -374,7 +374,7 @@ static void test_hostile_counts_are_bounded(void)
     tl_avro_write_long(&b, (int64_t)1 << 62);
     tl_avro_write_long(&b, 0);
     tl_avro_cursor c = tl_avro_cursor_make(b.data, b.len);
-    tl_avro_arena arena = {0};
+    tl_arena arena = {0};
     tl_avro_value v;
     CHECK_INT(tl_avro_decode(s->root, &c, &arena, NULL, &v, &err), TL_ERR_INVALID);
     tl_avro_schema_free(s);
@@ -399,7 +399,7 @@ static void test_hostile_counts_are_bounded(void)
     CHECK_INT(tl_avro_decode(s->root, &c, &arena, NULL, &v, &err), TL_ERR_INVALID);
     CHECK(strstr(err.message, "deeper") != NULL);
     tl_avro_schema_free(s);
-    tl_avro_arena_free(&arena);
+    tl_arena_free(&arena);
     tl_buf_free(&b);
 }
 
@@ -423,12 +423,12 @@ static long read_all(const uint8_t *data, size_t len, fixture *fx, tl_error *err
 {
     tl_avro_reader *r;
     if (tl_avro_reader_open(data, len, &r, err) != TL_OK) return -1;
-    tl_avro_arena arena = {0};
+    tl_arena arena = {0};
     long n = 0;
     for (;;) {
         tl_avro_value v;
         bool done;
-        tl_avro_arena_reset(&arena);
+        tl_arena_reset(&arena);
         if (tl_avro_reader_next(r, &arena, &v, &done, err) != TL_OK) {
             n = -1;
             break;
@@ -437,7 +437,7 @@ static long read_all(const uint8_t *data, size_t len, fixture *fx, tl_error *err
         if (fx) CHECK(json_same(fx->schema->root, &v, json_array_get(fx->json, (size_t)n % fx->n)));
         n++;
     }
-    tl_avro_arena_free(&arena);
+    tl_arena_free(&arena);
     tl_avro_reader_free(r);
     return n;
 }

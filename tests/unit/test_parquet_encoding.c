@@ -186,7 +186,7 @@ static void test_file_meta_round_trip(void)
 {
     tl_buf b = {0};
     sample_footer(&b);
-    tl_pq_arena arena = {0};
+    tl_arena arena = {0};
     tl_pq_file_meta m;
     tl_error err;
     CHECK_OK(tl_pq_parse_file_meta(b.data, b.len, &arena, &m, &err), &err);
@@ -207,21 +207,21 @@ static void test_file_meta_round_trip(void)
     CHECK_STR(m.key_value[0].value, "v");
     CHECK_STR(m.created_by, "test");
     CHECK_INT(m.n_column_orders, 2);
-    tl_pq_arena_free(&arena);
+    tl_arena_free(&arena);
 
     /* Every truncation fails cleanly; every single-byte corruption fails or parses. */
     for (size_t n = 0; n < b.len; n++) {
-        tl_pq_arena a = {0};
+        tl_arena a = {0};
         CHECK(tl_pq_parse_file_meta(b.data, n, &a, &m, &err) != TL_OK);
-        tl_pq_arena_free(&a);
+        tl_arena_free(&a);
     }
     for (int i = 0; i < 2000; i++) {
         tl_buf c = {0};
         tl_buf_append(&c, b.data, b.len);
         c.data[rnd() % c.len] ^= (uint8_t)(1 + rnd() % 255);
-        tl_pq_arena a = {0};
+        tl_arena a = {0};
         (void)tl_pq_parse_file_meta(c.data, c.len, &a, &m, &err);
-        tl_pq_arena_free(&a);
+        tl_arena_free(&a);
         tl_buf_free(&c);
     }
     tl_buf_free(&b);

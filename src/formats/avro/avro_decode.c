@@ -8,7 +8,7 @@
 
 typedef struct tl_avro_decoder {
     tl_avro_cursor *cur;
-    tl_avro_arena *arena;
+    tl_arena *arena;
     tl_error *err;
     size_t *budget; /* values still allowed */
 } tl_avro_decoder;
@@ -59,7 +59,7 @@ static tl_status tl_avro_grow(tl_avro_decoder *d, void **items, size_t size, siz
     if (need <= *cap) return TL_OK;
     size_t cap2 = *cap * 2 > need ? *cap * 2 : need;
     if (cap2 > SIZE_MAX / size) return tl_error_nomem(d->err);
-    void *p = tl_avro_arena_alloc(d->arena, cap2 * size);
+    void *p = tl_arena_alloc(d->arena, cap2 * size);
     if (p == NULL) return tl_error_nomem(d->err);
     if (used) memcpy(p, *items, used * size);
     *items = p;
@@ -87,7 +87,7 @@ static tl_status tl_avro_decode_list(tl_avro_decoder *d, const tl_avro_type *t, 
                 const uint8_t *key;
                 size_t klen;
                 TL_TRY(tl_avro_read_bytes(d->cur, &key, &klen, d->err));
-                if ((out->keys[out->len] = tl_avro_arena_dup(d->arena, key, klen)) == NULL)
+                if ((out->keys[out->len] = tl_arena_dup(d->arena, key, klen)) == NULL)
                     return tl_error_nomem(d->err);
             }
             TL_TRY(tl_avro_decode_value(d, t->items, depth + 1, &out->u.items[out->len]));
@@ -101,7 +101,7 @@ static tl_status tl_avro_decode_record(tl_avro_decoder *d, const tl_avro_type *t
 {
     TL_TRY(tl_avro_charge(d, t->n_fields));
     if (t->n_fields &&
-        (out->u.items = tl_avro_arena_alloc(d->arena, t->n_fields * sizeof *out->u.items)) == NULL)
+        (out->u.items = tl_arena_alloc(d->arena, t->n_fields * sizeof *out->u.items)) == NULL)
         return tl_error_nomem(d->err);
     out->len = t->n_fields;
     for (size_t i = 0; i < t->n_fields; i++) {
@@ -130,7 +130,7 @@ static tl_status tl_avro_decode_union(tl_avro_decoder *d, const tl_avro_type *t,
 static tl_status tl_avro_decode_bytes(tl_avro_decoder *d, const uint8_t *data, size_t len,
                                       tl_avro_value *out)
 {
-    char *copy = tl_avro_arena_dup(d->arena, data, len);
+    char *copy = tl_arena_dup(d->arena, data, len);
     if (copy == NULL) return tl_error_nomem(d->err);
     out->u.bytes = (const uint8_t *)copy;
     out->len = len;
@@ -202,7 +202,7 @@ size_t tl_avro_decode_budget(size_t bytes)
     return TL_AVRO_VALUE_BUDGET_BASE + bytes * TL_AVRO_VALUE_BUDGET_PER_BYTE;
 }
 
-tl_status tl_avro_decode(const tl_avro_type *type, tl_avro_cursor *cur, tl_avro_arena *arena,
+tl_status tl_avro_decode(const tl_avro_type *type, tl_avro_cursor *cur, tl_arena *arena,
                          size_t *budget, tl_avro_value *out, tl_error *err)
 {
     size_t own = tl_avro_decode_budget(tl_avro_cursor_left(cur));

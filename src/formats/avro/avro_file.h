@@ -82,9 +82,20 @@ void tl_avro_reader_meta_at(const tl_avro_reader *r, size_t i, const char **key,
 
 /* Decodes the next datum into *out (children in `arena`), or sets *done at
  * the end of the file. Values stay valid until the arena is reset. */
-tl_status tl_avro_reader_next(tl_avro_reader *r, tl_avro_arena *arena, tl_avro_value *out,
+tl_status tl_avro_reader_next(tl_avro_reader *r, tl_arena *arena, tl_avro_value *out,
                               bool *done, tl_error *err);
 
 void tl_avro_reader_free(tl_avro_reader *r);
+
+/* Converts one record of a file into an element (zeroed before the call). */
+typedef tl_status (*tl_avro_record_fn)(const tl_avro_value *record, void *elem, tl_error *err);
+
+/* Decodes every record of an object container file whose schema is a record
+ * into a malloc'd array of elem_size-byte elements. *n counts the elements
+ * handed to `convert`, a failed last one included, so that on failure the
+ * caller frees exactly those. `what` names a record in messages ("entry"). */
+tl_status tl_avro_read_records(const uint8_t *data, size_t len, size_t elem_size,
+                               tl_avro_record_fn convert, const char *what, void **out, size_t *n,
+                               tl_error *err);
 
 #endif

@@ -173,7 +173,7 @@ static tl_status tl_avro_next_block(tl_avro_reader *r, tl_error *err)
     return TL_OK;
 }
 
-tl_status tl_avro_reader_next(tl_avro_reader *r, tl_avro_arena *arena, tl_avro_value *out,
+tl_status tl_avro_reader_next(tl_avro_reader *r, tl_arena *arena, tl_avro_value *out,
                               bool *done, tl_error *err)
 {
     *done = false;
@@ -210,4 +210,54 @@ void tl_avro_reader_free(tl_avro_reader *r)
     tl_avro_schema_free(r->schema);
     tl_buf_free(&r->inflated);
     free(r);
+}
+
+static tl_status grow(void **items, size_t *cap, size_t elem_size, tl_error *err)
+{
+    size_t cap2 = *cap ? *cap * 2 : 16;
+    void *p = realloc(*items, cap2 * elem_size);
+    if (p == NULL) return tl_error_nomem(err);
+    *items = p;
+    *cap = cap2;
+    return TL_OK;
+}
+
+static tl_status read_all(tl_avro_reader *r, size_t elem_size, tl_avro_record_fn convert,
+                          const char *what, void **out, size_t *n, tl_error *err)
+{
+    tl_arena arena = {0};
+    size_t cap = 0;
+    tl_status st = TL_OK;
+    for (;;) {
+        tl_avro_value v;
+        bool done;
+        tl_arena_reset(&arena);
+        if ((st = tl_avro_reader_next(r, &arena, &v, &done, err)) != TL_OK || done) break;
+        if (*n == cap && (st = grow(out, &cap, elem_size, err)) != TL_OK) break;
+        void *elem = (uint8_t *)*out + *n * elem_size;
+        memset(elem, 0, elem_size);
+        st = convert(&v, elem, err);
+        (*n)++; /* counted even on failure so the caller frees it */
+        if (st != TL_OK) {
+            tl_error_prefix(err, "%s %zu", what, *n - 1);
+            break;
+        }
+    }
+    tl_arena_free(&arena);
+    return st;
+}
+
+tl_status tl_avro_read_records(const uint8_t *data, size_t len, size_t elem_size,
+                               tl_avro_record_fn convert, const char *what, void **out, size_t *n,
+                               tl_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    tl_avro_reader *r;
+    TL_TRY(tl_avro_reader_open(data, len, &r, err));
+    tl_status st = tl_avro_reader_schema(r)->root->kind == TL_AVRO_RECORD
+                       ? read_all(r, elem_size, convert, what, out, n, err)
+                       : tl_error_set(err, TL_ERR_INVALID, "the file's schema is not a record");
+    tl_avro_reader_free(r);
+    return st;
 }

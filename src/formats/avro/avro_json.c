@@ -136,7 +136,7 @@ tl_status tl_avro_to_json(const tl_avro_type *type, const tl_avro_value *v, json
 /* ---- JSON -> value ---- */
 
 typedef struct tl_avro_json_reader {
-    tl_avro_arena *arena;
+    tl_arena *arena;
     tl_error *err;
 } tl_avro_json_reader;
 
@@ -154,7 +154,7 @@ static tl_status tl_avro_json_latin1(tl_avro_json_reader *r, const json_t *j, tl
 {
     const uint8_t *s = (const uint8_t *)json_string_value(j);
     size_t len = json_string_length(j);
-    uint8_t *b = tl_avro_arena_alloc(r->arena, len + 1);
+    uint8_t *b = tl_arena_alloc(r->arena, len + 1);
     if (b == NULL) return tl_error_nomem(r->err);
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
@@ -209,7 +209,7 @@ static tl_status tl_avro_json_record(tl_avro_json_reader *r, const tl_avro_type 
     if (!json_is_object(j)) return tl_avro_json_bad(r, t);
     out->len = t->n_fields;
     if (t->n_fields &&
-        (out->u.items = tl_avro_arena_alloc(r->arena, t->n_fields * sizeof *out->u.items)) == NULL)
+        (out->u.items = tl_arena_alloc(r->arena, t->n_fields * sizeof *out->u.items)) == NULL)
         return tl_error_nomem(r->err);
     for (size_t i = 0; i < t->n_fields; i++) {
         const tl_avro_field *f = &t->fields[i];
@@ -240,21 +240,21 @@ static tl_status tl_avro_json_list(tl_avro_json_reader *r, const tl_avro_type *t
     size_t n = map ? json_object_size(j) : json_array_size(j);
     out->len = n;
     if (n == 0) return TL_OK;
-    out->u.items = tl_avro_arena_alloc(r->arena, n * sizeof *out->u.items);
+    out->u.items = tl_arena_alloc(r->arena, n * sizeof *out->u.items);
     if (out->u.items == NULL) return tl_error_nomem(r->err);
     if (!map) {
         for (size_t i = 0; i < n; i++)
             TL_TRY(tl_avro_json_in(r, t->items, json_array_get(j, i), depth + 1, &out->u.items[i]));
         return TL_OK;
     }
-    if ((out->keys = tl_avro_arena_alloc(r->arena, n * sizeof *out->keys)) == NULL)
+    if ((out->keys = tl_arena_alloc(r->arena, n * sizeof *out->keys)) == NULL)
         return tl_error_nomem(r->err);
     size_t i = 0;
     const char *key;
     json_t *value;
     json_object_foreach((json_t *)j, key, value)
     {
-        if ((out->keys[i] = tl_avro_arena_dup(r->arena, key, strlen(key))) == NULL)
+        if ((out->keys[i] = tl_arena_dup(r->arena, key, strlen(key))) == NULL)
             return tl_error_nomem(r->err);
         TL_TRY(tl_avro_json_in(r, t->items, value, depth + 1, &out->u.items[i]));
         i++;
@@ -310,7 +310,7 @@ static tl_status tl_avro_json_in(tl_avro_json_reader *r, const tl_avro_type *t, 
     case TL_AVRO_STRING:
         if (!json_is_string(j)) return tl_avro_json_bad(r, t);
         out->len = json_string_length(j);
-        out->u.bytes = (const uint8_t *)tl_avro_arena_dup(r->arena, json_string_value(j), out->len);
+        out->u.bytes = (const uint8_t *)tl_arena_dup(r->arena, json_string_value(j), out->len);
         return out->u.bytes ? TL_OK : tl_error_nomem(r->err);
     case TL_AVRO_BYTES:
     case TL_AVRO_FIXED:
@@ -329,7 +329,7 @@ static tl_status tl_avro_json_in(tl_avro_json_reader *r, const tl_avro_type *t, 
     }
 }
 
-tl_status tl_avro_from_json(const tl_avro_type *type, const json_t *j, tl_avro_arena *arena,
+tl_status tl_avro_from_json(const tl_avro_type *type, const json_t *j, tl_arena *arena,
                             tl_avro_value *out, tl_error *err)
 {
     tl_avro_json_reader r = {arena, err};

@@ -1,5 +1,5 @@
 /* A generic in-memory Avro datum: a tree of tl_avro_value, usually living in
- * a tl_avro_arena. Unions are transparent: a value is always of one concrete
+ * a tl_arena. Unions are transparent: a value is always of one concrete
  * kind, and writing picks the union branch of that kind.
  *
  * Decoding bounds everything by the input: lengths and counts by the bytes
@@ -16,7 +16,7 @@
 
 #include "core/buf.h"
 #include "core/error.h"
-#include "formats/avro/avro_arena.h"
+#include "core/arena.h"
 #include "formats/avro/avro_binary.h"
 #include "formats/avro/avro_schema.h"
 
@@ -44,7 +44,7 @@ struct tl_avro_value {
 /* Decodes one datum of `type` at the cursor into *out (children in arena).
  * Each value decoded is charged to *budget and decoding fails once it runs
  * out; NULL gives the datum tl_avro_decode_budget(bytes left). */
-tl_status tl_avro_decode(const tl_avro_type *type, tl_avro_cursor *cur, tl_avro_arena *arena,
+tl_status tl_avro_decode(const tl_avro_type *type, tl_avro_cursor *cur, tl_arena *arena,
                          size_t *budget, tl_avro_value *out, tl_error *err);
 
 /* The values `bytes` of input may decode to: about four per byte, which real
@@ -66,7 +66,7 @@ tl_status tl_avro_union_branch(const tl_avro_type *u, const tl_avro_value *v, si
 
 tl_status tl_avro_to_json(const tl_avro_type *type, const tl_avro_value *v, json_t **out,
                           tl_error *err);
-tl_status tl_avro_from_json(const tl_avro_type *type, const json_t *j, tl_avro_arena *arena,
+tl_status tl_avro_from_json(const tl_avro_type *type, const json_t *j, tl_arena *arena,
                             tl_avro_value *out, tl_error *err);
 
 /* ---- Record access ---- */

@@ -251,7 +251,7 @@ tl_status tl_pq_write_offset_index(tl_buf *out, const tl_pq_offset_index *oi, tl
 
 typedef struct preader {
     tl_thrift_reader t;
-    tl_pq_arena *arena;
+    tl_arena *arena;
 } preader;
 
 typedef tl_status (*field_fn)(preader *r, void *obj, int16_t id, uint8_t type);
@@ -287,7 +287,7 @@ static tl_status read_copy(preader *r, uint8_t type, tl_pq_bytes *out)
     const uint8_t *d;
     size_t n = 0;
     TL_TRY(tl_thrift_read_binary(&r->t, type, &d, &n));
-    char *copy = tl_pq_arena_dup(r->arena, d, n);
+    char *copy = tl_arena_dup(r->arena, d, n);
     if (copy == NULL) return nomem(r);
     out->data = (const uint8_t *)copy;
     out->len = n;
@@ -312,7 +312,7 @@ static tl_status read_struct_list(preader *r, uint8_t type, size_t size, field_f
     if (n && et != TL_THRIFT_STRUCT)
         return tl_error_set(r->t.err, TL_ERR_INVALID, "thrift list of type %d, expected structs",
                             et);
-    char *items = tl_pq_arena_calloc(r->arena, n, size);
+    char *items = tl_arena_calloc(r->arena, n, size);
     if (items == NULL) return nomem(r);
     for (size_t i = 0; i < n; i++) TL_TRY(read_struct(r, items + i * size, fn));
     *out = items;
@@ -325,7 +325,7 @@ static tl_status read_i32_list(preader *r, uint8_t type, int32_t **out, size_t *
     uint8_t et = 0;
     size_t n = 0;
     TL_TRY(tl_thrift_read_list(&r->t, type, &et, &n));
-    int32_t *v = tl_pq_arena_calloc(r->arena, n, sizeof *v);
+    int32_t *v = tl_arena_calloc(r->arena, n, sizeof *v);
     if (v == NULL) return nomem(r);
     for (size_t i = 0; i < n; i++) TL_TRY(tl_thrift_read_i32(&r->t, et, &v[i]));
     *out = v;
@@ -338,7 +338,7 @@ static tl_status read_i64_list(preader *r, uint8_t type, int64_t **out, size_t *
     uint8_t et = 0;
     size_t n = 0;
     TL_TRY(tl_thrift_read_list(&r->t, type, &et, &n));
-    int64_t *v = tl_pq_arena_calloc(r->arena, n, sizeof *v);
+    int64_t *v = tl_arena_calloc(r->arena, n, sizeof *v);
     if (v == NULL) return nomem(r);
     for (size_t i = 0; i < n; i++) TL_TRY(tl_thrift_read_i64(&r->t, et, &v[i]));
     *out = v;
@@ -351,7 +351,7 @@ static tl_status read_bytes_list(preader *r, uint8_t type, tl_pq_bytes **out, si
     uint8_t et = 0;
     size_t n = 0;
     TL_TRY(tl_thrift_read_list(&r->t, type, &et, &n));
-    tl_pq_bytes *v = tl_pq_arena_calloc(r->arena, n, sizeof *v);
+    tl_pq_bytes *v = tl_arena_calloc(r->arena, n, sizeof *v);
     if (v == NULL) return nomem(r);
     for (size_t i = 0; i < n; i++) TL_TRY(read_copy(r, et, &v[i]));
     *out = v;
@@ -488,7 +488,7 @@ static tl_status path_list(preader *r, uint8_t type, tl_pq_column_meta *m)
 {
     tl_pq_bytes *parts;
     TL_TRY(read_bytes_list(r, type, &parts, &m->n_path));
-    m->path = tl_pq_arena_calloc(r->arena, m->n_path, sizeof *m->path);
+    m->path = tl_arena_calloc(r->arena, m->n_path, sizeof *m->path);
     if (m->path == NULL) return nomem(r);
     for (size_t i = 0; i < m->n_path; i++) m->path[i] = (const char *)parts[i].data;
     return TL_OK;
@@ -654,7 +654,7 @@ static tl_status file_meta_field(preader *r, void *obj, int16_t id, uint8_t type
     }
 }
 
-tl_status tl_pq_parse_file_meta(const uint8_t *data, size_t len, tl_pq_arena *arena,
+tl_status tl_pq_parse_file_meta(const uint8_t *data, size_t len, tl_arena *arena,
                                 tl_pq_file_meta *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -785,7 +785,7 @@ static tl_status offset_index_field(preader *r, void *obj, int16_t id, uint8_t t
     return skip(r, type);
 }
 
-tl_status tl_pq_parse_offset_index(const uint8_t *data, size_t len, tl_pq_arena *arena,
+tl_status tl_pq_parse_offset_index(const uint8_t *data, size_t len, tl_arena *arena,
                                    tl_pq_offset_index *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -804,7 +804,7 @@ static tl_status null_pages_list(preader *r, uint8_t type, column_index_parse *p
     uint8_t et = 0;
     size_t n = 0;
     TL_TRY(tl_thrift_read_list(&r->t, type, &et, &n));
-    bool *v = tl_pq_arena_calloc(r->arena, n, sizeof *v);
+    bool *v = tl_arena_calloc(r->arena, n, sizeof *v);
     if (v == NULL) return nomem(r);
     for (size_t i = 0; i < n; i++) TL_TRY(tl_thrift_read_elem_bool(&r->t, &v[i]));
     p->ci->null_pages = v;
@@ -831,7 +831,7 @@ static tl_status column_index_field(preader *r, void *obj, int16_t id, uint8_t t
     }
 }
 
-tl_status tl_pq_parse_column_index(const uint8_t *data, size_t len, tl_pq_arena *arena,
+tl_status tl_pq_parse_column_index(const uint8_t *data, size_t len, tl_arena *arena,
                                    tl_pq_column_index *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);

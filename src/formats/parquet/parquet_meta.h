@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-#include "formats/parquet/arena.h"
+#include "core/arena.h"
 
 typedef enum tl_pq_type {
     TL_PQ_BOOLEAN = 0,
@@ -247,14 +247,14 @@ tl_status tl_pq_write_column_index(tl_buf *out, const tl_pq_column_index *ci, tl
 tl_status tl_pq_write_offset_index(tl_buf *out, const tl_pq_offset_index *oi, tl_error *err);
 
 /* ---- Parsing. Everything that is returned lives in the arena. ---- */
-tl_status tl_pq_parse_file_meta(const uint8_t *data, size_t len, tl_pq_arena *arena,
+tl_status tl_pq_parse_file_meta(const uint8_t *data, size_t len, tl_arena *arena,
                                 tl_pq_file_meta *out, tl_error *err);
 /* *consumed receives the header's size in bytes. Unknown page types parse fine. */
 tl_status tl_pq_parse_page_header(const uint8_t *data, size_t len, tl_pq_page_header *out,
                                   size_t *consumed, tl_error *err);
-tl_status tl_pq_parse_column_index(const uint8_t *data, size_t len, tl_pq_arena *arena,
+tl_status tl_pq_parse_column_index(const uint8_t *data, size_t len, tl_arena *arena,
                                    tl_pq_column_index *out, tl_error *err);
-tl_status tl_pq_parse_offset_index(const uint8_t *data, size_t len, tl_pq_arena *arena,
+tl_status tl_pq_parse_offset_index(const uint8_t *data, size_t len, tl_arena *arena,
                                    tl_pq_offset_index *out, tl_error *err);
 
 #endif

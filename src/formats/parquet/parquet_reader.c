@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "arrow/array.h"
-#include "formats/parquet/arena.h"
+#include "core/arena.h"
 #include "formats/parquet/parquet_column_reader.h"
 #include "formats/parquet/parquet_compress.h"
 #include "formats/parquet/parquet_schema.h"
@@ -16,7 +16,7 @@
 
 struct tl_parquet_reader {
     tl_parquet_source src;
-    tl_pq_arena arena;
+    tl_arena arena;
     tl_pq_file_meta meta;
     uint64_t footer_start;
     size_t n_cols;
@@ -102,7 +102,7 @@ static tl_status check_schema(tl_parquet_reader *r, tl_error *err)
     r->n_cols = m->n_schema - 1;
     if (m->schema[0].num_children != (int32_t)r->n_cols)
         return tl_error_set(err, TL_ERR_INVALID, "nested Parquet schemas are not supported");
-    r->cols = tl_pq_arena_calloc(&r->arena, r->n_cols, sizeof *r->cols);
+    r->cols = tl_arena_calloc(&r->arena, r->n_cols, sizeof *r->cols);
     if (r->cols == NULL) return tl_error_nomem(err);
     for (size_t i = 0; i < r->n_cols; i++) {
         const tl_pq_schema_element *e = &m->schema[i + 1];
@@ -163,7 +163,7 @@ void tl_parquet_reader_free(tl_parquet_reader *r)
 {
     if (r == NULL) return;
     tl_pq_codec_ctx_free(r->cctx);
-    tl_pq_arena_free(&r->arena);
+    tl_arena_free(&r->arena);
     free(r);
 }
 

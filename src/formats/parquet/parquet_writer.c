@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "arrow/array.h"
-#include "formats/parquet/arena.h"
+#include "core/arena.h"
 #include "formats/parquet/parquet_column_writer.h"
 #include "formats/parquet/parquet_encoding.h"
 #include "formats/parquet/parquet_meta.h"
@@ -28,7 +28,7 @@ typedef struct column_totals {
 } column_totals;
 
 struct tl_parquet_writer {
-    tl_pq_arena arena; /* names, option copies and finished row-group metadata */
+    tl_arena arena; /* names, option copies and finished row-group metadata */
     struct ArrowSchema schema;
     size_t n_cols;
     tl_pq_column_desc *descs;
@@ -79,10 +79,10 @@ static tl_status copy_options(tl_parquet_writer *w, const tl_parquet_write_optio
     if (w->threads > 8) w->threads = 8;
     if ((size_t)w->threads > w->n_cols) w->threads = (int)w->n_cols;
     const char *by = o->created_by ? o->created_by : "timelake-c " TIMELAKE_VERSION;
-    w->created_by = tl_pq_arena_dup(&w->arena, by, strlen(by));
+    w->created_by = tl_arena_dup(&w->arena, by, strlen(by));
     if (w->created_by == NULL) return tl_error_nomem(err);
     w->n_sorting = o->sorting_columns ? o->n_sorting_columns : 0;
-    w->sorting = tl_pq_arena_calloc(&w->arena, w->n_sorting, sizeof *w->sorting);
+    w->sorting = tl_arena_calloc(&w->arena, w->n_sorting, sizeof *w->sorting);
     if (w->sorting == NULL) return tl_error_nomem(err);
     for (size_t i = 0; i < w->n_sorting; i++) {
         int32_t c = o->sorting_columns[i];
@@ -93,12 +93,12 @@ static tl_status copy_options(tl_parquet_writer *w, const tl_parquet_write_optio
     }
     if (o->key_value_metadata)
         while (o->key_value_metadata[2 * w->n_kv]) w->n_kv++;
-    w->kv = tl_pq_arena_calloc(&w->arena, w->n_kv, sizeof *w->kv);
+    w->kv = tl_arena_calloc(&w->arena, w->n_kv, sizeof *w->kv);
     if (w->kv == NULL) return tl_error_nomem(err);
     for (size_t i = 0; i < w->n_kv; i++) {
         const char *k = o->key_value_metadata[2 * i], *v = o->key_value_metadata[2 * i + 1];
-        w->kv[i].key = tl_pq_arena_dup(&w->arena, k, strlen(k));
-        w->kv[i].value = v ? tl_pq_arena_dup(&w->arena, v, strlen(v)) : NULL;
+        w->kv[i].key = tl_arena_dup(&w->arena, k, strlen(k));
+        w->kv[i].value = v ? tl_arena_dup(&w->arena, v, strlen(v)) : NULL;
         if (w->kv[i].key == NULL || (v && w->kv[i].value == NULL)) return tl_error_nomem(err);
     }
     return TL_OK;
@@ -185,8 +185,8 @@ static tl_status chunk_statistics(tl_parquet_writer *w, const tl_pq_column_write
     s->has_null_count = true;
     s->null_count = c->nulls;
     if (!mm_usable(&c->mm)) return TL_OK;
-    s->min_value.data = (const uint8_t *)tl_pq_arena_dup(&w->arena, c->mm.min, c->mm.min_len);
-    s->max_value.data = (const uint8_t *)tl_pq_arena_dup(&w->arena, c->mm.max, c->mm.max_len);
+    s->min_value.data = (const uint8_t *)tl_arena_dup(&w->arena, c->mm.min, c->mm.min_len);
+    s->max_value.data = (const uint8_t *)tl_arena_dup(&w->arena, c->mm.max, c->mm.max_len);
     if (!s->min_value.data || !s->max_value.data) return tl_error_nomem(err);
     s->min_value.len = c->mm.min_len;
     s->max_value.len = c->mm.max_len;
@@ -197,8 +197,8 @@ static tl_status chunk_statistics(tl_parquet_writer *w, const tl_pq_column_write
 static tl_status chunk_encodings(tl_parquet_writer *w, const tl_pq_column_writer *c,
                                  tl_pq_column_meta *m, tl_error *err)
 {
-    m->encodings = tl_pq_arena_calloc(&w->arena, 4, sizeof *m->encodings);
-    m->encoding_stats = tl_pq_arena_calloc(&w->arena, 3, sizeof *m->encoding_stats);
+    m->encodings = tl_arena_calloc(&w->arena, 4, sizeof *m->encodings);
+    m->encoding_stats = tl_arena_calloc(&w->arena, 3, sizeof *m->encoding_stats);
     if (!m->encodings || !m->encoding_stats) return tl_error_nomem(err);
     m->encodings[m->n_encodings++] = TL_PQ_ENC_PLAIN;
     m->encodings[m->n_encodings++] = TL_PQ_ENC_RLE;
@@ -244,17 +244,17 @@ static tl_status chunk_page_index(tl_parquet_writer *w, const tl_pq_column_write
 {
     size_t n = c->n_pages;
     ix->oi.n_pages = n;
-    ix->oi.pages = tl_pq_arena_calloc(&w->arena, n, sizeof *ix->oi.pages);
+    ix->oi.pages = tl_arena_calloc(&w->arena, n, sizeof *ix->oi.pages);
     if (ix->oi.pages == NULL) return tl_error_nomem(err);
     for (size_t i = 0; i < n; i++)
         ix->oi.pages[i] = (tl_pq_page_location){data_start + c->pages[i].offset, c->pages[i].size,
                                                 c->pages[i].first_row};
     tl_pq_column_index *ci = &ix->ci;
     ci->n_pages = n;
-    ci->null_pages = tl_pq_arena_calloc(&w->arena, n, sizeof *ci->null_pages);
-    ci->min_values = tl_pq_arena_calloc(&w->arena, n, sizeof *ci->min_values);
-    ci->max_values = tl_pq_arena_calloc(&w->arena, n, sizeof *ci->max_values);
-    ci->null_counts = tl_pq_arena_calloc(&w->arena, n, sizeof *ci->null_counts);
+    ci->null_pages = tl_arena_calloc(&w->arena, n, sizeof *ci->null_pages);
+    ci->min_values = tl_arena_calloc(&w->arena, n, sizeof *ci->min_values);
+    ci->max_values = tl_arena_calloc(&w->arena, n, sizeof *ci->max_values);
+    ci->null_counts = tl_arena_calloc(&w->arena, n, sizeof *ci->null_counts);
     if (!ci->null_pages || !ci->min_values || !ci->max_values || !ci->null_counts)
         return tl_error_nomem(err);
     ix->has_column_index = true;
@@ -268,9 +268,9 @@ static tl_status chunk_page_index(tl_parquet_writer *w, const tl_pq_column_write
             return TL_OK;
         }
         ci->min_values[i].data =
-            (const uint8_t *)tl_pq_arena_dup(&w->arena, p->mm.min, p->mm.min_len);
+            (const uint8_t *)tl_arena_dup(&w->arena, p->mm.min, p->mm.min_len);
         ci->max_values[i].data =
-            (const uint8_t *)tl_pq_arena_dup(&w->arena, p->mm.max, p->mm.max_len);
+            (const uint8_t *)tl_arena_dup(&w->arena, p->mm.max, p->mm.max_len);
         if (!ci->min_values[i].data || !ci->max_values[i].data) return tl_error_nomem(err);
         ci->min_values[i].len = p->mm.min_len;
         ci->max_values[i].len = p->mm.max_len;
@@ -307,7 +307,7 @@ static tl_status place_chunk(tl_parquet_writer *w, size_t col, tl_pq_column_chun
     cc->file_offset = start;
     cc->has_meta = true;
     m->type = w->descs[col].elem.type;
-    m->path = tl_pq_arena_calloc(&w->arena, 1, sizeof *m->path);
+    m->path = tl_arena_calloc(&w->arena, 1, sizeof *m->path);
     if (m->path == NULL) return tl_error_nomem(err);
     m->path[0] = w->descs[col].name;
     m->n_path = 1;
@@ -376,8 +376,8 @@ static tl_status flush_row_group(tl_parquet_writer *w, tl_error *err)
     TL_TRY(for_each_column(w, 0, -1, err));
     tl_pq_row_group *g = &w->rgs[w->n_rgs];
     memset(g, 0, sizeof *g);
-    g->columns = tl_pq_arena_calloc(&w->arena, w->n_cols, sizeof *g->columns);
-    chunk_index *ix = tl_pq_arena_calloc(&w->arena, w->n_cols, sizeof *ix);
+    g->columns = tl_arena_calloc(&w->arena, w->n_cols, sizeof *g->columns);
+    chunk_index *ix = tl_arena_calloc(&w->arena, w->n_cols, sizeof *ix);
     if (g->columns == NULL || ix == NULL) return tl_error_nomem(err);
     g->n_columns = w->n_cols;
     g->num_rows = w->rg_rows;
@@ -490,7 +490,7 @@ static tl_status write_page_indexes(tl_parquet_writer *w, tl_error *err)
 
 static tl_status write_footer(tl_parquet_writer *w, tl_error *err)
 {
-    tl_pq_schema_element *schema = tl_pq_arena_calloc(&w->arena, w->n_cols + 1, sizeof *schema);
+    tl_pq_schema_element *schema = tl_arena_calloc(&w->arena, w->n_cols + 1, sizeof *schema);
     if (schema == NULL) return tl_error_nomem(err);
     schema[0].name = "schema";
     schema[0].num_children = (int32_t)w->n_cols;
@@ -588,6 +588,6 @@ void tl_parquet_writer_free(tl_parquet_writer *w)
     free(w->indexes);
     tl_schema_release(&w->schema);
     tl_buf_free(&w->out);
-    tl_pq_arena_free(&w->arena);
+    tl_arena_free(&w->arena);
     free(w);
 }
