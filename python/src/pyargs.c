@@ -1,0 +1,71 @@
+/* Python arguments to the C strings the library takes. */
+#include "tlpy.h"
+
+int tlpy_utf8(PyObject *obj, const char *what, int none_ok, const char **out)
+{
+    *out = NULL;
+    if (obj == NULL || (none_ok && obj == Py_None)) return 0;
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %S", what, (PyObject *)Py_TYPE(obj));
+        return -1;
+    }
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(obj, &len);
+    if (s == NULL) return -1;
+    if ((size_t)len != strlen(s)) {
+        PyErr_Format(PyExc_ValueError, "%s must not contain NUL characters", what);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+static void free_pointers(PyObject *capsule)
+{
+    PyMem_Free(PyCapsule_GetPointer(capsule, NULL));
+}
+
+/* Appends key and value of one item to keep (which owns them) and to ptrs. */
+static int add_pair(PyObject *key, PyObject *value, const char *what, PyObject *keep,
+                    const char **ptrs, Py_ssize_t at)
+{
+    if (PyList_Append(keep, key) < 0 || PyList_Append(keep, value) < 0) return -1;
+    if (tlpy_utf8(key, what, 0, &ptrs[at]) < 0) return -1;
+    return tlpy_utf8(value, what, 0, &ptrs[at + 1]);
+}
+
+int tlpy_string_pairs(PyObject *mapping, const char *what, const char ***out, PyObject **keep)
+{
+    *out = NULL;
+    *keep = NULL;
+    if (mapping == NULL || mapping == Py_None) return 0;
+    PyObject *items = PyMapping_Items(mapping);
+    if (items == NULL) return -1;
+    Py_ssize_t n = PyList_Size(items);
+    const char **ptrs = PyMem_Calloc((size_t)(2 * n + 1), sizeof(char *));
+    *keep = PyList_New(0);
+    if (ptrs == NULL || *keep == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GetItem(items, i); /* a (key, value) tuple, borrowed */
+        PyObject *key = PyTuple_GetItem(item, 0), *value = PyTuple_GetItem(item, 1);
+        if (key == NULL || value == NULL || add_pair(key, value, what, *keep, ptrs, 2 * i) < 0)
+            goto fail;
+    }
+    Py_DECREF(items);
+    /* The pointer array itself lives as long as keep, in a capsule that frees it. */
+    PyObject *holder = PyCapsule_New(ptrs, NULL, free_pointers);
+    if (holder == NULL) PyMem_Free(ptrs);
+    if (holder == NULL || PyList_Append(*keep, holder) < 0) {
+        Py_XDECREF(holder);
+        Py_CLEAR(*keep);
+        return -1;
+    }
+    Py_DECREF(holder);
+    *out = ptrs;
+    return 0;
+fail:
+    Py_DECREF(items);
+    PyMem_Free(ptrs);
+    Py_CLEAR(*keep);
+    return -1;
+}

@@ -1,0 +1,241 @@
+/* timelake.Table: one table handle, with the seed's properties and methods.
+ * Every library call runs with the GIL released and the table's lock held, so
+ * threads appending to different tables run in parallel. */
+#include "tlpy.h"
+
+#include <string.h>
+
+/* Declared in timelake.h; weak so the module imports against a library built
+ * without maintenance (Table.maintain then raises). */
+#pragma weak tl_table_maintain
+
+PyObject *tlpy_table_type;
+
+PyObject *tlpy_table_new(PyObject *lake, tl_table *table)
+{
+    PyTypeObject *type = (PyTypeObject *)tlpy_table_type;
+    tlpy_table *self = (tlpy_table *)((allocfunc)PyType_GetSlot(type, Py_tp_alloc))(type, 0);
+    if (self == NULL) {
+        tl_table_close(table);
+        return NULL;
+    }
+    self->table = table;
+    Py_INCREF(lake);
+    self->lake = lake; /* the lake handle must outlive the table handle */
+    self->lock = PyThread_allocate_lock();
+    if (self->lock == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *table_new_refused(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)type, (void)args, (void)kwargs;
+    PyErr_SetString(PyExc_TypeError,
+                    "Table objects come from Lake.create_table() and Lake.table()");
+    return NULL;
+}
+
+static void table_dealloc(PyObject *obj)
+{
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_table_close(self->table);
+    Py_XDECREF(self->lake);
+    if (self->lock) PyThread_free_lock(self->lock);
+    PyTypeObject *type = Py_TYPE(obj);
+    ((freefunc)PyType_GetSlot(type, Py_tp_free))(obj);
+    Py_DECREF(type);
+}
+
+/* ---- properties (read under the lock: refresh() replaces the strings) ---- */
+
+static PyObject *table_name(PyObject *obj, void *closure)
+{
+    (void)closure;
+    tlpy_table *self = (tlpy_table *)obj;
+    tlpy_lock(self->lock);
+    PyObject *out = PyUnicode_FromString(tl_table_name(self->table));
+    PyThread_release_lock(self->lock);
+    return out;
+}
+
+static PyObject *table_location(PyObject *obj, void *closure)
+{
+    (void)closure;
+    tlpy_table *self = (tlpy_table *)obj;
+    tlpy_lock(self->lock);
+    PyObject *out = PyUnicode_FromString(tl_table_location(self->table));
+    PyThread_release_lock(self->lock);
+    return out;
+}
+
+static PyObject *table_version(PyObject *obj, void *closure)
+{
+    (void)closure;
+    tlpy_table *self = (tlpy_table *)obj;
+    tlpy_lock(self->lock);
+    PyObject *out = PyLong_FromLongLong(tl_table_version(self->table));
+    PyThread_release_lock(self->lock);
+    return out;
+}
+
+static PyObject *table_schema(PyObject *obj, void *closure)
+{
+    (void)closure;
+    tlpy_table *self = (tlpy_table *)obj;
+    struct ArrowSchema schema;
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = tl_table_schema(self->table, &schema, &err);
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    if (st != TL_OK) return tlpy_raise(&err);
+    return tlpy_to_pyarrow("schema", tlpy_arrow_data_from_schema(&schema));
+}
+
+static PyObject *table_repr(PyObject *obj)
+{
+    tlpy_table *self = (tlpy_table *)obj;
+    tlpy_lock(self->lock);
+    PyObject *out = PyUnicode_FromFormat("Table(%s, v%lld)", tl_table_name(self->table),
+                                         (long long)tl_table_version(self->table));
+    PyThread_release_lock(self->lock);
+    return out;
+}
+
+/* ---- methods ---- */
+
+static PyObject *table_append(PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "batch_id", "maintain", NULL};
+    PyObject *data, *batch_id = Py_None, *maintain = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:append", kwlist, &data, &batch_id,
+                                     &maintain))
+        return NULL;
+    tl_append_options o = {NULL, -1};
+    if (tlpy_utf8(batch_id, "batch_id", 1, &o.batch_id) < 0) return NULL;
+    if (maintain != Py_None && (o.maintain = PyObject_IsTrue(maintain)) < 0) return NULL;
+    struct ArrowArrayStream stream;
+    if (tlpy_stream_from_object(data, &stream) < 0) return NULL;
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_append_result r;
+    memset(&r, 0, sizeof r);
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = tl_table_append(self->table, &stream, &o, &r, &err); /* consumes stream */
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    return st == TL_OK ? tlpy_append_dict(&r) : tlpy_raise(&err);
+}
+
+static PyObject *table_maintain(PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"compact", "retention", "expire", NULL};
+    tl_maintain_options o = {1, 1, 1};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ppp:maintain", kwlist, &o.compact,
+                                     &o.retention, &o.expire))
+        return NULL;
+    if (tl_table_maintain == NULL) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "this libtimelake was built without maintenance (tl_table_maintain)");
+        return NULL;
+    }
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_maintain_report r;
+    memset(&r, 0, sizeof r);
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = tl_table_maintain(self->table, &o, &r, &err);
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    return st == TL_OK ? tlpy_maintain_dict(&r) : tlpy_raise(&err);
+}
+
+static PyObject *table_info(PyObject *obj, PyObject *unused)
+{
+    (void)unused;
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_table_info info;
+    memset(&info, 0, sizeof info);
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = tl_table_info_get(self->table, &info, &err);
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    if (st != TL_OK) return tlpy_raise(&err);
+    PyObject *out = tlpy_info_dict(&info);
+    tl_table_info_clear(&info);
+    return out;
+}
+
+static PyObject *table_refresh(PyObject *obj, PyObject *unused)
+{
+    (void)unused;
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = tl_table_refresh(self->table, &err);
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    if (st != TL_OK) return tlpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
+#define KW (METH_VARARGS | METH_KEYWORDS)
+#define FN(f) (PyCFunction)(void (*)(void))(f)
+
+static PyMethodDef table_methods[] = {
+    {"append", FN(table_append), KW,
+     "append(data, batch_id=None, maintain=None)\n--\n\n"
+     "Appends Arrow data (pyarrow Table, RecordBatch or RecordBatchReader, polars DataFrame, or "
+     "any __arrow_c_stream__ object) as one commit. Returns a dict: rows, files, bytes, version, "
+     "commit_ms, attempts, duplicate, and maintenance when inline maintenance ran. A batch_id "
+     "already committed writes nothing and reports duplicate=True. maintain overrides the "
+     "table's auto-maintain setting. Raises ValueError when the data does not fit the table."},
+    {"maintain", FN(table_maintain), KW,
+     "maintain(compact=True, retention=True, expire=True)\n--\n\n"
+     "Runs retention, compaction and snapshot expiry. Returns a dict: partitions_compacted, "
+     "files_rewritten, files_written, rows_rewritten, duplicates_removed, partitions_dropped, "
+     "snapshots_expired, objects_deleted, seconds."},
+    {"info", table_info, METH_NOARGS,
+     "info()\n--\n\nContract, size and layout of this version, as a flat dict: name, version, "
+     "location, time_column, series_key, chunk, dedup, ingest_time_column, rows, files, bytes, "
+     "snapshots, manifests, last_value_index."},
+    {"refresh", table_refresh, METH_NOARGS,
+     "refresh()\n--\n\nReloads the latest committed version."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef table_getset[] = {
+    {"name", table_name, NULL, "The full name, \"namespace.table\".", NULL},
+    {"location", table_location, NULL, "The table's root URL.", NULL},
+    {"version", table_version, NULL, "The metadata version this handle is at.", NULL},
+    {"schema", table_schema, NULL, "The table's schema, as a pyarrow.Schema.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot table_slots[] = {
+    {Py_tp_new, table_new_refused},
+    {Py_tp_dealloc, table_dealloc},
+    {Py_tp_repr, table_repr},
+    {Py_tp_methods, table_methods},
+    {Py_tp_getset, table_getset},
+    {Py_tp_doc, "A Timelake table. Methods that commit (append, maintain) advance the handle to "
+                "the new version."},
+    {0, NULL}};
+
+static PyType_Spec table_spec = {"timelake.Table", sizeof(tlpy_table), 0, Py_TPFLAGS_DEFAULT,
+                                 table_slots};
+
+int tlpy_table_type_init(PyObject *module)
+{
+    tlpy_table_type = PyType_FromSpec(&table_spec);
+    if (tlpy_table_type == NULL) return -1;
+    Py_INCREF(tlpy_table_type);
+    return PyModule_AddObject(module, "Table", tlpy_table_type);
+}

@@ -1,0 +1,89 @@
+/* What the files of the _timelake extension share: the object layouts, the
+ * locking and error helpers, and the Arrow conversions. */
+#ifndef TLPY_H
+#define TLPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+
+#include "timelake.h"
+
+/* A Lake object owns one tl_lake handle. */
+typedef struct {
+    PyObject_HEAD tl_lake *lake;
+    PyThread_type_lock lock; /* a handle is used by one thread at a time */
+} tlpy_lake;
+
+/* A Table object owns one tl_table handle and keeps its Lake alive. */
+typedef struct {
+    PyObject_HEAD tl_table *table;
+    PyObject *lake;
+    PyThread_type_lock lock;
+} tlpy_table;
+
+extern PyObject *tlpy_lake_type;
+extern PyObject *tlpy_table_type;
+extern PyObject *tlpy_arrow_data_type;
+extern PyObject *tlpy_conflict_error;
+
+int tlpy_lake_type_init(PyObject *module);
+int tlpy_table_type_init(PyObject *module);
+int tlpy_arrow_data_type_init(PyObject *module);
+
+/* A new Table object around `table` (taken: closed on failure too). */
+PyObject *tlpy_table_new(PyObject *lake, tl_table *table);
+
+/* Takes a handle's lock. Waits with the GIL released, so a thread holding the
+ * lock inside the library can always finish. */
+void tlpy_lock(PyThread_type_lock lock);
+
+/* Raises the exception of err's status (the seed's table) and returns NULL. */
+PyObject *tlpy_raise(const tl_error *err);
+
+/* UTF-8 of a str argument, or NULL (and a Python error); NULL stays NULL when
+ * none_ok and obj is None. Valid while obj lives. */
+int tlpy_utf8(PyObject *obj, const char *what, int none_ok, const char **out);
+
+/* A NULL-terminated array of key, value pointers from a dict of str to str,
+ * or *out = NULL for None. Pointers stay valid while `keep` (a new list the
+ * caller releases) lives. Returns -1 with a Python error. */
+int tlpy_string_pairs(PyObject *mapping, const char *what, const char ***out, PyObject **keep);
+
+/* ---- Arrow in ---- */
+
+/* Fills *out (moved to the caller) from an object with __arrow_c_stream__ or
+ * __arrow_c_array__; no data is copied. Returns -1 with a Python error. */
+int tlpy_stream_from_object(PyObject *data, struct ArrowArrayStream *out);
+
+/* The schema capsule of a pyarrow schema or anything with .schema or a stream.
+ * Returns a new capsule reference or NULL; *schema points into it. */
+PyObject *tlpy_schema_capsule(PyObject *obj, struct ArrowSchema **schema);
+
+/* Rewrites *stream in place so that string/binary view columns arrive as
+ * large string/binary (copied); other columns pass through. 0 or -1 (no memory). */
+int tlpy_stream_without_views(struct ArrowArrayStream *stream);
+
+/* Deep copy of a schema (for streams made of one array). 0 or -1 (no memory). */
+int tlpy_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out);
+
+/* A one-batch stream that takes schema and array (moved). 0 or -1. */
+int tlpy_stream_of_array(struct ArrowSchema *schema, struct ArrowArray *array,
+                         struct ArrowArrayStream *out);
+
+/* ---- Arrow out ---- */
+
+/* An ArrowData object taking *stream (moved): it exports __arrow_c_stream__ once. */
+PyObject *tlpy_arrow_data_from_stream(struct ArrowArrayStream *stream);
+/* An ArrowData object taking *schema (moved): it exports __arrow_c_schema__ once. */
+PyObject *tlpy_arrow_data_from_schema(struct ArrowSchema *schema);
+/* pyarrow.table(x) / pyarrow.schema(x), importing pyarrow on first use. Steals x. */
+PyObject *tlpy_to_pyarrow(const char *function, PyObject *x);
+
+/* ---- Result dicts ---- */
+
+PyObject *tlpy_maintain_dict(const tl_maintain_report *r);
+PyObject *tlpy_append_dict(const tl_append_result *r);
+PyObject *tlpy_info_dict(const tl_table_info *info);
+
+#endif

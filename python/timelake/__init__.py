@@ -1,0 +1,27 @@
+"""timelake: time series in your own bucket or directory, as Apache Iceberg v2
+tables of Parquet files -- this package is the C implementation's Python API.
+
+Arrow goes in (pyarrow, polars, or anything with ``__arrow_c_stream__``) and
+pyarrow Tables come out; every call releases the GIL while the library works.
+
+>>> import pyarrow as pa, timelake
+>>> lake = timelake.Lake("/tmp/lake")
+>>> t = lake.create_table("iot.readings", schema, time_column="time", series_key=["device_id"])
+>>> t.append(batch)["rows"]
+"""
+
+from timelake._timelake import LIBRARY_VERSION, ArrowData, ConflictError, Lake, Table
+from timelake._types import AppendResult, MaintainReport, TableInfo
+
+__version__ = LIBRARY_VERSION
+
+__all__ = [
+    "AppendResult",
+    "ArrowData",
+    "ConflictError",
+    "Lake",
+    "MaintainReport",
+    "Table",
+    "TableInfo",
+    "__version__",
+]

@@ -1,0 +1,117 @@
+"""Type stubs of the C extension timelake._timelake."""
+
+from typing import Any, Mapping, Optional, Protocol, Sequence, Union
+import os
+
+import pyarrow as pa
+
+from timelake._types import AppendResult, MaintainReport, TableInfo
+
+LIBRARY_VERSION: str
+"""The version of libtimelake the module was built with."""
+
+class _ArrowStream(Protocol):
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object: ...
+
+class _ArrowArray(Protocol):
+    def __arrow_c_array__(self, requested_schema: Optional[object] = None) -> tuple[object, object]: ...
+
+class _ArrowSchema(Protocol):
+    def __arrow_c_schema__(self) -> object: ...
+
+class _HasSchema(Protocol):
+    @property
+    def schema(self) -> _ArrowSchema: ...
+
+class ConflictError(RuntimeError):
+    """A concurrent commit won and this one could not be rebased onto it."""
+
+class ArrowData:
+    """Arrow data from timelake, exported once through the Arrow PyCapsule interface."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """An ArrowArrayStream PyCapsule (once)."""
+    def __arrow_c_schema__(self) -> object:
+        """An ArrowSchema PyCapsule (once)."""
+
+class Lake:
+    """A warehouse of Timelake tables (a local path or a file:// URL)."""
+
+    def __init__(
+        self, location: Union[str, os.PathLike[str]], storage_options: Optional[Mapping[str, str]] = None
+    ) -> None:
+        """Opens a warehouse. Raises ValueError for a bad location or storage option."""
+    @property
+    def location(self) -> str:
+        """The normalized URL of the warehouse, such as ``file:///data/lake``."""
+    def create_table(
+        self,
+        name: str,
+        schema: Union[_ArrowSchema, _HasSchema, _ArrowStream],
+        time_column: Optional[str] = None,
+        series_key: Optional[Sequence[str]] = None,
+        chunk: Optional[str] = None,
+        retention: Optional[str] = None,
+        dedup: Optional[bool] = None,
+        properties: Optional[Mapping[str, str]] = None,
+        *,
+        ingest_time: Optional[bool] = None,
+    ) -> Table:
+        """Creates a table at version 1.
+
+        Raises FileExistsError if it exists; ValueError for a bad name, schema, chunk
+        (``"hour"``, ``"day"`` or ``"month"``), retention (a duration such as ``"90d"``) or property.
+        """
+    def table(self, name: str) -> Table:
+        """The table at its latest version. Raises KeyError if it does not exist."""
+    def tables(self) -> list[str]:
+        """All tables, as sorted ``"namespace.table"`` names."""
+    def sql(self, query: str, namespace: str = "default") -> pa.Table:
+        """Runs SQL; unqualified table names resolve in ``namespace``.
+
+        Raises KeyError for an unknown table, RuntimeError when the query fails.
+        """
+    def latest(self, table: str) -> pa.Table:
+        """The newest row of every series of ``table``. Raises KeyError if it does not exist."""
+    def drop_table(self, name: str) -> None:
+        """Deletes a table and its files; dropping a missing table does nothing."""
+
+class Table:
+    """One table. ``append`` and ``maintain`` advance the handle to the version they commit."""
+
+    @property
+    def name(self) -> str:
+        """``"namespace.table"``."""
+    @property
+    def location(self) -> str:
+        """The table's root URL."""
+    @property
+    def version(self) -> int:
+        """The metadata version this handle is at."""
+    @property
+    def schema(self) -> pa.Schema:
+        """The table's schema."""
+    def append(
+        self,
+        data: Union[_ArrowStream, _ArrowArray],
+        batch_id: Optional[str] = None,
+        maintain: Optional[bool] = None,
+    ) -> AppendResult:
+        """Appends Arrow data as one atomic commit, without copying it.
+
+        Raises TypeError for an object that is not Arrow data, ValueError when the data
+        does not fit the table, ConflictError (a RuntimeError) when a concurrent commit
+        could not be rebased.
+        """
+    def maintain(self, compact: bool = True, retention: bool = True, expire: bool = True) -> MaintainReport:
+        """Runs retention, compaction and snapshot expiry, each a commit."""
+    def info(self) -> TableInfo:
+        """Contract, size and layout of this version."""
+    def refresh(self) -> None:
+        """Reloads the latest committed version."""
+
+def _has_symbol(name: str) -> bool:
+    """Whether the loaded libtimelake provides an optional entry point."""
+
+def _input_buffer_addresses(data: Any) -> list[list[int]]:
+    """Buffer addresses of the first batch of ``data`` as append reads it (for tests)."""
