@@ -32,8 +32,11 @@ def batches_in(lake_dir):
 
 
 def make_table(lake_dir):
-    # dedup off: each batch's rows must all stay, whatever the timing.
-    tlc.Lake(str(lake_dir)).create_table("t", SCHEMA, time_column="time", series_key=["writer", "seq"], dedup=False)
+    # dedup off: each batch's rows must all stay, whatever the timing. Inline
+    # maintenance off: these tests count append snapshots (maintenance under
+    # concurrency is tested in test_maintain_concurrency.py).
+    tlc.Lake(str(lake_dir)).create_table("t", SCHEMA, time_column="time", series_key=["writer", "seq"], dedup=False,
+                                         properties={"timelake.auto-maintain": "false"})
 
 
 def test_four_writers_fifty_appends_each(lake_dir):

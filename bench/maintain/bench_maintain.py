@@ -1,0 +1,144 @@
+"""Maintenance: many small appends (inline maintenance on), then a full
+maintain -- ours and the reference side by side.
+
+usage: python bench/maintain/bench_maintain.py [--appends 300] [--rows 1000] [--full]
+--full runs the issue's size: 1,000 appends of 1,000 rows.
+Prints, per implementation: append phase time, full maintain time, bytes
+appended and bytes written by compaction (write amplification = all bytes
+written / bytes appended), data files before and after the full maintain, and
+the latency of one aggregate query (DuckDB over the live files, the same
+engine for both tables) before and after. Ratios are reference / ours: above 1
+means we are faster or smaller.
+"""
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: E402
+
+START_US = 1_767_225_600_000_000  # 2026-01-01
+# Keep every snapshot until the final maintain so the summaries can be added up.
+PROPS = {"timelake.max-snapshots": "100000", "timelake.min-snapshots": "100000"}
+
+
+def snapshots(table_dir):
+    files = glob.glob(os.path.join(table_dir, "metadata", "v*.metadata.json"))
+    latest = max(files, key=lambda f: int(os.path.basename(f)[1:].split(".")[0]))
+    return json.load(open(latest))["snapshots"]
+
+
+def bytes_by_operation(snaps):
+    out = {}
+    for s in snaps:
+        op = s["summary"]["operation"]
+        out[op] = out.get(op, 0) + int(s["summary"].get("added-files-size", 0))
+    return out
+
+
+def bench(lake_cls, lake_dir, appends, rows):
+    """Runs in either implementation: lake_cls is tlc.Lake or timelake.Lake."""
+    lake = lake_cls(lake_dir)
+    first = common.metrics_table(rows, START_US)
+    table = lake.create_table("bench.m", first.schema, time_column="time", series_key=["host", "region"],
+                              properties=PROPS)
+    # Overlapping times (each batch restarts within the same hour range) make duplicates and out-of-order data.
+    batches = [common.metrics_table(rows, START_US + (i % 50) * rows * 7_000, seed=i) for i in range(appends)]
+    t0 = time.perf_counter()
+    for b in batches:
+        table.append(b)
+    append_s = time.perf_counter() - t0
+    table_dir = os.path.join(lake_dir, "bench", "m")
+    before = bytes_by_operation(snapshots(table_dir))
+    shutil.copytree(table_dir, table_dir + ".before")  # for the query before maintaining
+    files_before = table.info()["files"]
+    t0 = time.perf_counter()
+    report = table.maintain(compact=True, retention=True, expire=False)
+    maintain_s = time.perf_counter() - t0
+    after = bytes_by_operation(snapshots(table_dir))
+    return {
+        "append_s": append_s, "maintain_s": maintain_s, "files_before": files_before,
+        "files_after": table.info()["files"], "appended_bytes": before.get("append", 0),
+        "inline_rewritten_bytes": before.get("replace", 0),
+        "final_rewritten_bytes": after.get("replace", 0) - before.get("replace", 0),
+        "rows_rewritten": report["rows_rewritten"], "duplicates_removed": report["duplicates_removed"],
+    }
+
+
+def query_ms(table_dir, repeat=5):
+    """One aggregate over the table's live files with DuckDB: the layout's effect on a reader."""
+    import duckdb
+    from pyiceberg.table import StaticTable
+
+    files = glob.glob(os.path.join(table_dir, "metadata", "v*.metadata.json"))
+    latest = max(files, key=lambda f: int(os.path.basename(f)[1:].split(".")[0]))
+    paths = [t.file.file_path.replace("file://", "") for t in StaticTable.from_metadata(latest).scan().plan_files()]
+    con = duckdb.connect()
+    q = f"SELECT host, avg(m0), max(time) FROM read_parquet({paths!r}) WHERE region = 'eu-west-1' GROUP BY host"
+    median, _ = common.timed(lambda: con.execute(q).fetchall(), repeat)
+    return median
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--appends", type=int, default=300)
+    ap.add_argument("--rows", type=int, default=1000)
+    ap.add_argument("--full", action="store_true", help="the issue's size: 1,000 appends of 1,000 rows")
+    ap.add_argument("--no-build", action="store_true", help="use the library TL_LIB names instead of building build/")
+    ap.add_argument("--as-reference", metavar="DIR", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.full:
+        args.appends, args.rows = 1000, 1000
+    if args.as_reference:
+        import timelake
+
+        res = bench(timelake.Lake, args.as_reference, args.appends, args.rows)
+        print(json.dumps(res))
+        return
+    work = tempfile.mkdtemp(prefix="tl-bench-maintain-")
+    try:
+        if not args.no_build:
+            common.release_library()
+        import tlc
+
+        ours = bench_with_queries(tlc.Lake, work + "/ours", args.appends, args.rows)
+        ref_dir = work + "/ref"
+        ref = common.run_reference(__file__, "--appends", str(args.appends), "--rows", str(args.rows),
+                                   "--as-reference", ref_dir)
+        ref["query_before_ms"] = query_ms(ref_dir + "/bench/m.before")
+        ref["query_after_ms"] = query_ms(ref_dir + "/bench/m")
+        print(f"{args.appends} appends of {args.rows} rows, inline maintenance on, then a full maintain")
+        rows = [("append phase s", "append_s"), ("full maintain s", "maintain_s"),
+                ("files before", "files_before"), ("files after", "files_after"),
+                ("bytes appended", "appended_bytes"), ("bytes rewritten inline", "inline_rewritten_bytes"),
+                ("bytes rewritten by maintain", "final_rewritten_bytes"), ("write amplification", "write_amp"),
+                ("query before ms", "query_before_ms"), ("query after ms", "query_after_ms")]
+        for r in (ours, ref):
+            r["write_amp"] = (r["appended_bytes"] + r["inline_rewritten_bytes"] + r["final_rewritten_bytes"]) / max(
+                1, r["appended_bytes"])
+        print(f"{'':28} {'ours':>14} {'reference':>14} {'ratio':>7}")
+        for label, key in rows:
+            o, r = ours[key], ref[key]
+            ratio = r / o if o else float("nan")
+            fmt = "{:>14,.3f}" if isinstance(o, float) else "{:>14,}"
+            print(f"{label:28} {fmt.format(o)} {fmt.format(r)} {ratio:>6.2f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def bench_with_queries(lake_cls, lake_dir, appends, rows):
+    res = bench(lake_cls, lake_dir, appends, rows)
+    res["query_before_ms"] = query_ms(lake_dir + "/bench/m.before")
+    res["query_after_ms"] = query_ms(lake_dir + "/bench/m")
+    return res
+
+
+if __name__ == "__main__":
+    main()

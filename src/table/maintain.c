@@ -1,0 +1,68 @@
+/* tl_table_maintain and inline maintenance after appends: retention, then
+ * compaction, then snapshot expiry, each step its own commit. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "table/maintain.h"
+
+static void write_version_hint(tl_table *t)
+{
+    char key[sizeof t->name.key + 64], text[24];
+    snprintf(key, sizeof key, "%s/metadata/version-hint.text", t->name.key);
+    int n = snprintf(text, sizeof text, "%lld", (long long)t->version);
+    /* Only a hint: readers probe past it. */
+    tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
+}
+
+static tl_status run(tl_table *t, const tl_maintain_options *o, bool inline_mode,
+                     tl_maintain_report *r, tl_error *err)
+{
+    tl_maintain_settings s;
+    TL_TRY(tl_maintain_settings_load(t, &s, err));
+    if (o->retention) TL_TRY(tl_maintain_retention(t, &s, r, err));
+    if (o->compact)
+        TL_TRY(
+            tl_maintain_compact(t, &s, inline_mode ? TL_COMPACT_INLINE : TL_COMPACT_FULL, r, err));
+    if (o->expire) TL_TRY(tl_maintain_expire(t, &s, !inline_mode, r, err));
+    return TL_OK;
+}
+
+tl_status tl_table_maintain(tl_table *t, const tl_maintain_options *options,
+                            tl_maintain_report *out, tl_error *err)
+{
+    double t0 = tl_monotonic_ms();
+    tl_maintain_options all = {.compact = 1, .retention = 1, .expire = 1};
+    const tl_maintain_options *o = options ? options : &all;
+    tl_maintain_report r = {0};
+    int64_t before = t->version;
+    /* Start from the latest version: maintenance rewrites what is there now. */
+    tl_status st = tl_table_reload(t, 0, err);
+    if (st == TL_OK) st = run(t, o, false, &r, err);
+    if (t->version != before) write_version_hint(t);
+    r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
+    if (out) *out = r;
+    return st;
+}
+
+void tl_maintain_after_append(tl_table *t, int maintain, tl_append_result *out)
+{
+    if (maintain == 0 || (maintain < 0 && !t->contract.auto_maintain)) return;
+    double t0 = tl_monotonic_ms();
+    tl_maintain_options all = {.compact = 1, .retention = 1, .expire = 1};
+    tl_maintain_report r = {0};
+    tl_error err = {0};
+    int64_t before = t->version;
+    tl_status st = run(t, &all, true, &r, &err);
+    if (t->version != before) write_version_hint(t);
+    r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
+    bool worked =
+        r.partitions_compacted || r.partitions_dropped || r.snapshots_expired || r.objects_deleted;
+    if (worked) {
+        out->maintained = 1;
+        out->maintenance = r;
+    }
+    if (st != TL_OK)
+        snprintf(out->maintenance_error, sizeof out->maintenance_error, "%s",
+                 err.message[0] ? err.message : tl_status_name(st));
+}

@@ -1,0 +1,231 @@
+/* Choosing what compaction rewrites, partition by partition:
+ *   full    every partition with more files than its size needs becomes
+ *           sorted, duplicate-free files of the target size;
+ *   inline  size tiers (64 KiB x 4^n) of small files (under 3/4 of the target)
+ *           are merged once a tier holds compact-min-files files, which keeps
+ *           write amplification logarithmic under micro-batches; and a cold
+ *           partition (the table holds data newer than its end by
+ *           compact-cold-after) with two small files or more is rewritten whole.
+ * All rewrites of one run are one "replace" commit. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "table/maintain.h"
+
+#define TIER_BASE_BYTES (INT64_C(64) * 1024)
+#define MAX_TIERS 24
+
+typedef struct plan {
+    const tl_live_file **files; /* selected for rewriting, grouped by partition */
+    size_t n;
+    size_t *group_end; /* end index into files of each group */
+    size_t n_groups;
+} plan;
+
+static bool file_partition(const tl_live_file *f, int64_t *value)
+{
+    if (f->file.n_partition == 0) {
+        *value = 0;
+        return true;
+    }
+    const tl_ice_value *v = &f->file.partition[0];
+    *value = v->i;
+    return v->kind == TL_ICE_VALUE_INT || v->kind == TL_ICE_VALUE_LONG;
+}
+
+static int by_partition(const void *a, const void *b)
+{
+    const tl_live_file *x = *(const tl_live_file *const *)a, *y = *(const tl_live_file *const *)b;
+    int64_t vx, vy;
+    file_partition(x, &vx);
+    file_partition(y, &vy);
+    return vx < vy ? -1 : vx > vy;
+}
+
+static int tier_of(int64_t size)
+{
+    int tier = 0;
+    for (int64_t limit = TIER_BASE_BYTES; size >= limit && tier < MAX_TIERS - 1; limit *= 4) tier++;
+    return tier;
+}
+
+/* The newest time in the table: the largest upper bound of the time column. */
+static int64_t newest_time(const tl_table *t, const tl_live_files *lf)
+{
+    if (t->contract.time_index < 0) return INT64_MIN;
+    int32_t id = tl_ice_metadata_current_schema(t->md)->fields[t->contract.time_index].id;
+    int64_t newest = INT64_MIN;
+    for (size_t i = 0; i < lf->n; i++) {
+        const tl_ice_data_file *f = &lf->files[i].file;
+        for (size_t b = 0; b < f->n_upper_bounds; b++) {
+            if (f->upper_bounds[b].field_id != id || f->upper_bounds[b].len != 8) continue;
+            uint64_t v = 0;
+            for (int k = 7; k >= 0; k--) v = v << 8 | f->upper_bounds[b].data[k];
+            if ((int64_t)v > newest) newest = (int64_t)v;
+        }
+    }
+    return newest;
+}
+
+static tl_status select_files(plan *p, const tl_live_file **group, size_t n, const bool *take,
+                              tl_error *err)
+{
+    size_t added = 0;
+    for (size_t i = 0; i < n; i++)
+        if (take == NULL || take[i]) p->files[p->n + added++] = group[i];
+    if (added < 2) return TL_OK; /* one file alone is already what a rewrite would make */
+    p->n += added;
+    size_t *ends = realloc(p->group_end, (p->n_groups + 1) * sizeof *ends);
+    if (ends == NULL) return tl_error_nomem(err);
+    p->group_end = ends;
+    p->group_end[p->n_groups++] = p->n;
+    return TL_OK;
+}
+
+static tl_status plan_group(const tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,
+                            int64_t newest, const tl_live_file **group, size_t n, plan *p,
+                            tl_error *err)
+{
+    int64_t total = 0, small_limit = s->target_file_size / 4 * 3;
+    size_t small = 0, tier_count[MAX_TIERS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        int64_t size = group[i]->file.file_size_in_bytes;
+        total += size;
+        if (size < small_limit) small++, tier_count[tier_of(size)]++;
+    }
+    if (mode == TL_COMPACT_FULL) {
+        int64_t needed = (total + s->target_file_size - 1) / s->target_file_size;
+        return (int64_t)n > (needed > 1 ? needed : 1) ? select_files(p, group, n, NULL, err)
+                                                      : TL_OK;
+    }
+    int64_t value;
+    bool timed = file_partition(group[0], &value) && group[0]->file.n_partition > 0;
+    if (timed && s->cold_after_us >= 0 && small >= 2 && newest != INT64_MIN &&
+        tl_partition_end_micros(t, value) <= newest - s->cold_after_us)
+        return select_files(p, group, n, NULL, err);
+    bool take[n + 1];
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        int64_t size = group[i]->file.file_size_in_bytes;
+        take[i] = size < small_limit && (int64_t)tier_count[tier_of(size)] >= s->compact_min_files;
+        any = any || take[i];
+    }
+    return any ? select_files(p, group, n, take, err) : TL_OK;
+}
+
+static tl_status make_plan(const tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,
+                           const tl_live_files *lf, plan *p, tl_error *err)
+{
+    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
+    int32_t spec_id = spec ? spec->spec_id : 0;
+    const tl_live_file **eligible = malloc((lf->n + 1) * sizeof *eligible);
+    p->files = malloc((lf->n + 1) * sizeof *p->files);
+    if (eligible == NULL || p->files == NULL) {
+        free(eligible);
+        return tl_error_nomem(err);
+    }
+    size_t n = 0;
+    int64_t value;
+    for (size_t i = 0; i < lf->n; i++)
+        if (lf->files[i].partition_spec_id == spec_id && file_partition(&lf->files[i], &value))
+            eligible[n++] = &lf->files[i];
+    qsort(eligible, n, sizeof *eligible, by_partition);
+    int64_t newest = newest_time(t, lf);
+    tl_status st = TL_OK;
+    for (size_t a = 0, b; st == TL_OK && a < n; a = b) {
+        for (b = a + 1; b < n && by_partition(&eligible[a], &eligible[b]) == 0; b++) {
+        }
+        st = plan_group(t, s, mode, newest, eligible + a, b - a, p, err);
+    }
+    free(eligible);
+    return st;
+}
+
+static int64_t max_sequence(const tl_live_file *const *files, size_t n)
+{
+    int64_t seq = 0;
+    for (size_t i = 0; i < n; i++)
+        if (files[i]->sequence_number > seq) seq = files[i]->sequence_number;
+    return seq;
+}
+
+typedef struct rewrite_batch {
+    tl_rewrite_output out; /* every group's output, concatenated */
+    int64_t *seqs;         /* per added file */
+    const char **removed;
+} rewrite_batch;
+
+static tl_status rewrite_group(const tl_table *t, const tl_maintain_settings *s,
+                               const tl_live_file *const *files, size_t n, rewrite_batch *rb,
+                               tl_maintain_report *r, tl_error *err)
+{
+    tl_rewrite_output o;
+    TL_TRY(tl_rewrite_files(t, files, n, s->target_file_size, &o, err));
+    size_t total = rb->out.n_added + o.n_added;
+    tl_ice_data_file *a = realloc(rb->out.added, (total + 1) * sizeof *a);
+    if (a) rb->out.added = a;
+    char **k = a ? realloc(rb->out.keys, (total + 1) * sizeof *k) : NULL;
+    if (k) rb->out.keys = k;
+    int64_t *q = k ? realloc(rb->seqs, (total + 1) * sizeof *q) : NULL;
+    if (q) rb->seqs = q;
+    if (q == NULL) {
+        tl_rewrite_output_free(t, &o, true);
+        return tl_error_nomem(err);
+    }
+    /* The rewritten rows keep the place of their newest input in the dedup order. */
+    int64_t seq = max_sequence(files, n);
+    for (size_t i = 0; i < o.n_added; i++) {
+        rb->out.added[rb->out.n_added] = o.added[i];
+        rb->out.keys[rb->out.n_added] = o.keys[i];
+        rb->seqs[rb->out.n_added++] = seq;
+    }
+    free(o.added);
+    free(o.keys);
+    r->partitions_compacted++;
+    r->files_rewritten += (int64_t)n;
+    r->files_written += (int64_t)o.n_added;
+    r->rows_rewritten += o.rows_in;
+    r->duplicates_removed += o.rows_in - o.rows_out;
+    return TL_OK;
+}
+
+tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,
+                              tl_maintain_report *r, tl_error *err)
+{
+    tl_live_files lf;
+    plan p = {0};
+    rewrite_batch rb = {0};
+    tl_maintain_report delta = {0};
+    TL_TRY(tl_live_files_read(t, NULL, &lf, err));
+    tl_status st = make_plan(t, s, mode, &lf, &p, err);
+    for (size_t g = 0, start = 0; st == TL_OK && g < p.n_groups; start = p.group_end[g++])
+        st = rewrite_group(t, s, p.files + start, p.group_end[g] - start, &rb, &delta, err);
+    rb.removed = malloc((p.n + 1) * sizeof *rb.removed);
+    if (st == TL_OK && rb.removed == NULL) st = tl_error_nomem(err);
+    for (size_t i = 0; st == TL_OK && i < p.n; i++) rb.removed[i] = p.files[i]->file.file_path;
+    if (st == TL_OK && p.n_groups > 0) {
+        tl_rewrite_request req = {
+            .operation = "replace",
+            .removed = rb.removed,
+            .n_removed = p.n,
+            .added = rb.out.added,
+            .n_added = rb.out.n_added,
+            .added_sequence_numbers = rb.seqs,
+        };
+        st = tl_commit_rewrite(t, &req, NULL, err);
+    }
+    if (st == TL_OK) {
+        r->partitions_compacted += delta.partitions_compacted;
+        r->files_rewritten += delta.files_rewritten;
+        r->files_written += delta.files_written;
+        r->rows_rewritten += delta.rows_rewritten;
+        r->duplicates_removed += delta.duplicates_removed;
+    }
+    tl_rewrite_output_free(t, &rb.out, st != TL_OK);
+    free(rb.seqs);
+    free(rb.removed);
+    free(p.files);
+    free(p.group_end);
+    tl_live_files_free(&lf);
+    return st;
+}

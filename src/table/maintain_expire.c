@@ -1,0 +1,376 @@
+/* Snapshot expiry and deletion of unreferenced objects. Snapshots expire when
+ * older than snapshot-retention or beyond the newest max-snapshots, but the
+ * newest min-snapshots, the current one and those refs name always stay, and
+ * none expires before keep-snapshots-until. The expiry is a metadata-only
+ * commit; afterwards the objects only expired snapshots referenced are
+ * deleted. With `orphans`, storage is listed too, and objects no snapshot
+ * references are deleted once older than a safety window (their age is the
+ * time in their UUIDv7 name; objects without one are left alone), which
+ * protects the files of appends still in flight. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "iceberg/manifest_list.h"
+#include "table/maintain.h"
+
+#define MAX_ATTEMPTS 40
+#define PREVIOUS_VERSIONS_KEY "write.metadata.previous-versions-max"
+#define PREVIOUS_VERSIONS_DEFAULT 100
+
+/* ---- A set of object keys (open addressing) ---- */
+
+typedef struct key_set {
+    char **slots;
+    size_t cap, n;
+} key_set;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+    return h;
+}
+
+static bool set_has(const key_set *s, const char *key)
+{
+    if (s->cap == 0) return false;
+    for (size_t i = hash_str(key) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (s->slots[i] == NULL) return false;
+        if (strcmp(s->slots[i], key) == 0) return true;
+    }
+}
+
+static bool set_insert_owned(key_set *s, char *key);
+
+static bool set_grow(key_set *s)
+{
+    key_set bigger = {calloc(s->cap ? s->cap * 2 : 256, sizeof(char *)), s->cap ? s->cap * 2 : 256,
+                      0};
+    if (bigger.slots == NULL) return false;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slots[i]) set_insert_owned(&bigger, s->slots[i]);
+    free(s->slots);
+    *s = bigger;
+    return true;
+}
+
+static bool set_insert_owned(key_set *s, char *key)
+{
+    if ((s->n + 1) * 2 > s->cap && !set_grow(s)) {
+        free(key);
+        return false;
+    }
+    size_t i = hash_str(key) & (s->cap - 1);
+    for (; s->slots[i]; i = (i + 1) & (s->cap - 1))
+        if (strcmp(s->slots[i], key) == 0) {
+            free(key);
+            return true;
+        }
+    s->slots[i] = key;
+    s->n++;
+    return true;
+}
+
+/* Adds the key of a URL in the table's metadata; false only when out of memory. */
+static bool set_add_url(const tl_table *t, key_set *s, const char *url)
+{
+    char buf[1024];
+    const char *key = tl_table_key_of_url(t, url, buf, sizeof buf);
+    if (key == NULL || set_has(s, key)) return true;
+    char *copy = strdup(key);
+    return copy && set_insert_owned(s, copy);
+}
+
+static void set_free(key_set *s)
+{
+    for (size_t i = 0; i < s->cap; i++) free(s->slots[i]);
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- What snapshots reference ---- */
+
+/* Adds what one snapshot references that is not in `skip` (may be NULL) to
+ * `out`: its manifest list, last-value index, manifests and live data files. */
+static tl_status collect_snapshot(const tl_table *t, const tl_ice_snapshot *snap,
+                                  const key_set *skip, key_set *out, tl_error *err)
+{
+    const char *lvi = tl_ice_snapshot_summary(snap, TL_SUMMARY_LVI);
+    if ((lvi && !set_add_url(t, out, lvi)) ||
+        (snap->manifest_list && !set_add_url(t, out, snap->manifest_list)))
+        return tl_error_nomem(err);
+    if (snap->manifest_list == NULL) return TL_OK;
+    tl_buf b = {0};
+    tl_ice_manifest_file *mfs = NULL;
+    size_t n_mfs = 0;
+    tl_status st = tl_table_read_url(t, snap->manifest_list, &b, err);
+    if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, &mfs, &n_mfs, err);
+    for (size_t m = 0; st == TL_OK && m < n_mfs; m++) {
+        char buf[1024];
+        const char *mkey = tl_table_key_of_url(t, mfs[m].manifest_path, buf, sizeof buf);
+        if (mkey == NULL || set_has(out, mkey) || (skip && set_has(skip, mkey))) continue;
+        if (!set_add_url(t, out, mfs[m].manifest_path)) {
+            st = tl_error_nomem(err);
+            break;
+        }
+        tl_ice_manifest_entry *e = NULL;
+        size_t n = 0;
+        b.len = 0;
+        st = tl_table_read_url(t, mfs[m].manifest_path, &b, err);
+        if (st == TL_OK) st = tl_ice_manifest_read(b.data, b.len, &e, &n, err);
+        for (size_t i = 0; st == TL_OK && i < n; i++)
+            if (e[i].status != 2 && !set_add_url(t, out, e[i].file.file_path))
+                st = tl_error_nomem(err);
+        tl_ice_manifest_entries_free(e, n);
+    }
+    tl_ice_manifest_files_free(mfs, n_mfs);
+    tl_buf_free(&b);
+    return st;
+}
+
+static tl_status collect_all(const tl_table *t, const tl_ice_metadata *md, key_set *out,
+                             tl_error *err)
+{
+    for (size_t i = 0; i < md->n_snapshots; i++)
+        TL_TRY(collect_snapshot(t, &md->snapshots[i], NULL, out, err));
+    return TL_OK;
+}
+
+/* ---- Choosing snapshots ---- */
+
+static int by_newest(const void *a, const void *b)
+{
+    const tl_ice_snapshot *x = *(const tl_ice_snapshot *const *)a,
+                          *y = *(const tl_ice_snapshot *const *)b;
+    if (x->timestamp_ms != y->timestamp_ms) return x->timestamp_ms > y->timestamp_ms ? -1 : 1;
+    return x->sequence_number > y->sequence_number ? -1 : x->sequence_number < y->sequence_number;
+}
+
+static bool named_by_ref(const tl_ice_metadata *md, int64_t id)
+{
+    for (size_t i = 0; i < md->n_refs; i++)
+        if (md->refs[i].snapshot_id == id) return true;
+    return id == md->current_snapshot_id;
+}
+
+/* Marks expire[i] for md->snapshots[i]; returns how many. */
+static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, int64_t now_ms,
+                     bool *expire)
+{
+    if (now_ms < s->keep_snapshots_until_ms || md->n_snapshots == 0) return 0;
+    const tl_ice_snapshot **order = malloc(md->n_snapshots * sizeof *order);
+    if (order == NULL) return 0;
+    for (size_t i = 0; i < md->n_snapshots; i++) order[i] = &md->snapshots[i];
+    qsort(order, md->n_snapshots, sizeof *order, by_newest);
+    size_t n = 0;
+    for (size_t rank = (size_t)s->min_snapshots; rank < md->n_snapshots; rank++) {
+        const tl_ice_snapshot *snap = order[rank];
+        bool too_many = (int64_t)rank >= s->max_snapshots;
+        bool too_old =
+            s->snapshot_retention_ms >= 0 && now_ms - snap->timestamp_ms > s->snapshot_retention_ms;
+        if ((too_many || too_old) && !named_by_ref(md, snap->snapshot_id)) {
+            expire[snap - md->snapshots] = true;
+            n++;
+        }
+    }
+    free(order);
+    return n;
+}
+
+static int64_t previous_versions_max(const tl_ice_metadata *md)
+{
+    const char *v = tl_ice_metadata_property(md, PREVIOUS_VERSIONS_KEY);
+    long long n = v ? strtoll(v, NULL, 10) : PREVIOUS_VERSIONS_DEFAULT;
+    return n < 1 ? 1 : n;
+}
+
+/* Drops the marked snapshots from md (a copy) and logs the replaced version. */
+static tl_status drop_snapshots(const tl_table *t, tl_ice_metadata *md, const bool *expire,
+                                tl_error *err)
+{
+    size_t kept = 0, log_kept = 0;
+    for (size_t i = 0; i < md->n_snapshots; i++) {
+        if (expire[i])
+            tl_ice_snapshot_free(&md->snapshots[i]);
+        else
+            md->snapshots[kept++] = md->snapshots[i];
+    }
+    md->n_snapshots = kept;
+    for (size_t i = 0; i < md->n_snapshot_log; i++)
+        if (tl_ice_metadata_snapshot(md, md->snapshot_log[i].snapshot_id))
+            md->snapshot_log[log_kept++] = md->snapshot_log[i];
+    md->n_snapshot_log = log_kept;
+    tl_ice_metadata_log_entry *log =
+        realloc(md->metadata_log, (md->n_metadata_log + 1) * sizeof *log);
+    char *prev = strdup(t->metadata_url);
+    if (log) md->metadata_log = log;
+    if (log == NULL || prev == NULL) {
+        free(prev);
+        return tl_error_nomem(err);
+    }
+    log[md->n_metadata_log++] =
+        (tl_ice_metadata_log_entry){.metadata_file = prev, .timestamp_ms = md->last_updated_ms};
+    size_t max = (size_t)previous_versions_max(md);
+    if (md->n_metadata_log > max) {
+        size_t drop = md->n_metadata_log - max;
+        for (size_t i = 0; i < drop; i++) free(log[i].metadata_file);
+        memmove(log, log + drop, max * sizeof *log);
+        md->n_metadata_log = max;
+    }
+    int64_t now = tl_now_millis();
+    md->last_updated_ms = now > md->last_updated_ms ? now : md->last_updated_ms + 1;
+    return TL_OK;
+}
+
+/* One attempt at committing the expiry; TL_ERR_EXISTS when another commit won. */
+static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
+{
+    tl_ice_metadata *md = NULL;
+    tl_buf json = {0};
+    tl_status st = tl_ice_metadata_copy(t->md, &md, err);
+    if (st == TL_OK) st = drop_snapshots(t, md, expire, err);
+    if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
+    char key[sizeof t->name.key + 64];
+    tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
+    if (st == TL_OK) st = tl_store_put_if_absent(t->lake->store, key, json.data, json.len, err);
+    if (st == TL_OK) {
+        st = tl_table_adopt(t, md, t->version + 1, err);
+        md = NULL;
+    }
+    tl_ice_metadata_free(md);
+    tl_buf_free(&json);
+    return st;
+}
+
+/* Expires snapshots; *gone receives what only the expired snapshots referenced. */
+static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, key_set *gone,
+                                  tl_maintain_report *r, tl_error *err)
+{
+    for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+        size_t n = t->md->n_snapshots;
+        bool *expire = calloc(n + 1, 1);
+        if (expire == NULL) return tl_error_nomem(err);
+        size_t n_expired = choose(t->md, s, tl_now_millis(), expire);
+        if (n_expired == 0) {
+            free(expire);
+            return TL_OK;
+        }
+        tl_ice_metadata *before = NULL;
+        tl_status st = tl_ice_metadata_copy(t->md, &before, err);
+        if (st == TL_OK) st = commit_expiry(t, expire, err);
+        if (st == TL_OK) {
+            key_set live = {0}, cand = {0};
+            r->snapshots_expired += (int64_t)n_expired;
+            st = collect_all(t, t->md, &live, err);
+            for (size_t i = 0; st == TL_OK && i < n; i++)
+                if (expire[i]) st = collect_snapshot(t, &before->snapshots[i], &live, &cand, err);
+            /* Keep only what no live snapshot references. */
+            for (size_t i = 0; i < cand.cap; i++) {
+                char *key = cand.slots[i];
+                cand.slots[i] = NULL;
+                if (key == NULL) continue;
+                if (st != TL_OK || set_has(&live, key))
+                    free(key);
+                else if (!set_insert_owned(gone, key))
+                    st = tl_error_nomem(err);
+            }
+            set_free(&cand);
+            set_free(&live);
+        }
+        tl_ice_metadata_free(before);
+        free(expire);
+        if (st != TL_ERR_EXISTS) return st;
+        TL_TRY(tl_table_reload(t, 0, err));
+    }
+    return tl_error_set(err, TL_ERR_CONFLICT,
+                        "%s: gave up expiring snapshots after %d attempts lost to other writers",
+                        t->name.full, MAX_ATTEMPTS);
+}
+
+/* ---- Orphans ---- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+static bool is_uuid_at(const char *p)
+{
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? p[i] != '-' : hexval(p[i]) < 0) return false;
+    }
+    return true;
+}
+
+/* Milliseconds since the epoch in the first UUIDv7 of a name, or -1. */
+static int64_t name_time_ms(const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i + 36 <= len; i++) {
+        const char *p = name + i;
+        if (!is_uuid_at(p) || p[14] != '7') continue;
+        int64_t ms = 0;
+        for (int k = 0; k < 13; k++)
+            if (k != 8) ms = ms << 4 | hexval(p[k]);
+        return ms;
+    }
+    return -1;
+}
+
+/* Objects maintenance may delete: data files, manifests, manifest lists and
+ * last-value indexes. Table metadata, hints and heads are never touched. */
+static bool deletable_kind(const char *key, const char *table_key)
+{
+    size_t n = strlen(table_key);
+    if (strncmp(key, table_key, n) != 0 || key[n] != '/') return false;
+    const char *rest = key + n + 1, *base = strrchr(key, '/') + 1;
+    size_t bl = strlen(base);
+    bool parquet = bl > 8 && strcmp(base + bl - 8, ".parquet") == 0;
+    if (strncmp(rest, "data/", 5) == 0) return parquet;
+    if (strncmp(rest, "metadata/", 9) != 0 || strchr(rest + 9, '/') != NULL) return false;
+    bool avro = bl > 5 && strcmp(base + bl - 5, ".avro") == 0;
+    return avro || (parquet && strncmp(base, "lvi-", 4) == 0);
+}
+
+static tl_status delete_orphans(tl_table *t, const tl_maintain_settings *s, const key_set *gone,
+                                tl_maintain_report *r, tl_error *err)
+{
+    key_set live = {0};
+    tl_strlist keys = {0};
+    char prefix[sizeof t->name.key + 2];
+    snprintf(prefix, sizeof prefix, "%s/", t->name.key);
+    /* A fresh view: commits made meanwhile reference only what they wrote
+     * (young, inside the window) and what the current snapshot has. */
+    tl_status st = tl_table_reload(t, 0, err);
+    if (st == TL_OK) st = collect_all(t, t->md, &live, err);
+    if (st == TL_OK) st = tl_store_list(t->lake->store, prefix, &keys, err);
+    int64_t now = tl_now_millis();
+    for (size_t i = 0; st == TL_OK && i < keys.len; i++) {
+        const char *key = keys.items[i];
+        if (!deletable_kind(key, t->name.key) || set_has(&live, key)) continue;
+        if (gone && set_has(gone, key)) continue; /* deleted already */
+        int64_t born = name_time_ms(strrchr(key, '/') + 1);
+        if (born < 0 || now - born < s->orphan_window_ms) continue;
+        if (tl_store_remove(t->lake->store, key, NULL) == TL_OK) r->objects_deleted++;
+    }
+    tl_strlist_free(&keys);
+    set_free(&live);
+    return st;
+}
+
+tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool orphans,
+                             tl_maintain_report *r, tl_error *err)
+{
+    key_set gone = {0};
+    tl_status st = expire_snapshots(t, s, &gone, r, err);
+    for (size_t i = 0; st == TL_OK && i < gone.cap; i++)
+        if (gone.slots[i] && tl_store_remove(t->lake->store, gone.slots[i], NULL) == TL_OK)
+            r->objects_deleted++;
+    if (st == TL_OK && orphans) st = delete_orphans(t, s, &gone, r, err);
+    set_free(&gone);
+    return st;
+}
