@@ -55,5 +55,5 @@ def release_library():
     """Builds the optimised library (build/) and points the ctypes binding at it."""
     subprocess.run(["cmake", "-S", str(ROOT), "-B", str(ROOT / "build"), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"],
                    check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", str(ROOT / "build"), "--target", "timelake"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(ROOT / "build")], check=True, stdout=subprocess.DEVNULL)
     os.environ["TL_LIB"] = str(ROOT / "build" / "libtimelake.so")

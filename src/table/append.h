@@ -56,6 +56,7 @@ typedef struct tl_commit_request {
     size_t n_files;
     int64_t added_rows;
     int64_t added_bytes;
+    const tl_rows *rows; /* the appended rows, for the last-value index (NULL: none) */
 } tl_commit_request;
 
 typedef struct tl_commit_result {

@@ -13,6 +13,7 @@
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
 #include "table/live_files.h"
+#include "table/lvi.h"
 
 #define MAX_ATTEMPTS 40
 #define BACKOFF_BASE_MS 2
@@ -35,6 +36,7 @@ typedef struct commit_state {
     char *manifest_key;
     tl_ice_manifest_file *manifest; /* the new manifest's list entry; seq set per attempt */
     char *list_key;                 /* this attempt's manifest list */
+    char *lvi_key; /* this attempt's last-value index, merged with its parent's, or NULL */
     int32_t schema_id, spec_id;     /* what the files were written against */
 } commit_state;
 
@@ -211,9 +213,10 @@ static int64_t summary_int(const tl_ice_snapshot *s, const char *key)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
-static tl_status build_summary(const tl_ice_snapshot *parent, const tl_commit_request *req,
-                               tl_strlist *kv, tl_error *err)
+static tl_status build_summary(const tl_table *t, const commit_state *cs,
+                               const tl_commit_request *req, tl_strlist *kv, tl_error *err)
 {
+    const tl_ice_snapshot *parent = tl_ice_metadata_current_snapshot(t->md);
     char num[10][24];
     int64_t vals[] = {
         (int64_t)req->n_files,
@@ -237,6 +240,11 @@ static tl_status build_summary(const tl_ice_snapshot *parent, const tl_commit_re
     if (ok && req->batch_id)
         ok = tl_strlist_push(kv, TL_SUMMARY_BATCH_ID) == 0 &&
              tl_strlist_push(kv, req->batch_id) == 0;
+    if (ok && cs->lvi_key) {
+        char *url = tl_strdup_printf("%s%s", t->location, cs->lvi_key + strlen(t->name.key));
+        ok = url && tl_strlist_push(kv, TL_SUMMARY_LVI) == 0 && tl_strlist_push(kv, url) == 0;
+        free(url);
+    }
     return ok ? TL_OK : tl_error_nomem(err);
 }
 
@@ -247,7 +255,7 @@ static tl_status next_metadata(const tl_table *t, const commit_state *cs,
 {
     const tl_ice_snapshot *parent = tl_ice_metadata_current_snapshot(t->md);
     tl_strlist kv = {0};
-    tl_status st = build_summary(parent, req, &kv, err);
+    tl_status st = build_summary(t, cs, req, &kv, err);
     tl_kv *summary = calloc(kv.len / 2 + 1, sizeof *summary);
     if (st == TL_OK && summary == NULL) st = tl_error_nomem(err);
     for (size_t i = 0; st == TL_OK && i < kv.len / 2; i++)
@@ -289,6 +297,8 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
 {
     int64_t seq = t->md->last_sequence_number + 1;
     TL_TRY(write_manifest_list(t, cs, seq, attempt, err));
+    /* Merged against this attempt's parent: after a lost race, the winner's. */
+    if (req->rows) TL_TRY(tl_lvi_write(t, req->rows, cs->snapshot_id, &cs->lvi_key, err));
     tl_ice_metadata *md = NULL;
     tl_buf json = {0};
     tl_status st = next_metadata(t, cs, req, seq, &md, err);
@@ -346,6 +356,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
         st = attempt_commit(t, &cs, req, attempt, err);
         if (st != TL_ERR_EXISTS) break;
         remove_quietly(t, &cs.list_key);
+        remove_quietly(t, &cs.lvi_key);
         if (attempt == MAX_ATTEMPTS) {
             st = tl_error_set(err, TL_ERR_CONFLICT,
                               "%s: gave up after %d commit attempts lost to concurrent writers",
@@ -364,9 +375,11 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     }
     if (st != TL_OK || out->duplicate) {
         remove_quietly(t, &cs.list_key);
+        remove_quietly(t, &cs.lvi_key);
         remove_quietly(t, &cs.manifest_key);
     }
     free(cs.list_key);
+    free(cs.lvi_key);
     free(cs.manifest_key);
     tl_ice_manifest_files_free(cs.manifest, cs.manifest ? 1 : 0);
     return st;

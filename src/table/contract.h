@@ -26,7 +26,7 @@
 /* The on-storage layout version the reference writes and we write too. */
 #define TL_FORMAT_VERSION "0.3.0"
 #define TL_INGEST_COLUMN "_ingest_ts"
-#define TL_DEFAULT_TARGET_FILE_SIZE (INT64_C(512) * 1024 * 1024)
+#define TL_DEFAULT_TARGET_FILE_SIZE (INT64_C(256) * 1024 * 1024)
 #define TL_DEFAULT_DATA_PAGE_ROWS 20000
 
 typedef struct tl_contract {

@@ -20,6 +20,7 @@ tl_status tl_lake_open(const char *location, const char *const *options, tl_lake
 void tl_lake_close(tl_lake *lake)
 {
     if (lake == NULL) return;
+    if (lake->query_free) lake->query_free(lake->query);
     tl_store_free(lake->store);
     free(lake);
 }

@@ -10,6 +10,10 @@
 
 struct tl_lake {
     tl_store *store;
+    /* The query layer's engine (its DuckDB), created on first use; the
+     * query layer sets query_free so that closing the lake frees it. */
+    void *query;
+    void (*query_free)(void *query);
 };
 
 struct tl_table {

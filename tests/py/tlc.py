@@ -34,6 +34,10 @@ class AppendOptions(ctypes.Structure):
     _fields_ = [("batch_id", ctypes.c_char_p), ("maintain", ctypes.c_int)]
 
 
+class MaintainOptions(ctypes.Structure):
+    _fields_ = [("compact", ctypes.c_int), ("retention", ctypes.c_int), ("expire", ctypes.c_int)]
+
+
 class MaintainReport(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int64) for name in (
         "partitions_compacted", "files_rewritten", "files_written", "rows_rewritten",
@@ -100,8 +104,18 @@ _lib.tl_table_version.restype = ctypes.c_int64
 _lib.tl_table_schema.argtypes = [_P, _P, ctypes.POINTER(Error)]
 _lib.tl_table_refresh.argtypes = [_P, ctypes.POINTER(Error)]
 _lib.tl_table_append.argtypes = [_P, _P, ctypes.POINTER(AppendOptions), ctypes.POINTER(AppendResult), ctypes.POINTER(Error)]
+_lib.tl_table_maintain.argtypes = [_P, _P, ctypes.POINTER(MaintainReport), ctypes.POINTER(Error)]
 _lib.tl_table_info_get.argtypes = [_P, ctypes.POINTER(TableInfo), ctypes.POINTER(Error)]
 _lib.tl_table_info_clear.argtypes = [ctypes.POINTER(TableInfo)]
+
+
+class QueryStats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int64) for n in
+                ("files_total", "files_read", "row_groups_total", "row_groups_read", "bytes_read")]
+
+
+_lib.tl_lake_sql.argtypes = [_P, ctypes.c_char_p, ctypes.c_char_p, _P, ctypes.POINTER(QueryStats), ctypes.POINTER(Error)]
+_lib.tl_lake_latest.argtypes = [_P, ctypes.c_char_p, _P, ctypes.POINTER(Error)]
 
 # Status codes map onto exceptions as in the Python package.
 _EXCEPTIONS = {1: KeyError, 2: FileExistsError, 3: ValueError, 7: MemoryError}
@@ -210,6 +224,22 @@ class Lake:
         err = Error()
         _check(_lib.tl_lake_drop_table(self._h, name.encode(), ctypes.byref(err)), err)
 
+    def sql(self, query, namespace="default", stats=None):
+        """Runs SQL; returns a pyarrow.Table. A dict passed as stats receives the query stats."""
+        err, qs = Error(), QueryStats()
+        buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
+        ns = namespace.encode() if namespace is not None else None
+        _check(_lib.tl_lake_sql(self._h, query.encode(), ns, buf, ctypes.byref(qs), ctypes.byref(err)), err)
+        if stats is not None:
+            stats.update({n: getattr(qs, n) for n, _ in QueryStats._fields_})
+        return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()
+
+    def latest(self, table):
+        err = Error()
+        buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
+        _check(_lib.tl_lake_latest(self._h, table.encode(), buf, ctypes.byref(err)), err)
+        return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()
+
 
 class Table:
     def __init__(self, lake, handle):
@@ -254,6 +284,13 @@ class Table:
         if res.maintenance_error:
             out["maintenance_error"] = res.maintenance_error.decode()
         return out
+
+    def maintain(self, compact=True, retention=True, expire=True):
+        opts = MaintainOptions(int(compact), int(retention), int(expire))
+        rep = MaintainReport()
+        err = Error()
+        _check(_lib.tl_table_maintain(self._h, ctypes.byref(opts), ctypes.byref(rep), ctypes.byref(err)), err)
+        return rep.as_dict()
 
     def info(self):
         info = TableInfo()

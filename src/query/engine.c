@@ -1,0 +1,127 @@
+#include "query/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+
+/* Width of an interval in microseconds; months have no fixed width and take
+ * DuckDB's own bucketing (DataFusion's date_bin rejects them altogether). */
+#define TL_WIDTH_US "(epoch(w) * 1000000)::BIGINT"
+#define TL_HAS_MONTHS "(datepart('year', w) * 12 + datepart('month', w)) <> 0"
+#define TL_FLOOR_MOD(x) "(((" x ") % " TL_WIDTH_US ") + " TL_WIDTH_US ") % " TL_WIDTH_US
+
+/* Widths that divide a day agree with DuckDB's own time_bucket (its origin,
+ * 2000-01-03, is a whole number of days after the epoch): the fast path. */
+#define TL_DIVIDES_DAY "(86400000000 % " TL_WIDTH_US ") = 0"
+
+static const char *const setup_sql[] = {
+    "SET TimeZone = 'UTC'",
+    "SET enable_progress_bar = false",
+    "CREATE OR REPLACE MACRO time_bucket(w, ts) AS CASE WHEN " TL_HAS_MONTHS " OR " TL_DIVIDES_DAY
+    " THEN system.main.time_bucket(w, ts) ELSE ts - to_microseconds(" TL_FLOOR_MOD(
+        "epoch_us(ts)") ") END, (w, ts, origin) AS system.main.time_bucket(w, ts, origin)",
+};
+
+static void engine_free(void *p)
+{
+    tl_query_engine *e = p;
+    if (e == NULL) return;
+    duckdb_disconnect(&e->conn);
+    duckdb_close(&e->db);
+    free(e);
+}
+
+tl_status tl_query_exec(tl_query_engine *e, const char *sql, tl_error *err)
+{
+    duckdb_result r;
+    tl_status st = TL_OK;
+    if (duckdb_query(e->conn, sql, &r) == DuckDBError) {
+        const char *m = duckdb_result_error(&r);
+        st = tl_error_set(err, TL_ERR_QUERY, "%s", m ? m : "query failed");
+    }
+    duckdb_destroy_result(&r);
+    return st;
+}
+
+tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *err)
+{
+    if (lake->query) {
+        *out = lake->query;
+        return TL_OK;
+    }
+    tl_query_engine *e = calloc(1, sizeof *e);
+    if (e == NULL) return tl_error_nomem(err);
+    if (duckdb_open(NULL, &e->db) == DuckDBError) {
+        free(e);
+        return tl_error_set(err, TL_ERR_QUERY, "cannot start DuckDB");
+    }
+    if (duckdb_connect(e->db, &e->conn) == DuckDBError) {
+        duckdb_close(&e->db);
+        free(e);
+        return tl_error_set(err, TL_ERR_QUERY, "cannot connect to DuckDB");
+    }
+    for (size_t i = 0; i < sizeof setup_sql / sizeof setup_sql[0]; i++) {
+        tl_status st = tl_query_exec(e, setup_sql[i], err);
+        if (st != TL_OK) {
+            engine_free(e);
+            return tl_error_prefix(err, "setting up DuckDB");
+        }
+    }
+    lake->query = e;
+    lake->query_free = engine_free;
+    *out = e;
+    return TL_OK;
+}
+
+tl_status tl_query_scalar_text(tl_query_engine *e, const char *sql, const char *param, char **out,
+                               tl_error *err)
+{
+    duckdb_prepared_statement ps;
+    duckdb_result r;
+    *out = NULL;
+    tl_status st = TL_OK;
+    if (duckdb_prepare(e->conn, sql, &ps) == DuckDBError) {
+        st = tl_error_set(err, TL_ERR_QUERY, "%s", duckdb_prepare_error(ps));
+        duckdb_destroy_prepare(&ps);
+        return st;
+    }
+    if (param) duckdb_bind_varchar(ps, 1, param);
+    if (duckdb_execute_prepared(ps, &r) == DuckDBError) {
+        st = tl_error_set(err, TL_ERR_QUERY, "%s", duckdb_result_error(&r));
+    } else if (duckdb_row_count(&r) > 0 && !duckdb_value_is_null(&r, 0, 0)) {
+        char *v = duckdb_value_varchar(&r, 0, 0);
+        *out = v ? strdup(v) : NULL;
+        duckdb_free(v);
+        if (*out == NULL) st = tl_error_nomem(err);
+    }
+    duckdb_destroy_result(&r);
+    duckdb_destroy_prepare(&ps);
+    return st;
+}
+
+static char *quote(const char *s, char q)
+{
+    tl_buf b = {0};
+    bool ok = tl_buf_append_byte(&b, (uint8_t)q) == 0;
+    for (const char *p = s; ok && *p; p++) {
+        if (*p == q) ok = tl_buf_append_byte(&b, (uint8_t)q) == 0;
+        if (ok) ok = tl_buf_append_byte(&b, (uint8_t)*p) == 0;
+    }
+    if (ok) ok = tl_buf_append_byte(&b, (uint8_t)q) == 0 && tl_buf_append_byte(&b, 0) == 0;
+    if (!ok) {
+        tl_buf_free(&b);
+        return NULL;
+    }
+    return (char *)tl_buf_detach(&b, NULL);
+}
+
+char *tl_sql_ident(const char *name)
+{
+    return quote(name, '"');
+}
+
+char *tl_sql_literal(const char *value)
+{
+    return quote(value, '\'');
+}

@@ -1,0 +1,34 @@
+/* The query engine of a lake: one in-memory DuckDB database and connection,
+ * created on first use and freed with the lake. Set up once with UTC as the
+ * session time zone and Timelake's time_bucket (aligned to the Unix epoch as
+ * the reference's DataFusion date_bin, where DuckDB's own aligns sub-month
+ * widths to 2000-01-03). */
+#ifndef TL_QUERY_ENGINE_H
+#define TL_QUERY_ENGINE_H
+
+#include <duckdb.h>
+
+#include "table/table_internal.h"
+
+typedef struct tl_query_engine {
+    duckdb_database db;
+    duckdb_connection conn;
+} tl_query_engine;
+
+/* The lake's engine, created on first use (owned by the lake). */
+tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *err);
+
+/* Runs a statement whose result is not needed; a failure is TL_ERR_QUERY
+ * with DuckDB's message. */
+tl_status tl_query_exec(tl_query_engine *e, const char *sql, tl_error *err);
+
+/* Runs `sql` with one VARCHAR parameter and returns the first value of the
+ * first row as a malloc'd string (NULL for SQL NULL) in *out. */
+tl_status tl_query_scalar_text(tl_query_engine *e, const char *sql, const char *param, char **out,
+                               tl_error *err);
+
+/* Quotes an identifier ("x""y") or a string literal ('it''s') into a new string. */
+char *tl_sql_ident(const char *name);
+char *tl_sql_literal(const char *value);
+
+#endif

@@ -1,0 +1,72 @@
+/* tl_lake_latest: the newest row of every series, read from the table's
+ * last-value index; a table without one (empty, or written before indexes
+ * existed) gets the same rows computed over its data files. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/scan.h"
+#include "query/sql_run.h"
+
+/* The newest row per series over the (deduplicated) data, sorted by key. */
+static tl_status computed_sql(const tl_table *t, tl_buf *sql, tl_error *err)
+{
+    const tl_contract *c = &t->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    tl_live_files lf;
+    tl_scan_stats stats = {0};
+    TL_TRY(tl_live_files_read(t, NULL, &lf, err));
+    bool ok = tl_buf_append_str(sql, "SELECT * FROM (") == 0;
+    tl_status st = ok ? tl_scan_sql(t, &lf, NULL, 0, true, sql, &stats, err) : tl_error_nomem(err);
+    tl_live_files_free(&lf);
+    TL_TRY(st);
+    tl_buf keys = {0};
+    for (size_t i = 0; ok && i < c->series_key.len; i++) {
+        char *id = tl_sql_ident(s->fields[c->series_index[i]].name);
+        ok = id && tl_buf_printf(&keys, "%s%s", i ? ", " : "", id) == 0;
+        free(id);
+    }
+    char *time = tl_sql_ident(s->fields[c->time_index].name);
+    char *ingest = c->ingest_column ? tl_sql_ident(c->ingest_column) : NULL;
+    ok = ok && time && tl_buf_append_byte(&keys, 0) == 0;
+    const char *k = keys.data ? (const char *)keys.data : "";
+    if (ok && c->series_key.len)
+        ok = tl_buf_printf(sql,
+                           ") QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC%s%s%s) = "
+                           "1 ORDER BY %s",
+                           k, time, ingest ? ", " : "", ingest ? ingest : "", ingest ? " DESC" : "",
+                           k) == 0;
+    else if (ok)
+        ok = tl_buf_printf(sql, ") ORDER BY %s DESC%s%s%s LIMIT 1", time, ingest ? ", " : "",
+                           ingest ? ingest : "", ingest ? " DESC" : "") == 0;
+    free(time);
+    free(ingest);
+    tl_buf_free(&keys);
+    return ok ? TL_OK : tl_error_nomem(err);
+}
+
+tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStream *out,
+                         tl_error *err)
+{
+    if (table == NULL) return tl_error_set(err, TL_ERR_INVALID, "latest needs a table name");
+    tl_qname qn;
+    TL_TRY(tl_qname_parse(table, "default", &qn, err));
+    tl_query_engine *e = NULL;
+    TL_TRY(tl_query_engine_get(lake, &e, err));
+    tl_table *t = NULL;
+    TL_TRY(tl_table_load(lake, &qn, 0, &t, err));
+    tl_status st = TL_OK;
+    if (t->contract.time_index < 0)
+        st = tl_error_set(err, TL_ERR_INVALID, "%s has no time column: it has no newest rows",
+                          qn.full);
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
+    const char *url = s ? tl_ice_snapshot_summary(s, TL_SUMMARY_LVI) : NULL;
+    tl_buf sql = {0};
+    if (st == TL_OK)
+        st = url && strncmp(url, "file://", 7) == 0 ? tl_query_lvi_sql(t, &sql, err)
+                                                    : computed_sql(t, &sql, err);
+    if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) st = tl_query_run(e, (const char *)sql.data, out, err);
+    tl_buf_free(&sql);
+    tl_table_close(t);
+    return st;
+}

@@ -1,0 +1,282 @@
+#include "query/scan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strlist.h"
+#include "query/engine.h"
+
+void tl_scan_filter_clear(tl_scan_filter *f)
+{
+    for (size_t i = 0; i < f->n_keys; i++) free(f->keys[i]);
+    free(f->keys);
+    memset(f, 0, sizeof *f);
+}
+
+char *tl_scan_local_path(const char *url)
+{
+    if (strncmp(url, "file://", 7) == 0) return strdup(url + 7);
+    if (url[0] == '/') return strdup(url);
+    return NULL;
+}
+
+static const tl_ice_bound *find_bound(const tl_ice_bound *b, size_t n, int32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i].field_id == id) return &b[i];
+    return NULL;
+}
+
+static int64_t le64(const uint8_t *p, size_t len)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < len && i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    if (len == 4) return (int32_t)(uint32_t)v;
+    return (int64_t)v;
+}
+
+static bool time_overlaps(const tl_scan_filter *f, const tl_ice_bound *lo, const tl_ice_bound *hi)
+{
+    if (f->has_lo && hi && hi->len == 8 && le64(hi->data, 8) < f->lo) return false;
+    if (f->has_hi && lo && lo->len == 8 && le64(lo->data, 8) > f->hi) return false;
+    return true;
+}
+
+/* Compares a key value (text) with a bound of the key's type; -2 when unknown. */
+static int compare_key(const tl_ice_type *type, const char *value, const tl_ice_bound *b)
+{
+    if (type->id == TL_ICE_STRING) {
+        size_t n = strlen(value), m = b->len < n ? b->len : n;
+        int c = memcmp(value, b->data, m);
+        if (c != 0) return c < 0 ? -1 : 1;
+        return n == b->len ? 0 : (n < b->len ? -1 : 1);
+    }
+    if (type->id == TL_ICE_INT || type->id == TL_ICE_LONG) {
+        char *end;
+        long long v = strtoll(value, &end, 10);
+        if (*end) return -2;
+        int64_t w = le64(b->data, b->len);
+        return v < w ? -1 : v > w;
+    }
+    return -2;
+}
+
+static bool key_overlaps(const tl_ice_type *type, const tl_scan_filter *f, const tl_ice_bound *lo,
+                         const tl_ice_bound *hi)
+{
+    if (!f->has_keys || lo == NULL || hi == NULL) return true;
+    for (size_t i = 0; i < f->n_keys; i++) {
+        int a = compare_key(type, f->keys[i], lo), b = compare_key(type, f->keys[i], hi);
+        if (a == -2 || b == -2) return true;
+        if (a >= 0 && b <= 0) return true;
+    }
+    return false;
+}
+
+bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
+                         const tl_scan_filter *filters, size_t n_filters)
+{
+    const tl_contract *c = &t->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    const tl_ice_field *tf = c->time_index >= 0 ? &s->fields[c->time_index] : NULL;
+    const tl_ice_field *kf = c->series_key.len ? &s->fields[c->series_index[0]] : NULL;
+    for (size_t i = 0; i < n_filters; i++) {
+        const tl_scan_filter *flt = &filters[i];
+        if (tf && !time_overlaps(flt, find_bound(f->lower_bounds, f->n_lower_bounds, tf->id),
+                                 find_bound(f->upper_bounds, f->n_upper_bounds, tf->id)))
+            continue;
+        if (kf &&
+            !key_overlaps(&kf->type, flt, find_bound(f->lower_bounds, f->n_lower_bounds, kf->id),
+                          find_bound(f->upper_bounds, f->n_upper_bounds, kf->id)))
+            continue;
+        return true;
+    }
+    return false;
+}
+
+static const char *duck_type(const tl_ice_type *t, char *buf, size_t size)
+{
+    static const char *const names[] = {
+        [TL_ICE_BOOLEAN] = "BOOLEAN",
+        [TL_ICE_INT] = "INTEGER",
+        [TL_ICE_LONG] = "BIGINT",
+        [TL_ICE_FLOAT] = "FLOAT",
+        [TL_ICE_DOUBLE] = "DOUBLE",
+        [TL_ICE_DATE] = "DATE",
+        [TL_ICE_TIME] = "TIME",
+        [TL_ICE_TIMESTAMP] = "TIMESTAMP",
+        [TL_ICE_TIMESTAMPTZ] = "TIMESTAMPTZ",
+        [TL_ICE_TIMESTAMP_NS] = "TIMESTAMP_NS",
+        [TL_ICE_TIMESTAMPTZ_NS] = "TIMESTAMPTZ",
+        [TL_ICE_STRING] = "VARCHAR",
+        [TL_ICE_UUID] = "UUID",
+        [TL_ICE_FIXED] = "BLOB",
+        [TL_ICE_BINARY] = "BLOB",
+    };
+    if (t->id == TL_ICE_DECIMAL) {
+        snprintf(buf, size, "DECIMAL(%d,%d)", (int)t->precision, (int)t->scale);
+        return buf;
+    }
+    return names[t->id];
+}
+
+tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err)
+{
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    bool ok = tl_buf_append_str(sql, "SELECT ") == 0;
+    for (size_t i = 0; ok && i < s->n_fields; i++) {
+        char buf[64], *id = tl_sql_ident(s->fields[i].name);
+        ok = id && tl_buf_printf(sql, "%sNULL::%s AS %s", i ? ", " : "",
+                                 duck_type(&s->fields[i].type, buf, sizeof buf), id) == 0;
+        free(id);
+    }
+    ok = ok && tl_buf_append_str(sql, " WHERE false") == 0;
+    return ok ? TL_OK : tl_error_nomem(err);
+}
+
+/* ---- Overlap and dedup ---- */
+
+typedef struct picked {
+    const tl_live_file *f;
+    int64_t part;   /* partition value (0 when unpartitioned) */
+    int64_t lo, hi; /* time bounds (whole range when unknown) */
+    bool dedup;     /* overlaps another file of its partition */
+} picked;
+
+static int by_part_lo(const void *a, const void *b)
+{
+    const picked *x = a, *y = b;
+    if (x->part != y->part) return x->part < y->part ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Marks the files whose time range overlaps another's in their partition. */
+static void mark_overlaps(picked *p, size_t n)
+{
+    qsort(p, n, sizeof *p, by_part_lo);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        int64_t hi = p[i].hi;
+        while (j < n && p[j].part == p[i].part && p[j].lo <= hi) {
+            if (p[j].hi > hi) hi = p[j].hi;
+            j++;
+        }
+        for (size_t k = i; j - i > 1 && k < j; k++) p[k].dedup = true;
+        i = j;
+    }
+}
+
+static tl_status append_list(tl_buf *sql, const picked *p, size_t n, bool dedup, tl_error *err)
+{
+    bool ok = tl_buf_append_byte(sql, '[') == 0, first = true;
+    for (size_t i = 0; ok && i < n; i++) {
+        if (p[i].dedup != dedup) continue;
+        char *path = tl_scan_local_path(p[i].f->file.file_path);
+        if (path == NULL)
+            return tl_error_set(err, TL_ERR_QUERY, "cannot query %s: only local warehouses",
+                                p[i].f->file.file_path);
+        char *lit = tl_sql_literal(path);
+        free(path);
+        ok = lit && tl_buf_printf(sql, "%s%s", first ? "" : ", ", lit) == 0;
+        free(lit);
+        first = false;
+    }
+    ok = ok && tl_buf_append_byte(sql, ']') == 0;
+    return ok ? TL_OK : tl_error_nomem(err);
+}
+
+/* The latest write of each (series key..., time) among the overlapping files. */
+static tl_status dedup_sql(const tl_table *t, const picked *p, size_t n, tl_buf *sql, tl_error *err)
+{
+    const tl_contract *c = &t->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    bool ok =
+        tl_buf_append_str(sql, "SELECT * EXCLUDE (__tl_file, file_row_number, __tl_seq, "
+                               "__tl_rn) FROM (SELECT *, row_number() OVER (PARTITION BY ") == 0;
+    for (size_t i = 0; ok && i <= c->series_key.len; i++) {
+        int col = i < c->series_key.len ? c->series_index[i] : c->time_index;
+        char *id = tl_sql_ident(s->fields[col].name);
+        ok = id && tl_buf_printf(sql, "%s%s", i ? ", " : "", id) == 0;
+        free(id);
+    }
+    ok = ok && tl_buf_append_str(sql, " ORDER BY ") == 0;
+    if (ok && c->ingest_column) {
+        char *id = tl_sql_ident(c->ingest_column);
+        ok = id && tl_buf_printf(sql, "%s DESC, ", id) == 0;
+        free(id);
+    }
+    ok = ok && tl_buf_append_str(sql, "__tl_seq DESC, file_row_number DESC) AS __tl_rn FROM "
+                                      "(SELECT *, CASE __tl_file") == 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        if (!p[i].dedup) continue;
+        char *path = tl_scan_local_path(p[i].f->file.file_path);
+        char *lit = path ? tl_sql_literal(path) : NULL;
+        ok = lit &&
+             tl_buf_printf(sql, " WHEN %s THEN %lld", lit, (long long)p[i].f->sequence_number) == 0;
+        free(path);
+        free(lit);
+    }
+    ok = ok && tl_buf_append_str(sql, " END AS __tl_seq FROM read_parquet(") == 0;
+    if (!ok) return tl_error_nomem(err);
+    TL_TRY(append_list(sql, p, n, true, err));
+    ok = tl_buf_append_str(sql, ", " TL_SCAN_OPTIONS ", filename = '__tl_file', "
+                                "file_row_number = true))) "
+                                "WHERE __tl_rn = 1") == 0;
+    return ok ? TL_OK : tl_error_nomem(err);
+}
+
+static void bounds_of(const tl_table *t, const tl_live_file *lf, picked *p)
+{
+    const tl_contract *c = &t->contract;
+    p->f = lf;
+    p->part = lf->file.n_partition ? lf->file.partition[0].i : 0;
+    p->lo = INT64_MIN;
+    p->hi = INT64_MAX;
+    if (c->time_index < 0) return;
+    int32_t id = tl_ice_metadata_current_schema(t->md)->fields[c->time_index].id;
+    const tl_ice_bound *lo = find_bound(lf->file.lower_bounds, lf->file.n_lower_bounds, id);
+    const tl_ice_bound *hi = find_bound(lf->file.upper_bounds, lf->file.n_upper_bounds, id);
+    if (lo && lo->len == 8) p->lo = le64(lo->data, 8);
+    if (hi && hi->len == 8) p->hi = le64(hi->data, 8);
+}
+
+tl_status tl_scan_sql(const tl_table *t, const tl_live_files *lf, const tl_scan_filter *filters,
+                      size_t n_filters, bool all_files, tl_buf *sql, tl_scan_stats *stats,
+                      tl_error *err)
+{
+    picked *p = calloc(lf->n + 1, sizeof *p);
+    if (p == NULL) return tl_error_nomem(err);
+    size_t n = 0;
+    stats->files_total += (int64_t)lf->n;
+    for (size_t i = 0; i < lf->n; i++) {
+        if (!all_files && !tl_scan_file_needed(t, &lf->files[i].file, filters, n_filters)) continue;
+        bounds_of(t, &lf->files[i], &p[n++]);
+        stats->files_read++;
+        stats->row_groups_total += (int64_t)lf->files[i].file.n_split_offsets;
+        stats->row_groups_read += (int64_t)lf->files[i].file.n_split_offsets;
+        stats->bytes_read += lf->files[i].file.file_size_in_bytes;
+    }
+    tl_status st = TL_OK;
+    if (n == 0) {
+        st = tl_scan_empty_sql(t, sql, err);
+        free(p);
+        return st;
+    }
+    if (t->contract.dedup && t->contract.time_index >= 0) mark_overlaps(p, n);
+    size_t n_dedup = 0;
+    for (size_t i = 0; i < n; i++) n_dedup += p[i].dedup;
+    if (n_dedup < n) {
+        st = tl_buf_append_str(sql, "SELECT * FROM read_parquet(") == 0 ? TL_OK
+                                                                        : tl_error_nomem(err);
+        if (st == TL_OK) st = append_list(sql, p, n, false, err);
+        if (st == TL_OK && tl_buf_append_str(sql, ", " TL_SCAN_OPTIONS ")") != 0)
+            st = tl_error_nomem(err);
+    }
+    if (st == TL_OK && n_dedup > 0 && n_dedup < n &&
+        tl_buf_append_str(sql, " UNION ALL BY NAME ") != 0)
+        st = tl_error_nomem(err);
+    if (st == TL_OK && n_dedup > 0) st = dedup_sql(t, p, n, sql, err);
+    free(p);
+    return st;
+}

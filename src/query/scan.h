@@ -1,0 +1,50 @@
+/* The scan of one lake table for DuckDB: the SQL of a view over the current
+ * snapshot's Parquet files that survive pruning. Files of a partition whose
+ * time ranges overlap are deduplicated on read (for dedup tables): the latest
+ * write of each (series key..., time) wins, by higher ingest time, then
+ * higher data sequence number, then the later row of a file. Files that
+ * overlap nothing are read as they are, at no extra cost. */
+#ifndef TL_QUERY_SCAN_H
+#define TL_QUERY_SCAN_H
+
+#include <stdbool.h>
+
+#include "core/buf.h"
+#include "table/live_files.h"
+
+/* Options of every read_parquet of lake files: the partition directories
+ * (time_day=...) are not columns. */
+#define TL_SCAN_OPTIONS "hive_partitioning = false"
+
+/* What one reference to a table in a query needs. */
+typedef struct tl_scan_filter {
+    bool has_lo, has_hi; /* time range in microseconds, inclusive */
+    int64_t lo, hi;
+    bool has_keys; /* first series-key column restricted to `keys` */
+    char **keys;   /* values as text */
+    size_t n_keys;
+} tl_scan_filter;
+
+void tl_scan_filter_clear(tl_scan_filter *f);
+
+/* Whether file f may hold rows any of the filters want. */
+bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
+                         const tl_scan_filter *filters, size_t n_filters);
+
+/* The local path of a file URL, or NULL when DuckDB cannot read it. Malloc'd. */
+char *tl_scan_local_path(const char *url);
+
+typedef struct tl_scan_stats {
+    int64_t files_total, files_read, row_groups_total, row_groups_read, bytes_read;
+} tl_scan_stats;
+
+/* Appends to *sql the SELECT of table t over the live files that pass the
+ * filters (all files when n_filters is 0 and all_files is true). */
+tl_status tl_scan_sql(const tl_table *t, const tl_live_files *lf, const tl_scan_filter *filters,
+                      size_t n_filters, bool all_files, tl_buf *sql, tl_scan_stats *stats,
+                      tl_error *err);
+
+/* A SELECT of no rows with the table's columns and types. */
+tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err);
+
+#endif

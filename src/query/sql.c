@@ -1,0 +1,177 @@
+/* tl_lake_sql: resolve the query's lake tables, register each as a view over
+ * its pruned (and where needed deduplicated) Parquet files, or over its
+ * last-value index when the query only wants the newest row per series; then
+ * let DuckDB run the query and stream its result as Arrow. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/engine.h"
+#include "query/result_stream.h"
+#include "query/sql_plan.h"
+#include "query/sql_run.h"
+
+typedef struct lookup_ctx {
+    tl_lake *lake;
+    const char *ns;
+    tl_table **tables;
+    size_t n;
+} lookup_ctx;
+
+static tl_status lookup(void *p, const char *schema, const char *table, tl_table **out,
+                        tl_error *err)
+{
+    lookup_ctx *c = p;
+    *out = NULL;
+    char *full = tl_strdup_printf("%s%s%s", schema, *schema ? "." : "", table);
+    if (full == NULL) return tl_error_nomem(err);
+    tl_qname qn;
+    tl_status st = tl_qname_parse(full, c->ns, &qn, NULL);
+    free(full);
+    if (st != TL_OK) return TL_OK; /* not a name a lake table can have: DuckDB's to judge */
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->tables[i]->name.full, qn.full) == 0) {
+            *out = c->tables[i];
+            return TL_OK;
+        }
+    tl_table **ts = realloc(c->tables, (c->n + 1) * sizeof *ts);
+    if (ts == NULL) return tl_error_nomem(err);
+    c->tables = ts;
+    st = tl_table_load(c->lake, &qn, 0, &ts[c->n], err);
+    if (st == TL_ERR_NOT_FOUND)
+        return tl_error_set(err, TL_ERR_NOT_FOUND, "table %s does not exist", qn.full);
+    TL_TRY(st);
+    *out = ts[c->n++];
+    return TL_OK;
+}
+
+static const char *lvi_url(const tl_table *t)
+{
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
+    return s ? tl_ice_snapshot_summary(s, TL_SUMMARY_LVI) : NULL;
+}
+
+tl_status tl_query_lvi_sql(const tl_table *t, tl_buf *sql, tl_error *err)
+{
+    char *path = tl_scan_local_path(lvi_url(t));
+    char *lit = path ? tl_sql_literal(path) : NULL;
+    bool ok =
+        lit && tl_buf_printf(sql, "SELECT * FROM read_parquet(%s, " TL_SCAN_OPTIONS ")", lit) == 0;
+    free(path);
+    free(lit);
+    return ok ? TL_OK
+              : tl_error_set(err, TL_ERR_QUERY, "cannot read the last-value index of %s",
+                             t->name.full);
+}
+
+/* The view body of one table over all the references the query makes to it. */
+static tl_status table_sql(const tl_table *t, const tl_sql_plan *plan, tl_buf *sql,
+                           tl_scan_stats *stats, tl_error *err)
+{
+    tl_scan_filter *filters = NULL;
+    size_t n = 0;
+    bool latest = true;
+    for (size_t i = 0; i < plan->n_refs; i++) {
+        const tl_sql_ref *r = &plan->refs[i];
+        if (r->t != t) continue;
+        latest &= r->all_latest;
+        tl_scan_filter *f = realloc(filters, (n + r->n_filters + 1) * sizeof *f);
+        if (f == NULL) {
+            free(filters);
+            return tl_error_nomem(err);
+        }
+        filters = f;
+        memcpy(filters + n, r->filters, r->n_filters * sizeof *f); /* borrowed */
+        n += r->n_filters;
+    }
+    tl_status st;
+    if (latest && lvi_url(t) && strncmp(lvi_url(t), "file://", 7) == 0) {
+        st = tl_query_lvi_sql(t, sql, err);
+    } else {
+        tl_live_files lf;
+        st = tl_live_files_read(t, NULL, &lf, err);
+        if (st == TL_OK) st = tl_scan_sql(t, &lf, filters, n, false, sql, stats, err);
+        if (st == TL_OK) tl_live_files_free(&lf);
+    }
+    free(filters);
+    return st;
+}
+
+tl_status tl_query_register(tl_query_engine *e, const tl_table *t, const char *body, tl_error *err)
+{
+    char *ns = tl_sql_ident(t->name.namespace_), *tb = tl_sql_ident(t->name.table);
+    char *ddl = ns && tb ? tl_strdup_printf("CREATE SCHEMA IF NOT EXISTS %s; CREATE OR REPLACE "
+                                            "VIEW %s.%s AS %s",
+                                            ns, ns, tb, body)
+                         : NULL;
+    tl_status st = ddl ? tl_query_exec(e, ddl, err) : tl_error_nomem(err);
+    free(ns);
+    free(tb);
+    free(ddl);
+    return st;
+}
+
+static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const tl_sql_plan *plan,
+                                 tl_scan_stats *stats, tl_error *err)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        tl_buf sql = {0};
+        tl_status st = table_sql(c->tables[i], plan, &sql, stats, err);
+        if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
+        if (st == TL_OK) st = tl_query_register(e, c->tables[i], (const char *)sql.data, err);
+        tl_buf_free(&sql);
+        TL_TRY(st);
+    }
+    return TL_OK;
+}
+
+static tl_status use_namespace(tl_query_engine *e, const char *ns, tl_error *err)
+{
+    char *id = tl_sql_ident(ns);
+    char *lit = NULL, *sql = NULL;
+    if (id) lit = tl_sql_literal(id);
+    if (lit)
+        sql = tl_strdup_printf("CREATE SCHEMA IF NOT EXISTS %s; SET search_path = %s", id, lit);
+    tl_status st = sql ? tl_query_exec(e, sql, err) : tl_error_nomem(err);
+    free(id);
+    free(lit);
+    free(sql);
+    return st;
+}
+
+tl_status tl_query_run(tl_query_engine *e, const char *query, struct ArrowArrayStream *out,
+                       tl_error *err)
+{
+    duckdb_result r;
+    if (duckdb_query(e->conn, query, &r) == DuckDBError) {
+        const char *m = duckdb_result_error(&r);
+        tl_status st = tl_error_set(err, TL_ERR_QUERY, "%s", m ? m : "query failed");
+        duckdb_destroy_result(&r);
+        return st;
+    }
+    return tl_query_result_stream(&r, out, err);
+}
+
+tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
+                      struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err)
+{
+    const char *ns = namespace_ ? namespace_ : "default";
+    if (query == NULL) return tl_error_set(err, TL_ERR_INVALID, "sql needs a query");
+    tl_qname check;
+    TL_TRY(tl_qname_parse("x", ns, &check, err));
+    tl_query_engine *e = NULL;
+    TL_TRY(tl_query_engine_get(lake, &e, err));
+    lookup_ctx c = {lake, ns, NULL, 0};
+    tl_sql_plan plan = {0};
+    tl_scan_stats ss = {0};
+    tl_status st = tl_sql_plan_build(e, query, lookup, &c, &plan, err);
+    if (st == TL_OK) st = register_tables(e, &c, &plan, &ss, err);
+    if (st == TL_OK) st = use_namespace(e, ns, err);
+    if (st == TL_OK) st = tl_query_run(e, query, out, err);
+    if (st == TL_OK && stats)
+        *stats = (tl_query_stats){ss.files_total, ss.files_read, ss.row_groups_total,
+                                  ss.row_groups_read, ss.bytes_read};
+    tl_sql_plan_free(&plan);
+    for (size_t i = 0; i < c.n; i++) tl_table_close(c.tables[i]);
+    free(c.tables);
+    return st;
+}

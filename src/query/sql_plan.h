@@ -1,0 +1,36 @@
+/* Reading a query's syntax tree (DuckDB's json_serialize_sql) for what
+ * Timelake must prepare before DuckDB runs it: the tables it references, and
+ * for each reference the time range and series keys its WHERE clause
+ * restricts it to (for file pruning), or whether it only asks for the newest
+ * row of each series (answered from the last-value index). */
+#ifndef TL_QUERY_SQL_PLAN_H
+#define TL_QUERY_SQL_PLAN_H
+
+#include "query/engine.h"
+#include "query/scan.h"
+
+typedef struct tl_sql_ref {
+    char *schema; /* as written; "" when unqualified */
+    char *table;
+    tl_table *t;             /* from the lookup, which keeps ownership */
+    tl_scan_filter *filters; /* one per reference of this table */
+    size_t n_filters;
+    bool all_latest; /* every reference only needs the newest row per series */
+} tl_sql_ref;
+
+typedef struct tl_sql_plan {
+    tl_sql_ref *refs; /* distinct tables, in order of appearance */
+    size_t n_refs;
+} tl_sql_plan;
+
+/* Parses `query` (exactly one SELECT statement) and collects its table
+ * references. `lookup` resolves a reference to a lake table (NULL when the
+ * name is not a lake table, e.g. a CTE); its filters need that table's
+ * contract, so resolution happens during the walk. */
+typedef tl_status (*tl_sql_lookup)(void *ctx, const char *schema, const char *table, tl_table **out,
+                                   tl_error *err);
+tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup lookup, void *ctx,
+                            tl_sql_plan *out, tl_error *err);
+void tl_sql_plan_free(tl_sql_plan *plan);
+
+#endif

@@ -1,0 +1,25 @@
+/* The last-value index: one small Parquet file per snapshot holding the
+ * newest row of every series (the table's columns, sorted by series key),
+ * referenced from the snapshot summary key timelake.last-value-index as the
+ * reference writes it. Each append merges the parent snapshot's index with the
+ * newest rows of its own data; the winner of a series is the row with the
+ * latest time, then the higher ingest time, then the later write (the new
+ * rows over the parent's index, a later row of the append over an earlier). */
+#ifndef TL_TABLE_LVI_H
+#define TL_TABLE_LVI_H
+
+#include "table/append.h"
+
+/* Writes the index of a new snapshot `snapshot_id` whose parent is the
+ * handle's current snapshot and which adds `rows`. *key_out receives the
+ * object key written (malloc'd; NULL when the table keeps no index: no time
+ * column, or a parent with data but no index to merge with). */
+tl_status tl_lvi_write(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, char **key_out,
+                       tl_error *err);
+
+/* The index of the handle's current snapshot, read into a struct array with
+ * the table's storage schema. *found is false (and nothing is filled) when
+ * the snapshot has no index. */
+tl_status tl_lvi_read(const tl_table *t, tl_rows *out, bool *found, tl_error *err);
+
+#endif
