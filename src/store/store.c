@@ -4,6 +4,30 @@
 #include <string.h>
 
 #include "core/strlist.h"
+#include "store/store_options.h"
+
+/* s3://, gs://, az://: the backend, wrapped in the read cache unless both of
+ * its layers are turned off. */
+static tl_status open_remote(const char *location, const char *const *options, tl_store **out,
+                             tl_error *err)
+{
+    tl_store_config cfg;
+    TL_TRY(tl_store_config_parse(location, options, &cfg, err));
+    long long memory = cfg.cache_memory;
+    char *dir = cfg.cache_dir ? strdup(cfg.cache_dir) : NULL;
+    tl_store *s = NULL;
+    tl_status st = cfg.cache_dir && dir == NULL ? tl_error_nomem(err) : TL_OK;
+    if (st == TL_OK)
+        st = cfg.kind == TL_STORE_S3    ? tl_store_s3_open(&cfg, &s, err)
+             : cfg.kind == TL_STORE_GCS ? tl_store_gcs_open(&cfg, &s, err)
+                                        : tl_store_azure_open(&cfg, &s, err);
+    tl_store_config_clear(&cfg);
+    if (st == TL_OK && (memory > 0 || dir != NULL))
+        st = tl_store_cache_wrap(s, memory, dir, &s, err);
+    free(dir);
+    if (st == TL_OK) *out = s;
+    return st;
+}
 
 tl_status tl_store_open(const char *location, const char *const *options, tl_store **out,
                         tl_error *err)
@@ -12,9 +36,7 @@ tl_status tl_store_open(const char *location, const char *const *options, tl_sto
         return tl_error_set(err, TL_ERR_INVALID, "empty warehouse location");
     const char *scheme_end = strstr(location, "://");
     if (scheme_end != NULL && strncmp(location, "file://", 7) != 0)
-        return tl_error_set(err, TL_ERR_INVALID,
-                            "unsupported warehouse URL \"%s\" (use a local path or file://)",
-                            location);
+        return open_remote(location, options, out, err);
     if (options != NULL && options[0] != NULL)
         return tl_error_set(err, TL_ERR_INVALID, "unknown storage option \"%s\" for a local lake",
                             options[0]);
@@ -25,6 +47,14 @@ tl_status tl_store_open(const char *location, const char *const *options, tl_sto
 void tl_store_free(tl_store *s)
 {
     if (s != NULL) s->ops->free(s);
+}
+
+tl_status tl_store_put_many(tl_store *s, const tl_store_put_item *items, size_t n, tl_error *err)
+{
+    if (s->ops->put_many) return s->ops->put_many(s, items, n, err);
+    for (size_t i = 0; i < n; i++)
+        TL_TRY(tl_store_put(s, items[i].key, items[i].data, items[i].len, err));
+    return TL_OK;
 }
 
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err)

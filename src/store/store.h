@@ -12,6 +12,13 @@
 
 typedef struct tl_store tl_store;
 
+/* One object of a batch upload. */
+typedef struct tl_store_put_item {
+    const char *key;
+    const void *data;
+    size_t len;
+} tl_store_put_item;
+
 typedef struct tl_store_ops {
     /* TL_ERR_NOT_FOUND when the object does not exist. */
     tl_status (*get)(tl_store *s, const char *key, tl_buf *out, tl_error *err);
@@ -27,6 +34,9 @@ typedef struct tl_store_ops {
     /* Deleting a missing object succeeds. */
     tl_status (*remove)(tl_store *s, const char *key, tl_error *err);
     void (*free)(tl_store *s);
+    /* Puts every item, in parallel where the backend can (remote stores); on
+     * failure some items may have been written. NULL: one by one through put. */
+    tl_status (*put_many)(tl_store *s, const tl_store_put_item *items, size_t n, tl_error *err);
 } tl_store_ops;
 
 struct tl_store {
@@ -73,6 +83,10 @@ static inline tl_status tl_store_remove(tl_store *s, const char *key, tl_error *
     return s->ops->remove(s, key, err);
 }
 
+/* Uploads a batch of objects, in parallel on remote stores: one round trip of
+ * wall time instead of n. On failure the caller removes what it meant to write. */
+tl_status tl_store_put_many(tl_store *s, const tl_store_put_item *items, size_t n, tl_error *err);
+
 /* Deletes every object under prefix. */
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err);
 
@@ -84,5 +98,13 @@ const char *tl_store_key_of(const tl_store *s, const char *url);
 
 /* Backends. */
 tl_status tl_store_local_open(const char *path, tl_store **out, tl_error *err);
+/* Remote backends take a parsed configuration (store/store_options.h). */
+struct tl_store_config;
+tl_status tl_store_s3_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
+tl_status tl_store_gcs_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
+tl_status tl_store_azure_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
+/* Wraps `inner` (taken over) in a read cache of immutable objects (store/cache.h). */
+tl_status tl_store_cache_wrap(tl_store *inner, long long memory_bytes, const char *dir,
+                              tl_store **out, tl_error *err);
 
 #endif

@@ -80,8 +80,8 @@ static tl_status write_files(tl_table *t, const tl_rows *rows, tl_partition_rows
         return tl_error_nomem(err);
     }
     for (size_t i = 0; i < n_parts; i++) status[i] = TL_ERR_INTERNAL; /* not written */
-    write_job j = {.t = t, .rows = rows, .parts = parts, .n_parts = n_parts, .w = w,
-                   .status = status};
+    write_job j = {
+        .t = t, .rows = rows, .parts = parts, .n_parts = n_parts, .w = w, .status = status};
     pthread_mutex_init(&j.lock, NULL);
     pthread_t tid[WRITE_THREADS];
     size_t started = 0;

@@ -1,0 +1,427 @@
+#include "store/cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/random.h"
+#include "store/digest.h"
+
+typedef enum entry_kind { WHOLE, RANGE, SIZE } entry_kind;
+
+typedef struct entry {
+    struct entry *prev, *next; /* LRU list, most recent first */
+    entry_kind kind;
+    char *key;
+    uint64_t offset; /* RANGE */
+    uint64_t size;   /* SIZE: the object size; otherwise the data length */
+    uint8_t *data;
+} entry;
+
+typedef struct cache_store {
+    tl_store base;
+    tl_store *inner;
+    char *dir;
+    long long limit, used;
+    entry *head, *tail;
+    pthread_mutex_t lock;
+    tl_cache_stats stats;
+} cache_store;
+
+static const tl_store_ops cache_ops;
+
+bool tl_cache_immutable_key(const char *key)
+{
+    size_t n = strlen(key);
+    return (n > 8 && strcmp(key + n - 8, ".parquet") == 0) ||
+           (n > 5 && strcmp(key + n - 5, ".avro") == 0);
+}
+
+static void unlink_entry(cache_store *c, entry *e)
+{
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        c->head = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        c->tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void push_front(cache_store *c, entry *e)
+{
+    e->next = c->head;
+    if (c->head) c->head->prev = e;
+    c->head = e;
+    if (c->tail == NULL) c->tail = e;
+}
+
+static long long cost(const entry *e)
+{
+    return (long long)(e->kind == SIZE ? 0 : e->size) + (long long)strlen(e->key) + 64;
+}
+
+static void drop_entry(cache_store *c, entry *e)
+{
+    unlink_entry(c, e);
+    c->used -= cost(e);
+    c->stats.entries--;
+    free(e->key);
+    free(e->data);
+    free(e);
+}
+
+/* Under the lock. Moves a hit to the front. */
+static entry *find(cache_store *c, entry_kind kind, const char *key, uint64_t offset, uint64_t len)
+{
+    for (entry *e = c->head; e; e = e->next) {
+        if (e->kind != kind || strcmp(e->key, key) != 0) continue;
+        if (kind == RANGE && (e->offset != offset || e->size != len)) continue;
+        unlink_entry(c, e);
+        push_front(c, e);
+        return e;
+    }
+    return NULL;
+}
+
+/* Keeps a copy of data (may be NULL for SIZE). Best effort: no memory, no entry. */
+static void remember(cache_store *c, entry_kind kind, const char *key, uint64_t offset,
+                     const void *data, uint64_t size)
+{
+    if (c->limit <= 0) return;
+    entry *e = calloc(1, sizeof *e);
+    if (e == NULL) return;
+    e->kind = kind;
+    e->offset = offset;
+    e->size = size;
+    e->key = strdup(key);
+    e->data = kind == SIZE ? NULL : malloc(size ? size : 1);
+    if (e->key == NULL || (kind != SIZE && e->data == NULL) || cost(e) > c->limit / 2) {
+        free(e->key);
+        free(e->data);
+        free(e);
+        return;
+    }
+    if (kind != SIZE && size) memcpy(e->data, data, size);
+    pthread_mutex_lock(&c->lock);
+    entry *old = find(c, kind, key, offset, size);
+    if (old) drop_entry(c, old);
+    push_front(c, e);
+    c->used += cost(e);
+    c->stats.entries++;
+    while (c->used > c->limit && c->tail && c->tail != e) drop_entry(c, c->tail);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void forget(cache_store *c, const char *key)
+{
+    pthread_mutex_lock(&c->lock);
+    for (entry *e = c->head, *next; e; e = next) {
+        next = e->next;
+        if (strcmp(e->key, key) == 0) drop_entry(c, e);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- the disk layer: one file per object, named by a hash of its URL ---- */
+
+static char *disk_path(const cache_store *c, const char *key)
+{
+    char *url = tl_store_url_of(c->inner, key);
+    if (url == NULL) return NULL;
+    uint8_t d[32];
+    char hex[65];
+    tl_sha256(url, strlen(url), d);
+    tl_hex(d, 32, hex);
+    free(url);
+    return tl_strdup_printf("%s/%s", c->dir, hex);
+}
+
+static bool disk_read(const cache_store *c, const char *key, tl_buf *out)
+{
+    char *path = disk_path(c, key);
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    free(path);
+    if (fd < 0) return false;
+    struct stat sb;
+    bool ok = fstat(fd, &sb) == 0 && tl_buf_reserve(out, (size_t)sb.st_size + 1) == 0;
+    size_t got = 0;
+    while (ok && got < (size_t)sb.st_size) {
+        ssize_t n = pread(fd, out->data + got, (size_t)sb.st_size - got, (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            ok = false;
+        else
+            got += (size_t)n;
+    }
+    close(fd);
+    if (ok) {
+        out->len = got;
+        out->data[got] = '\0';
+    }
+    return ok;
+}
+
+static bool disk_read_range(const cache_store *c, const char *key, uint64_t offset, size_t len,
+                            uint8_t *dst)
+{
+    char *path = disk_path(c, key);
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    free(path);
+    if (fd < 0) return false;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, dst + got, len - got, (off_t)(offset + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fd);
+    return got == len;
+}
+
+/* Write to a unique temporary name, then rename: concurrent writers of the
+ * same object (same bytes) simply replace each other. Best effort. */
+static void disk_write(const cache_store *c, const char *key, const void *data, size_t len)
+{
+    char *path = disk_path(c, key);
+    char rnd[TL_UUID_STR_LEN + 1];
+    tl_uuid_v4(rnd);
+    char *tmp = path ? tl_strdup_printf("%s/.tmp-%s", c->dir, rnd) : NULL;
+    int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+    bool ok = fd >= 0;
+    for (size_t done = 0; ok && done < len;) {
+        ssize_t n = write(fd, (const uint8_t *)data + done, len - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            ok = false;
+        else
+            done += (size_t)n;
+    }
+    if (fd >= 0 && close(fd) != 0) ok = false;
+    if (ok && rename(tmp, path) != 0) ok = false;
+    if (!ok && tmp) unlink(tmp);
+    free(tmp);
+    free(path);
+}
+
+static void disk_remove(const cache_store *c, const char *key)
+{
+    char *path = disk_path(c, key);
+    if (path) unlink(path);
+    free(path);
+}
+
+/* ---- the store operations ---- */
+
+static void keep(cache_store *c, const char *key, const void *data, size_t len)
+{
+    remember(c, WHOLE, key, 0, data, len);
+    if (c->dir) disk_write(c, key, data, len);
+}
+
+static void count(cache_store *c, bool hit)
+{
+    pthread_mutex_lock(&c->lock);
+    if (hit)
+        c->stats.hits++;
+    else
+        c->stats.misses++;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static tl_status cache_get(tl_store *s, const char *key, tl_buf *out, tl_error *err)
+{
+    cache_store *c = (cache_store *)s;
+    if (!tl_cache_immutable_key(key)) return tl_store_get(c->inner, key, out, err);
+    pthread_mutex_lock(&c->lock);
+    entry *e = find(c, WHOLE, key, 0, 0);
+    int rc = 0;
+    if (e) {
+        out->len = 0;
+        rc = tl_buf_append(out, e->data, e->size) | tl_buf_reserve(out, 1);
+        if (rc == 0) out->data[out->len] = '\0';
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (e) {
+        count(c, true);
+        return rc == 0 ? TL_OK : tl_error_nomem(err);
+    }
+    out->len = 0;
+    if (c->dir && disk_read(c, key, out)) {
+        count(c, true);
+        remember(c, WHOLE, key, 0, out->data, out->len);
+        return TL_OK;
+    }
+    count(c, false);
+    TL_TRY(tl_store_get(c->inner, key, out, err));
+    keep(c, key, out->data, out->len);
+    return TL_OK;
+}
+
+static tl_status cache_get_range(tl_store *s, const char *key, uint64_t offset, size_t len,
+                                 uint8_t *dst, tl_error *err)
+{
+    cache_store *c = (cache_store *)s;
+    if (!tl_cache_immutable_key(key))
+        return tl_store_get_range(c->inner, key, offset, len, dst, err);
+    pthread_mutex_lock(&c->lock);
+    entry *e = find(c, WHOLE, key, 0, 0);
+    bool hit = e && offset + len <= e->size;
+    if (hit) memcpy(dst, e->data + offset, len);
+    if (!hit && (e = find(c, RANGE, key, offset, len)) != NULL) {
+        hit = true;
+        memcpy(dst, e->data, len);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (!hit && c->dir) hit = disk_read_range(c, key, offset, len, dst);
+    count(c, hit);
+    if (hit) return TL_OK;
+    TL_TRY(tl_store_get_range(c->inner, key, offset, len, dst, err));
+    remember(c, RANGE, key, offset, dst, len);
+    return TL_OK;
+}
+
+static tl_status cache_size(tl_store *s, const char *key, uint64_t *out, tl_error *err)
+{
+    cache_store *c = (cache_store *)s;
+    if (!tl_cache_immutable_key(key)) return tl_store_size(c->inner, key, out, err);
+    pthread_mutex_lock(&c->lock);
+    entry *e = find(c, WHOLE, key, 0, 0);
+    if (e == NULL) e = find(c, SIZE, key, 0, 0);
+    if (e) *out = e->size;
+    pthread_mutex_unlock(&c->lock);
+    if (e) return TL_OK;
+    TL_TRY(tl_store_size(c->inner, key, out, err));
+    remember(c, SIZE, key, 0, NULL, *out);
+    return TL_OK;
+}
+
+static tl_status cache_put(tl_store *s, const char *key, const void *data, size_t len,
+                           tl_error *err)
+{
+    cache_store *c = (cache_store *)s;
+    forget(c, key);
+    TL_TRY(tl_store_put(c->inner, key, data, len, err));
+    if (tl_cache_immutable_key(key)) keep(c, key, data, len);
+    return TL_OK;
+}
+
+static tl_status cache_put_if_absent(tl_store *s, const char *key, const void *data, size_t len,
+                                     tl_error *err)
+{
+    cache_store *c = (cache_store *)s;
+    TL_TRY(tl_store_put_if_absent(c->inner, key, data, len, err));
+    if (tl_cache_immutable_key(key)) keep(c, key, data, len);
+    return TL_OK;
+}
+
+static tl_status cache_put_many(tl_store *s, const tl_store_put_item *items, size_t n,
+                                tl_error *err)
+{
+    cache_store *c = (cache_store *)s;
+    for (size_t i = 0; i < n; i++) forget(c, items[i].key);
+    TL_TRY(tl_store_put_many(c->inner, items, n, err));
+    for (size_t i = 0; i < n; i++)
+        if (tl_cache_immutable_key(items[i].key))
+            keep(c, items[i].key, items[i].data, items[i].len);
+    return TL_OK;
+}
+
+static tl_status cache_list(tl_store *s, const char *prefix, tl_strlist *out, tl_error *err)
+{
+    return tl_store_list(((cache_store *)s)->inner, prefix, out, err);
+}
+
+static tl_status cache_remove(tl_store *s, const char *key, tl_error *err)
+{
+    cache_store *c = (cache_store *)s;
+    forget(c, key);
+    if (c->dir && tl_cache_immutable_key(key)) disk_remove(c, key);
+    return tl_store_remove(c->inner, key, err);
+}
+
+static void cache_free(tl_store *s)
+{
+    cache_store *c = (cache_store *)s;
+    while (c->head) drop_entry(c, c->head);
+    tl_store_free(c->inner);
+    pthread_mutex_destroy(&c->lock);
+    free(c->dir);
+    free(c);
+}
+
+static const tl_store_ops cache_ops = {
+    .get = cache_get,
+    .get_range = cache_get_range,
+    .size = cache_size,
+    .put = cache_put,
+    .put_if_absent = cache_put_if_absent,
+    .list = cache_list,
+    .remove = cache_remove,
+    .free = cache_free,
+    .put_many = cache_put_many,
+};
+
+bool tl_store_cache_stats(const tl_store *s, tl_cache_stats *out)
+{
+    if (s->ops != &cache_ops) return false;
+    cache_store *c = (cache_store *)s;
+    pthread_mutex_lock(&c->lock);
+    *out = c->stats;
+    out->bytes_in_memory = c->used;
+    pthread_mutex_unlock(&c->lock);
+    return true;
+}
+
+static tl_status make_dir(const char *dir, tl_error *err)
+{
+    char *p = strdup(dir);
+    if (p == NULL) return tl_error_nomem(err);
+    for (char *q = p + 1;; q++) {
+        if (*q != '/' && *q != '\0') continue;
+        char saved = *q;
+        *q = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            tl_status st =
+                tl_error_set(err, TL_ERR_INVALID, "cache_dir %s: %s", p, strerror(errno));
+            free(p);
+            return st;
+        }
+        *q = saved;
+        if (saved == '\0') break;
+    }
+    free(p);
+    return TL_OK;
+}
+
+tl_status tl_store_cache_wrap(tl_store *inner, long long memory_bytes, const char *dir,
+                              tl_store **out, tl_error *err)
+{
+    cache_store *c = calloc(1, sizeof *c);
+    tl_status st = c ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK && dir) {
+        st = make_dir(dir, err);
+        if (st == TL_OK && (c->dir = strdup(dir)) == NULL) st = tl_error_nomem(err);
+    }
+    if (st != TL_OK) {
+        if (c) free(c->dir);
+        free(c);
+        tl_store_free(inner);
+        return st;
+    }
+    c->base.ops = &cache_ops;
+    c->base.url = inner->url; /* the same root: keys and URLs are the inner store's */
+    c->inner = inner;
+    c->limit = memory_bytes;
+    pthread_mutex_init(&c->lock, NULL);
+    *out = &c->base;
+    return TL_OK;
+}

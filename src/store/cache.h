@@ -1,0 +1,29 @@
+/* A read cache in front of a store, for immutable objects only: data files
+ * (.parquet) and manifests and manifest lists (.avro), whose names are unique
+ * and whose bytes never change. Metadata JSON, the registry and hints are
+ * always read from the store.
+ *
+ * Memory: an LRU of whole objects, exact byte ranges (footers) and sizes,
+ * bounded in bytes. Disk (optional): whole objects in a directory that several
+ * processes may share; each file is written under a temporary name and renamed
+ * into place, so a reader sees a complete file or none. Objects this process
+ * uploads are cached as they are written (a writer reads its own manifest list
+ * back on the next commit). Thread-safe. */
+#ifndef TL_STORE_CACHE_H
+#define TL_STORE_CACHE_H
+
+#include <stdbool.h>
+
+#include "store/store.h"
+
+/* Is this key one the cache may keep? */
+bool tl_cache_immutable_key(const char *key);
+
+typedef struct tl_cache_stats {
+    long long hits, misses, bytes_in_memory, entries;
+} tl_cache_stats;
+
+/* Statistics of a store made by tl_store_cache_wrap; false for another store. */
+bool tl_store_cache_stats(const tl_store *s, tl_cache_stats *out);
+
+#endif

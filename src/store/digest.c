@@ -1,0 +1,63 @@
+#include "store/digest.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+#include <string.h>
+
+void tl_sha256(const void *data, size_t len, uint8_t out[32])
+{
+    SHA256(data, len, out);
+}
+
+void tl_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len, uint8_t out[32])
+{
+    unsigned int n = 32;
+    HMAC(EVP_sha256(), key, (int)key_len, data, len, out, &n);
+}
+
+void tl_hex(const uint8_t *data, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[data[i] >> 4];
+        out[2 * i + 1] = digits[data[i] & 15];
+    }
+    out[2 * len] = '\0';
+}
+
+int tl_base64_encode(tl_buf *out, const void *data, size_t len, int url_safe)
+{
+    size_t n = 4 * ((len + 2) / 3);
+    char *dst = tl_buf_extend(out, n + 1);
+    if (dst == NULL) return -1;
+    EVP_EncodeBlock((unsigned char *)dst, data, (int)len);
+    out->len -= 1; /* EVP_EncodeBlock's NUL */
+    if (url_safe) {
+        /* base64url without padding, as JWTs want. */
+        for (size_t i = 0; i < n; i++) {
+            if (dst[i] == '+') dst[i] = '-';
+            if (dst[i] == '/') dst[i] = '_';
+        }
+        while (n > 0 && dst[n - 1] == '=') {
+            n--;
+            out->len--;
+        }
+    }
+    out->data[out->len] = '\0';
+    return 0;
+}
+
+int tl_base64_decode(tl_buf *out, const char *text, size_t len)
+{
+    if (len % 4 != 0) return -1;
+    uint8_t *dst = tl_buf_extend(out, len / 4 * 3 + 1);
+    if (dst == NULL) return -1;
+    int n = EVP_DecodeBlock(dst, (const unsigned char *)text, (int)len);
+    if (n < 0) return -1;
+    /* EVP_DecodeBlock counts the padding as zero bytes. */
+    size_t pad = (len >= 1 && text[len - 1] == '=') + (len >= 2 && text[len - 2] == '=');
+    out->len -= len / 4 * 3 + 1 - ((size_t)n - pad);
+    out->data[out->len] = '\0';
+    return 0;
+}

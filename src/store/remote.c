@@ -1,0 +1,195 @@
+#include "store/remote.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+tl_status tl_remote_init(tl_remote *r, tl_store_config *cfg, const char *url_scheme, tl_error *err)
+{
+    r->cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg); /* the remote owns the strings now */
+    r->base.url = r->cfg.prefix[0]
+                      ? tl_strdup_printf("%s://%s/%s", url_scheme, r->cfg.bucket, r->cfg.prefix)
+                      : tl_strdup_printf("%s://%s", url_scheme, r->cfg.bucket);
+    if (r->base.url == NULL) return tl_error_nomem(err);
+    return tl_http_client_new(&r->cfg.timeouts, &r->http, err);
+}
+
+void tl_remote_clear(tl_remote *r)
+{
+    tl_http_client_free(r->http);
+    tl_store_config_clear(&r->cfg);
+    free(r->base.url);
+}
+
+char *tl_remote_object(const tl_remote *r, const char *key)
+{
+    return r->cfg.prefix[0] ? tl_strdup_printf("%s/%s", r->cfg.prefix, key) : strdup(key);
+}
+
+tl_status tl_remote_send(tl_remote *r, const tl_remote_call *call, tl_http_response *resp,
+                         bool *maybe_applied, tl_error *err)
+{
+    for (int retry = 0;; retry++) {
+        tl_status st = r->attempt(r, call, resp, err);
+        if (!tl_retry_retryable(st, resp)) return st;
+        /* A 5xx may come after the server acted: only a refused connection is safe. */
+        if (maybe_applied && (resp->maybe_applied || resp->status >= 500)) *maybe_applied = true;
+        if (retry >= r->cfg.retry.max_retries) {
+            if (st == TL_OK) return TL_OK; /* the final 5xx answer, for the caller to report */
+            tl_error_prefix(err, "after %d retries", retry);
+            return st;
+        }
+        tl_http_response_clear(resp);
+        tl_retry_sleep(&r->cfg.retry, retry + 1);
+    }
+}
+
+/* The service's own error code and message, when the body carries one. */
+static void error_detail(const tl_http_response *resp, char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *b = (const char *)resp->body.data;
+    if (b == NULL) return;
+    const char *code = strstr(b, "<Code>"), *msg = strstr(b, "\"message\"");
+    if (code) {
+        code += 6;
+        const char *end = strchr(code, '<');
+        snprintf(out, size, " %.*s", end ? (int)(end - code) : 64, code);
+    } else if (msg) {
+        snprintf(out, size, " %.120s", msg);
+    } else {
+        snprintf(out, size, " %.120s", b);
+    }
+    for (char *p = out; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+}
+
+tl_status tl_remote_fail(const tl_http_response *resp, const char *what, const char *key,
+                         tl_error *err)
+{
+    char detail[160];
+    error_detail(resp, detail, sizeof detail);
+    if (resp->status == 404)
+        return tl_error_set(err, TL_ERR_NOT_FOUND, "%s %s: not found", what, key);
+    if (resp->status == 401 || resp->status == 403)
+        return tl_error_set(err, TL_ERR_STORAGE, "%s %s: access denied (HTTP %ld)%s", what, key,
+                            resp->status, detail);
+    return tl_error_set(err, TL_ERR_STORAGE, "%s %s: HTTP %ld%s", what, key, resp->status, detail);
+}
+
+/* Is the object at key exactly data? TL_OK yes, TL_ERR_EXISTS other bytes,
+ * TL_ERR_NOT_FOUND absent, or a read error. */
+static tl_status read_back(tl_remote *r, const char *key, const void *data, size_t len,
+                           tl_error *err)
+{
+    tl_buf b = {0};
+    tl_status st = r->base.ops->get(&r->base, key, &b, err);
+    if (st == TL_OK && !(b.len == len && (len == 0 || memcmp(b.data, data, len) == 0)))
+        st = tl_error_set(err, TL_ERR_EXISTS, "%s exists already", key);
+    tl_buf_free(&b);
+    return st;
+}
+
+static bool status_in(long status, const long *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == status) return true;
+    return false;
+}
+
+tl_status tl_remote_put_if_absent(tl_remote *r, const tl_remote_call *call, const char *key,
+                                  const void *data, size_t len, const long *lost, size_t n_lost,
+                                  tl_error *err)
+{
+    bool unknown = false;
+    for (int retry = 0;; retry++) {
+        tl_http_response resp;
+        tl_status st = r->attempt(r, call, &resp, err);
+        long status = resp.status;
+        bool retryable = tl_retry_retryable(st, &resp);
+        if (retryable && (resp.maybe_applied || status >= 500)) unknown = true;
+        if (st == TL_OK && status >= 200 && status < 300) {
+            tl_http_response_clear(&resp);
+            return TL_OK;
+        }
+        if (st == TL_OK && status_in(status, lost, n_lost)) {
+            tl_http_response_clear(&resp);
+            if (!unknown) return tl_error_set(err, TL_ERR_EXISTS, "%s exists already", key);
+            /* Perhaps our own earlier attempt created it: look, never guess. */
+            st = read_back(r, key, data, len, err);
+            if (st != TL_ERR_NOT_FOUND) return st;
+            unknown = false; /* gone again (deleted): try afresh */
+            continue;
+        }
+        if (!retryable) {
+            if (st == TL_OK) st = tl_remote_fail(&resp, "creating", key, err);
+            tl_http_response_clear(&resp);
+            return st;
+        }
+        tl_http_response_clear(&resp);
+        if (retry >= r->cfg.retry.max_retries) break;
+        tl_retry_sleep(&r->cfg.retry, retry + 1);
+    }
+    if (!unknown)
+        return tl_error_set(err, TL_ERR_STORAGE, "creating %s: gave up after %d retries", key,
+                            r->cfg.retry.max_retries);
+    tl_status st = read_back(r, key, data, len, err);
+    if (st == TL_ERR_NOT_FOUND)
+        return tl_error_set(err, TL_ERR_STORAGE, "creating %s: gave up after %d retries", key,
+                            r->cfg.retry.max_retries);
+    if (st != TL_OK && st != TL_ERR_EXISTS)
+        tl_error_prefix(err, "creating %s: outcome unknown", key);
+    return st;
+}
+
+typedef struct put_job {
+    tl_store *s;
+    const tl_store_put_item *items;
+    size_t n;
+    size_t next; /* guarded by lock */
+    pthread_mutex_t lock;
+    tl_status st;
+    tl_error err;
+} put_job;
+
+static void *put_worker(void *arg)
+{
+    put_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        size_t i = j->st == TL_OK ? j->next++ : j->n;
+        pthread_mutex_unlock(&j->lock);
+        if (i >= j->n) return NULL;
+        tl_error e;
+        tl_status st = j->s->ops->put(j->s, j->items[i].key, j->items[i].data, j->items[i].len, &e);
+        if (st != TL_OK) {
+            pthread_mutex_lock(&j->lock);
+            if (j->st == TL_OK) {
+                j->st = st;
+                j->err = e;
+            }
+            pthread_mutex_unlock(&j->lock);
+        }
+    }
+}
+
+tl_status tl_store_put_parallel(tl_store *s, const tl_store_put_item *items, size_t n, int threads,
+                                tl_error *err)
+{
+    if (n == 0) return TL_OK;
+    if (threads < 1) threads = 1;
+    if ((size_t)threads > n) threads = (int)n;
+    put_job j = {.s = s, .items = items, .n = n, .st = TL_OK};
+    pthread_mutex_init(&j.lock, NULL);
+    pthread_t tid[threads];
+    int started = 0;
+    for (; started < threads - 1; started++)
+        if (pthread_create(&tid[started], NULL, put_worker, &j) != 0) break;
+    put_worker(&j); /* the caller's thread works too */
+    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    pthread_mutex_destroy(&j.lock);
+    if (j.st != TL_OK && err) *err = j.err;
+    return j.st;
+}

@@ -1,0 +1,65 @@
+/* What the remote backends (S3, GCS, Azure) share: a configuration, an HTTP
+ * client, the retry loop, the error mapping, the conditional create with its
+ * read-back when an outcome is unknown, and parallel uploads. */
+#ifndef TL_STORE_REMOTE_H
+#define TL_STORE_REMOTE_H
+
+#include "store/http.h"
+#include "store/store.h"
+#include "store/store_options.h"
+
+typedef struct tl_remote tl_remote;
+
+/* One request to the backend, before signing. */
+typedef struct tl_remote_call {
+    const char *method;
+    const char *object;        /* full object name in the bucket; NULL for bucket-level calls */
+    const char *query;         /* canonical query string ("a=1&b=2", sorted, encoded) or "" */
+    const tl_strlist *headers; /* extra headers, "name: value" with lower-case names */
+    const void *body;
+    size_t body_len;
+    uint8_t *dst; /* read the body into dst (dst_len bytes at most) */
+    size_t dst_len;
+} tl_remote_call;
+
+/* Signs and sends one attempt of a call (no retries). */
+typedef tl_status (*tl_remote_attempt_fn)(tl_remote *r, const tl_remote_call *call,
+                                          tl_http_response *resp, tl_error *err);
+
+struct tl_remote {
+    tl_store base;
+    tl_store_config cfg;
+    tl_http_client *http;
+    tl_remote_attempt_fn attempt;
+};
+
+/* Fills the common part; base.ops and attempt are the backend's to set. */
+tl_status tl_remote_init(tl_remote *r, tl_store_config *cfg, const char *url_scheme, tl_error *err);
+void tl_remote_clear(tl_remote *r);
+
+/* The object name of a key: prefix/key. malloc'd. */
+char *tl_remote_object(const tl_remote *r, const char *key);
+
+/* Sends with bounded retries. TL_OK when a final response arrived (any
+ * status: check resp->status). *maybe_applied (may be NULL) becomes true when
+ * an attempt may have reached the server without us seeing its answer. */
+tl_status tl_remote_send(tl_remote *r, const tl_remote_call *call, tl_http_response *resp,
+                         bool *maybe_applied, tl_error *err);
+
+/* Maps a non-2xx final response to a status and message ("GET key: 403 ..."). */
+tl_status tl_remote_fail(const tl_http_response *resp, const char *what, const char *key,
+                         tl_error *err);
+
+/* The conditional create of key with content data. `call` carries the backend's "only if absent"
+ * condition; a response status in `lost` (e.g. 412, 409) means another writer
+ * owns the key. When an attempt's outcome is unknown, the object is read back
+ * and compared byte for byte: ours -> TL_OK, someone else's -> TL_ERR_EXISTS. */
+tl_status tl_remote_put_if_absent(tl_remote *r, const tl_remote_call *call, const char *key,
+                                  const void *data, size_t len, const long *lost, size_t n_lost,
+                                  tl_error *err);
+
+/* Uploads items through s->ops->put on up to `threads` threads. */
+tl_status tl_store_put_parallel(tl_store *s, const tl_store_put_item *items, size_t n, int threads,
+                                tl_error *err);
+
+#endif

@@ -1,0 +1,435 @@
+/* Azure Blob Storage: Shared Key signing (or a SAS, or a bearer token), block
+ * blobs (Put Blob, or Put Block + Put Block List for large objects), ranged
+ * reads, List Blobs, and the conditional create as Put Blob with
+ * If-None-Match: * (409 BlobAlreadyExists or 412 when the blob exists). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "store/digest.h"
+#include "store/remote.h"
+#include "store/xml.h"
+
+#define API_VERSION "2021-08-06"
+#define BLOCK_SIZE (8u << 20)
+#define EMULATOR_ACCOUNT "devstoreaccount1"
+#define EMULATOR_KEY                                                                               \
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+typedef struct azure_store {
+    tl_remote r;
+    char *base;      /* "https://acct.blob.core.windows.net" or "http://127.0.0.1:10000/acct" */
+    char *base_path; /* the path part of base ("" or "/acct"), for signing */
+    tl_buf key;      /* the decoded account key; empty with a SAS or a token */
+} azure_store;
+
+/* Header value of a "name: value" line among the call's headers, or "". */
+static const char *find_header(const tl_strlist *h, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; h && i < h->len; i++)
+        if (strncasecmp(h->items[i], name, n) == 0 && h->items[i][n] == ':')
+            return h->items[i] + n + 2;
+    return "";
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The query's "name=value" pairs as "\nname:value" lines, sorted (values decoded
+ * back: our values never contain '%' except from encoding, decoded here). */
+static int canonical_query(tl_buf *out, const char *query)
+{
+    char *copy = strdup(query);
+    if (copy == NULL) return -1;
+    char *parts[16];
+    size_t n = 0;
+    for (char *save = NULL, *p = strtok_r(copy, "&", &save); p && n < 16;
+         p = strtok_r(NULL, "&", &save))
+        parts[n++] = p;
+    qsort(parts, n, sizeof *parts, cmp_str);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *eq = strchr(parts[i], '=');
+        if (eq) *eq = '\0';
+        rc |= tl_buf_printf(out, "\n%s:", parts[i]);
+        for (const char *v = eq ? eq + 1 : ""; *v; v++) {
+            unsigned int byte;
+            if (v[0] == '%' && sscanf(v + 1, "%2x", &byte) == 1) {
+                rc |= tl_buf_append_byte(out, (uint8_t)byte);
+                v += 2;
+            } else {
+                rc |= tl_buf_append_byte(out, (uint8_t)*v);
+            }
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+static int sign(azure_store *a, const tl_remote_call *call, const char *path, const char *date,
+                const tl_strlist *xms, tl_strlist *out)
+{
+    tl_buf sts = {0};
+    const tl_strlist *h = call->headers;
+    bool upload = strcmp(call->method, "PUT") == 0 || strcmp(call->method, "POST") == 0;
+    char length[24] = "";
+    if (call->body_len) snprintf(length, sizeof length, "%zu", call->body_len);
+    int rc =
+        tl_buf_printf(&sts, "%s\n\n\n%s\n\n%s\n\n\n\n%s\n\n\n", call->method, length,
+                      upload ? "application/octet-stream" : "", find_header(h, "if-none-match"));
+    for (size_t i = 0; i < xms->len; i++) {
+        const char *line = xms->items[i], *colon = strchr(line, ':');
+        rc |= tl_buf_printf(&sts, "%.*s:%s\n", (int)(colon - line), line, colon + 2);
+    }
+    rc |= tl_buf_printf(&sts, "/%s%s", a->r.cfg.account, path);
+    rc |= canonical_query(&sts, call->query);
+    (void)date;
+    if (rc) {
+        tl_buf_free(&sts);
+        return -1;
+    }
+    uint8_t mac[32];
+    tl_hmac_sha256(a->key.data, a->key.len, sts.data, sts.len, mac);
+    tl_buf sig = {0};
+    rc = tl_base64_encode(&sig, mac, 32, 0);
+    if (rc == 0)
+        rc = tl_strlist_push_owned(out, tl_strdup_printf("Authorization: SharedKey %s:%s",
+                                                         a->r.cfg.account, (char *)sig.data));
+    tl_buf_free(&sig);
+    tl_buf_free(&sts);
+    return rc;
+}
+
+static tl_status azure_attempt(tl_remote *r, const tl_remote_call *call, tl_http_response *resp,
+                               tl_error *err)
+{
+    azure_store *a = (azure_store *)r;
+    memset(resp, 0, sizeof *resp);
+    tl_buf path = {0}, url = {0};
+    int rc = tl_buf_printf(&path, "%s/", a->base_path);
+    rc |= tl_http_encode(&path, r->cfg.bucket, false);
+    if (call->object) {
+        rc |= tl_buf_append_byte(&path, '/');
+        rc |= tl_http_encode(&path, call->object, true);
+    }
+    const char *sas = r->cfg.sas ? (r->cfg.sas[0] == '?' ? r->cfg.sas + 1 : r->cfg.sas) : NULL;
+    rc |= tl_buf_printf(&url, "%s%s", a->base, (char *)path.data + strlen(a->base_path));
+    if (call->query[0] || sas)
+        rc |= tl_buf_printf(&url, "?%s%s%s", call->query, call->query[0] && sas ? "&" : "",
+                            sas ? sas : "");
+    char date[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    /* x-ms-* headers, kept sorted for the canonical form. */
+    tl_strlist xms = {0}, headers = {0};
+    rc |= tl_strlist_push_owned(&xms, tl_strdup_printf("x-ms-date: %s", date));
+    for (size_t i = 0; call->headers && i < call->headers->len; i++) {
+        if (strncmp(call->headers->items[i], "x-ms-", 5) == 0)
+            rc |= tl_strlist_push(&xms, call->headers->items[i]);
+        else
+            rc |= tl_strlist_push(&headers, call->headers->items[i]);
+    }
+    rc |= tl_strlist_push(&xms, "x-ms-version: " API_VERSION);
+    tl_strlist_sort(&xms);
+    for (size_t i = 0; i < xms.len; i++) rc |= tl_strlist_push(&headers, xms.items[i]);
+    if (rc == 0 && r->cfg.azure_token)
+        rc = tl_strlist_push_owned(
+            &headers, tl_strdup_printf("Authorization: Bearer %s", r->cfg.azure_token));
+    else if (rc == 0 && a->key.len)
+        rc = sign(a, call, (char *)path.data, date, &xms, &headers);
+    tl_status st = rc ? tl_error_nomem(err) : TL_OK;
+    if (st == TL_OK) {
+        tl_http_request req = {call->method,   (char *)url.data, &headers,     call->body,
+                               call->body_len, call->dst,        call->dst_len};
+        st = tl_http_send(r->http, &req, resp, err);
+    }
+    tl_strlist_free(&xms);
+    tl_strlist_free(&headers);
+    tl_buf_free(&path);
+    tl_buf_free(&url);
+    return st;
+}
+
+static bool ok_status(long s)
+{
+    return s >= 200 && s < 300;
+}
+
+static tl_status blob_call(tl_remote *r, const char *method, const char *key, const char *query,
+                           const tl_strlist *headers, const void *body, size_t len, uint8_t *dst,
+                           size_t dst_len, tl_http_response *resp, const char *what, tl_error *err)
+{
+    char *object = tl_remote_object(r, key);
+    if (object == NULL) return tl_error_nomem(err);
+    tl_remote_call call = {method, object, query, headers, body, len, dst, dst_len};
+    tl_status st = tl_remote_send(r, &call, resp, NULL, err);
+    if (st == TL_OK && !ok_status(resp->status) &&
+        !(strcmp(method, "DELETE") == 0 && resp->status == 404))
+        st = tl_remote_fail(resp, what, key, err);
+    free(object);
+    return st;
+}
+
+static tl_status azure_get(tl_store *s, const char *key, tl_buf *out, tl_error *err)
+{
+    tl_http_response resp;
+    tl_status st =
+        blob_call((tl_remote *)s, "GET", key, "", NULL, NULL, 0, NULL, 0, &resp, "reading", err);
+    if (st == TL_OK) {
+        tl_buf_free(out);
+        *out = resp.body;
+        resp.body = (tl_buf){0};
+        if (out->data == NULL && tl_buf_reserve(out, 1) != 0) st = tl_error_nomem(err);
+        if (st == TL_OK) out->data[out->len] = '\0';
+    }
+    tl_http_response_clear(&resp);
+    return st;
+}
+
+static tl_status azure_get_range(tl_store *s, const char *key, uint64_t offset, size_t len,
+                                 uint8_t *dst, tl_error *err)
+{
+    if (len == 0) return TL_OK;
+    char range[96];
+    snprintf(range, sizeof range, "x-ms-range: bytes=%llu-%llu", (unsigned long long)offset,
+             (unsigned long long)(offset + len - 1));
+    char *line = range;
+    tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
+    tl_http_response resp;
+    tl_status st = blob_call((tl_remote *)s, "GET", key, "", &headers, NULL, 0, dst, len, &resp,
+                             "reading", err);
+    if (st == TL_OK && resp.dst_written != len)
+        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: %zu bytes at %llu: got %zu", key, len,
+                          (unsigned long long)offset, resp.dst_written);
+    tl_http_response_clear(&resp);
+    return st;
+}
+
+static tl_status azure_size(tl_store *s, const char *key, uint64_t *out, tl_error *err)
+{
+    tl_http_response resp;
+    tl_status st =
+        blob_call((tl_remote *)s, "HEAD", key, "", NULL, NULL, 0, NULL, 0, &resp, "reading", err);
+    const char *cl = st == TL_OK ? tl_http_header(&resp, "content-length") : NULL;
+    if (st == TL_OK && cl == NULL)
+        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: no content-length", key);
+    if (st == TL_OK) *out = strtoull(cl, NULL, 10);
+    tl_http_response_clear(&resp);
+    return st;
+}
+
+static tl_status put_blocks(tl_remote *r, const char *key, const uint8_t *data, size_t len,
+                            tl_error *err)
+{
+    tl_buf list = {0};
+    tl_status st = tl_buf_append_str(&list, "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>")
+                       ? tl_error_nomem(err)
+                       : TL_OK;
+    for (size_t off = 0, i = 0; st == TL_OK && off < len; off += BLOCK_SIZE, i++) {
+        char raw[16], *q;
+        snprintf(raw, sizeof raw, "block-%08zu", i); /* ids of one length, as Azure wants */
+        tl_buf id = {0}, enc = {0};
+        int rc = tl_base64_encode(&id, raw, strlen(raw), 0);
+        rc |= tl_http_encode(&enc, rc ? "" : (char *)id.data, false);
+        q = rc ? NULL : tl_strdup_printf("blockid=%s&comp=block", (char *)enc.data);
+        tl_http_response resp;
+        size_t n = len - off < BLOCK_SIZE ? len - off : BLOCK_SIZE;
+        st = q ? blob_call(r, "PUT", key, q, NULL, data + off, n, NULL, 0, &resp, "writing", err)
+               : tl_error_nomem(err);
+        if (q) tl_http_response_clear(&resp);
+        if (st == TL_OK && tl_buf_printf(&list, "<Latest>%s</Latest>", (char *)id.data) != 0)
+            st = tl_error_nomem(err);
+        free(q);
+        tl_buf_free(&id);
+        tl_buf_free(&enc);
+    }
+    if (st == TL_OK && tl_buf_append_str(&list, "</BlockList>") != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) {
+        tl_http_response resp;
+        st = blob_call(r, "PUT", key, "comp=blocklist", NULL, list.data, list.len, NULL, 0, &resp,
+                       "writing", err);
+        tl_http_response_clear(&resp);
+    }
+    tl_buf_free(&list);
+    return st;
+}
+
+static tl_status azure_put(tl_store *s, const char *key, const void *data, size_t len,
+                           tl_error *err)
+{
+    tl_remote *r = (tl_remote *)s;
+    if (len > BLOCK_SIZE) return put_blocks(r, key, data, len, err);
+    char *line = "x-ms-blob-type: BlockBlob";
+    tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
+    tl_http_response resp;
+    tl_status st =
+        blob_call(r, "PUT", key, "", &headers, data, len, NULL, 0, &resp, "writing", err);
+    tl_http_response_clear(&resp);
+    return st;
+}
+
+static tl_status azure_put_if_absent(tl_store *s, const char *key, const void *data, size_t len,
+                                     tl_error *err)
+{
+    tl_remote *r = (tl_remote *)s;
+    char *lines[] = {"if-none-match: *", "x-ms-blob-type: BlockBlob"};
+    tl_strlist headers = {.items = lines, .len = 2, .cap = 2};
+    char *object = tl_remote_object(r, key);
+    if (object == NULL) return tl_error_nomem(err);
+    tl_remote_call call = {"PUT", object, "", &headers, data, len, NULL, 0};
+    static const long lost[] = {409, 412};
+    tl_status st = tl_remote_put_if_absent(r, &call, key, data, len, lost, 2, err);
+    free(object);
+    return st;
+}
+
+static tl_status list_page(tl_remote *r, const char *object_prefix, const char *marker,
+                           tl_strlist *out, char **next, tl_error *err)
+{
+    tl_buf q = {0};
+    int rc = tl_buf_append_str(&q, "comp=list");
+    if (marker) {
+        rc |= tl_buf_append_str(&q, "&marker=");
+        rc |= tl_http_encode(&q, marker, false);
+    }
+    rc |= tl_buf_append_str(&q, "&prefix=");
+    rc |= tl_http_encode(&q, object_prefix, false);
+    rc |= tl_buf_append_str(&q, "&restype=container");
+    if (rc) {
+        tl_buf_free(&q);
+        return tl_error_nomem(err);
+    }
+    tl_remote_call call = {"GET", NULL, (char *)q.data, NULL, NULL, 0, NULL, 0};
+    tl_http_response resp;
+    tl_status st = tl_remote_send(r, &call, &resp, NULL, err);
+    if (st == TL_OK && !ok_status(resp.status))
+        st = tl_remote_fail(&resp, "listing", object_prefix, err);
+    size_t skip = r->cfg.prefix[0] ? strlen(r->cfg.prefix) + 1 : 0;
+    const char *body = (const char *)resp.body.data;
+    const char *blobs = body ? strstr(body, "<Blobs>") : NULL;
+    for (const char *p = blobs; st == TL_OK && p;) {
+        const char *end = NULL;
+        char *name = tl_xml_text(p, "Name", &end);
+        if (name == NULL) break;
+        if (strlen(name) > skip && tl_strlist_push(out, name + skip) != 0) st = tl_error_nomem(err);
+        free(name);
+        p = end;
+    }
+    const char *nm = body ? strstr(body, "<NextMarker>") : NULL;
+    *next = st == TL_OK && nm ? tl_xml_text(nm, "NextMarker", NULL) : NULL;
+    if (*next && (*next)[0] == '\0') {
+        free(*next);
+        *next = NULL;
+    }
+    tl_http_response_clear(&resp);
+    tl_buf_free(&q);
+    return st;
+}
+
+static tl_status azure_list(tl_store *s, const char *prefix, tl_strlist *out, tl_error *err)
+{
+    tl_remote *r = (tl_remote *)s;
+    char *object_prefix = tl_remote_object(r, prefix);
+    if (object_prefix == NULL) return tl_error_nomem(err);
+    char *marker = NULL;
+    tl_status st;
+    do {
+        char *next = NULL;
+        st = list_page(r, object_prefix, marker, out, &next, err);
+        free(marker);
+        marker = next;
+    } while (st == TL_OK && marker);
+    free(marker);
+    free(object_prefix);
+    return st;
+}
+
+static tl_status azure_remove(tl_store *s, const char *key, tl_error *err)
+{
+    tl_http_response resp;
+    tl_status st = blob_call((tl_remote *)s, "DELETE", key, "", NULL, NULL, 0, NULL, 0, &resp,
+                             "deleting", err);
+    tl_http_response_clear(&resp);
+    return st;
+}
+
+static tl_status azure_put_many(tl_store *s, const tl_store_put_item *items, size_t n,
+                                tl_error *err)
+{
+    return tl_store_put_parallel(s, items, n, 8, err);
+}
+
+static void azure_free(tl_store *s)
+{
+    azure_store *a = (azure_store *)s;
+    tl_remote_clear(&a->r);
+    free(a->base);
+    free(a->base_path);
+    tl_buf_free(&a->key);
+    free(a);
+}
+
+static const tl_store_ops azure_ops = {
+    .get = azure_get,
+    .get_range = azure_get_range,
+    .size = azure_size,
+    .put = azure_put,
+    .put_if_absent = azure_put_if_absent,
+    .list = azure_list,
+    .remove = azure_remove,
+    .free = azure_free,
+    .put_many = azure_put_many,
+};
+
+static tl_status azure_setup(azure_store *a, tl_store_config *c, tl_error *err)
+{
+    if (c->use_emulator) {
+        if (c->account == NULL && (c->account = strdup(EMULATOR_ACCOUNT)) == NULL)
+            return tl_error_nomem(err);
+        if (c->account_key == NULL && c->sas == NULL && c->azure_token == NULL &&
+            (c->account_key = strdup(EMULATOR_KEY)) == NULL)
+            return tl_error_nomem(err);
+    }
+    if (c->account == NULL)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "no Azure account: set azure_storage_account_name");
+    if (c->account_key == NULL && c->sas == NULL && c->azure_token == NULL)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "no Azure credentials: set azure_storage_account_key, "
+                            "azure_storage_sas_key or azure_storage_token");
+    if (c->account_key && tl_base64_decode(&a->key, c->account_key, strlen(c->account_key)) != 0)
+        return tl_error_set(err, TL_ERR_INVALID, "azure_storage_account_key is not base64");
+    if (c->endpoint)
+        a->base = strdup(c->endpoint);
+    else if (c->use_emulator)
+        a->base = tl_strdup_printf("http://127.0.0.1:10000/%s", c->account);
+    else
+        a->base = tl_strdup_printf("https://%s.blob.core.windows.net", c->account);
+    if (a->base == NULL) return tl_error_nomem(err);
+    const char *host = strstr(a->base, "://") + 3, *path = strchr(host, '/');
+    a->base_path = strdup(path ? path : "");
+    return a->base_path ? TL_OK : tl_error_nomem(err);
+}
+
+tl_status tl_store_azure_open(tl_store_config *cfg, tl_store **out, tl_error *err)
+{
+    azure_store *a = calloc(1, sizeof *a);
+    if (a == NULL) return tl_error_nomem(err);
+    a->r.base.ops = &azure_ops;
+    a->r.attempt = azure_attempt;
+    tl_status st = azure_setup(a, cfg, err);
+    if (st == TL_OK) st = tl_remote_init(&a->r, cfg, "az", err);
+    if (st != TL_OK) {
+        azure_free(&a->r.base);
+        return st;
+    }
+    *out = &a->r.base;
+    return TL_OK;
+}

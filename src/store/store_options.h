@@ -1,0 +1,41 @@
+/* storage_options of a remote warehouse: the reference's key names (and their
+ * aliases), the usual environment variables, and timelake's own keys for
+ * retries, timeouts and the read cache. An unknown key is TL_ERR_INVALID. */
+#ifndef TL_STORE_OPTIONS_H
+#define TL_STORE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "store/http.h"
+#include "store/retry.h"
+
+typedef enum tl_store_kind { TL_STORE_S3 = 1, TL_STORE_GCS = 2, TL_STORE_AZURE = 4 } tl_store_kind;
+
+typedef struct tl_store_config {
+    tl_store_kind kind;
+    char *bucket; /* bucket or container, from the URL (or the *_bucket option) */
+    char *prefix; /* path under the bucket, no leading or trailing slash; "" for none */
+    char *endpoint;
+    bool allow_http;
+    tl_retry_policy retry;
+    tl_http_timeouts timeouts;
+    char *cache_dir;        /* NULL: no disk cache */
+    long long cache_memory; /* bytes of the in-memory read cache; 0 disables it */
+    /* S3 */
+    char *region, *key_id, *secret, *token;
+    bool virtual_hosted, skip_signature;
+    /* GCS */
+    char *service_account_path, *service_account_key, *bearer_token;
+    /* Azure */
+    char *account, *account_key, *sas, *azure_token;
+    bool use_emulator;
+} tl_store_config;
+
+/* Parses a s3://, gs:// or az:// location and its options (NULL-terminated key,
+ * value pairs), then fills the gaps from the environment. */
+tl_status tl_store_config_parse(const char *location, const char *const *options,
+                                tl_store_config *out, tl_error *err);
+void tl_store_config_clear(tl_store_config *c);
+
+#endif

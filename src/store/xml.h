@@ -1,0 +1,9 @@
+/* Just enough XML for the S3 and Azure answers: the text of a simple element. */
+#ifndef TL_STORE_XML_H
+#define TL_STORE_XML_H
+
+/* The text of the first <tag>…</tag> in doc (entities decoded), malloc'd, or
+ * NULL when there is none (or doc is NULL). *end, when given, points past it. */
+char *tl_xml_text(const char *doc, const char *tag, const char **end);
+
+#endif
