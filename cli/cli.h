@@ -1,0 +1,95 @@
+/* The timelake command-line tool: shared declarations of its parts. */
+#ifndef TL_CLI_H
+#define TL_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "timelake.h"
+
+/* Exit codes. */
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_STORAGE = 3 };
+
+#define CLI_MAX_OPTIONS 16
+#define CLI_MAX_ARGS 4096
+
+/* One option of a command: the single source of --help and the man pages. */
+typedef struct cli_option {
+    const char *name; /* long name without "--" */
+    const char *arg;  /* metavariable, or NULL for a flag */
+    const char *help;
+    bool repeat; /* may be given more than once */
+} cli_option;
+
+struct cli_args;
+typedef int (*cli_run_fn)(struct cli_args *a);
+
+typedef struct cli_command {
+    const char *name;
+    const char *usage;   /* after "timelake NAME " */
+    const char *summary; /* one line */
+    const char *description;
+    cli_run_fn run;
+    cli_option options[CLI_MAX_OPTIONS];
+} cli_command;
+
+/* The parsed command line. */
+typedef struct cli_args {
+    const cli_command *cmd;
+    const char *values[CLI_MAX_OPTIONS][64]; /* values of each option, in order */
+    int counts[CLI_MAX_OPTIONS];
+    const char *pos[CLI_MAX_ARGS]; /* positional arguments */
+    int npos;
+    bool json;
+} cli_args;
+
+extern const cli_command cli_commands[];
+extern const cli_option cli_common_options[];
+const cli_command *cli_find_command(const char *name);
+
+/* The last value of option `name` or NULL; flag presence; all values. */
+const char *cli_opt(const cli_args *a, const char *name);
+bool cli_flag(const cli_args *a, const char *name);
+int cli_opt_all(const cli_args *a, const char *name, const char *const **out);
+
+/* Help text and man pages, from the command table. */
+void cli_print_help(FILE *f, const cli_command *cmd);
+int cli_write_man_pages(const char *dir);
+
+/* Errors: prints "timelake CMD: message" on stderr and returns the exit code. */
+int cli_fail(const cli_args *a, const tl_error *err);
+int cli_usage(const cli_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_exit_code(tl_status st);
+bool cli_color(FILE *f);
+
+/* The warehouse from --lake or TIMELAKE_WAREHOUSE; the table from the first
+ * positional argument (when `positional`), --table or TIMELAKE_TABLE. */
+const char *cli_lake_location(const cli_args *a);
+const char *cli_table_name(cli_args *a, bool positional);
+int cli_open_lake(cli_args *a, tl_lake **out);
+/* Opens a table; a missing one is "table not found: NAME" (exit 1). */
+int cli_open_table(cli_args *a, tl_lake *lake, const char *name, tl_table **out);
+
+/* Human-readable byte counts ("12.3 MB"). */
+void cli_format_bytes(double bytes, char *buf, size_t size);
+
+/* Prints a JSON value (jansson json_t *) as one line on stdout and frees it. */
+void cli_print_json(void *json);
+
+/* An aligned text table on stdout: rows of n cells, the first row the header. */
+void cli_print_table(const char *const *cells, int rows, int cols);
+
+/* Commands. */
+int cmd_create(cli_args *a);
+int cmd_append(cli_args *a);
+int cmd_import(cli_args *a);
+int cmd_info(cli_args *a);
+int cmd_ls(cli_args *a);
+int cmd_drop(cli_args *a);
+int cmd_sql(cli_args *a);
+int cmd_latest(cli_args *a);
+int cmd_maintain(cli_args *a);
+
+#endif

@@ -1,0 +1,108 @@
+/* timelake create */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "cli.h"
+#include "formats/input/input_open.h"
+#include "schema_text.h"
+
+/* The schema of the first batch of a data file. */
+static tl_status schema_like(const cli_args *a, const char *path, struct ArrowSchema *out,
+                             tl_error *err)
+{
+    tl_input_options o = {0};
+    const char *format = cli_opt(a, "format");
+    if (format) TL_TRY(tl_input_format_parse(format, &o.format, err));
+    struct ArrowArrayStream s;
+    TL_TRY(tl_input_open(path, &o, &s, err));
+    int rc = s.get_schema(&s, out);
+    if (rc != 0) tl_error_set(err, TL_ERR_INVALID, "%s: %s", path, s.get_last_error(&s));
+    s.release(&s);
+    return rc == 0 ? TL_OK : err->code;
+}
+
+/* Splits "a,b" into a NULL-terminated array of pointers into `copy`. */
+static int split_list(char *copy, const char **items, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(copy, ","); tok && n < max; tok = strtok(NULL, ",")) items[n++] = tok;
+    items[n] = NULL;
+    return n;
+}
+
+static int options_from_args(cli_args *a, tl_table_options *o, char *keys, const char **key,
+                             const char **props)
+{
+    o->time_column = cli_opt(a, "time-column");
+    const char *sk = cli_opt(a, "series-key");
+    if (sk) {
+        strcpy(keys, sk);
+        o->series_key = key;
+        o->series_key_len = (size_t)split_list(keys, key, 63);
+    }
+    o->chunk = cli_opt(a, "chunk");
+    o->retention = cli_opt(a, "retention");
+    o->dedup = -1;
+    o->ingest_time = -1;
+    const char *dedup = cli_opt(a, "dedup");
+    if (dedup && strcmp(dedup, "on") != 0 && strcmp(dedup, "off") != 0)
+        return cli_usage(a, "--dedup must be on or off, not \"%s\"", dedup);
+    if (dedup) o->dedup = strcmp(dedup, "on") == 0;
+    const char *const *pv;
+    int np = cli_opt_all(a, "property", &pv);
+    for (int i = 0; i < np; i++) {
+        char *eq = strchr(pv[i], '=');
+        if (eq == NULL || eq == pv[i])
+            return cli_usage(a, "--property wants KEY=VALUE, not \"%s\"", pv[i]);
+        *eq = 0; /* argv strings are writable */
+        props[2 * i] = pv[i];
+        props[2 * i + 1] = eq + 1;
+    }
+    props[2 * np] = NULL;
+    o->properties = np ? props : NULL;
+    return -1;
+}
+
+static void report(const cli_args *a, tl_table *t)
+{
+    if (a->json) {
+        cli_print_json(json_pack("{s:s,s:s,s:I}", "table", tl_table_name(t), "location",
+                                 tl_table_location(t), "version", (json_int_t)tl_table_version(t)));
+    } else {
+        printf("created %s at %s (version %lld)\n", tl_table_name(t), tl_table_location(t),
+               (long long)tl_table_version(t));
+    }
+}
+
+int cmd_create(cli_args *a)
+{
+    const char *name = cli_table_name(a, true);
+    if (name == NULL) return cli_usage(a, "no table: give NAME, --table or set TIMELAKE_TABLE");
+    if (a->npos > 0) return cli_usage(a, "unexpected argument \"%s\"", a->pos[0]);
+    const char *spec = cli_opt(a, "schema"), *like = cli_opt(a, "like");
+    if ((spec == NULL) == (like == NULL)) return cli_usage(a, "give one of --schema and --like");
+    static char keys[4096];
+    const char *key[64], *props[2 * 64 + 1];
+    const char *sk = cli_opt(a, "series-key");
+    if (sk && strlen(sk) >= sizeof keys) return cli_usage(a, "--series-key is too long");
+    tl_table_options o = {0};
+    int rc = options_from_args(a, &o, keys, key, props);
+    if (rc >= 0) return rc;
+    tl_error err;
+    struct ArrowSchema schema = {0};
+    tl_status st =
+        spec ? cli_schema_parse(spec, &schema, &err) : schema_like(a, like, &schema, &err);
+    if (st != TL_OK) return cli_fail(a, &err);
+    tl_lake *lake = NULL;
+    rc = cli_open_lake(a, &lake);
+    tl_table *t = NULL;
+    if (rc == EXIT_OK && tl_lake_create_table(lake, name, &schema, &o, &t, &err) != TL_OK)
+        rc = cli_fail(a, &err);
+    if (rc == EXIT_OK) report(a, t);
+    tl_table_close(t);
+    tl_lake_close(lake);
+    tl_schema_release(&schema);
+    return rc;
+}

@@ -1,0 +1,217 @@
+/* timelake sql, latest and maintain: results of the query layer printed as an
+ * aligned table, CSV or JSON lines, and maintenance reports. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "cli.h"
+#include "formats/csv/csv_writer.h"
+#include "formats/csv/value_text.h"
+#include "formats/ndjson/json_writer.h"
+
+typedef enum { OUT_TABLE, OUT_CSV, OUT_JSONL } out_format;
+
+/* Cells of the aligned table, collected over all batches (the header first). */
+typedef struct cells {
+    char **v;
+    size_t n, cap;
+} cells;
+
+static int cells_add(cells *c, const char *s, size_t len)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        char **v = realloc(c->v, cap * sizeof *v);
+        if (v == NULL) return -1;
+        c->v = v;
+        c->cap = cap;
+    }
+    if ((c->v[c->n] = strndup(s, len)) == NULL) return -1;
+    c->n++;
+    return 0;
+}
+
+static void cells_free(cells *c)
+{
+    for (size_t i = 0; i < c->n; i++) free(c->v[i]);
+    free(c->v);
+}
+
+static tl_status table_batch(const struct ArrowSchema *schema, const struct ArrowArray *b, cells *c,
+                             tl_error *err)
+{
+    tl_buf text = {0};
+    tl_status st = TL_OK;
+    for (int64_t r = 0; st == TL_OK && r < b->length; r++)
+        for (int64_t col = 0; st == TL_OK && col < schema->n_children; col++) {
+            tl_array_view v;
+            st = tl_array_view_init(&v, schema->children[col], b->children[col], err);
+            if (st != TL_OK) break;
+            text.len = 0;
+            int rc = tl_value_is_null(&v, b->offset + r) ? tl_buf_append_str(&text, "NULL")
+                                                         : tl_value_text(&v, b->offset + r, &text);
+            if (rc != 0 || cells_add(c, text.len ? (const char *)text.data : "", text.len) != 0)
+                st = tl_error_nomem(err);
+            tl_array_view_free(&v);
+        }
+    tl_buf_free(&text);
+    return st;
+}
+
+/* Prints a result stream (consumed and released) to f. */
+static tl_status print_stream(struct ArrowArrayStream *s, out_format format, FILE *f, tl_error *err)
+{
+    struct ArrowSchema schema;
+    if (s->get_schema(s, &schema) != 0) {
+        tl_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
+        s->release(s);
+        return TL_ERR_QUERY;
+    }
+    cells c = {0};
+    tl_buf out = {0};
+    tl_status st = TL_OK;
+    if (format == OUT_CSV) st = tl_csv_write_header(&schema, ',', &out, err);
+    for (int64_t i = 0; st == TL_OK && format == OUT_TABLE && i < schema.n_children; i++)
+        if (cells_add(&c, schema.children[i]->name, strlen(schema.children[i]->name)) != 0)
+            st = tl_error_nomem(err);
+    while (st == TL_OK) {
+        struct ArrowArray b;
+        if (s->get_next(s, &b) != 0) {
+            st = tl_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
+            break;
+        }
+        if (b.release == NULL) break;
+        st = format == OUT_TABLE ? table_batch(&schema, &b, &c, err)
+             : format == OUT_CSV ? tl_csv_write_batch(&schema, &b, ',', &out, err)
+                                 : tl_json_write_batch(&schema, &b, &out, err);
+        b.release(&b);
+        if (out.len && fwrite(out.data, 1, out.len, f) != out.len)
+            st = tl_error_set(err, TL_ERR_STORAGE, "cannot write the result");
+        out.len = 0;
+    }
+    if (st == TL_OK && format == OUT_TABLE && schema.n_children > 0)
+        cli_print_table((const char *const *)c.v, (int)(c.n / (size_t)schema.n_children),
+                        (int)schema.n_children);
+    cells_free(&c);
+    tl_buf_free(&out);
+    schema.release(&schema);
+    s->release(s);
+    return st;
+}
+
+static int output_format(cli_args *a, out_format *out)
+{
+    const char *f = cli_opt(a, "output-format");
+    *out = a->json ? OUT_JSONL : OUT_TABLE;
+    if (f == NULL) return -1;
+    if (strcmp(f, "table") == 0)
+        *out = OUT_TABLE;
+    else if (strcmp(f, "csv") == 0)
+        *out = OUT_CSV;
+    else if (strcmp(f, "jsonl") == 0 || strcmp(f, "json") == 0)
+        *out = OUT_JSONL;
+    else
+        return cli_usage(a, "--output-format must be table, csv or jsonl, not \"%s\"", f);
+    return -1;
+}
+
+/* Prints the stream to --output FILE or stdout. */
+static int emit(cli_args *a, struct ArrowArrayStream *s, out_format format)
+{
+    const char *path = cli_opt(a, "output");
+    FILE *f = path ? fopen(path, "w") : stdout;
+    tl_error err;
+    if (f == NULL) {
+        s->release(s);
+        tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s", path);
+        return cli_fail(a, &err);
+    }
+    tl_status st = print_stream(s, format, f, &err);
+    if (path && fclose(f) != 0 && st == TL_OK)
+        st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s", path);
+    return st == TL_OK ? EXIT_OK : cli_fail(a, &err);
+}
+
+int cmd_sql(cli_args *a)
+{
+    if (a->npos != 1) return cli_usage(a, "give one QUERY (quote it)");
+    out_format format;
+    int rc = output_format(a, &format);
+    if (rc >= 0) return rc;
+    tl_lake *lake = NULL;
+    if ((rc = cli_open_lake(a, &lake)) != EXIT_OK) return rc;
+    struct ArrowArrayStream s;
+    tl_error err;
+    if (tl_lake_sql(lake, a->pos[0], cli_opt(a, "namespace"), &s, NULL, &err) != TL_OK)
+        rc = cli_fail(a, &err);
+    else
+        rc = emit(a, &s, format);
+    tl_lake_close(lake);
+    return rc;
+}
+
+int cmd_latest(cli_args *a)
+{
+    const char *name = cli_table_name(a, true);
+    if (name == NULL) return cli_usage(a, "no table: give NAME, --table or set TIMELAKE_TABLE");
+    if (a->npos > 0) return cli_usage(a, "unexpected argument \"%s\"", a->pos[0]);
+    out_format format;
+    int rc = output_format(a, &format);
+    if (rc >= 0) return rc;
+    tl_lake *lake = NULL;
+    if ((rc = cli_open_lake(a, &lake)) != EXIT_OK) return rc;
+    struct ArrowArrayStream s;
+    tl_error err;
+    if (tl_lake_latest(lake, name, &s, &err) != TL_OK)
+        rc = cli_fail(a, &err);
+    else
+        rc = emit(a, &s, format);
+    tl_lake_close(lake);
+    return rc;
+}
+
+static void maintain_print(const cli_args *a, const char *name, const tl_maintain_report *r,
+                           int64_t version)
+{
+    if (a->json) {
+        cli_print_json(json_pack(
+            "{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "table", name, "version",
+            (json_int_t)version, "partitions_compacted", (json_int_t)r->partitions_compacted,
+            "files_rewritten", (json_int_t)r->files_rewritten, "files_written",
+            (json_int_t)r->files_written, "rows_rewritten", (json_int_t)r->rows_rewritten,
+            "duplicates_removed", (json_int_t)r->duplicates_removed, "partitions_dropped",
+            (json_int_t)r->partitions_dropped, "snapshots_expired",
+            (json_int_t)r->snapshots_expired, "objects_deleted", (json_int_t)r->objects_deleted,
+            "seconds", r->seconds));
+        return;
+    }
+    printf("%s: compacted %lld partitions (%lld files into %lld, %lld duplicates removed), "
+           "dropped %lld partitions, expired %lld snapshots, deleted %lld objects; version %lld, "
+           "%.2f s\n",
+           name, (long long)r->partitions_compacted, (long long)r->files_rewritten,
+           (long long)r->files_written, (long long)r->duplicates_removed,
+           (long long)r->partitions_dropped, (long long)r->snapshots_expired,
+           (long long)r->objects_deleted, (long long)version, r->seconds);
+}
+
+int cmd_maintain(cli_args *a)
+{
+    const char *name = cli_table_name(a, true);
+    if (name == NULL) return cli_usage(a, "no table: give NAME, --table or set TIMELAKE_TABLE");
+    if (a->npos > 0) return cli_usage(a, "unexpected argument \"%s\"", a->pos[0]);
+    tl_lake *lake = NULL;
+    tl_table *t = NULL;
+    int rc = cli_open_lake(a, &lake);
+    if (rc == EXIT_OK) rc = cli_open_table(a, lake, name, &t);
+    tl_maintain_options o = {.compact = !cli_flag(a, "no-compact"),
+                             .retention = !cli_flag(a, "no-retention"),
+                             .expire = !cli_flag(a, "no-expire")};
+    tl_maintain_report r;
+    tl_error err;
+    if (rc == EXIT_OK && tl_table_maintain(t, &o, &r, &err) != TL_OK) rc = cli_fail(a, &err);
+    if (rc == EXIT_OK) maintain_print(a, tl_table_name(t), &r, tl_table_version(t));
+    tl_table_close(t);
+    tl_lake_close(lake);
+    return rc;
+}

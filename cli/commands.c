@@ -1,0 +1,145 @@
+/* The command table: names, usage, options and descriptions of every command.
+ * --help and the man pages are both generated from it. */
+#include <string.h>
+
+#include "cli.h"
+
+#define OPT_JSON                                                                                   \
+    {                                                                                              \
+        "json", NULL, "Print machine-readable JSON instead of text.", false                        \
+    }
+#define OPT_LAKE                                                                                   \
+    {                                                                                              \
+        "lake", "DIR", "The warehouse (a directory or file:// URL); default $TIMELAKE_WAREHOUSE.", \
+            false                                                                                  \
+    }
+#define OPT_TABLE                                                                                  \
+    {                                                                                              \
+        "table", "NAME", "The table (namespace.table or table); default $TIMELAKE_TABLE.", false   \
+    }
+#define OPT_FORMAT                                                                                 \
+    {                                                                                              \
+        "format", "FMT",                                                                           \
+            "Input format: csv, tsv, ndjson (jsonl) or parquet. Needed for stdin; otherwise "      \
+            "taken from "                                                                          \
+            "the file extension (.csv, .tsv, .csv.gz, .tsv.gz, .ndjson, .jsonl, .parquet).",       \
+            false                                                                                  \
+    }
+
+const cli_option cli_common_options[] = {
+    {"help", NULL, "Show help for the command.", false},
+    {NULL, NULL, NULL, false},
+};
+
+const cli_command cli_commands[] = {
+    {"create",
+     "[NAME] (--schema SPEC | --like FILE) [OPTIONS]",
+     "create a table",
+     "Creates a table. The schema is given in a compact text form, NAME:TYPE pairs separated by "
+     "commas (for example time:timestamptz,device_id:string,temp:float64; types: timestamptz, "
+     "timestamp, date, string, binary, bool, int8 to int64, uint8 to uint64, float32, float64, "
+     "decimal(P,S); a trailing ! makes a column required), or inferred from a data file with "
+     "--like. With --time-column the table is a time-series table, partitioned by --chunk of that "
+     "column and sorted by the series key and time.",
+     cmd_create,
+     {OPT_LAKE,
+      OPT_TABLE,
+      {"schema", "SPEC", "The columns, as NAME:TYPE,NAME:TYPE,...", false},
+      {"like", "FILE", "Infer the columns from a data file (CSV, TSV, NDJSON or Parquet).", false},
+      OPT_FORMAT,
+      {"time-column", "COL", "The time column: makes a time-series table.", false},
+      {"series-key", "COLS", "The series key columns, comma separated.", false},
+      {"chunk", "UNIT", "Time partition: hour, day (the default) or month.", false},
+      {"retention", "DURATION", "Drop partitions older than this (90d, 12h, 2w, 1y).", false},
+      {"dedup", "on|off", "Keep only the latest row per series key and time (default on).", false},
+      {"property", "KEY=VALUE", "A table property (repeatable).", true},
+      OPT_JSON}},
+    {"append",
+     "FILE... [OPTIONS]",
+     "append files to a table",
+     "Appends the rows of one or more files (- for stdin) to a table as one atomic commit; with "
+     "--batch-id-from-name, one commit per file. Values are parsed straight into the table's "
+     "column types. A malformed file appends nothing and the error names the file, line and "
+     "column. A batch id that was already committed appends nothing and reports a duplicate.",
+     cmd_append,
+     {OPT_LAKE,
+      OPT_TABLE,
+      OPT_FORMAT,
+      {"batch-id", "ID", "Idempotency key of the commit: a repeated id appends nothing.", false},
+      {"batch-id-from-name", NULL, "One commit per file, with the file's name as its batch id.",
+       false},
+      {"no-progress", NULL, "Never show the progress bar.", false},
+      OPT_JSON}},
+    {"import",
+     "PATH... [OPTIONS]",
+     "bulk-load files or directories",
+     "Loads many files: each PATH is a file or a directory (its data files, sorted by name). "
+     "Each commit carries --files-per-commit files and a batch id made of their names, so an "
+     "interrupted import can simply be run again: what was committed is skipped.",
+     cmd_import,
+     {OPT_LAKE,
+      OPT_TABLE,
+      OPT_FORMAT,
+      {"files-per-commit", "N", "Files per commit (default 1).", false},
+      {"no-progress", NULL, "Never show progress.", false},
+      OPT_JSON}},
+    {"sql",
+     "QUERY [OPTIONS]",
+     "run SQL over the lake's tables",
+     "Runs a SQL query over the tables of the lake and prints the result.",
+     cmd_sql,
+     {OPT_LAKE,
+      {"namespace", "NS", "Namespace of unqualified table names (default: default).", false},
+      {"output-format", "FMT", "table (default), csv or jsonl (the default with --json).", false},
+      {"output", "FILE", "Write the result to FILE instead of stdout.", false},
+      OPT_JSON}},
+    {"latest",
+     "[NAME] [OPTIONS]",
+     "the newest row of every series",
+     "Prints the newest row of every series of a time-series table, from its last-value index.",
+     cmd_latest,
+     {OPT_LAKE,
+      OPT_TABLE,
+      {"output-format", "FMT", "table (default), csv or jsonl.", false},
+      OPT_JSON}},
+    {"maintain",
+     "[NAME] [OPTIONS]",
+     "compact, apply retention and expire snapshots",
+     "Runs maintenance in the order retention, compaction, snapshot expiry.",
+     cmd_maintain,
+     {OPT_LAKE,
+      OPT_TABLE,
+      {"no-compact", NULL, "Skip compaction.", false},
+      {"no-retention", NULL, "Skip retention.", false},
+      {"no-expire", NULL, "Skip snapshot expiry.", false},
+      OPT_JSON}},
+    {"info",
+     "[NAME] [OPTIONS]",
+     "show a table's contract, size and layout",
+     "Shows the contract (time column, series key, chunk, dedup), size and layout of a table.",
+     cmd_info,
+     {OPT_LAKE, OPT_TABLE, OPT_JSON}},
+    {"ls",
+     "[OPTIONS]",
+     "list the tables of the lake",
+     "Lists the tables of the lake with their version, rows, files and size.",
+     cmd_ls,
+     {OPT_LAKE, OPT_JSON}},
+    {"drop",
+     "[NAME] [OPTIONS]",
+     "drop a table and delete its files",
+     "Drops a table and deletes all its files. A missing table is an error unless --if-exists.",
+     cmd_drop,
+     {OPT_LAKE,
+      OPT_TABLE,
+      {"if-exists", NULL, "Succeed when the table does not exist.", false},
+      OPT_JSON}},
+    {NULL, NULL, NULL, NULL, NULL, {{NULL, NULL, NULL, false}}},
+};
+
+const cli_command *cli_find_command(const char *name)
+{
+    for (const cli_command *c = cli_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0) return c;
+    return NULL;
+}

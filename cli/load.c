@@ -1,0 +1,215 @@
+#include "load.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "arrow/array.h"
+
+tl_status cli_loader_init(cli_loader *l, tl_table *table, tl_input_format format, tl_error *err)
+{
+    memset(l, 0, sizeof *l);
+    l->table = table;
+    l->format = format;
+    struct ArrowSchema full;
+    TL_TRY(tl_table_schema(table, &full, err));
+    tl_table_info info;
+    tl_status st = tl_table_info_get(table, &info, err);
+    if (st == TL_OK) {
+        /* The ingest-time column is filled by the append: inputs never carry it. */
+        int64_t n = 0;
+        for (int64_t i = 0; i < full.n_children; i++)
+            n += !(info.ingest_time_column &&
+                   strcmp(full.children[i]->name, info.ingest_time_column) == 0);
+        st = tl_schema_init(&l->target, "+s", "", 0, n, err);
+        for (int64_t i = 0, j = 0; st == TL_OK && i < full.n_children; i++) {
+            if (info.ingest_time_column &&
+                strcmp(full.children[i]->name, info.ingest_time_column) == 0)
+                continue;
+            tl_schema_release(l->target.children[j]);
+            st = tl_schema_copy(full.children[i], l->target.children[j++], err);
+        }
+        tl_table_info_clear(&info);
+    }
+    full.release(&full);
+    return st;
+}
+
+void cli_loader_free(cli_loader *l)
+{
+    tl_schema_release(&l->target);
+}
+
+uint64_t cli_file_size(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") != 0 && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* ---- the files of one commit as one stream ---- */
+
+typedef struct multi_stream {
+    cli_loader *loader;
+    const char *const *files;
+    int n, next;
+    struct ArrowArrayStream cur;
+    struct ArrowSchema schema; /* the first file's */
+    tl_error error;
+} multi_stream;
+
+static void on_progress(void *ctx, uint64_t bytes)
+{
+    cli_progress *p = ctx;
+    p->current = bytes;
+    cli_progress_draw(p, false);
+}
+
+static tl_status open_file(multi_stream *m, const char *path, tl_error *err)
+{
+    tl_input_options o = {.format = m->loader->format,
+                          .target = &m->loader->target,
+                          .progress = on_progress,
+                          .progress_ctx = &m->loader->progress};
+    return tl_input_open(path, &o, &m->cur, err);
+}
+
+static bool same_schema(const struct ArrowSchema *a, const struct ArrowSchema *b)
+{
+    if (a->n_children != b->n_children) return false;
+    for (int64_t i = 0; i < a->n_children; i++)
+        if (strcmp(a->children[i]->name, b->children[i]->name) != 0 ||
+            strcmp(a->children[i]->format, b->children[i]->format) != 0)
+            return false;
+    return true;
+}
+
+/* Moves to the next file; its columns must be the first file's. */
+static tl_status advance(multi_stream *m, tl_error *err)
+{
+    m->cur.release(&m->cur);
+    cli_progress *p = &m->loader->progress;
+    p->done += cli_file_size(m->files[m->next - 1]);
+    p->current = 0;
+    p->files_done++;
+    const char *path = m->files[m->next++];
+    TL_TRY(open_file(m, path, err));
+    struct ArrowSchema s;
+    if (m->cur.get_schema(&m->cur, &s) != 0) return tl_error_nomem(err);
+    bool same = same_schema(&s, &m->schema);
+    s.release(&s);
+    if (!same)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "%s: its columns differ from %s's: append them in separate commits",
+                            path, m->files[0]);
+    return TL_OK;
+}
+
+static int ms_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
+{
+    multi_stream *m = s->private_data;
+    return tl_schema_copy(&m->schema, out, &m->error) == TL_OK ? 0 : 12;
+}
+
+static int ms_get_next(struct ArrowArrayStream *s, struct ArrowArray *out)
+{
+    multi_stream *m = s->private_data;
+    for (;;) {
+        int rc = m->cur.get_next(&m->cur, out);
+        if (rc != 0) {
+            const char *msg = m->cur.get_last_error(&m->cur);
+            tl_error_set(&m->error, TL_ERR_INVALID, "%s", msg ? msg : "read failed");
+            return rc;
+        }
+        if (out->release != NULL || m->next >= m->n) return 0;
+        if (advance(m, &m->error) != TL_OK) return 22;
+    }
+}
+
+static const char *ms_last_error(struct ArrowArrayStream *s)
+{
+    multi_stream *m = s->private_data;
+    return m->error.message;
+}
+
+static void ms_release(struct ArrowArrayStream *s)
+{
+    multi_stream *m = s->private_data;
+    if (m->cur.release) m->cur.release(&m->cur);
+    tl_schema_release(&m->schema);
+    free(m);
+    s->release = NULL;
+}
+
+static tl_status multi_open(cli_loader *l, const char *const *files, int n,
+                            struct ArrowArrayStream *out, tl_error *err)
+{
+    multi_stream *m = calloc(1, sizeof *m);
+    if (m == NULL) return tl_error_nomem(err);
+    m->loader = l;
+    m->files = files;
+    m->n = n;
+    m->next = 1;
+    tl_status st = open_file(m, files[0], err);
+    if (st == TL_OK && m->cur.get_schema(&m->cur, &m->schema) != 0) st = tl_error_nomem(err);
+    if (st != TL_OK) {
+        if (m->cur.release) m->cur.release(&m->cur);
+        free(m);
+        return st;
+    }
+    *out = (struct ArrowArrayStream){ms_get_schema, ms_get_next, ms_last_error, ms_release, m};
+    return TL_OK;
+}
+
+/* The stream reader reports its errors as "stream get_next failed: MSG (error N)";
+ * the message of the reader is what names the problem. */
+static void unwrap_stream_error(tl_error *err)
+{
+    static const char prefix[] = "stream get_next failed: ";
+    if (err == NULL || strncmp(err->message, prefix, sizeof prefix - 1) != 0) return;
+    memmove(err->message, err->message + sizeof prefix - 1,
+            strlen(err->message) - (sizeof prefix - 1) + 1);
+    char *tail = strstr(err->message, " (error ");
+    if (tail) *tail = 0;
+}
+
+tl_status cli_loader_append(cli_loader *l, const char *const *files, int n, const char *batch_id,
+                            tl_append_result *out, tl_error *err)
+{
+    struct ArrowArrayStream s;
+    TL_TRY(multi_open(l, files, n, &s, err));
+    tl_append_options o = {.batch_id = batch_id, .maintain = -1};
+    tl_status st = tl_table_append(l->table, &s, &o, out, err);
+    if (st != TL_OK) unwrap_stream_error(err);
+    l->progress.done += cli_file_size(files[n - 1]);
+    l->progress.current = 0;
+    l->progress.files_done++;
+    return st;
+}
+
+void *cli_append_json(const char *what, const tl_append_result *r)
+{
+    json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:b,s:i,s:f}", "file", what, "rows",
+                          (json_int_t)r->rows, "files", (json_int_t)r->files, "bytes",
+                          (json_int_t)r->bytes, "version", (json_int_t)r->version, "duplicate",
+                          r->duplicate, "attempts", r->attempts, "commit_ms", r->commit_ms);
+    if (j && r->maintenance_error[0])
+        json_object_set_new(j, "maintenance_error", json_string(r->maintenance_error));
+    return j;
+}
+
+void cli_append_print(const char *what, const tl_append_result *r)
+{
+    if (r->duplicate) {
+        printf("%s: batch already committed, nothing appended (version %lld)\n", what,
+               (long long)r->version);
+        return;
+    }
+    char size[32];
+    cli_format_bytes((double)r->bytes, size, sizeof size);
+    printf("%s: %lld rows in %lld files (%s), version %lld, %.0f ms\n", what, (long long)r->rows,
+           (long long)r->files, size, (long long)r->version, r->commit_ms);
+    if (r->maintenance_error[0])
+        fprintf(stderr, "warning: inline maintenance failed after the commit: %s\n",
+                r->maintenance_error);
+}

@@ -1,0 +1,165 @@
+/* Pieces every command uses: options, errors and exit codes, the lake and
+ * table from the command line or the environment, and output helpers. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/error.h"
+
+static int option_index(const cli_args *a, const char *name)
+{
+    for (int i = 0; i < CLI_MAX_OPTIONS && a->cmd->options[i].name; i++)
+        if (strcmp(a->cmd->options[i].name, name) == 0) return i;
+    return -1;
+}
+
+const char *cli_opt(const cli_args *a, const char *name)
+{
+    int i = option_index(a, name);
+    return i >= 0 && a->counts[i] ? a->values[i][a->counts[i] - 1] : NULL;
+}
+
+bool cli_flag(const cli_args *a, const char *name)
+{
+    int i = option_index(a, name);
+    return i >= 0 && a->counts[i] > 0;
+}
+
+int cli_opt_all(const cli_args *a, const char *name, const char *const **out)
+{
+    int i = option_index(a, name);
+    if (i < 0) return 0;
+    *out = a->values[i];
+    return a->counts[i];
+}
+
+bool cli_color(FILE *f)
+{
+    const char *no = getenv("NO_COLOR");
+    return isatty(fileno(f)) && (no == NULL || no[0] == 0);
+}
+
+int cli_exit_code(tl_status st)
+{
+    switch (st) {
+    case TL_OK:
+        return EXIT_OK;
+    case TL_ERR_NOT_FOUND:
+    case TL_ERR_EXISTS:
+    case TL_ERR_INVALID:
+    case TL_ERR_QUERY: /* a query that does not plan or run is bad input */
+        return EXIT_INPUT;
+    default:
+        return EXIT_STORAGE;
+    }
+}
+
+static void print_error(const cli_args *a, const char *message)
+{
+    bool color = cli_color(stderr);
+    fprintf(stderr, "%stimelake %s: error:%s %s\n", color ? "\033[1;31m" : "",
+            a && a->cmd ? a->cmd->name : "", color ? "\033[0m" : "", message);
+}
+
+int cli_fail(const cli_args *a, const tl_error *err)
+{
+    print_error(a, err->message);
+    return cli_exit_code(err->code);
+}
+
+int cli_usage(const cli_args *a, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    print_error(a, msg);
+    fprintf(stderr, "usage: timelake %s %s (see --help)\n", a->cmd->name, a->cmd->usage);
+    return EXIT_USAGE;
+}
+
+const char *cli_lake_location(const cli_args *a)
+{
+    const char *lake = cli_opt(a, "lake");
+    if (lake == NULL) lake = getenv("TIMELAKE_WAREHOUSE");
+    return lake && lake[0] ? lake : NULL;
+}
+
+const char *cli_table_name(cli_args *a, bool positional)
+{
+    const char *name = cli_opt(a, "table");
+    if (name == NULL && positional && a->npos > 0) {
+        name = a->pos[0];
+        memmove(a->pos, a->pos + 1, (size_t)--a->npos * sizeof *a->pos);
+    }
+    if (name == NULL) name = getenv("TIMELAKE_TABLE");
+    return name && name[0] ? name : NULL;
+}
+
+int cli_open_table(cli_args *a, tl_lake *lake, const char *name, tl_table **out)
+{
+    tl_error err;
+    tl_status st = tl_lake_open_table(lake, name, out, &err);
+    if (st == TL_ERR_NOT_FOUND) tl_error_prefix(&err, "table not found");
+    return st == TL_OK ? EXIT_OK : cli_fail(a, &err);
+}
+
+int cli_open_lake(cli_args *a, tl_lake **out)
+{
+    const char *location = cli_lake_location(a);
+    if (location == NULL)
+        return cli_usage(a, "no warehouse: give --lake or set TIMELAKE_WAREHOUSE");
+    tl_error err;
+    if (tl_lake_open(location, NULL, out, &err) != TL_OK) return cli_fail(a, &err);
+    return EXIT_OK;
+}
+
+void cli_format_bytes(double bytes, char *buf, size_t size)
+{
+    static const char *const units[] = {"B", "KB", "MB", "GB", "TB"};
+    int u = 0;
+    while (bytes >= 1000 && u < 4) {
+        bytes /= 1000;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%.0f B", bytes);
+    else
+        snprintf(buf, size, "%.1f %s", bytes, units[u]);
+}
+
+void cli_print_json(void *json)
+{
+    char *s = json_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII);
+    if (s) puts(s);
+    free(s);
+    json_decref(json);
+}
+
+void cli_print_table(const char *const *cells, int rows, int cols)
+{
+    size_t width[64] = {0};
+    if (cols > 64) cols = 64;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            size_t w = strlen(cells[r * cols + c]);
+            if (w > width[c]) width[c] = w;
+        }
+    bool color = cli_color(stdout);
+    for (int r = 0; r < rows; r++) {
+        if (r == 0 && color) fputs("\033[1m", stdout);
+        for (int c = 0; c < cols; c++) {
+            const char *cell = cells[r * cols + c];
+            if (c + 1 == cols)
+                fputs(cell, stdout);
+            else
+                printf("%-*s  ", (int)width[c], cell);
+        }
+        if (r == 0 && color) fputs("\033[0m", stdout);
+        putchar('\n');
+    }
+}

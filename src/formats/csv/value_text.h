@@ -1,0 +1,20 @@
+/* The text of one Arrow value, as the CSV and JSON writers print it: integers
+ * and decimals exactly, floats in their shortest round-trip form, dates as
+ * YYYY-MM-DD, timestamps as ISO 8601 (with Z when the type has a zone). */
+#ifndef TL_CSV_VALUE_TEXT_H
+#define TL_CSV_VALUE_TEXT_H
+
+#include "arrow/array.h"
+#include "core/buf.h"
+
+/* Appends the text of value i of v (not null) to out. Binary values are
+ * written as hex. Returns 0, or -1 when memory runs out. */
+int tl_value_text(const tl_array_view *v, int64_t i, tl_buf *out);
+
+/* True when value i of v is null (through the dictionary, too). */
+bool tl_value_is_null(const tl_array_view *v, int64_t i);
+
+/* True for numbers and booleans, which JSON writes bare. */
+bool tl_value_is_json_literal(const tl_array_view *v, int64_t i);
+
+#endif

@@ -1,0 +1,85 @@
+/* A batch of rows as raw text, column by column: what the CSV and NDJSON
+ * parsers produce before values are typed. Typing is a second, per-column
+ * pass (tl_text_batch_convert) so that inference can look at whole columns and
+ * errors can name the line and the column. */
+#ifndef TL_INPUT_TEXT_BATCH_H
+#define TL_INPUT_TEXT_BATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arrow/arrow_type.h"
+#include "core/buf.h"
+
+/* How a value was written: CSV fields and JSON strings are text; JSON numbers
+ * and booleans are literals; JSON null and missing keys are null. */
+enum { TL_TEXT_STRING = 0, TL_TEXT_LITERAL = 1, TL_TEXT_NULL = 2 };
+
+typedef struct tl_text_column {
+    tl_buf bytes;   /* the values back to back */
+    tl_buf offsets; /* int64 start of each value, plus the end */
+    tl_buf kinds;   /* one TL_TEXT_* byte per value */
+} tl_text_column;
+
+typedef struct tl_text_batch {
+    int ncols;
+    tl_text_column *cols;
+    int64_t rows;
+    tl_buf lines; /* int64 source line of each row, for messages */
+} tl_text_batch;
+
+tl_status tl_text_batch_init(tl_text_batch *b, int ncols, tl_error *err);
+void tl_text_batch_free(tl_text_batch *b);
+/* Empties the batch, keeping its memory for the next one. */
+void tl_text_batch_reset(tl_text_batch *b);
+
+/* Appends one value to column `col` of the row being built. */
+tl_status tl_text_batch_put(tl_text_batch *b, int col, const void *s, size_t len, int kind,
+                            tl_error *err);
+/* Ends the row started at `line`; every column must have had one value put. */
+tl_status tl_text_batch_end_row(tl_text_batch *b, int64_t line, tl_error *err);
+
+/* Adds a column, null in the rows already ended. Returns its index in *out. */
+tl_status tl_text_batch_add_column(tl_text_batch *b, int *out, tl_error *err);
+
+/* Bytes of raw text held, to bound batches by size as well as by rows. */
+size_t tl_text_batch_bytes(const tl_text_batch *b);
+
+static inline const char *tl_text_value(const tl_text_column *c, int64_t row, size_t *len,
+                                        int *kind)
+{
+    const int64_t *off = (const int64_t *)c->offsets.data;
+    *len = (size_t)(off[row + 1] - off[row]);
+    *kind = c->kinds.data[row];
+    return c->bytes.data ? (const char *)c->bytes.data + off[row] : ""; /* all values empty */
+}
+
+/* Where the values came from, for messages and for null handling. */
+typedef struct tl_text_source {
+    const char *name; /* file name */
+    bool csv_nulls;   /* CSV: pyarrow's null spellings ("", "NA", "null", ...) are nulls
+                         in non-string columns */
+} tl_text_source;
+
+/* Types the columns: `types[i]` and `names[i]` for column i; fills *out with
+ * an owned struct array of b->rows rows. A value that is not of its column's
+ * type is TL_ERR_INVALID naming the file, line, column and value. */
+tl_status tl_text_batch_convert(const tl_text_batch *b, const tl_text_source *src,
+                                const tl_arrow_type *types, const char *const *names,
+                                struct ArrowArray *out, tl_error *err);
+
+/* Checks that a type can be read from text (for a target schema). */
+tl_status tl_text_type_supported(const tl_arrow_type *type, const char *column, tl_error *err);
+
+/* Infers the type of each column from the values of the batch, in the order
+ * int64, bool, date32, timestamp[us] (tz UTC when a value has an offset or Z),
+ * float64, string. A column of nulls only is a string. */
+void tl_text_batch_infer(const tl_text_batch *b, const tl_text_source *src, tl_arrow_type *types);
+
+/* True for pyarrow's default null spellings in CSV ("", "NA", "NULL", "nan", ...). */
+bool tl_text_is_csv_null(const char *s, size_t len);
+
+/* True when s is valid UTF-8. */
+bool tl_utf8_valid(const uint8_t *s, size_t len);
+
+#endif

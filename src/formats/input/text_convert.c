@@ -1,0 +1,178 @@
+/* Typing raw text columns into Arrow arrays. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "arrow/builder.h"
+#include "arrow/parse.h"
+#include "formats/input/text_batch.h"
+
+bool tl_text_is_csv_null(const char *s, size_t len)
+{
+    static const char *const spellings[] = {
+        "#N/A",    "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+        "1.#QNAN", "N/A",      "NA",  "NULL",    "NaN",      "n/a",  "nan",  "null"};
+    if (len == 0) return true;
+    if (len > 8) return false;
+    for (size_t i = 0; i < sizeof spellings / sizeof *spellings; i++)
+        if (strlen(spellings[i]) == len && memcmp(spellings[i], s, len) == 0) return true;
+    return false;
+}
+
+bool tl_utf8_valid(const uint8_t *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int n = (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+        if (n < 0 || i + (size_t)n >= len) return false;
+        uint32_t cp = c & (0x3F >> n);
+        for (int k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return false;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        static const uint32_t min_cp[] = {0, 0x80, 0x800, 0x10000};
+        if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += (size_t)n + 1;
+    }
+    return true;
+}
+
+tl_status tl_text_type_supported(const tl_arrow_type *type, const char *column, tl_error *err)
+{
+    switch (type->id) {
+    case TL_ATYPE_NULL:
+    case TL_ATYPE_FLOAT16:
+    case TL_ATYPE_STRUCT:
+    case TL_ATYPE_TIME32:
+    case TL_ATYPE_TIME64:
+    case TL_ATYPE_FIXED_BINARY: {
+        char name[96];
+        tl_arrow_type_describe(type, name, sizeof name);
+        return tl_error_set(err, TL_ERR_INVALID, "column \"%s\": type %s cannot be read from text",
+                            column, name);
+    }
+    default:
+        return TL_OK;
+    }
+}
+
+static bool is_text_type(tl_atype id)
+{
+    return tl_atype_is_varbinary(id);
+}
+
+/* Parses one value into the builder; err is NULL so the caller writes the message. */
+static tl_status append_value(tl_builder *bld, const char *s, size_t len)
+{
+    const tl_arrow_type *t = &bld->type;
+    switch (t->id) {
+    case TL_ATYPE_BOOL: {
+        bool v;
+        TL_TRY(tl_parse_bool(s, len, &v, NULL));
+        return tl_builder_append_bool(bld, v, NULL);
+    }
+    case TL_ATYPE_UINT8:
+    case TL_ATYPE_UINT16:
+    case TL_ATYPE_UINT32:
+    case TL_ATYPE_UINT64: {
+        uint64_t v;
+        TL_TRY(tl_parse_uint64(s, len, &v, NULL));
+        return tl_builder_append_uint(bld, v, NULL);
+    }
+    case TL_ATYPE_INT8:
+    case TL_ATYPE_INT16:
+    case TL_ATYPE_INT32:
+    case TL_ATYPE_INT64: {
+        int64_t v;
+        TL_TRY(tl_parse_int64(s, len, &v, NULL));
+        return tl_builder_append_int(bld, v, NULL);
+    }
+    case TL_ATYPE_FLOAT32:
+    case TL_ATYPE_FLOAT64: {
+        double v;
+        TL_TRY(tl_parse_double(s, len, &v, NULL));
+        return tl_builder_append_double(bld, v, NULL);
+    }
+    case TL_ATYPE_DECIMAL128: {
+        tl_i128 v;
+        TL_TRY(tl_parse_decimal128(s, len, t->precision, t->scale, &v, NULL));
+        return tl_builder_append_decimal(bld, v, NULL);
+    }
+    case TL_ATYPE_DATE32: {
+        int32_t v;
+        TL_TRY(tl_parse_date32(s, len, &v, NULL));
+        return tl_builder_append_int(bld, v, NULL);
+    }
+    case TL_ATYPE_DATE64: {
+        int32_t v;
+        TL_TRY(tl_parse_date32(s, len, &v, NULL));
+        return tl_builder_append_int(bld, (int64_t)v * 86400000, NULL);
+    }
+    case TL_ATYPE_TIMESTAMP: {
+        int64_t v;
+        TL_TRY(tl_parse_timestamp(s, len, t->unit, &v, NULL));
+        return tl_builder_append_int(bld, v, NULL);
+    }
+    case TL_ATYPE_STRING:
+    case TL_ATYPE_LARGE_STRING:
+        if (!tl_utf8_valid((const uint8_t *)s, len)) return TL_ERR_INVALID;
+        return tl_builder_append_bytes(bld, s, len, NULL);
+    case TL_ATYPE_BINARY:
+    case TL_ATYPE_LARGE_BINARY:
+        return tl_builder_append_bytes(bld, s, len, NULL);
+    default:
+        return TL_ERR_INVALID;
+    }
+}
+
+static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_source *src,
+                                const char *name, tl_builder *bld, tl_error *err)
+{
+    const tl_text_column *c = &b->cols[col];
+    bool text_type = is_text_type(bld->type.id);
+    TL_TRY(tl_builder_reserve(bld, b->rows, text_type ? (int64_t)c->bytes.len : 0, err));
+    for (int64_t r = 0; r < b->rows; r++) {
+        size_t len;
+        int kind;
+        const char *s = tl_text_value(c, r, &len, &kind);
+        bool null = kind == TL_TEXT_NULL ||
+                    (!text_type && (src->csv_nulls || kind == TL_TEXT_STRING) && len == 0) ||
+                    (!text_type && src->csv_nulls && tl_text_is_csv_null(s, len));
+        tl_status st = null ? tl_builder_append_null(bld, err) : append_value(bld, s, len);
+        if (st == TL_OK) continue;
+        if (st == TL_ERR_NOMEM) return tl_error_nomem(err);
+        char quoted[64], type[96];
+        tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
+        tl_arrow_type_describe(&bld->type, type, sizeof type);
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "%s: line %lld, column \"%s\": %s is not a valid %s", src->name,
+                            (long long)((const int64_t *)b->lines.data)[r], name, quoted, type);
+    }
+    return TL_OK;
+}
+
+tl_status tl_text_batch_convert(const tl_text_batch *b, const tl_text_source *src,
+                                const tl_arrow_type *types, const char *const *names,
+                                struct ArrowArray *out, tl_error *err)
+{
+    TL_TRY(tl_array_init(out, 1, b->ncols, err));
+    out->length = b->rows;
+    for (int i = 0; i < b->ncols; i++) {
+        tl_builder bld;
+        tl_status st = tl_builder_init(&bld, &types[i], err);
+        if (st == TL_OK) st = convert_column(b, i, src, names[i], &bld, err);
+        if (st == TL_OK) st = tl_builder_finish(&bld, out->children[i], err);
+        tl_builder_free(&bld);
+        if (st != TL_OK) {
+            tl_array_release(out);
+            return st;
+        }
+    }
+    return TL_OK;
+}

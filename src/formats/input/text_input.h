@@ -1,0 +1,43 @@
+/* Byte input for the text readers (CSV, TSV, NDJSON): a file, stdin or bytes in
+ * memory, read in chunks. Files and stdin go through zlib, so gzip input (one or
+ * more members) is decompressed transparently whatever the file is called. */
+#ifndef TL_INPUT_TEXT_INPUT_H
+#define TL_INPUT_TEXT_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef struct tl_text_input tl_text_input;
+
+/* Told how many bytes of the underlying file have been read so far. */
+typedef void (*tl_input_progress_fn)(void *ctx, uint64_t bytes_read);
+
+/* Opens `path` ("-" is stdin). The path is copied; *out is closed with
+ * tl_text_input_close. A missing or unreadable file is TL_ERR_NOT_FOUND. */
+tl_status tl_text_input_open_file(const char *path, tl_text_input **out, tl_error *err);
+
+/* Reads from `len` bytes at `data` (borrowed: they must outlive the input);
+ * `name` is used in messages. No decompression. */
+tl_status tl_text_input_open_memory(const uint8_t *data, size_t len, const char *name,
+                                    tl_text_input **out, tl_error *err);
+
+/* Makes each read of a memory input return at most `n` bytes (n > 0), so
+ * tests and fuzzers see records split across reads. */
+void tl_text_input_set_read_limit(tl_text_input *in, size_t n);
+
+/* Reads up to `cap` bytes into dst; *n is 0 at the end. A read or gzip
+ * failure is TL_ERR_INVALID naming the input. */
+tl_status tl_text_input_read(tl_text_input *in, uint8_t *dst, size_t cap, size_t *n, tl_error *err);
+
+/* The name used in messages (the path, "stdin" or the memory name). */
+const char *tl_text_input_name(const tl_text_input *in);
+
+/* Bytes consumed from the underlying file so far (compressed bytes for gzip),
+ * for progress reports. */
+uint64_t tl_text_input_position(const tl_text_input *in);
+
+void tl_text_input_close(tl_text_input *in);
+
+#endif

@@ -1,0 +1,169 @@
+/* The CSV reader: quoting, line ends, batches, inference, target types and
+ * errors, with records split across reads of every size. */
+#include <stdlib.h>
+
+#include "arrow/array.h"
+#include "formats/csv/csv_reader.h"
+#include "unit.h"
+
+typedef struct result {
+    tl_status st;
+    tl_error err;
+    struct ArrowSchema schema;
+    int64_t rows, batches;
+    tl_array_view col[4]; /* of the last batch */
+    struct ArrowArray last;
+} result;
+
+static void result_free(result *r)
+{
+    for (int i = 0; i < 4; i++)
+        if (r->col[i].array) tl_array_view_free(&r->col[i]);
+    tl_array_release(&r->last);
+    tl_schema_release(&r->schema);
+}
+
+/* Reads the whole text; views the columns of the last batch. */
+static void read_csv(const char *text, const char *target_spec, size_t read_limit, int64_t batch,
+                     result *r)
+{
+    memset(r, 0, sizeof *r);
+    tl_text_input *in;
+    tl_text_input_open_memory((const uint8_t *)text, strlen(text), "t.csv", &in, &r->err);
+    tl_text_input_set_read_limit(in, read_limit);
+    struct ArrowSchema target = {0};
+    if (target_spec) {
+        /* "l,u,g": formats of the columns a, b, c */
+        char names[][2] = {"a", "b", "c", "d"};
+        char fmt[16][16];
+        int n = 0;
+        for (const char *p = target_spec; *p; n++) {
+            size_t k = strcspn(p, ",");
+            memcpy(fmt[n], p, k);
+            fmt[n][k] = 0;
+            p += k + (p[k] == ',');
+        }
+        tl_schema_init(&target, "+s", "", 0, n, NULL);
+        for (int i = 0; i < n; i++)
+            tl_schema_init(target.children[i], fmt[i], names[i], ARROW_FLAG_NULLABLE, 0, NULL);
+    }
+    tl_csv_options o = {.batch_rows = batch};
+    struct ArrowArrayStream s;
+    r->st = tl_csv_stream_open(in, &o, target_spec ? &target : NULL, &s, &r->err);
+    tl_schema_release(&target);
+    if (r->st != TL_OK) return;
+    s.get_schema(&s, &r->schema);
+    for (;;) {
+        struct ArrowArray a;
+        if (s.get_next(&s, &a) != 0) {
+            r->st = TL_ERR_INVALID;
+            snprintf(r->err.message, sizeof r->err.message, "%s", s.get_last_error(&s));
+            break;
+        }
+        if (a.release == NULL) break;
+        r->rows += a.length;
+        r->batches++;
+        tl_array_release(&r->last);
+        tl_array_move(&a, &r->last);
+    }
+    s.release(&s);
+    for (int i = 0; r->last.release && i < r->last.n_children && i < 4; i++)
+        tl_array_view_init(&r->col[i], r->schema.children[i], r->last.children[i], NULL);
+}
+
+static const char *str_at(const tl_array_view *v, int64_t i, char *buf)
+{
+    int64_t len;
+    const uint8_t *p = tl_view_bytes(v, i, &len);
+    memcpy(buf, p, (size_t)len);
+    buf[len] = 0;
+    return buf;
+}
+
+static void test_quoting_and_line_ends(void)
+{
+    const char *text = "\xEF\xBB\xBF"
+                       "a,b,c\r\n1,\"x,\"\"y\"\"\",2.5\r\n\r\n2,\"multi\nline\",\n3,plain,-1e3";
+    for (size_t limit = 1; limit <= 64; limit++) {
+        result r;
+        read_csv(text, NULL, limit, 0, &r);
+        CHECK_OK(r.st, &r.err);
+        CHECK_INT(r.rows, 3);
+        CHECK_STR(r.schema.children[0]->name, "a");
+        CHECK_STR(r.schema.children[0]->format, "l");
+        CHECK_STR(r.schema.children[1]->format, "u");
+        CHECK_STR(r.schema.children[2]->format, "g");
+        char buf[64];
+        CHECK_STR(str_at(&r.col[1], 0, buf), "x,\"y\"");
+        CHECK_STR(str_at(&r.col[1], 1, buf), "multi\nline");
+        CHECK(tl_view_is_null(&r.col[2], 1));
+        CHECK(((const double *)r.col[2].values)[2] == -1000.0);
+        result_free(&r);
+    }
+}
+
+static void test_batches(void)
+{
+    result r;
+    read_csv("a\n1\n2\n3\n4\n5\n", NULL, 3, 2, &r);
+    CHECK_OK(r.st, &r.err);
+    CHECK_INT(r.rows, 5);
+    CHECK_INT(r.batches, 3);
+    CHECK_INT(((const int64_t *)r.col[0].values)[0], 5);
+    result_free(&r);
+}
+
+static void test_inference(void)
+{
+    result r;
+    read_csv("t,n,d,b,s,e\n2024-05-01T10:00:00Z,1,2024-05-01,true,x,\n"
+             "2024-05-01 10:00:00.5+02:00,NA,2024-05-02,False,1,null\n",
+             NULL, 7, 0, &r);
+    CHECK_OK(r.st, &r.err);
+    const char *want[] = {"tsu:UTC", "l", "tdD", "b", "u", "u"};
+    for (int i = 0; i < 6; i++) CHECK_STR(r.schema.children[i]->format, want[i]);
+    CHECK_INT(((const int64_t *)r.col[0].values)[1], 1714550400500000LL);
+    result_free(&r);
+}
+
+static void test_target_types(void)
+{
+    result r;
+    read_csv("b,a\n\"7\",2024-05-01T10:00:00\n,2024-05-01\n", "tsu:UTC,i", 5, 0, &r);
+    CHECK_OK(r.st, &r.err);
+    CHECK_STR(r.schema.children[0]->format, "i");
+    CHECK_STR(r.schema.children[1]->format, "tsu:UTC");
+    CHECK_INT(((const int32_t *)r.col[0].values)[0], 7);
+    CHECK(tl_view_is_null(&r.col[0], 1));
+    CHECK_INT(((const int64_t *)r.col[1].values)[1], 1714521600000000LL);
+    result_free(&r);
+}
+
+static void expect_error(const char *text, const char *target, const char *words)
+{
+    result r;
+    read_csv(text, target, 4, 2, &r);
+    CHECK(r.st == TL_ERR_INVALID);
+    if (strstr(r.err.message, words) == NULL)
+        unit_fail(__FILE__, __LINE__, "\"%s\" not in \"%s\"", words, r.err.message);
+    result_free(&r);
+}
+
+static void test_errors(void)
+{
+    expect_error("", NULL, "t.csv: empty file: no header row");
+    expect_error("a,b\n1\n", NULL, "t.csv: line 2: 1 fields, expected 2");
+    expect_error("a,b\n1,2,3\n", NULL, "line 2: more than 2 fields");
+    expect_error("a\n1\n2\n\"x\n", NULL, "line 4: unterminated quoted field");
+    expect_error("a\n\"x\"y\n", NULL, "line 2: unexpected text after a closing quote");
+    expect_error("a,a\n", NULL, "column \"a\" appears twice");
+    expect_error("a\n1\n2\n3\nx\n", "l", "t.csv: line 5, column \"a\": \"x\" is not a valid int64");
+    expect_error("a\n300\n", "c", "column \"a\": \"300\" is not a valid int8");
+    expect_error("z\n1\n", "l", "column \"z\" is not in the table");
+    expect_error("a\n\xff\n", "u", "is not a valid string");
+    expect_error("a\n1\n", "tts", "cannot be read from text");
+    expect_error("a\n1\n2\n2.5\n", NULL, "line 4, column \"a\": \"2.5\" is not a valid int64");
+}
+
+UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_batches), UNIT(test_inference),
+           UNIT(test_target_types), UNIT(test_errors))
