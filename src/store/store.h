@@ -5,7 +5,9 @@
 #ifndef TL_STORE_H
 #define TL_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/buf.h"
 #include "core/strlist.h"
@@ -89,6 +91,12 @@ tl_status tl_store_put_many(tl_store *s, const tl_store_put_item *items, size_t 
 
 /* Deletes every object under prefix. */
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err);
+
+/* Is this the local backend (a file:// root), where a round trip is cheap? */
+static inline bool tl_store_is_local(const tl_store *s)
+{
+    return strncmp(s->url, "file://", 7) == 0;
+}
 
 /* The full URL of a key (malloc'd), e.g. file:///lake/t/data/x.parquet. */
 char *tl_store_url_of(const tl_store *s, const char *key);

@@ -10,53 +10,58 @@
 #include "table/append.h"
 #include "table/maintain.h"
 
-typedef struct written {
+/* An append's data files, encoded in memory: the commit uploads them in its
+ * one parallel batch, together with the manifest, list and index. */
+typedef struct encoded {
     tl_ice_data_file *files;
     char **keys;
+    tl_buf *bytes;
+    tl_store_put_item *items; /* keys and bytes, as the commit uploads them */
     size_t n;
-} written;
+} encoded;
 
-static void written_free(tl_table *t, written *w, bool remove)
+static void encoded_free(tl_table *t, encoded *e, bool remove)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        if (remove) tl_store_remove(t->lake->store, w->keys[i], NULL);
-        free(w->keys[i]);
-        tl_ice_data_file_clear(&w->files[i]);
+    for (size_t i = 0; i < e->n; i++) {
+        if (remove) tl_store_remove(t->lake->store, e->keys[i], NULL);
+        free(e->keys[i]);
+        tl_ice_data_file_clear(&e->files[i]);
+        tl_buf_free(&e->bytes[i]);
     }
-    free(w->files);
-    free(w->keys);
+    free(e->files);
+    free(e->keys);
+    free(e->bytes);
+    free(e->items);
 }
 
-/* Data files are encoded and uploaded by a few threads at once: on an object
- * store the uploads then cost one round trip of wall time instead of one per
- * partition, and encoding uses the cores. Each worker takes the next
- * partition; tl_data_file_write only reads the table. */
-#define WRITE_THREADS 4
+/* Data files are encoded by a few threads at once, to use the cores. Each
+ * worker takes the next partition; tl_data_file_encode only reads the table. */
+#define ENCODE_THREADS 4
 
-typedef struct write_job {
+typedef struct encode_job {
     const tl_table *t;
     const tl_rows *rows;
     tl_partition_rows *parts;
     size_t n_parts, next; /* next: guarded by lock */
-    written *w;
+    encoded *e;
     tl_status *status; /* per partition */
     tl_error first_err;
     tl_status first_st;
     bool failed;
     pthread_mutex_t lock;
-} write_job;
+} encode_job;
 
-static void *write_worker(void *arg)
+static void *encode_worker(void *arg)
 {
-    write_job *j = arg;
+    encode_job *j = arg;
     for (;;) {
         pthread_mutex_lock(&j->lock);
         size_t i = j->failed ? j->n_parts : j->next++;
         pthread_mutex_unlock(&j->lock);
         if (i >= j->n_parts) return NULL;
         tl_error e;
-        j->status[i] = tl_data_file_write(j->t, &j->rows->schema, &j->parts[i], &j->w->files[i],
-                                          &j->w->keys[i], &e);
+        j->status[i] = tl_data_file_encode(j->t, &j->rows->schema, &j->parts[i], &j->e->files[i],
+                                           &j->e->keys[i], &j->e->bytes[i], &e);
         if (j->status[i] != TL_OK) {
             pthread_mutex_lock(&j->lock);
             if (!j->failed) {
@@ -69,39 +74,50 @@ static void *write_worker(void *arg)
     }
 }
 
-static tl_status write_files(tl_table *t, const tl_rows *rows, tl_partition_rows *parts,
-                             size_t n_parts, written *w, tl_error *err)
+/* Keeps the encoded files at the front, so that encoded_free frees them. */
+static void compact_encoded(encoded *e, const tl_status *status, size_t n_parts)
 {
-    w->files = calloc(n_parts + 1, sizeof *w->files);
-    w->keys = calloc(n_parts + 1, sizeof *w->keys);
+    for (size_t i = 0; i < n_parts; i++) {
+        if (status[i] != TL_OK) continue;
+        if (e->n != i) {
+            e->files[e->n] = e->files[i];
+            e->keys[e->n] = e->keys[i];
+            e->bytes[e->n] = e->bytes[i];
+            memset(&e->files[i], 0, sizeof e->files[i]);
+            memset(&e->bytes[i], 0, sizeof e->bytes[i]);
+            e->keys[i] = NULL;
+        }
+        e->items[e->n] =
+            (tl_store_put_item){e->keys[e->n], e->bytes[e->n].data, e->bytes[e->n].len};
+        e->n++;
+    }
+}
+
+static tl_status encode_files(tl_table *t, const tl_rows *rows, tl_partition_rows *parts,
+                              size_t n_parts, encoded *e, tl_error *err)
+{
+    e->files = calloc(n_parts + 1, sizeof *e->files);
+    e->keys = calloc(n_parts + 1, sizeof *e->keys);
+    e->bytes = calloc(n_parts + 1, sizeof *e->bytes);
+    e->items = calloc(n_parts + 1, sizeof *e->items);
     tl_status *status = calloc(n_parts + 1, sizeof *status);
-    if (w->files == NULL || w->keys == NULL || status == NULL) {
+    if (!e->files || !e->keys || !e->bytes || !e->items || !status) {
         free(status);
         return tl_error_nomem(err);
     }
-    for (size_t i = 0; i < n_parts; i++) status[i] = TL_ERR_INTERNAL; /* not written */
-    write_job j = {
-        .t = t, .rows = rows, .parts = parts, .n_parts = n_parts, .w = w, .status = status};
+    for (size_t i = 0; i < n_parts; i++) status[i] = TL_ERR_INTERNAL; /* not encoded */
+    encode_job j = {
+        .t = t, .rows = rows, .parts = parts, .n_parts = n_parts, .e = e, .status = status};
     pthread_mutex_init(&j.lock, NULL);
-    pthread_t tid[WRITE_THREADS];
+    pthread_t tid[ENCODE_THREADS];
     size_t started = 0;
-    while (started + 1 < WRITE_THREADS && started + 1 < n_parts &&
-           pthread_create(&tid[started], NULL, write_worker, &j) == 0)
+    while (started + 1 < ENCODE_THREADS && started + 1 < n_parts &&
+           pthread_create(&tid[started], NULL, encode_worker, &j) == 0)
         started++;
-    write_worker(&j); /* this thread works too */
+    encode_worker(&j); /* this thread works too */
     for (size_t i = 0; i < started; i++) pthread_join(tid[i], NULL);
     pthread_mutex_destroy(&j.lock);
-    /* Keep the written files at the front, so that written_free removes them on failure. */
-    for (size_t i = 0; i < n_parts; i++) {
-        if (status[i] != TL_OK) continue;
-        w->files[w->n] = w->files[i];
-        w->keys[w->n] = w->keys[i];
-        if (w->n != i) {
-            memset(&w->files[i], 0, sizeof w->files[i]);
-            w->keys[i] = NULL;
-        }
-        w->n++;
-    }
+    compact_encoded(e, status, n_parts);
     free(status);
     if (j.failed) {
         if (err) *err = j.first_err;
@@ -115,24 +131,30 @@ static tl_status append_rows(tl_table *t, const tl_rows *rows, const tl_append_o
 {
     tl_partition_rows *parts = NULL;
     size_t n_parts = 0;
-    written w = {0};
+    encoded e = {0};
     tl_commit_result cr = {0};
     tl_status st = tl_append_layout(t, rows, &parts, &n_parts, err);
-    if (st == TL_OK) st = write_files(t, rows, parts, n_parts, &w, err);
+    if (st == TL_OK) st = encode_files(t, rows, parts, n_parts, &e, err);
     tl_partition_rows_free(parts, n_parts);
-    tl_commit_request req = {
-        .batch_id = o->batch_id, .files = w.files, .n_files = w.n, .rows = rows};
-    for (size_t i = 0; i < w.n; i++) {
-        req.added_rows += w.files[i].record_count;
-        req.added_bytes += w.files[i].file_size_in_bytes;
+    tl_commit_request req = {.batch_id = o->batch_id,
+                             .files = e.files,
+                             .n_files = e.n,
+                             .rows = rows,
+                             .uploads = e.items,
+                             .n_uploads = e.n};
+    for (size_t i = 0; i < e.n; i++) {
+        req.added_rows += e.files[i].record_count;
+        req.added_bytes += e.files[i].file_size_in_bytes;
     }
-    if (st == TL_OK) st = tl_commit_append(t, &req, &cr, err);
-    bool keep = st == TL_OK && !cr.duplicate;
-    written_free(t, &w, !keep);
+    bool committing = st == TL_OK;
+    if (committing) st = tl_commit_append(t, &req, &cr, err);
+    bool keep = (st == TL_OK && !cr.duplicate) || cr.may_have_landed;
+    /* Uploaded only by the commit; deleted only when it definitely did not land. */
+    encoded_free(t, &e, committing && !keep);
     if (st != TL_OK) return st;
     out->attempts = cr.attempts;
     out->duplicate = cr.duplicate;
-    if (keep) {
+    if (!cr.duplicate) {
         out->rows = req.added_rows;
         out->files = (int64_t)req.n_files;
         out->bytes = req.added_bytes;
@@ -145,7 +167,10 @@ static void write_version_hint(tl_table *t)
     char key[sizeof t->name.key + 64], text[24];
     snprintf(key, sizeof key, "%s/metadata/version-hint.text", t->name.key);
     int n = snprintf(text, sizeof text, "%lld", (long long)t->version);
-    /* Only a hint: readers probe past it, so a failure here is harmless. */
+    /* Only a hint: readers probe past it, so a failure here is harmless. On an
+     * object store it would be a third sequential round trip: readers there
+     * list the versions instead (table.c), so it is not written. */
+    if (!tl_store_is_local(t->lake->store)) return;
     tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
 }
 

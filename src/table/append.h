@@ -43,9 +43,15 @@ tl_status tl_append_layout(const tl_table *t, const tl_rows *rows, tl_partition_
                            size_t *n_out, tl_error *err);
 void tl_partition_rows_free(tl_partition_rows *parts, size_t n);
 
-/* Writes one partition's rows as a Parquet data file under the table and fills
- * *out (owned: free with tl_ice_data_file_clear). *key_out is the object key
- * written (malloc'd), so a failed append can delete it. */
+/* Encodes one partition's rows as a Parquet data file in memory: *file_out
+ * (owned: tl_buf_free) is to be uploaded under *key_out (malloc'd), and *out
+ * describes it (owned: free with tl_ice_data_file_clear). Writes nothing. */
+tl_status tl_data_file_encode(const tl_table *t, const struct ArrowSchema *schema,
+                              const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
+                              tl_buf *file_out, tl_error *err);
+
+/* tl_data_file_encode, then the upload: *key_out is the object key written
+ * (malloc'd), so a failed caller can delete it. */
 tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema,
                              const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
                              tl_error *err);
@@ -57,18 +63,29 @@ typedef struct tl_commit_request {
     int64_t added_rows;
     int64_t added_bytes;
     const tl_rows *rows; /* the appended rows, for the last-value index (NULL: none) */
+    /* The encoded data files, not yet uploaded: they go up in the first
+     * attempt's parallel batch (borrowed). */
+    const tl_store_put_item *uploads;
+    size_t n_uploads;
 } tl_commit_request;
 
 typedef struct tl_commit_result {
     bool duplicate;
     int attempts;
+    /* The metadata may refer to this append's files: it committed, or the
+     * conditional create's outcome stayed unknown. The caller must then keep
+     * the data files (orphan cleanup removes them if the commit did not land). */
+    bool may_have_landed;
 } tl_commit_result;
 
-/* Commits the files as one append snapshot. Writes the manifest, then per
- * attempt a manifest list and the next metadata version (conditionally). On a
- * lost race, reloads, re-checks the batch id and retries with backoff. Leaves
- * no file of its own behind on failure or when the batch turns out to be a
- * duplicate (the caller deletes the data files). */
+/* Commits the files as one append snapshot in two sequential storage round
+ * trips: one parallel batch (data files, manifest, manifest list, last-value
+ * index), then the conditional create of the next metadata version. On a lost
+ * race, reloads, re-checks the batch id, rebuilds the manifest list and the
+ * index and retries with backoff. When the commit definitely did not land
+ * (error, lost race given up, duplicate batch) it leaves no file of its own
+ * behind (the caller deletes the data files); when the outcome is unknown it
+ * deletes nothing. */
 tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_result *out,
                            tl_error *err);
 

@@ -1,9 +1,16 @@
-/* Committing an append. The data files and the manifest are written once;
- * each attempt writes a manifest list for the current parent and then creates
- * the next vN.metadata.json only if it is absent. The loser of a race reloads
- * the winner's version, re-checks its batch id, and rebases onto it: data
- * files and manifest stay valid because their sequence numbers are inherited
- * from the manifest list. */
+/* Committing an append in two sequential storage round trips. Everything is
+ * encoded in memory first; then one parallel batch uploads the data files, the
+ * manifest, the manifest list and the last-value index, and one conditional
+ * create makes the next vN.metadata.json. The loser of a race reloads the
+ * winner's version, re-checks its batch id, and rebases onto it: data files
+ * and manifest stay valid because their sequence numbers are inherited from
+ * the manifest list, so a retry rebuilds and uploads only the manifest list
+ * and the index (both merged with the new parent).
+ *
+ * Files are deleted only when the commit definitely did not land. When the
+ * conditional create's outcome stays unknown (even after the store's
+ * read-back), the metadata may refer to them: they stay, and orphan cleanup
+ * removes them later if it did not land (their names carry UUIDv7 ages). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +41,12 @@ bool tl_batch_committed(const tl_ice_metadata *md, const char *batch_id)
 typedef struct commit_state {
     int64_t snapshot_id;
     char *manifest_key;
+    tl_buf manifest_avro;           /* uploaded by the first attempt's batch */
     tl_ice_manifest_file *manifest; /* the new manifest's list entry; seq set per attempt */
     char *list_key;                 /* this attempt's manifest list */
     char *lvi_key; /* this attempt's last-value index, merged with its parent's, or NULL */
-    int32_t schema_id, spec_id;     /* what the files were written against */
+    int32_t schema_id, spec_id; /* what the files were written against */
+    bool may_have_landed;       /* a create succeeded or its outcome is unknown */
 } commit_state;
 
 static int64_t new_snapshot_id(const tl_ice_metadata *md)
@@ -132,18 +141,18 @@ static tl_status summarize_partitions(const tl_commit_request *req, tl_ice_manif
     return TL_OK;
 }
 
-static tl_status write_manifest(tl_table *t, const tl_commit_request *req, commit_state *cs,
+/* The manifest, in memory (cs->manifest_avro) until the first attempt uploads it. */
+static tl_status build_manifest(tl_table *t, const tl_commit_request *req, commit_state *cs,
                                 tl_error *err)
 {
-    tl_buf avro = {0};
+    tl_buf *avro = &cs->manifest_avro;
+    /* UUIDv7 in every name this commit makes: orphan cleanup ages files by it. */
     char uuid[TL_UUID_STR_LEN + 1];
-    tl_uuid_v4(uuid);
+    tl_uuid_v7(uuid);
     cs->manifest_key = tl_strdup_printf("%s/metadata/%s-m0.avro", t->name.key, uuid);
     if (cs->manifest_key == NULL) return tl_error_nomem(err);
-    tl_status st = encode_manifest(t, req, cs->snapshot_id, &avro, err);
-    if (st == TL_OK) st = tl_store_put(t->lake->store, cs->manifest_key, avro.data, avro.len, err);
+    tl_status st = encode_manifest(t, req, cs->snapshot_id, avro, err);
     if (st != TL_OK) {
-        tl_buf_free(&avro);
         free(cs->manifest_key);
         cs->manifest_key = NULL;
         return st;
@@ -151,12 +160,11 @@ static tl_status write_manifest(tl_table *t, const tl_commit_request *req, commi
     tl_ice_manifest_file *mf = cs->manifest;
     mf->manifest_path =
         tl_strdup_printf("%s%s", t->location, cs->manifest_key + strlen(t->name.key));
-    mf->manifest_length = (int64_t)avro.len;
     mf->partition_spec_id = cs->spec_id;
     mf->added_snapshot_id = cs->snapshot_id;
     mf->added_files_count = (int32_t)req->n_files;
     mf->added_rows_count = req->added_rows;
-    tl_buf_free(&avro);
+    mf->manifest_length = (int64_t)avro->len;
     if (mf->manifest_path == NULL) return tl_error_nomem(err);
     return summarize_partitions(req, mf, err);
 }
@@ -175,8 +183,9 @@ static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot 
     return st;
 }
 
-static tl_status write_manifest_list(tl_table *t, commit_state *cs, int64_t seq, int attempt,
-                                     tl_error *err)
+/* This attempt's manifest list, in memory: the new manifest, then the parent's. */
+static tl_status build_manifest_list(tl_table *t, commit_state *cs, int64_t seq, int attempt,
+                                     tl_buf *avro, tl_error *err)
 {
     const tl_ice_snapshot *parent = tl_ice_metadata_current_snapshot(t->md);
     tl_ice_manifest_file *old = NULL;
@@ -184,26 +193,23 @@ static tl_status write_manifest_list(tl_table *t, commit_state *cs, int64_t seq,
     TL_TRY(read_parent_manifests(t, parent, &old, &n_old, err));
     tl_ice_manifest_file *all = malloc((n_old + 1) * sizeof *all);
     tl_status st = all ? TL_OK : tl_error_nomem(err);
-    tl_buf avro = {0};
     if (st == TL_OK) {
         cs->manifest->sequence_number = cs->manifest->min_sequence_number = seq;
         all[0] = *cs->manifest;
         if (n_old) memcpy(all + 1, old, n_old * sizeof *old);
         int64_t parent_id = parent ? parent->snapshot_id : 0;
         st = tl_ice_manifest_list_write(cs->snapshot_id, parent ? &parent_id : NULL, seq, 2, all,
-                                        n_old + 1, &avro, err);
+                                        n_old + 1, avro, err);
     }
     char uuid[TL_UUID_STR_LEN + 1];
-    tl_uuid_v4(uuid);
+    tl_uuid_v7(uuid);
     if (st == TL_OK) {
         cs->list_key = tl_strdup_printf("%s/metadata/snap-%lld-%d-%s.avro", t->name.key,
                                         (long long)cs->snapshot_id, attempt, uuid);
-        st = cs->list_key ? tl_store_put(t->lake->store, cs->list_key, avro.data, avro.len, err)
-                          : tl_error_nomem(err);
+        if (cs->list_key == NULL) st = tl_error_nomem(err);
     }
     free(all);
     tl_ice_manifest_files_free(old, n_old);
-    tl_buf_free(&avro);
     return st;
 }
 
@@ -291,27 +297,69 @@ static tl_status next_metadata(const tl_table *t, const commit_state *cs,
     return st;
 }
 
+/* The first round trip: one parallel batch. The first attempt also carries
+ * the data files and the manifest; a retry only its new list and index. */
+static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_request *req,
+                              int attempt, const tl_buf *list, const tl_buf *lvi, tl_error *err)
+{
+    size_t n_first = attempt == 1 ? req->n_uploads + 1 : 0, n = 0;
+    tl_store_put_item *items = calloc(n_first + 2, sizeof *items);
+    if (items == NULL) return tl_error_nomem(err);
+    if (attempt == 1) {
+        for (size_t i = 0; i < req->n_uploads; i++) items[n++] = req->uploads[i];
+        items[n++] =
+            (tl_store_put_item){cs->manifest_key, cs->manifest_avro.data, cs->manifest_avro.len};
+    }
+    items[n++] = (tl_store_put_item){cs->list_key, list->data, list->len};
+    if (cs->lvi_key) items[n++] = (tl_store_put_item){cs->lvi_key, lvi->data, lvi->len};
+    tl_status st = tl_store_put_many(t->lake->store, items, n, err);
+    free(items);
+    if (attempt == 1) tl_buf_free(&cs->manifest_avro); /* up there now */
+    return st;
+}
+
+/* The second round trip: the conditional create of the next version. */
+static tl_status create_next_version(tl_table *t, commit_state *cs, tl_ice_metadata *md,
+                                     const tl_buf *json, tl_error *err)
+{
+    char key[sizeof t->name.key + 64];
+    tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
+    tl_status st = tl_store_put_if_absent(t->lake->store, key, json->data, json->len, err);
+    if (st == TL_ERR_EXISTS) {
+        tl_ice_metadata_free(md);
+        return st; /* another writer's bytes are there: ours did not land */
+    }
+    /* Committed, or perhaps committed: the files must stay either way. */
+    cs->may_have_landed = true;
+    if (st != TL_OK) {
+        tl_ice_metadata_free(md);
+        return st;
+    }
+    return tl_table_adopt(t, md, t->version + 1, err);
+}
+
 /* One attempt: TL_OK (committed), TL_ERR_EXISTS (lost the race) or an error. */
 static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_request *req,
                                 int attempt, tl_error *err)
 {
     int64_t seq = t->md->last_sequence_number + 1;
-    TL_TRY(write_manifest_list(t, cs, seq, attempt, err));
-    /* Merged against this attempt's parent: after a lost race, the winner's. */
-    if (req->rows) TL_TRY(tl_lvi_write(t, req->rows, cs->snapshot_id, &cs->lvi_key, err));
+    tl_buf list = {0}, lvi = {0}, json = {0};
     tl_ice_metadata *md = NULL;
-    tl_buf json = {0};
-    tl_status st = next_metadata(t, cs, req, seq, &md, err);
+    tl_status st = build_manifest_list(t, cs, seq, attempt, &list, err);
+    /* Merged against this attempt's parent: after a lost race, the winner's. */
+    if (st == TL_OK && req->rows)
+        st = tl_lvi_encode(t, req->rows, cs->snapshot_id, &cs->lvi_key, &lvi, err);
+    if (st == TL_OK) st = next_metadata(t, cs, req, seq, &md, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
-    char key[sizeof t->name.key + 64];
-    tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
-    if (st == TL_OK) st = tl_store_put_if_absent(t->lake->store, key, json.data, json.len, err);
-    tl_buf_free(&json);
+    if (st == TL_OK) st = upload_batch(t, cs, req, attempt, &list, &lvi, err);
     if (st == TL_OK) {
-        st = tl_table_adopt(t, md, t->version + 1, err);
+        st = create_next_version(t, cs, md, &json, err);
         md = NULL;
     }
     tl_ice_metadata_free(md);
+    tl_buf_free(&json);
+    tl_buf_free(&list);
+    tl_buf_free(&lvi);
     return st;
 }
 
@@ -350,7 +398,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     cs.spec_id = spec ? spec->spec_id : 0;
     memset(out, 0, sizeof *out);
     cs.manifest = calloc(1, sizeof *cs.manifest);
-    tl_status st = cs.manifest ? write_manifest(t, req, &cs, err) : tl_error_nomem(err);
+    tl_status st = cs.manifest ? build_manifest(t, req, &cs, err) : tl_error_nomem(err);
     for (int attempt = 1; st == TL_OK; attempt++) {
         out->attempts = attempt;
         st = attempt_commit(t, &cs, req, attempt, err);
@@ -373,7 +421,8 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
         if (st == TL_OK && tl_ice_metadata_snapshot(t->md, cs.snapshot_id) != NULL)
             st = tl_error_set(err, TL_ERR_CONFLICT, "snapshot id collision");
     }
-    if (st != TL_OK || out->duplicate) {
+    out->may_have_landed = cs.may_have_landed;
+    if (!cs.may_have_landed && (st != TL_OK || out->duplicate)) {
         remove_quietly(t, &cs.list_key);
         remove_quietly(t, &cs.lvi_key);
         remove_quietly(t, &cs.manifest_key);
@@ -381,6 +430,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     free(cs.list_key);
     free(cs.lvi_key);
     free(cs.manifest_key);
+    tl_buf_free(&cs.manifest_avro);
     tl_ice_manifest_files_free(cs.manifest, cs.manifest ? 1 : 0);
     return st;
 }

@@ -171,28 +171,44 @@ static tl_status describe_file(const tl_table *t, const tl_partition_rows *part,
     return describe_columns(tl_ice_metadata_current_schema(t->md), stats, df, err);
 }
 
-tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema,
-                             const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
-                             tl_error *err)
+tl_status tl_data_file_encode(const tl_table *t, const struct ArrowSchema *schema,
+                              const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
+                              tl_buf *file_out, tl_error *err)
 {
-    tl_buf key = {0}, file = {0};
+    tl_buf key = {0};
     tl_parquet_file_stats stats = {0};
     char uuid[TL_UUID_STR_LEN + 1];
     tl_uuid_v7(uuid);
     memset(out, 0, sizeof *out);
+    memset(file_out, 0, sizeof *file_out);
     *key_out = NULL;
     tl_status st = partition_dir(t, part, &key, err);
     if (st == TL_OK && tl_buf_printf(&key, "%s.parquet", uuid) != 0) st = tl_error_nomem(err);
-    if (st == TL_OK) st = write_parquet(t, schema, &part->array, &file, &stats, err);
+    if (st == TL_OK) st = write_parquet(t, schema, &part->array, file_out, &stats, err);
     if (st == TL_OK) st = describe_file(t, part, (const char *)key.data, &stats, out, err);
-    if (st == TL_OK)
-        st = tl_store_put(t->lake->store, (const char *)key.data, file.data, file.len, err);
-    if (st == TL_OK)
+    if (st == TL_OK) {
         *key_out = (char *)tl_buf_detach(&key, NULL);
-    else
+    } else {
         tl_ice_data_file_clear(out);
+        tl_buf_free(file_out);
+    }
     tl_buf_free(&key);
-    tl_buf_free(&file);
     tl_parquet_file_stats_free(&stats);
+    return st;
+}
+
+tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema,
+                             const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
+                             tl_error *err)
+{
+    tl_buf file;
+    TL_TRY(tl_data_file_encode(t, schema, part, out, key_out, &file, err));
+    tl_status st = tl_store_put(t->lake->store, *key_out, file.data, file.len, err);
+    if (st != TL_OK) {
+        tl_ice_data_file_clear(out);
+        free(*key_out);
+        *key_out = NULL;
+    }
+    tl_buf_free(&file);
     return st;
 }

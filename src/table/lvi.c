@@ -231,10 +231,11 @@ static int64_t parent_rows(const tl_table *t)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
-tl_status tl_lvi_write(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, char **key_out,
-                       tl_error *err)
+tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, char **key_out,
+                        tl_buf *file_out, tl_error *err)
 {
     *key_out = NULL;
+    memset(file_out, 0, sizeof *file_out);
     if (t->contract.time_index < 0) return TL_OK;
     tl_rows parent = {0};
     bool found = false;
@@ -246,21 +247,20 @@ tl_status tl_lvi_write(const tl_table *t, const tl_rows *rows, int64_t snapshot_
     tl_status st = found ? combine(&parent, rows, &all, err) : TL_OK;
     const struct ArrowArray *input = found ? &all : &rows->array;
     if (st == TL_OK) st = merge(t, &rows->schema, input, &merged, err);
-    tl_buf file = {0};
-    if (st == TL_OK) st = encode(t, &rows->schema, &merged, &file, err);
+    if (st == TL_OK) st = encode(t, &rows->schema, &merged, file_out, err);
+    /* UUIDv7: orphan cleanup ages an unreferenced index by its name. */
     char uuid[TL_UUID_STR_LEN + 1];
-    tl_uuid_v4(uuid);
+    tl_uuid_v7(uuid);
     char *key = st == TL_OK ? tl_strdup_printf("%s/metadata/lvi-%lld-%s.parquet", t->name.key,
                                                (long long)snapshot_id, uuid)
                             : NULL;
     if (st == TL_OK && key == NULL) st = tl_error_nomem(err);
-    if (st == TL_OK) st = tl_store_put(t->lake->store, key, file.data, file.len, err);
-    if (st == TL_OK)
+    if (st == TL_OK) {
         *key_out = key;
-    else
-        free(key);
-    if (st != TL_OK) tl_error_prefix(err, "writing the last-value index");
-    tl_buf_free(&file);
+    } else {
+        tl_buf_free(file_out);
+        tl_error_prefix(err, "building the last-value index");
+    }
     tl_array_release(&merged);
     tl_array_release(&all);
     if (found) tl_rows_free(&parent);

@@ -10,12 +10,13 @@
 
 #include "table/append.h"
 
-/* Writes the index of a new snapshot `snapshot_id` whose parent is the
- * handle's current snapshot and which adds `rows`. *key_out receives the
- * object key written (malloc'd; NULL when the table keeps no index: no time
- * column, or a parent with data but no index to merge with). */
-tl_status tl_lvi_write(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, char **key_out,
-                       tl_error *err);
+/* Builds the index of a new snapshot `snapshot_id` whose parent is the
+ * handle's current snapshot and which adds `rows`, in memory: *file_out
+ * (owned: tl_buf_free) is to be uploaded under *key_out (malloc'd). Reads the
+ * parent's index; writes nothing. *key_out stays NULL when the table keeps no
+ * index: no time column, or a parent with data but no index to merge with. */
+tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, char **key_out,
+                        tl_buf *file_out, tl_error *err);
 
 /* The index of the handle's current snapshot, read into a struct array with
  * the table's storage schema. *found is false (and nothing is filled) when

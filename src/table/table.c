@@ -33,11 +33,13 @@ static int64_t version_of_key(const char *key)
     return v;
 }
 
+/* The newest vN.metadata.json listed. The "metadata/v" prefix leaves the
+ * manifests, lists and indexes out of the listing. */
 static tl_status version_from_listing(tl_store *store, const tl_qname *name, int64_t *out,
                                       tl_error *err)
 {
     char prefix[sizeof name->key + 16];
-    snprintf(prefix, sizeof prefix, "%s/metadata/", name->key);
+    snprintf(prefix, sizeof prefix, "%s/metadata/v", name->key);
     tl_strlist keys = {0};
     TL_TRY(tl_store_list(store, prefix, &keys, err));
     int64_t best = 0;
@@ -59,10 +61,14 @@ static bool version_exists(tl_store *store, const tl_qname *name, int64_t versio
     return tl_store_size(store, key, &size, NULL) == TL_OK;
 }
 
-/* The hint is only a hint: a writer may have died between committing and
- * updating it, so newer versions are probed for. */
+/* On an object store, one listing: appends there do not write the hint (it
+ * would cost them a round trip), and reading it then probing for newer
+ * versions costs a reader three. Locally, the hint is only a hint: a writer may
+ * have died between committing and updating it, so newer versions are probed
+ * for. */
 static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *out, tl_error *err)
 {
+    if (!tl_store_is_local(store)) return version_from_listing(store, name, out, err);
     char key[sizeof name->key + 64];
     snprintf(key, sizeof key, "%s/metadata/version-hint.text", name->key);
     tl_buf b = {0};
