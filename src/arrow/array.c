@@ -254,6 +254,18 @@ static tl_status view_plain(tl_array_view *v, const struct ArrowArray *a, tl_err
     tl_arrow_type_describe(&v->type, name, sizeof name);
     if (a->length < 0 || a->offset < 0)
         return tl_error_set(err, TL_ERR_INVALID, "%s array has a negative length or offset", name);
+    if (tl_atype_is_view(v->type.id)) {
+        /* validity, views, variadic data buffers..., their sizes: checked
+         * view by view when decoded (tl_arrow_views_decode). */
+        if (a->n_buffers < 3)
+            return tl_error_set(err, TL_ERR_INVALID, "%s array has %lld buffers", name,
+                                (long long)a->n_buffers);
+        v->validity = a->null_count == 0 ? NULL : a->buffers[0];
+        v->values = a->buffers[1];
+        if (a->length > 0 && v->values == NULL)
+            return tl_error_set(err, TL_ERR_INVALID, "%s array has no views buffer", name);
+        return TL_OK;
+    }
     if (v->type.id == TL_ATYPE_STRUCT || v->type.id == TL_ATYPE_NULL) {
         v->validity = a->n_buffers > 0 ? a->buffers[0] : NULL;
         return TL_OK;

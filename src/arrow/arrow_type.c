@@ -95,6 +95,10 @@ tl_status tl_arrow_type_parse(const char *format, tl_arrow_type *out, tl_error *
         out->id = TL_ATYPE_STRUCT;
         return TL_OK;
     }
+    if (strcmp(format, "vu") == 0 || strcmp(format, "vz") == 0) {
+        out->id = format[1] == 'u' ? TL_ATYPE_STRING_VIEW : TL_ATYPE_BINARY_VIEW;
+        return TL_OK;
+    }
     if (format[0] == 'w' && format[1] == ':') {
         char *end = NULL;
         long w = strtol(format + 2, &end, 10);
@@ -142,6 +146,10 @@ void tl_arrow_type_format(const tl_arrow_type *t, char *buf, size_t size)
     case TL_ATYPE_STRUCT:
         snprintf(buf, size, "+s");
         return;
+    case TL_ATYPE_STRING_VIEW:
+    case TL_ATYPE_BINARY_VIEW:
+        snprintf(buf, size, "v%c", t->id == TL_ATYPE_STRING_VIEW ? 'u' : 'z');
+        return;
     default:
         snprintf(buf, size, "%c", simple[t->id]);
         return;
@@ -171,6 +179,8 @@ void tl_arrow_type_describe(const tl_arrow_type *t, char *buf, size_t size)
         [TL_ATYPE_DATE32] = "date32",
         [TL_ATYPE_DATE64] = "date64",
         [TL_ATYPE_STRUCT] = "struct",
+        [TL_ATYPE_STRING_VIEW] = "string_view",
+        [TL_ATYPE_BINARY_VIEW] = "binary_view",
     };
     switch (t->id) {
     case TL_ATYPE_FIXED_BINARY:

@@ -32,7 +32,9 @@ typedef enum tl_atype {
     TL_ATYPE_TIME32,       /* "tts" / "ttm" */
     TL_ATYPE_TIME64,       /* "ttu" / "ttn" */
     TL_ATYPE_TIMESTAMP,    /* "tsX:TZ" */
-    TL_ATYPE_STRUCT        /* "+s" */
+    TL_ATYPE_STRUCT,       /* "+s" */
+    TL_ATYPE_STRING_VIEW,  /* "vu": what polars exports; decoded on input */
+    TL_ATYPE_BINARY_VIEW   /* "vz" */
 } tl_atype;
 
 typedef enum tl_time_unit {
@@ -70,6 +72,11 @@ static inline bool tl_atype_is_varbinary(tl_atype id)
 {
     return id == TL_ATYPE_STRING || id == TL_ATYPE_LARGE_STRING || id == TL_ATYPE_BINARY ||
            id == TL_ATYPE_LARGE_BINARY;
+}
+
+static inline bool tl_atype_is_view(tl_atype id)
+{
+    return id == TL_ATYPE_STRING_VIEW || id == TL_ATYPE_BINARY_VIEW;
 }
 
 static inline bool tl_atype_is_large(tl_atype id)

@@ -6,6 +6,7 @@
 #include "arrow/builder.h"
 #include "arrow/cast_internal.h"
 #include "arrow/take.h"
+#include "arrow/view_decode.h"
 
 static bool is_temporal(tl_atype id)
 {
@@ -19,7 +20,7 @@ static bool is_time(tl_atype id)
 
 static bool is_binary(tl_atype id)
 {
-    return id == TL_ATYPE_BINARY || id == TL_ATYPE_LARGE_BINARY;
+    return id == TL_ATYPE_BINARY || id == TL_ATYPE_LARGE_BINARY || id == TL_ATYPE_BINARY_VIEW;
 }
 
 static bool string_parses_to(tl_atype id)
@@ -34,7 +35,7 @@ bool tl_arrow_can_cast(const tl_arrow_type *from, const tl_arrow_type *to)
     tl_atype f = from->id, t = to->id;
     if (f == TL_ATYPE_STRUCT || t == TL_ATYPE_STRUCT) return false;
     if (tl_type_equal(from, to) || f == TL_ATYPE_NULL) return true;
-    if (t == TL_ATYPE_FLOAT16 || t == TL_ATYPE_NULL) return false;
+    if (t == TL_ATYPE_FLOAT16 || t == TL_ATYPE_NULL || tl_atype_is_view(t)) return false;
     if (tl_atype_is_integer(f))
         return tl_atype_is_integer(t) || tl_atype_is_float(t) || t == TL_ATYPE_DECIMAL128;
     if (tl_atype_is_float(f)) return tl_atype_is_integer(t) || tl_atype_is_float(t);
@@ -145,12 +146,33 @@ static tl_status cast_dictionary(const tl_array_view *src, const tl_arrow_type *
     return st;
 }
 
+/* String and binary views are first copied into large string/binary arrays. */
+static tl_status cast_views(const tl_array_view *src, const tl_arrow_type *to, const char *column,
+                            struct ArrowArray *out, tl_error *err)
+{
+    struct ArrowArray plain;
+    tl_status st = tl_arrow_views_decode(src, &plain, err);
+    if (st != TL_OK) return tl_error_prefix(err, "column \"%s\"", column);
+    tl_arrow_type type = {.id = src->type.id == TL_ATYPE_STRING_VIEW ? TL_ATYPE_LARGE_STRING
+                                                                     : TL_ATYPE_LARGE_BINARY};
+    if (tl_type_equal(&type, to)) {
+        tl_array_move(&plain, out);
+        return TL_OK;
+    }
+    tl_array_view v;
+    tl_view_of_owned(&type, &plain, &v);
+    st = cast_plain(&v, to, column, out, err);
+    tl_array_release(&plain);
+    return st;
+}
+
 tl_status tl_arrow_cast(const tl_array_view *src, const tl_arrow_type *target, const char *column,
                         struct ArrowArray *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
     if (column == NULL) column = "";
     if (!tl_arrow_can_cast(&src->type, target)) return type_error(&src->type, target, column, err);
+    if (tl_atype_is_view(src->type.id)) return cast_views(src, target, column, out, err);
     if (src->is_dictionary) return cast_dictionary(src, target, column, out, err);
     return cast_plain(src, target, column, out, err);
 }

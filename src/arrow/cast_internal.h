@@ -43,7 +43,7 @@ static inline bool tl_atype_is_float(tl_atype id)
 
 static inline bool tl_atype_is_string(tl_atype id)
 {
-    return id == TL_ATYPE_STRING || id == TL_ATYPE_LARGE_STRING;
+    return id == TL_ATYPE_STRING || id == TL_ATYPE_LARGE_STRING || id == TL_ATYPE_STRING_VIEW;
 }
 
 #endif

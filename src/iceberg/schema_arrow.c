@@ -53,10 +53,12 @@ static tl_status plain_type(const tl_arrow_type *at, tl_ice_type *out, tl_error 
         return TL_OK;
     case TL_ATYPE_STRING:
     case TL_ATYPE_LARGE_STRING:
+    case TL_ATYPE_STRING_VIEW:
         out->id = TL_ICE_STRING;
         return TL_OK;
     case TL_ATYPE_BINARY:
     case TL_ATYPE_LARGE_BINARY:
+    case TL_ATYPE_BINARY_VIEW:
         out->id = TL_ICE_BINARY;
         return TL_OK;
     case TL_ATYPE_FIXED_BINARY:

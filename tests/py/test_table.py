@@ -225,3 +225,24 @@ def test_plain_table_append(lake, lake_dir):
     t.append(pa.table({"id": [2, 1], "label": ["b", "a"]}))
     (path,) = (lake_dir / "default/dims/data").glob("*.parquet")
     assert sorted(pq.read_table(path).to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "label": "a"}, {"id": 2, "label": "b"}]
+
+
+def test_string_and_binary_views_are_accepted(lake, lake_dir):
+    """View layouts (what polars exports) are read like plain strings."""
+    schema = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device_id", pa.string_view()), ("blob", pa.binary_view())])
+    t = lake.create_table("views", schema, time_column="time", series_key=["device_id"])
+    assert t.schema.field("device_id").type == pa.string()
+    names = ["a", None, "a string longer than twelve bytes", "", "b" * 100]
+    data = pa.table(
+        {
+            "time": [T0 + dt.timedelta(seconds=i) for i in range(5)],
+            "device_id": pa.array(names, pa.string_view()),
+            "blob": pa.array([n.encode() if n is not None else None for n in names], pa.binary_view()),
+        },
+        schema=schema,
+    )
+    t.append(data.slice(1))  # an offset into the views too
+    (path,) = (lake_dir / "default/views/data").rglob("*.parquet")
+    got = sorted(pq.read_table(path).to_pylist(), key=lambda r: r["time"])
+    assert [r["device_id"] for r in got] == names[1:]
+    assert [r["blob"] for r in got] == [n.encode() if n is not None else None for n in names[1:]]
