@@ -89,6 +89,49 @@ static void release_batches(struct ArrowArray *batches, size_t n)
     free(batches);
 }
 
+tl_status tl_stream_read_rows(struct ArrowArrayStream *stream, int64_t max_rows,
+                              struct ArrowArray **batches_out, size_t *n_out, bool *eof,
+                              tl_error *err)
+{
+    *batches_out = NULL;
+    *n_out = 0;
+    *eof = false;
+    struct ArrowArray *batches = NULL;
+    size_t n = 0, cap = 0;
+    for (int64_t rows = 0; rows < max_rows;) {
+        if (n == cap) {
+            size_t new_cap = cap ? cap * 2 : 8;
+            struct ArrowArray *grown = realloc(batches, new_cap * sizeof *grown);
+            if (grown == NULL) {
+                release_batches(batches, n);
+                return tl_error_nomem(err);
+            }
+            batches = grown;
+            cap = new_cap;
+        }
+        memset(&batches[n], 0, sizeof batches[n]);
+        int rc = stream->get_next(stream, &batches[n]);
+        if (rc != 0) {
+            tl_status st = producer_error(stream, rc, "get_next", err);
+            tl_array_release(&batches[n]);
+            release_batches(batches, n);
+            return st;
+        }
+        if (batches[n].release == NULL) {
+            *eof = true;
+            break;
+        }
+        rows += batches[n++].length;
+    }
+    if (n == 0) {
+        free(batches);
+        batches = NULL;
+    }
+    *batches_out = batches;
+    *n_out = n;
+    return TL_OK;
+}
+
 tl_status tl_stream_collect(struct ArrowArrayStream *stream, struct ArrowSchema *schema_out,
                             struct ArrowArray **batches_out, size_t *n_out, tl_error *err)
 {
@@ -99,37 +142,8 @@ tl_status tl_stream_collect(struct ArrowArrayStream *stream, struct ArrowSchema 
         return tl_error_set(err, TL_ERR_INVALID, "stream is released");
     int rc = stream->get_schema(stream, schema_out);
     if (rc != 0) return producer_error(stream, rc, "get_schema", err);
-    struct ArrowArray *batches = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            size_t new_cap = cap ? cap * 2 : 8;
-            struct ArrowArray *grown = realloc(batches, new_cap * sizeof *grown);
-            if (grown == NULL) {
-                release_batches(batches, n);
-                tl_schema_release(schema_out);
-                return tl_error_nomem(err);
-            }
-            batches = grown;
-            cap = new_cap;
-        }
-        memset(&batches[n], 0, sizeof batches[n]);
-        rc = stream->get_next(stream, &batches[n]);
-        if (rc != 0) {
-            tl_status st = producer_error(stream, rc, "get_next", err);
-            tl_array_release(&batches[n]);
-            release_batches(batches, n);
-            tl_schema_release(schema_out);
-            return st;
-        }
-        if (batches[n].release == NULL) break;
-        n++;
-    }
-    if (n == 0) {
-        free(batches);
-        batches = NULL;
-    }
-    *batches_out = batches;
-    *n_out = n;
-    return TL_OK;
+    bool eof;
+    tl_status st = tl_stream_read_rows(stream, INT64_MAX, batches_out, n_out, &eof, err);
+    if (st != TL_OK) tl_schema_release(schema_out);
+    return st;
 }

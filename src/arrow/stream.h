@@ -3,6 +3,7 @@
 #ifndef TL_ARROW_STREAM_H
 #define TL_ARROW_STREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/error.h"
@@ -20,6 +21,12 @@ tl_status tl_stream_from_batches(struct ArrowSchema *schema, struct ArrowArray *
  * from the producer become TL_ERR_INVALID with the producer's get_last_error
  * message. The stream is NOT released by this call. On failure nothing is
  * returned (everything read so far is released). */
+/* Reads batches from a stream until at least max_rows rows or the end
+ * (*eof set). The caller releases each batch and frees the array. */
+tl_status tl_stream_read_rows(struct ArrowArrayStream *stream, int64_t max_rows,
+                              struct ArrowArray **batches_out, size_t *n_out, bool *eof,
+                              tl_error *err);
+
 tl_status tl_stream_collect(struct ArrowArrayStream *stream, struct ArrowSchema *schema_out,
                             struct ArrowArray **batches_out, size_t *n_out, tl_error *err);
 

@@ -8,6 +8,7 @@
 #include "arrow/stream.h"
 #include "core/clock.h"
 #include "table/append.h"
+#include "table/lvi.h"
 #include "table/maintain.h"
 
 /* An append's data files, encoded in memory: the commit uploads them in its
@@ -126,31 +127,117 @@ static tl_status encode_files(tl_table *t, const tl_rows *rows, tl_partition_row
     return TL_OK;
 }
 
-static tl_status append_rows(tl_table *t, const tl_rows *rows, const tl_append_options *o,
-                             tl_append_result *out, tl_error *err)
+/* Moves src's files after dst's (src's arrays are freed, not its contents). */
+static tl_status encoded_take(encoded *dst, encoded *src, tl_error *err)
+{
+    size_t n = dst->n + src->n + 1;
+    tl_ice_data_file *files = realloc(dst->files, n * sizeof *files);
+    if (files) dst->files = files;
+    char **keys = files ? realloc(dst->keys, n * sizeof *keys) : NULL;
+    if (keys) dst->keys = keys;
+    tl_buf *bytes = keys ? realloc(dst->bytes, n * sizeof *bytes) : NULL;
+    if (bytes) dst->bytes = bytes;
+    tl_store_put_item *items = bytes ? realloc(dst->items, n * sizeof *items) : NULL;
+    if (items) dst->items = items;
+    if (items == NULL) return tl_error_nomem(err);
+    memcpy(dst->files + dst->n, src->files, src->n * sizeof *files);
+    memcpy(dst->keys + dst->n, src->keys, src->n * sizeof *keys);
+    memcpy(dst->bytes + dst->n, src->bytes, src->n * sizeof *bytes);
+    memcpy(dst->items + dst->n, src->items, src->n * sizeof *items);
+    dst->n += src->n;
+    free(src->files);
+    free(src->keys);
+    free(src->bytes);
+    free(src->items);
+    memset(src, 0, sizeof *src);
+    return TL_OK;
+}
+
+/* Rows per chunk of an append. A larger input is laid out, encoded and
+ * uploaded a chunk at a time, so its memory stays bounded whatever its size;
+ * each chunk's files are sorted, and reads and compaction merge them. */
+#define CHUNK_ROWS (INT64_C(1) << 20)
+
+/* TIMELAKE_APPEND_CHUNK_ROWS overrides it, for tests of the chunked path. */
+static int64_t chunk_rows(void)
+{
+    const char *v = getenv("TIMELAKE_APPEND_CHUNK_ROWS");
+    long long n = v ? atoll(v) : 0;
+    return n > 0 ? n : CHUNK_ROWS;
+}
+
+typedef struct append_state {
+    tl_table *t;
+    const tl_append_options *o;
+    int64_t started_us;
+    encoded files; /* every data file so far; [0, uploaded) are in the store */
+    size_t uploaded;
+    tl_rows newest; /* rows of the index to be: the winners of earlier chunks */
+    bool has_newest;
+} append_state;
+
+static tl_status encode_chunk(append_state *s, const tl_rows *rows, tl_error *err)
 {
     tl_partition_rows *parts = NULL;
     size_t n_parts = 0;
     encoded e = {0};
-    tl_commit_result cr = {0};
-    tl_status st = tl_append_layout(t, rows, &parts, &n_parts, err);
-    if (st == TL_OK) st = encode_files(t, rows, parts, n_parts, &e, err);
+    tl_status st = tl_append_layout(s->t, rows, &parts, &n_parts, err);
+    if (st == TL_OK) st = encode_files(s->t, rows, parts, n_parts, &e, err);
     tl_partition_rows_free(parts, n_parts);
-    tl_commit_request req = {.batch_id = o->batch_id,
-                             .files = e.files,
-                             .n_files = e.n,
-                             .rows = rows,
-                             .uploads = e.items,
-                             .n_uploads = e.n};
-    for (size_t i = 0; i < e.n; i++) {
-        req.added_rows += e.files[i].record_count;
-        req.added_bytes += e.files[i].file_size_in_bytes;
+    if (st == TL_OK) st = encoded_take(&s->files, &e, err);
+    encoded_free(s->t, &e, false);
+    return st;
+}
+
+/* Uploads the files held in memory, to make room for the next chunk. */
+static tl_status upload_pending(append_state *s, tl_error *err)
+{
+    size_t n = s->files.n - s->uploaded;
+    if (n == 0) return TL_OK;
+    TL_TRY(tl_store_put_many(s->t->lake->store, s->files.items + s->uploaded, n, err));
+    for (size_t i = s->uploaded; i < s->files.n; i++) tl_buf_free(&s->files.bytes[i]);
+    s->uploaded = s->files.n;
+    return TL_OK;
+}
+
+/* Keeps what the index needs of a chunk: all of it for the first, the
+ * winners of each series once there are two. Takes the rows. */
+static tl_status track_newest(append_state *s, tl_rows *rows, tl_error *err)
+{
+    if (!s->has_newest) {
+        s->newest = *rows;
+        s->has_newest = true;
+        return TL_OK;
     }
-    bool committing = st == TL_OK;
-    if (committing) st = tl_commit_append(t, &req, &cr, err);
+    tl_rows merged;
+    tl_status st = tl_lvi_newest(s->t, &s->newest, rows, &merged, err);
+    tl_rows_free(rows);
+    if (st != TL_OK) return st;
+    tl_rows_free(&s->newest);
+    s->newest = merged;
+    return TL_OK;
+}
+
+static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *err)
+{
+    encoded *e = &s->files;
+    tl_commit_result cr = {0};
+    tl_commit_request req = {.batch_id = s->o->batch_id,
+                             .files = e->files,
+                             .n_files = e->n,
+                             .rows = s->has_newest ? &s->newest : NULL,
+                             .uploads = e->items + s->uploaded,
+                             .n_uploads = e->n - s->uploaded};
+    for (size_t i = 0; i < e->n; i++) {
+        req.added_rows += e->files[i].record_count;
+        req.added_bytes += e->files[i].file_size_in_bytes;
+    }
+    tl_status st = tl_commit_append(s->t, &req, &cr, err);
+    /* Kept when the commit landed, or when it may have (unknown outcome). */
     bool keep = (st == TL_OK && !cr.duplicate) || cr.may_have_landed;
-    /* Uploaded only by the commit; deleted only when it definitely did not land. */
-    encoded_free(t, &e, committing && !keep);
+    encoded_free(s->t, e, !keep);
+    memset(e, 0, sizeof *e);
+    s->uploaded = 0;
     if (st != TL_OK) return st;
     out->attempts = cr.attempts;
     out->duplicate = cr.duplicate;
@@ -158,6 +245,34 @@ static tl_status append_rows(tl_table *t, const tl_rows *rows, const tl_append_o
         out->rows = req.added_rows;
         out->files = (int64_t)req.n_files;
         out->bytes = req.added_bytes;
+    }
+    return TL_OK;
+}
+
+/* Reads, fits and encodes the stream chunk by chunk. */
+static tl_status encode_stream(append_state *s, struct ArrowArrayStream *stream,
+                               const struct ArrowSchema *schema, tl_error *err)
+{
+    for (bool eof = false; !eof;) {
+        struct ArrowArray *batches = NULL;
+        size_t n = 0;
+        TL_TRY(tl_stream_read_rows(stream, chunk_rows(), &batches, &n, &eof, err));
+        tl_rows rows;
+        tl_status st = tl_append_prepare(s->t, schema, batches, n, s->started_us, &rows, err);
+        for (size_t i = 0; i < n; i++) tl_array_release(&batches[i]);
+        free(batches);
+        if (st != TL_OK) return st;
+        if (rows.array.length == 0) {
+            tl_rows_free(&rows);
+            continue;
+        }
+        st = upload_pending(s, err);
+        if (st == TL_OK) st = encode_chunk(s, &rows, err);
+        if (st == TL_OK)
+            st = track_newest(s, &rows, err);
+        else
+            tl_rows_free(&rows);
+        if (st != TL_OK) return st;
     }
     return TL_OK;
 }
@@ -174,28 +289,32 @@ static void write_version_hint(tl_table *t)
     tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
 }
 
-static tl_status append_collected(tl_table *t, const struct ArrowSchema *schema,
-                                  const struct ArrowArray *batches, size_t n,
-                                  const tl_append_options *o, int64_t started_us,
-                                  tl_append_result *out, tl_error *err)
+static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
+                               const tl_append_options *o, int64_t started_us,
+                               tl_append_result *out, tl_error *err)
 {
-    /* A batch already committed costs no writing at all. */
+    struct ArrowSchema schema = {0};
+    int rc = stream->get_schema(stream, &schema);
+    if (rc != 0) {
+        const char *msg = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+        return tl_error_set(err, TL_ERR_INVALID, "stream get_schema failed: %s",
+                            msg && msg[0] ? msg : "error");
+    }
+    /* A batch already committed costs no reading or writing at all. */
+    out->attempts = 1;
     if (o->batch_id && tl_batch_committed(t->md, o->batch_id)) {
         out->duplicate = 1;
-        out->attempts = 1;
+        tl_schema_release(&schema);
         return TL_OK;
     }
-    tl_rows rows;
-    TL_TRY(tl_append_prepare(t, schema, batches, n, started_us, &rows, err));
-    tl_status st = TL_OK;
-    if (rows.array.length > 0) {
-        int64_t before = t->version;
-        st = append_rows(t, &rows, o, out, err);
-        if (st == TL_OK && t->version != before) write_version_hint(t);
-    } else {
-        out->attempts = 1;
-    }
-    tl_rows_free(&rows);
+    append_state s = {.t = t, .o = o, .started_us = started_us};
+    int64_t before = t->version;
+    tl_status st = encode_stream(&s, stream, &schema, err);
+    if (st == TL_OK && s.files.n > 0) st = commit_files(&s, out, err);
+    encoded_free(t, &s.files, s.uploaded > 0); /* what failed before the commit */
+    if (s.has_newest) tl_rows_free(&s.newest);
+    tl_schema_release(&schema);
+    if (st == TL_OK && t->version != before) write_version_hint(t);
     return st;
 }
 
@@ -209,15 +328,8 @@ tl_status tl_table_append(tl_table *t, struct ArrowArrayStream *stream,
     memset(out, 0, sizeof *out);
     if (stream == NULL || stream->release == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "append needs a live ArrowArrayStream");
-    struct ArrowSchema schema = {0};
-    struct ArrowArray *batches = NULL;
-    size_t n = 0;
-    tl_status st = tl_stream_collect(stream, &schema, &batches, &n, err);
+    tl_status st = append_stream(t, stream, o, started_us, out, err);
     stream->release(stream);
-    if (st == TL_OK) st = append_collected(t, &schema, batches, n, o, started_us, out, err);
-    for (size_t i = 0; i < n; i++) tl_array_release(&batches[i]);
-    free(batches);
-    tl_schema_release(&schema);
     out->commit_ms = tl_monotonic_ms() - t0;
     /* Inline maintenance, after a real commit only: a failure is reported in
      * out->maintenance_error and never undoes the append. */

@@ -266,3 +266,16 @@ tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot
     if (found) tl_rows_free(&parent);
     return st;
 }
+
+tl_status tl_lvi_newest(const tl_table *t, const tl_rows *a, const tl_rows *b, tl_rows *out,
+                        tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct ArrowArray all = {0};
+    TL_TRY(combine(a, b, &all, err));
+    tl_status st = merge(t, &a->schema, &all, &out->array, err);
+    if (st == TL_OK) st = tl_schema_copy(&a->schema, &out->schema, err);
+    if (st != TL_OK) tl_rows_free(out);
+    tl_array_release(&all);
+    return st;
+}

@@ -18,6 +18,12 @@
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, char **key_out,
                         tl_buf *file_out, tl_error *err);
 
+/* The winners of every series among `a` followed by `b` (b later), into
+ * *out with a's schema: how an append bounded in memory carries the newest
+ * rows of its earlier chunks to the index. */
+tl_status tl_lvi_newest(const tl_table *t, const tl_rows *a, const tl_rows *b, tl_rows *out,
+                        tl_error *err);
+
 /* The index of the handle's current snapshot, read into a struct array with
  * the table's storage schema. *found is false (and nothing is filled) when
  * the snapshot has no index. */

@@ -246,3 +246,29 @@ def test_string_and_binary_views_are_accepted(lake, lake_dir):
     got = sorted(pq.read_table(path).to_pylist(), key=lambda r: r["time"])
     assert [r["device_id"] for r in got] == names[1:]
     assert [r["blob"] for r in got] == [n.encode() if n is not None else None for n in names[1:]]
+
+
+def test_large_appends_are_written_in_bounded_chunks(lake, lake_dir, monkeypatch):
+    """An input larger than a chunk is encoded and uploaded chunk by chunk,
+    committed once; a bad row in a later chunk still leaves nothing behind."""
+    monkeypatch.setenv("TIMELAKE_APPEND_CHUNK_ROWS", "1000")
+    t = iot(lake)
+    data = readings(3500, step=dt.timedelta(seconds=10))  # one day partition, two series
+    # The last 500 readings, with other temperatures, come first: the later
+    # rows of the append (data's own) win, across chunks too.
+    early = data.slice(3000).set_column(2, "temp", pa.array([-1.0] * 500))
+    res = t.append(pa.concat_tables([early, data]).to_reader(max_chunksize=700), batch_id="big", maintain=False)
+    # Chunks are whole batches of at least 1000 rows: 500+700, 700+700, 700+700.
+    assert res["version"] == 2 and res["files"] == 3
+    got = pq.read_table(sorted((lake_dir / "iot/readings/data").rglob("*.parquet"))).to_pylist()
+    assert len(got) == 4000  # duplicates across chunks are merged on read and by compaction
+    newest = pq.read_table(next((lake_dir / "iot/readings/metadata").glob("lvi-*.parquet"))).to_pylist()
+    assert sorted((r["device_id"], r["temp"]) for r in newest) == [("pump-7", 3498.0), ("pump-8", 3499.0)]
+    before = table_files(lake_dir)
+    good = readings(2500)
+    good = good.set_column(2, "temp", good.column("temp").cast(pa.string()))  # "0.0", "1.0", ...
+    last = pa.table({"time": [T0], "device_id": ["x"], "temp": ["warm"]}, schema=good.schema)
+    bad = pa.concat_tables([good, last])  # a string that is no number, in the last chunk
+    with pytest.raises(ValueError, match="temp"):
+        t.append(bad.to_reader(max_chunksize=500), batch_id="bad")
+    assert table_files(lake_dir) == before and lake.table("iot.readings").version == 2
