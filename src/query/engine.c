@@ -4,29 +4,33 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "query/local_file.h"
+#include "query/query_cache.h"
+#include "query/time_bucket.h"
 
 /* Width of an interval in microseconds; months have no fixed width and take
  * DuckDB's own bucketing (DataFusion's date_bin rejects them altogether). */
 #define TL_WIDTH_US "(epoch(w) * 1000000)::BIGINT"
 #define TL_HAS_MONTHS "(datepart('year', w) * 12 + datepart('month', w)) <> 0"
-#define TL_FLOOR_MOD(x) "(((" x ") % " TL_WIDTH_US ") + " TL_WIDTH_US ") % " TL_WIDTH_US
 
-/* Widths that divide a day agree with DuckDB's own time_bucket (its origin,
- * 2000-01-03, is a whole number of days after the epoch): the fast path. */
-#define TL_DIVIDES_DAY "(86400000000 % " TL_WIDTH_US ") = 0"
-
+/* Widths without months are floored in integer arithmetic from the epoch
+ * (time_bucket.c); months have no fixed width and take DuckDB's own. */
 static const char *const setup_sql[] = {
     "SET TimeZone = 'UTC'",
     "SET enable_progress_bar = false",
-    "CREATE OR REPLACE MACRO time_bucket(w, ts) AS CASE WHEN " TL_HAS_MONTHS " OR " TL_DIVIDES_DAY
-    " THEN system.main.time_bucket(w, ts) ELSE ts - to_microseconds(" TL_FLOOR_MOD(
-        "epoch_us(ts)") ") END, (w, ts, origin) AS system.main.time_bucket(w, ts, origin)",
+    /* Footers of immutable data files, kept across the lake's queries. */
+    "SET parquet_metadata_cache = true",
+    "CREATE OR REPLACE MACRO time_bucket(w, ts) AS CASE WHEN " TL_HAS_MONTHS
+    " THEN system.main.time_bucket(w, ts) ELSE " TL_BUCKET_FUNCTION "(" TL_WIDTH_US
+    ", ts) END, (w, ts, origin) AS system.main.time_bucket(w, ts, origin)",
 };
 
 static void engine_free(void *p)
 {
     tl_query_engine *e = p;
     if (e == NULL) return;
+    tl_query_cache_free(e);
+    tl_query_local_files_free(e);
     duckdb_disconnect(&e->conn);
     duckdb_close(&e->db);
     free(e);
@@ -60,6 +64,10 @@ tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *er
         duckdb_close(&e->db);
         free(e);
         return tl_error_set(err, TL_ERR_QUERY, "cannot connect to DuckDB");
+    }
+    if (tl_query_register_bucket(e->conn, err) != TL_OK) {
+        engine_free(e);
+        return tl_error_prefix(err, "setting up DuckDB");
     }
     for (size_t i = 0; i < sizeof setup_sql / sizeof setup_sql[0]; i++) {
         tl_status st = tl_query_exec(e, setup_sql[i], err);

@@ -13,6 +13,10 @@
 typedef struct tl_query_engine {
     duckdb_database db;
     duckdb_connection conn;
+    char *fetch_dir; /* files fetched from a remote store (local_file.h); NULL until needed */
+    struct tl_query_cached *cached; /* per table (query_cache.h) */
+    size_t n_cached;
+    char *search_path; /* namespace last set */
 } tl_query_engine;
 
 /* The lake's engine, created on first use (owned by the lake). */

@@ -4,20 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/query_cache.h"
 #include "query/scan.h"
 #include "query/sql_run.h"
 
 /* The newest row per series over the (deduplicated) data, sorted by key. */
-static tl_status computed_sql(const tl_table *t, tl_buf *sql, tl_error *err)
+static tl_status computed_sql(tl_query_engine *e, const tl_table *t, tl_buf *sql, tl_error *err)
 {
     const tl_contract *c = &t->contract;
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
-    tl_live_files lf;
+    const tl_live_files *lf = NULL;
     tl_scan_stats stats = {0};
-    TL_TRY(tl_live_files_read(t, NULL, &lf, err));
+    TL_TRY(tl_query_live_files(e, t, &lf, err));
     bool ok = tl_buf_append_str(sql, "SELECT * FROM (") == 0;
-    tl_status st = ok ? tl_scan_sql(t, &lf, NULL, 0, true, sql, &stats, err) : tl_error_nomem(err);
-    tl_live_files_free(&lf);
+    tl_status st =
+        ok ? tl_scan_sql(e, t, lf, NULL, 0, true, sql, &stats, err) : tl_error_nomem(err);
     TL_TRY(st);
     tl_buf keys = {0};
     for (size_t i = 0; ok && i < c->series_key.len; i++) {
@@ -61,9 +62,7 @@ tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStre
     const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
     const char *url = s ? tl_ice_snapshot_summary(s, TL_SUMMARY_LVI) : NULL;
     tl_buf sql = {0};
-    if (st == TL_OK)
-        st = url && strncmp(url, "file://", 7) == 0 ? tl_query_lvi_sql(t, &sql, err)
-                                                    : computed_sql(t, &sql, err);
+    if (st == TL_OK) st = url ? tl_query_lvi_sql(e, t, &sql, err) : computed_sql(e, t, &sql, err);
     if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
     if (st == TL_OK) st = tl_query_run(e, (const char *)sql.data, out, err);
     tl_buf_free(&sql);

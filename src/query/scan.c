@@ -6,6 +6,7 @@
 
 #include "core/strlist.h"
 #include "query/engine.h"
+#include "query/local_file.h"
 
 void tl_scan_filter_clear(tl_scan_filter *f)
 {
@@ -139,6 +140,7 @@ tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err)
 
 typedef struct picked {
     const tl_live_file *f;
+    char *path;     /* where DuckDB reads it */
     int64_t part;   /* partition value (0 when unpartitioned) */
     int64_t lo, hi; /* time bounds (whole range when unknown) */
     bool dedup;     /* overlaps another file of its partition */
@@ -172,12 +174,7 @@ static tl_status append_list(tl_buf *sql, const picked *p, size_t n, bool dedup,
     bool ok = tl_buf_append_byte(sql, '[') == 0, first = true;
     for (size_t i = 0; ok && i < n; i++) {
         if (p[i].dedup != dedup) continue;
-        char *path = tl_scan_local_path(p[i].f->file.file_path);
-        if (path == NULL)
-            return tl_error_set(err, TL_ERR_QUERY, "cannot query %s: only local warehouses",
-                                p[i].f->file.file_path);
-        char *lit = tl_sql_literal(path);
-        free(path);
+        char *lit = tl_sql_literal(p[i].path);
         ok = lit && tl_buf_printf(sql, "%s%s", first ? "" : ", ", lit) == 0;
         free(lit);
         first = false;
@@ -210,11 +207,9 @@ static tl_status dedup_sql(const tl_table *t, const picked *p, size_t n, tl_buf 
                                       "(SELECT *, CASE __tl_file") == 0;
     for (size_t i = 0; ok && i < n; i++) {
         if (!p[i].dedup) continue;
-        char *path = tl_scan_local_path(p[i].f->file.file_path);
-        char *lit = path ? tl_sql_literal(path) : NULL;
+        char *lit = tl_sql_literal(p[i].path);
         ok = lit &&
              tl_buf_printf(sql, " WHEN %s THEN %lld", lit, (long long)p[i].f->sequence_number) == 0;
-        free(path);
         free(lit);
     }
     ok = ok && tl_buf_append_str(sql, " END AS __tl_seq FROM read_parquet(") == 0;
@@ -241,9 +236,15 @@ static void bounds_of(const tl_table *t, const tl_live_file *lf, picked *p)
     if (hi && hi->len == 8) p->hi = le64(hi->data, 8);
 }
 
-tl_status tl_scan_sql(const tl_table *t, const tl_live_files *lf, const tl_scan_filter *filters,
-                      size_t n_filters, bool all_files, tl_buf *sql, tl_scan_stats *stats,
-                      tl_error *err)
+static void free_picked(picked *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(p[i].path);
+    free(p);
+}
+
+tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
+                      const tl_scan_filter *filters, size_t n_filters, bool all_files, tl_buf *sql,
+                      tl_scan_stats *stats, tl_error *err)
 {
     picked *p = calloc(lf->n + 1, sizeof *p);
     if (p == NULL) return tl_error_nomem(err);
@@ -251,7 +252,12 @@ tl_status tl_scan_sql(const tl_table *t, const tl_live_files *lf, const tl_scan_
     stats->files_total += (int64_t)lf->n;
     for (size_t i = 0; i < lf->n; i++) {
         if (!all_files && !tl_scan_file_needed(t, &lf->files[i].file, filters, n_filters)) continue;
-        bounds_of(t, &lf->files[i], &p[n++]);
+        bounds_of(t, &lf->files[i], &p[n]);
+        tl_status st = tl_query_local_file(e, t, lf->files[i].file.file_path, &p[n++].path, err);
+        if (st != TL_OK) {
+            free_picked(p, n);
+            return st;
+        }
         stats->files_read++;
         stats->row_groups_total += (int64_t)lf->files[i].file.n_split_offsets;
         stats->row_groups_read += (int64_t)lf->files[i].file.n_split_offsets;
@@ -260,7 +266,7 @@ tl_status tl_scan_sql(const tl_table *t, const tl_live_files *lf, const tl_scan_
     tl_status st = TL_OK;
     if (n == 0) {
         st = tl_scan_empty_sql(t, sql, err);
-        free(p);
+        free_picked(p, n);
         return st;
     }
     if (t->contract.dedup && t->contract.time_index >= 0) mark_overlaps(p, n);
@@ -277,6 +283,6 @@ tl_status tl_scan_sql(const tl_table *t, const tl_live_files *lf, const tl_scan_
         tl_buf_append_str(sql, " UNION ALL BY NAME ") != 0)
         st = tl_error_nomem(err);
     if (st == TL_OK && n_dedup > 0) st = dedup_sql(t, p, n, sql, err);
-    free(p);
+    free_picked(p, n);
     return st;
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "core/buf.h"
+#include "query/engine.h"
 #include "table/live_files.h"
 
 /* Options of every read_parquet of lake files: the partition directories
@@ -31,7 +32,7 @@ void tl_scan_filter_clear(tl_scan_filter *f);
 bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
                          const tl_scan_filter *filters, size_t n_filters);
 
-/* The local path of a file URL, or NULL when DuckDB cannot read it. Malloc'd. */
+/* The local path of a file URL, or NULL when it is not a local file. Malloc'd. */
 char *tl_scan_local_path(const char *url);
 
 typedef struct tl_scan_stats {
@@ -39,10 +40,11 @@ typedef struct tl_scan_stats {
 } tl_scan_stats;
 
 /* Appends to *sql the SELECT of table t over the live files that pass the
- * filters (all files when n_filters is 0 and all_files is true). */
-tl_status tl_scan_sql(const tl_table *t, const tl_live_files *lf, const tl_scan_filter *filters,
-                      size_t n_filters, bool all_files, tl_buf *sql, tl_scan_stats *stats,
-                      tl_error *err);
+ * filters (all files when n_filters is 0 and all_files is true). Files of a
+ * remote warehouse are fetched into the engine's directory first. */
+tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
+                      const tl_scan_filter *filters, size_t n_filters, bool all_files, tl_buf *sql,
+                      tl_scan_stats *stats, tl_error *err);
 
 /* A SELECT of no rows with the table's columns and types. */
 tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err);

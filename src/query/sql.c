@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "query/engine.h"
+#include "query/local_file.h"
+#include "query/query_cache.h"
 #include "query/result_stream.h"
 #include "query/sql_plan.h"
 #include "query/sql_run.h"
@@ -50,22 +52,23 @@ static const char *lvi_url(const tl_table *t)
     return s ? tl_ice_snapshot_summary(s, TL_SUMMARY_LVI) : NULL;
 }
 
-tl_status tl_query_lvi_sql(const tl_table *t, tl_buf *sql, tl_error *err)
+tl_status tl_query_lvi_sql(tl_query_engine *e, const tl_table *t, tl_buf *sql, tl_error *err)
 {
-    char *path = tl_scan_local_path(lvi_url(t));
-    char *lit = path ? tl_sql_literal(path) : NULL;
+    char *path = NULL;
+    tl_status st = tl_query_local_file(e, t, lvi_url(t), &path, err);
+    if (st != TL_OK)
+        return tl_error_prefix(err, "reading the last-value index of %s", t->name.full);
+    char *lit = tl_sql_literal(path);
     bool ok =
         lit && tl_buf_printf(sql, "SELECT * FROM read_parquet(%s, " TL_SCAN_OPTIONS ")", lit) == 0;
     free(path);
     free(lit);
-    return ok ? TL_OK
-              : tl_error_set(err, TL_ERR_QUERY, "cannot read the last-value index of %s",
-                             t->name.full);
+    return ok ? TL_OK : tl_error_nomem(err);
 }
 
 /* The view body of one table over all the references the query makes to it. */
-static tl_status table_sql(const tl_table *t, const tl_sql_plan *plan, tl_buf *sql,
-                           tl_scan_stats *stats, tl_error *err)
+static tl_status table_sql(tl_query_engine *e, const tl_table *t, const tl_sql_plan *plan,
+                           tl_buf *sql, tl_scan_stats *stats, tl_error *err)
 {
     tl_scan_filter *filters = NULL;
     size_t n = 0;
@@ -84,29 +87,14 @@ static tl_status table_sql(const tl_table *t, const tl_sql_plan *plan, tl_buf *s
         n += r->n_filters;
     }
     tl_status st;
-    if (latest && lvi_url(t) && strncmp(lvi_url(t), "file://", 7) == 0) {
-        st = tl_query_lvi_sql(t, sql, err);
+    if (latest && lvi_url(t)) {
+        st = tl_query_lvi_sql(e, t, sql, err);
     } else {
-        tl_live_files lf;
-        st = tl_live_files_read(t, NULL, &lf, err);
-        if (st == TL_OK) st = tl_scan_sql(t, &lf, filters, n, false, sql, stats, err);
-        if (st == TL_OK) tl_live_files_free(&lf);
+        const tl_live_files *lf = NULL;
+        st = tl_query_live_files(e, t, &lf, err);
+        if (st == TL_OK) st = tl_scan_sql(e, t, lf, filters, n, false, sql, stats, err);
     }
     free(filters);
-    return st;
-}
-
-tl_status tl_query_register(tl_query_engine *e, const tl_table *t, const char *body, tl_error *err)
-{
-    char *ns = tl_sql_ident(t->name.namespace_), *tb = tl_sql_ident(t->name.table);
-    char *ddl = ns && tb ? tl_strdup_printf("CREATE SCHEMA IF NOT EXISTS %s; CREATE OR REPLACE "
-                                            "VIEW %s.%s AS %s",
-                                            ns, ns, tb, body)
-                         : NULL;
-    tl_status st = ddl ? tl_query_exec(e, ddl, err) : tl_error_nomem(err);
-    free(ns);
-    free(tb);
-    free(ddl);
     return st;
 }
 
@@ -115,27 +103,13 @@ static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const 
 {
     for (size_t i = 0; i < c->n; i++) {
         tl_buf sql = {0};
-        tl_status st = table_sql(c->tables[i], plan, &sql, stats, err);
+        tl_status st = table_sql(e, c->tables[i], plan, &sql, stats, err);
         if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
         if (st == TL_OK) st = tl_query_register(e, c->tables[i], (const char *)sql.data, err);
         tl_buf_free(&sql);
         TL_TRY(st);
     }
     return TL_OK;
-}
-
-static tl_status use_namespace(tl_query_engine *e, const char *ns, tl_error *err)
-{
-    char *id = tl_sql_ident(ns);
-    char *lit = NULL, *sql = NULL;
-    if (id) lit = tl_sql_literal(id);
-    if (lit)
-        sql = tl_strdup_printf("CREATE SCHEMA IF NOT EXISTS %s; SET search_path = %s", id, lit);
-    tl_status st = sql ? tl_query_exec(e, sql, err) : tl_error_nomem(err);
-    free(id);
-    free(lit);
-    free(sql);
-    return st;
 }
 
 tl_status tl_query_run(tl_query_engine *e, const char *query, struct ArrowArrayStream *out,
@@ -165,7 +139,7 @@ tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
     tl_scan_stats ss = {0};
     tl_status st = tl_sql_plan_build(e, query, lookup, &c, &plan, err);
     if (st == TL_OK) st = register_tables(e, &c, &plan, &ss, err);
-    if (st == TL_OK) st = use_namespace(e, ns, err);
+    if (st == TL_OK) st = tl_query_use_namespace(e, ns, err);
     if (st == TL_OK) st = tl_query_run(e, query, out, err);
     if (st == TL_OK && stats)
         *stats = (tl_query_stats){ss.files_total, ss.files_read, ss.row_groups_total,

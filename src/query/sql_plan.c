@@ -72,11 +72,62 @@ static bool uses_clock(const json_t *e)
     return false;
 }
 
+/* The text of a plain string or integer literal (NULL for anything else):
+ * what CAST(literal AS VARCHAR) gives, without asking DuckDB. */
+static char *literal_text(const json_t *e)
+{
+    if (strcmp(str(e, "class"), "CONSTANT") != 0) return NULL;
+    const json_t *v = json_object_get(e, "value");
+    if (json_is_true(json_object_get(v, "is_null"))) return NULL;
+    const char *type = str(json_object_get(v, "type"), "id");
+    const json_t *value = json_object_get(v, "value");
+    if (strcmp(type, "VARCHAR") == 0 && json_is_string(value))
+        return strdup(json_string_value(value));
+    static const char *const ints[] = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", NULL};
+    for (size_t i = 0; ints[i]; i++)
+        if (strcmp(type, ints[i]) == 0 && json_is_integer(value))
+            return tl_strdup_printf("%lld", (long long)json_integer_value(value));
+    return NULL;
+}
+
+/* The SQL of a literal or a cast of a string literal to a time type
+ * (TIMESTAMPTZ '...'), NULL for anything else. */
+static char *simple_constant_sql(const json_t *e)
+{
+    const char *cast = NULL;
+    if (strcmp(str(e, "class"), "CAST") == 0 && !json_is_true(json_object_get(e, "try_cast"))) {
+        static const char *const times[] = {"TIMESTAMP WITH TIME ZONE", "TIMESTAMP", "DATE", NULL};
+        const char *id = str(json_object_get(e, "cast_type"), "id");
+        for (size_t i = 0; times[i]; i++)
+            if (strcmp(id, times[i]) == 0) cast = times[i];
+        if (cast == NULL) return NULL;
+        e = json_object_get(e, "child");
+        if (strcmp(str(json_object_get(json_object_get(e, "value"), "type"), "id"), "VARCHAR"))
+            return NULL;
+    }
+    char *text = literal_text(e);
+    char *lit = text ? tl_sql_literal(text) : NULL;
+    free(text);
+    if (lit == NULL || cast == NULL) return lit;
+    char *sql = tl_strdup_printf("CAST(%s AS %s)", lit, cast);
+    free(lit);
+    return sql;
+}
+
 /* Evaluates a constant expression with DuckDB: `wrap` is a printf format
- * receiving the expression's SQL. */
+ * receiving the expression's SQL. Plain literals, the common case, skip the
+ * round trip through json_deserialize_sql. */
 static bool eval_constant(walker *w, const json_t *expr, const char *wrap, char **out)
 {
     *out = NULL;
+    char *simple = simple_constant_sql(expr);
+    if (simple) {
+        char *sql = tl_strdup_printf(wrap, simple);
+        free(simple);
+        bool ok = sql && tl_query_scalar_text(w->e, sql, NULL, out, NULL) == TL_OK && *out;
+        free(sql);
+        return ok;
+    }
     json_t *doc = json_pack(
         "{s:b, s:[{s:{s:s, s:[], s:{s:[]}, s:[O], s:{s:s, s:s, s:n, s:I}, s:n, s:[], s:[], "
         "s:s, s:n, s:n, s:n}, s:[]}]}",
@@ -134,8 +185,9 @@ static void restrict_keys(walker *w, tl_scan_filter *f, const json_t *values, si
     size_t k = 0;
     for (size_t i = from; keys && i < n; i++) {
         const json_t *v = json_array_get(values, i);
-        if (!is_constant_expr(v) || uses_clock(v) ||
-            !eval_constant(w, v, "SELECT CAST((%s) AS VARCHAR)", &keys[k])) {
+        keys[k] = literal_text(v);
+        if (keys[k] == NULL && (!is_constant_expr(v) || uses_clock(v) ||
+                                !eval_constant(w, v, "SELECT CAST((%s) AS VARCHAR)", &keys[k]))) {
             for (size_t j = 0; j <= k; j++) free(keys[j]);
             free(keys);
             return;

@@ -6,10 +6,7 @@
 #include "query/engine.h"
 
 /* SELECT over the table's last-value index file. */
-tl_status tl_query_lvi_sql(const tl_table *t, tl_buf *sql, tl_error *err);
-
-/* Creates or replaces the view "namespace"."table" as `body`. */
-tl_status tl_query_register(tl_query_engine *e, const tl_table *t, const char *body, tl_error *err);
+tl_status tl_query_lvi_sql(tl_query_engine *e, const tl_table *t, tl_buf *sql, tl_error *err);
 
 /* Runs `query` and streams its result into *out (owned by the caller). */
 tl_status tl_query_run(tl_query_engine *e, const char *query, struct ArrowArrayStream *out,

@@ -98,7 +98,6 @@ def test_maintain(backend):
     assert after["rows"] == before["rows"] == 18 and after["files"] < before["files"]
 
 
-@pytest.mark.xfail(strict=True, reason="the query layer reads local warehouses only so far")
 def test_sql_and_latest(backend):
     lake = tlc.Lake(backend.url(), backend.options)
     make_m(lake)

@@ -1,0 +1,107 @@
+"""What the query engine keeps between queries (live files, views, search
+path) never hides a change to the lake, and Timelake's integer time_bucket
+gives what the epoch-aligned definition (the reference's date_bin) gives."""
+import datetime as dt
+import random
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import tlc
+
+SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device_id", pa.string()),
+                    ("temp", pa.float64())])
+T0 = dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)
+
+
+def rows(n, start=T0, temp=1.0, devices=3):
+    return pa.table({"time": [start + dt.timedelta(minutes=i) for i in range(n)],
+                     "device_id": [f"d{i % devices}" for i in range(n)],
+                     "temp": [temp] * n}, schema=SCHEMA)
+
+
+def count(lake, where=""):
+    return lake.sql(f"SELECT count(*) AS n, sum(temp) AS s FROM m {where}").to_pylist()[0]
+
+
+def test_appends_are_seen_by_the_next_query(lake):
+    t = lake.create_table("m", SCHEMA, time_column="time", series_key=["device_id"])
+    assert count(lake)["n"] == 0
+    t.append(rows(10))
+    assert count(lake) == {"n": 10, "s": 10.0}
+    t.append(rows(5, start=T0 + dt.timedelta(days=2), temp=2.0))
+    assert count(lake) == {"n": 15, "s": 20.0}
+    assert count(lake, "WHERE device_id = 'd1'")["n"] == 5
+    assert count(lake, "WHERE device_id IN ('d1', 'd2')")["n"] == 9
+    assert count(lake)["n"] == 15  # the view is widened again
+
+
+def test_another_handle_append_and_recreate_are_seen(lake, lake_dir):
+    lake.create_table("m", SCHEMA, time_column="time", series_key=["device_id"]).append(rows(4))
+    assert count(lake)["n"] == 4
+    other = tlc.Lake(str(lake_dir))
+    other.table("m").append(rows(4, start=T0 + dt.timedelta(hours=1), temp=3.0))
+    assert count(lake) == {"n": 8, "s": 16.0}
+    assert {r["device_id"] for r in lake.latest("m").to_pylist()} == {"d0", "d1", "d2"}
+    other.drop_table("m")
+    with pytest.raises(KeyError):
+        count(lake)
+    other.create_table("m", SCHEMA, time_column="time", series_key=["device_id"]).append(
+        rows(2, temp=7.0, devices=1))
+    assert count(lake) == {"n": 2, "s": 14.0}
+    assert [r["device_id"] for r in lake.latest("m").to_pylist()] == ["d0"]
+
+
+def test_dedup_winner_after_a_cached_query(lake):
+    t = lake.create_table("m", SCHEMA, time_column="time", series_key=["device_id"])
+    t.append(rows(6))
+    assert count(lake)["s"] == 6.0
+    t.append(rows(6, temp=5.0))  # the same (series, time): the later write wins
+    assert count(lake) == {"n": 6, "s": 30.0}
+
+
+def test_namespaces_switch_between_queries(lake):
+    lake.create_table("a.m", SCHEMA, time_column="time", series_key=["device_id"]).append(rows(3))
+    lake.create_table("b.m", SCHEMA, time_column="time", series_key=["device_id"]).append(rows(5))
+    for _ in range(2):
+        assert lake.sql("SELECT count(*) AS n FROM m", namespace="a")["n"][0].as_py() == 3
+        assert lake.sql("SELECT count(*) AS n FROM m", namespace="b")["n"][0].as_py() == 5
+
+
+def epoch_floor(ts_us, width_us):
+    return ts_us - ts_us % width_us  # Python's % floors: right before the epoch too
+
+
+@pytest.mark.parametrize("width,width_us", [("7 days", 7 * 86400_000_000), ("5 hours", 5 * 3600_000_000),
+                                            ("90 seconds", 90_000_000), ("1 hour", 3600_000_000),
+                                            ("3 days 2 hours", (3 * 24 + 2) * 3600_000_000)])
+def test_time_bucket_is_the_epoch_floor(lake, width, width_us):
+    rng = random.Random(width_us)
+    stamps = [rng.randrange(-3 * 10**17, 3 * 10**17) // 1000 * 1000 for _ in range(200)] + [0, -1, 1]
+    t = pa.table({"ts": pa.array(stamps, pa.timestamp("us")),
+                  "tz": pa.array(stamps, pa.timestamp("us", tz="UTC"))})
+    con = duckdb.connect()
+    con.register("t", t)
+    values = ", ".join(f"({s})" for s in stamps)
+    got = lake.sql(f"SELECT epoch_us(time_bucket(INTERVAL '{width}', make_timestamp(v))) AS a, "
+                   f"epoch_us(time_bucket(INTERVAL '{width}', make_timestamp(v)::TIMESTAMPTZ)) AS b "
+                   f"FROM (VALUES {values}) AS x(v)").to_pylist()
+    want = [epoch_floor(s, width_us) for s in stamps]
+    assert [r["a"] for r in got] == want
+    assert [r["b"] for r in got] == want
+    bucket_type = lake.sql(f"SELECT time_bucket(INTERVAL '{width}', TIMESTAMPTZ '2024-01-01') AS b").schema
+    assert bucket_type.field("b").type == pa.timestamp("us", tz="UTC")
+
+
+def test_time_bucket_nulls_months_and_bad_widths(lake):
+    r = lake.sql("SELECT time_bucket(INTERVAL '1 hour', NULL::TIMESTAMPTZ) AS n, "
+                 "time_bucket(INTERVAL '1 month', TIMESTAMPTZ '2024-05-17 10:00:00+00') AS m, "
+                 "time_bucket(INTERVAL '1 hour', TIMESTAMP '2024-05-17 10:42:00') AS t").to_pylist()[0]
+    assert r["n"] is None
+    assert r["m"] == dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    assert r["t"] == dt.datetime(2024, 5, 17, 10)
+    with pytest.raises(RuntimeError, match="positive"):
+        lake.sql("SELECT time_bucket(INTERVAL '0 seconds', TIMESTAMP '2024-05-17 10:42:00')")
+    with pytest.raises(RuntimeError, match="positive"):
+        lake.sql("SELECT time_bucket(INTERVAL '-1 hour', TIMESTAMP '2024-05-17 10:42:00')")
