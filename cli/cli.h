@@ -91,5 +91,6 @@ int cmd_drop(cli_args *a);
 int cmd_sql(cli_args *a);
 int cmd_latest(cli_args *a);
 int cmd_maintain(cli_args *a);
+int cmd_serve_notifications(cli_args *a);
 
 #endif

@@ -9,8 +9,9 @@
 #include "formats/csv/csv_writer.h"
 #include "formats/csv/value_text.h"
 #include "formats/ndjson/json_writer.h"
+#include "formats/parquet/parquet_writer.h"
 
-typedef enum { OUT_TABLE, OUT_CSV, OUT_JSONL } out_format;
+typedef enum { OUT_TABLE, OUT_CSV, OUT_JSONL, OUT_PARQUET } out_format;
 
 /* Cells of the aligned table, collected over all batches (the header first). */
 typedef struct cells {
@@ -111,9 +112,50 @@ static int output_format(cli_args *a, out_format *out)
         *out = OUT_CSV;
     else if (strcmp(f, "jsonl") == 0 || strcmp(f, "json") == 0)
         *out = OUT_JSONL;
+    else if (strcmp(f, "parquet") == 0 && cli_opt(a, "output"))
+        *out = OUT_PARQUET;
+    else if (strcmp(f, "parquet") == 0)
+        return cli_usage(a, "--output-format parquet needs --output FILE");
     else
-        return cli_usage(a, "--output-format must be table, csv or jsonl, not \"%s\"", f);
+        return cli_usage(a, "--output-format must be table, csv, jsonl or parquet, not \"%s\"", f);
     return -1;
+}
+
+/* Writes a result stream (consumed and released) as one Parquet file. */
+static tl_status parquet_stream(struct ArrowArrayStream *s, FILE *f, tl_error *err)
+{
+    struct ArrowSchema schema;
+    if (s->get_schema(s, &schema) != 0) {
+        tl_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
+        s->release(s);
+        return TL_ERR_QUERY;
+    }
+    tl_parquet_write_options o = {.codec = TL_PARQUET_ZSTD,
+                                  .compression_level = 3,
+                                  .page_rows = 20000,
+                                  .row_group_rows = 1 << 20,
+                                  .created_by = "timelake-c " TIMELAKE_VERSION};
+    tl_parquet_writer *w = NULL;
+    tl_buf out = {0};
+    tl_status st = tl_parquet_writer_open(&schema, &o, &w, err);
+    while (st == TL_OK) {
+        struct ArrowArray b;
+        if (s->get_next(s, &b) != 0) {
+            st = tl_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
+            break;
+        }
+        if (b.release == NULL) break;
+        st = tl_parquet_writer_write(w, &b, err);
+        b.release(&b);
+    }
+    if (st == TL_OK) st = tl_parquet_writer_finish(w, &out, NULL, err);
+    if (st == TL_OK && fwrite(out.data, 1, out.len, f) != out.len)
+        st = tl_error_set(err, TL_ERR_STORAGE, "cannot write the result");
+    tl_parquet_writer_free(w);
+    tl_buf_free(&out);
+    schema.release(&schema);
+    s->release(s);
+    return st;
 }
 
 /* Prints the stream to --output FILE or stdout. */
@@ -127,7 +169,8 @@ static int emit(cli_args *a, struct ArrowArrayStream *s, out_format format)
         tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s", path);
         return cli_fail(a, &err);
     }
-    tl_status st = print_stream(s, format, f, &err);
+    tl_status st =
+        format == OUT_PARQUET ? parquet_stream(s, f, &err) : print_stream(s, format, f, &err);
     if (path && fclose(f) != 0 && st == TL_OK)
         st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s", path);
     return st == TL_OK ? EXIT_OK : cli_fail(a, &err);
@@ -143,10 +186,18 @@ int cmd_sql(cli_args *a)
     if ((rc = cli_open_lake(a, &lake)) != EXIT_OK) return rc;
     struct ArrowArrayStream s;
     tl_error err;
-    if (tl_lake_sql(lake, a->pos[0], cli_opt(a, "namespace"), &s, NULL, &err) != TL_OK)
+    tl_query_stats stats = {0};
+    if (tl_lake_sql(lake, a->pos[0], cli_opt(a, "namespace"), &s, &stats, &err) != TL_OK)
         rc = cli_fail(a, &err);
     else
         rc = emit(a, &s, format);
+    if (rc == EXIT_OK && cli_flag(a, "stats"))
+        fprintf(stderr,
+                "files: %lld considered, %lld read; row groups: %lld considered, %lld read; "
+                "bytes read: %lld\n",
+                (long long)stats.files_total, (long long)stats.files_read,
+                (long long)stats.row_groups_total, (long long)stats.row_groups_read,
+                (long long)stats.bytes_read);
     tl_lake_close(lake);
     return rc;
 }

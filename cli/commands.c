@@ -90,8 +90,10 @@ const cli_command cli_commands[] = {
      cmd_sql,
      {OPT_LAKE,
       {"namespace", "NS", "Namespace of unqualified table names (default: default).", false},
-      {"output-format", "FMT", "table (default), csv or jsonl (the default with --json).", false},
+      {"output-format", "FMT",
+       "table (default), csv, jsonl (the default with --json) or parquet (needs --output).", false},
       {"output", "FILE", "Write the result to FILE instead of stdout.", false},
+      {"stats", NULL, "Print on stderr the files and row groups considered and read.", false},
       OPT_JSON}},
     {"latest",
      "[NAME] [OPTIONS]",
@@ -134,6 +136,44 @@ const cli_command cli_commands[] = {
       OPT_TABLE,
       {"if-exists", NULL, "Succeed when the table does not exist.", false},
       OPT_JSON}},
+    {"serve-notifications",
+     "[OPTIONS]",
+     "append objects as their bucket notifications arrive",
+     "Runs an HTTP server for object-store notifications (Tigris/S3 style: a JSON body with "
+     "\"events\", each with eventName, bucket and object.key). Every OBJECT_CREATED object is "
+     "read from its bucket (format by extension: .csv, .tsv, optionally .gz, .ndjson, .jsonl, "
+     ".parquet) and appended with its key as the batch id, so a redelivered notification loads "
+     "nothing twice. Requests must carry Authorization: Bearer TOKEN. A request is answered 200 "
+     "once its files are committed, 4xx for a problem a retry cannot fix (named in the body) and "
+     "5xx when an object could not be read or committed, so the sender retries. GET /health "
+     "answers 200. One JSON line is logged per load. SIGTERM or SIGINT stops it after the "
+     "requests in flight.",
+     cmd_serve_notifications,
+     {OPT_LAKE,
+      OPT_TABLE,
+      {"route", "PREFIX=TABLE",
+       "Objects whose key starts with PREFIX go to TABLE (repeatable; "
+       "the longest prefix wins, other keys go to --table).",
+       true},
+      {"token", "TOKEN", "The bearer token; default $NOTIFY_TOKEN (prefer it: argv is visible).",
+       false},
+      {"port", "PORT", "The port to listen on; default $PORT or 8080.", false},
+      {"bind", "ADDR", "The IPv4 address to listen on; default all.", false},
+      {"s3-endpoint", "URL", "The landing buckets' S3 endpoint; default $AWS_ENDPOINT_URL_S3.",
+       false},
+      {"s3-region", "REGION", "The landing buckets' region; default $AWS_REGION.", false},
+      {"landing-option", "KEY=VALUE",
+       "A storage option of the landing buckets, such as "
+       "aws_access_key_id (repeatable; default from AWS_*).",
+       true},
+      {"max-body", "BYTES", "Largest request body (default 1048576).", false},
+      {"max-events", "N", "Most events in one request (default 1000).", false},
+      {"deadline", "SECONDS",
+       "Stop loading a request's events after this and answer 503 for "
+       "the rest (default 8, under the senders' 10 s).",
+       false},
+      {"idle-timeout", "SECONDS", "Close a connection silent this long (default 30).", false},
+      {"max-connections", "N", "Concurrent connections, one thread each (default 64).", false}}},
     {NULL, NULL, NULL, NULL, NULL, {{NULL, NULL, NULL, false}}},
 };
 

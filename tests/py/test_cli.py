@@ -330,3 +330,15 @@ def test_reference_reads_what_the_cli_appended(tmp_path, lake, reference):
         print(json.dumps(t.info()["rows"]))
     """)
     assert n == 4
+
+
+def test_sql_parquet_output_and_stats(tmp_path, lake):
+    ok("append", write(tmp_path / "a.csv", CSV), "--lake", lake, "--table", "iot.readings")
+    out = tmp_path / "result.parquet"
+    q = "select device_id, temp from iot.readings where time >= TIMESTAMPTZ '2024-05-02 00:00:00+00'"
+    p = run("sql", q, "--lake", lake, "--output-format", "parquet", "--output", out, "--stats")
+    assert p.returncode == 0, p.stderr.decode()
+    assert pq.read_table(out).to_pylist() == [{"device_id": "multi\nline", "temp": -1.0}]
+    # Two day partitions, one of them pruned from the manifest bounds.
+    assert "files: 2 considered, 1 read" in p.stderr.decode()
+    assert run("sql", q, "--lake", lake, "--output-format", "parquet").returncode == 2  # needs --output

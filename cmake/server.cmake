@@ -1,0 +1,17 @@
+# The notification ingest server (server/), run by `timelake serve-notifications`:
+# its sources join the CLI, which links libmicrohttpd for them.
+if(TARGET timelake_cli)
+  pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
+  file(GLOB TL_SERVER_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/server/*.c)
+  target_sources(timelake_cli PRIVATE ${TL_SERVER_SOURCES})
+  target_link_libraries(timelake_cli PRIVATE PkgConfig::MHD)
+endif()
+
+# Unit tests of the server's pure parts (outside tests/unit/test_*.c, which
+# link the library only).
+if(TL_BUILD_TESTS AND TARGET timelake_cli)
+  add_executable(test_notify tests/unit/server/test_notify.c tests/unit/unit.c
+    server/notify_auth.c server/notify_events.c server/notify_routes.c)
+  target_link_libraries(test_notify PRIVATE timelake_static)
+  add_test(NAME test_notify COMMAND test_notify)
+endif()

@@ -1,0 +1,149 @@
+#include "notify_landing.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+#define CHUNK (8u << 20)
+#define MAX_BUCKETS 64
+
+typedef struct bucket_store {
+    char *bucket;
+    tl_store *store;
+} bucket_store;
+
+struct tl_notify_landing {
+    const char **options; /* cache off, then the caller's */
+    bucket_store buckets[MAX_BUCKETS];
+    int n;
+    pthread_mutex_t lock;
+};
+
+tl_status tl_notify_landing_new(const char *const *options, tl_notify_landing **out, tl_error *err)
+{
+    size_t n = 0;
+    while (options && options[n]) n++;
+    tl_notify_landing *l = calloc(1, sizeof *l);
+    if (l == NULL || (l->options = calloc(n + 3, sizeof *l->options)) == NULL) {
+        free(l);
+        return tl_error_nomem(err);
+    }
+    /* Landing objects are not immutable (a file may be uploaded again under
+     * its key), so the store's read cache of immutable objects stays off. */
+    l->options[0] = "cache_memory";
+    l->options[1] = "0";
+    for (size_t i = 0; i < n; i++) l->options[2 + i] = options[i];
+    pthread_mutex_init(&l->lock, NULL);
+    *out = l;
+    return TL_OK;
+}
+
+void tl_notify_landing_free(tl_notify_landing *l)
+{
+    if (l == NULL) return;
+    for (int i = 0; i < l->n; i++) {
+        tl_store_free(l->buckets[i].store);
+        free(l->buckets[i].bucket);
+    }
+    pthread_mutex_destroy(&l->lock);
+    free(l->options);
+    free(l);
+}
+
+static tl_status store_of_locked(tl_notify_landing *l, const char *bucket, tl_store **out,
+                                 tl_error *err)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->buckets[i].bucket, bucket) == 0) return *out = l->buckets[i].store, TL_OK;
+    if (l->n == MAX_BUCKETS)
+        return tl_error_set(err, TL_ERR_INVALID, "more than %d landing buckets", MAX_BUCKETS);
+    char url[128];
+    snprintf(url, sizeof url, "s3://%s", bucket);
+    TL_TRY(tl_store_open(url, l->options, out, err));
+    bucket_store *b = &l->buckets[l->n];
+    if ((b->bucket = strdup(bucket)) == NULL) {
+        tl_store_free(*out);
+        return tl_error_nomem(err);
+    }
+    b->store = *out;
+    l->n++;
+    return TL_OK;
+}
+
+static tl_status store_of(tl_notify_landing *l, const char *bucket, tl_store **out, tl_error *err)
+{
+    pthread_mutex_lock(&l->lock);
+    tl_status st = store_of_locked(l, bucket, out, err);
+    pthread_mutex_unlock(&l->lock);
+    return st;
+}
+
+static tl_status copy_chunks(tl_store *s, const char *key, uint64_t size, FILE *f, tl_error *err)
+{
+    uint8_t *buf = malloc(size < CHUNK ? (size ? size : 1) : CHUNK);
+    if (buf == NULL) return tl_error_nomem(err);
+    tl_status st = TL_OK;
+    for (uint64_t off = 0; off < size && st == TL_OK; off += CHUNK) {
+        size_t len = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+        st = tl_store_get_range(s, key, off, len, buf, err);
+        if (st == TL_OK && fwrite(buf, 1, len, f) != len)
+            st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
+    }
+    free(buf);
+    return st;
+}
+
+static tl_status temp_file(char **path, FILE **f, tl_error *err)
+{
+    const char *dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] == 0) dir = "/tmp";
+    if (asprintf(path, "%s/tl-notify-XXXXXX", dir) < 0) return tl_error_nomem(err);
+    int fd = mkstemp(*path);
+    if (fd < 0 || (*f = fdopen(fd, "wb")) == NULL) {
+        tl_error_set(err, TL_ERR_STORAGE, "creating a temporary file in %s: %s", dir,
+                     strerror(errno));
+        if (fd >= 0) close(fd), unlink(*path);
+        free(*path);
+        *path = NULL;
+        return TL_ERR_STORAGE;
+    }
+    return TL_OK;
+}
+
+/* One GET: the whole object, for objects the event says are small. */
+static tl_status copy_whole(tl_store *s, const char *key, FILE *f, uint64_t *bytes, tl_error *err)
+{
+    tl_buf b = {0};
+    tl_status st = tl_store_get(s, key, &b, err);
+    if (st == TL_OK && b.len && fwrite(b.data, 1, b.len, f) != b.len)
+        st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
+    *bytes = b.len;
+    tl_buf_free(&b);
+    return st;
+}
+
+tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
+                                  int64_t size_hint, char **path, uint64_t *bytes, tl_error *err)
+{
+    tl_store *s;
+    TL_TRY(store_of(l, bucket, &s, err));
+    bool small = size_hint > 0 && size_hint <= (int64_t)CHUNK;
+    if (!small) TL_TRY(tl_store_size(s, key, bytes, err));
+    FILE *f = NULL;
+    TL_TRY(temp_file(path, &f, err));
+    tl_status st = small ? copy_whole(s, key, f, bytes, err) : copy_chunks(s, key, *bytes, f, err);
+    if (fclose(f) != 0 && st == TL_OK)
+        st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
+    if (st != TL_OK) {
+        unlink(*path);
+        free(*path);
+        *path = NULL;
+    }
+    return st;
+}

@@ -1,0 +1,27 @@
+/* The landing buckets: a store per bucket, opened on first use, and the copy
+ * of an object into a local temporary file in bounded chunks, so a large
+ * object is never held in memory whole (the readers then stream the file). */
+#ifndef TL_NOTIFY_LANDING_H
+#define TL_NOTIFY_LANDING_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef struct tl_notify_landing tl_notify_landing;
+
+/* `options` (borrowed, must outlive the handle): storage options of every
+ * landing bucket; NULL for the environment's only. */
+tl_status tl_notify_landing_new(const char *const *options, tl_notify_landing **out, tl_error *err);
+void tl_notify_landing_free(tl_notify_landing *l);
+
+/* Copies object `key` of `bucket` into a new temporary file; *path (malloc'd)
+ * is its name, which the caller unlinks and frees. A missing object is
+ * TL_ERR_NOT_FOUND, any other failure TL_ERR_STORAGE; no file is left then.
+ * `size_hint` is the size the notification gave (-1 if none): an object said
+ * to be at most one chunk (8 MiB) is read with one GET, saving a round trip;
+ * any other is sized first and read chunk by chunk. */
+tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
+                                  int64_t size_hint, char **path, uint64_t *bytes, tl_error *err);
+
+#endif

@@ -1,0 +1,114 @@
+#include "notify_load.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+
+/* One JSON line per call; a single write keeps concurrent lines whole. */
+static void log_json(FILE *f, json_t *j)
+{
+    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (s) {
+        fprintf(f, "%s\n", s);
+        fflush(f);
+    }
+    free(s);
+    json_decref(j);
+}
+
+static void log_error(const tl_notify_event *ev, const char *table, int http, const char *msg)
+{
+    log_json(stderr,
+             json_pack("{s:s,s:s,s:s,s:s?,s:i,s:s}", "event", "load_failed", "bucket", ev->bucket,
+                       "key", ev->key, "table", table, "status", http, "error", msg));
+}
+
+/* Error messages name the temporary file: name the object instead. */
+static void name_object(tl_error *err, const char *tmp, const tl_notify_event *ev)
+{
+    char out[TL_ERROR_MESSAGE_MAX];
+    size_t o = 0, tl = strlen(tmp);
+    for (const char *p = err->message; *p && o + 1 < sizeof out;) {
+        if (strncmp(p, tmp, tl) == 0) {
+            o += (size_t)snprintf(out + o, sizeof out - o, "s3://%s/%s", ev->bucket, ev->key);
+            if (o >= sizeof out) o = sizeof out - 1;
+            p += tl;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = 0;
+    memcpy(err->message, out, o + 1);
+}
+
+/* The HTTP status of an append failure: bad data is permanent, the rest transient. */
+static int append_status(tl_status st)
+{
+    return st == TL_ERR_INVALID ? 422 : 503;
+}
+
+static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *table,
+                tl_input_format fmt, char *why, size_t why_size)
+{
+    double t0 = tl_monotonic_ms();
+    tl_error err = {0};
+    char *tmp = NULL;
+    uint64_t bytes = 0;
+    tl_status st =
+        tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, ev->size, &tmp, &bytes, &err);
+    if (st != TL_OK) {
+        /* Deleted before it was fetched, or the bucket failed: the sender retries. */
+        snprintf(why, why_size, "%s: cannot read the object: %s", ev->key, err.message);
+        log_error(ev, table, 503, why);
+        return 503;
+    }
+    double fetched = tl_monotonic_ms();
+    tl_append_result r;
+    memset(&r, 0, sizeof r);
+    st = tl_notify_tables_append(in->tables, table, tmp, fmt, ev->key, &r, &err);
+    unlink(tmp);
+    if (st != TL_OK) {
+        name_object(&err, tmp, ev);
+        free(tmp);
+        int http = append_status(st);
+        snprintf(why, why_size, "%s: %s", ev->key, err.message);
+        log_error(ev, table, http, why);
+        return http;
+    }
+    free(tmp);
+    double ms = tl_monotonic_ms() - t0;
+    log_json(stdout, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:b}", "event", "load", "key",
+                               ev->key, "table", table, "rows", (json_int_t)r.rows, "bytes",
+                               (json_int_t)bytes, "version", (json_int_t)r.version, "ms", ms,
+                               "fetch_ms", fetched - t0, "duplicate", r.duplicate));
+    snprintf(why, why_size, "%s: %s", ev->key, r.duplicate ? "duplicate" : "loaded");
+    return 200;
+}
+
+int tl_notify_load_event(tl_notify_ingest *in, const tl_notify_event *ev, char *why,
+                         size_t why_size)
+{
+    if (!ev->created) {
+        snprintf(why, why_size, "%s: %s skipped", ev->key, ev->name);
+        return 200;
+    }
+    tl_error err = {0};
+    tl_input_format fmt;
+    const char *table = tl_notify_route_table(in->cfg, ev->key);
+    if (tl_notify_check_object(ev->bucket, ev->key, &err) != TL_OK ||
+        tl_input_format_of_path(ev->key, &fmt, &err) != TL_OK) {
+        snprintf(why, why_size, "%s", err.message);
+        log_error(ev, table, 400, why);
+        return 400;
+    }
+    if (table == NULL) {
+        snprintf(why, why_size, "%s: no --route prefix matches and no default table", ev->key);
+        log_error(ev, table, 400, why);
+        return 400;
+    }
+    return load(in, ev, table, fmt, why, why_size);
+}

@@ -1,0 +1,23 @@
+/* The tables the server appends to, one lock each: appends to one table are
+ * serialized while appends to other tables go on. */
+#ifndef TL_NOTIFY_TABLES_H
+#define TL_NOTIFY_TABLES_H
+
+#include "core/error.h"
+#include "formats/input/input_open.h"
+
+typedef struct tl_notify_tables tl_notify_tables;
+
+/* Opens each of the `n` tables of `lake` (duplicates are merged). A missing
+ * table is TL_ERR_NOT_FOUND naming it. *out is freed with tl_notify_tables_free. */
+tl_status tl_notify_tables_open(const char *lake, const char *const *names, int n,
+                                tl_notify_tables **out, tl_error *err);
+void tl_notify_tables_free(tl_notify_tables *t);
+
+/* Appends the file at `path` (read as `format`) to table `name` as one commit
+ * with `batch_id`, holding that table's lock. */
+tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
+                                  tl_input_format format, const char *batch_id,
+                                  tl_append_result *out, tl_error *err);
+
+#endif

@@ -1,0 +1,355 @@
+"""The native notification server (`timelake serve-notifications`) against
+moto's S3 server: every row of every notified file lands exactly once, in two
+tables chosen by key prefix, whatever the redeliveries and their order; and
+hostile or broken input is refused with the right status and never crashes it.
+Rows are read back with pyiceberg, independently of our reader."""
+
+import concurrent.futures
+import gzip
+import io
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.table import StaticTable
+
+import notify_support as ns
+import store_servers
+from conftest import ROOT, table_files
+
+BUILD = ROOT / os.environ.get("TL_BUILD", "build-asan")
+CLI = BUILD / "timelake"
+TOKEN = "n0tify-t0ken"
+KINDS = ("csv", "csv.gz", "tsv", "ndjson", "parquet")
+SCHEMA_SPEC = "time:timestamptz,device_id:string,temp:float64,file:int64,row:int64"
+TABLES = {"site-a/": "iot.site_a", "site-b/": "iot.site_b"}
+
+
+@pytest.fixture(scope="module")
+def moto(tmp_path_factory):
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not built")
+    proc, backend = store_servers.start_moto(tmp_path_factory.mktemp("moto"))
+    yield backend
+    store_servers.stop(proc)
+
+
+def s3_client(endpoint):
+    import boto3
+
+    return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                        aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
+def encode(table, kind):
+    """The bytes of `table` as a file of `kind`."""
+    buf = io.BytesIO()
+    if kind == "parquet":
+        pq.write_table(table, buf)
+        return buf.getvalue()
+    if kind == "ndjson":
+        rows = table.to_pylist()
+        return "".join(json.dumps({**r, "time": r["time"].isoformat()}) + "\n" for r in rows).encode()
+    delimiter = "\t" if kind.startswith("tsv") else ","
+    pacsv.write_csv(table, buf, pacsv.WriteOptions(delimiter=delimiter))
+    return gzip.compress(buf.getvalue()) if kind.endswith(".gz") else buf.getvalue()
+
+
+def upload(s3, bucket, n):
+    """n files over the five formats and the two prefixes; returns their keys."""
+    keys = []
+    for i in range(n):
+        kind, prefix = KINDS[i % len(KINDS)], list(TABLES)[i % 2]
+        key = f"{prefix}{i:05d}.{kind}"
+        s3.put_object(Bucket=bucket, Key=key, Body=encode(ns.file_rows(i), kind))
+        keys.append(key)
+    return keys
+
+
+def create_tables(lake_dir, names):
+    for name in names:
+        subprocess.run([str(CLI), "create", name, "--lake", str(lake_dir), "--schema", SCHEMA_SPEC,
+                        "--time-column", "time", "--series-key", "device_id"],
+                       check=True, capture_output=True, env=server_env())
+
+
+def server_env(**extra):
+    env = store_servers.clean_env()
+    env.update(ASAN_OPTIONS="detect_leaks=1", **extra)
+    return env
+
+
+class Server:
+    def __init__(self, lake_dir, endpoint, log_dir, *args, table=None):
+        self.port = store_servers.free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.out = open(Path(log_dir) / "server.out", "w")
+        self.err_path = Path(log_dir) / "server.err"
+        self.err = open(self.err_path, "w")
+        env = server_env(NOTIFY_TOKEN=TOKEN, TIMELAKE_WAREHOUSE=str(lake_dir), PORT=str(self.port),
+                         AWS_ENDPOINT_URL_S3=endpoint, AWS_REGION="us-east-1",
+                         AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
+        if table:
+            env["TIMELAKE_TABLE"] = table
+        self.proc = subprocess.Popen([str(CLI), "serve-notifications", *args], env=env,
+                                     stdout=self.out, stderr=self.err)
+        store_servers.wait_for(self.url + "/health", self.proc)
+        self.out_path = Path(log_dir) / "server.out"
+
+    def stop(self):
+        """SIGTERM: it must finish cleanly (exit 0, no sanitizer report)."""
+        self.proc.terminate()
+        code = self.proc.wait(timeout=60)
+        self.out.close()
+        self.err.close()
+        assert code == 0, self.err_path.read_text()[-4000:]
+
+    def post(self, body, token=TOKEN):
+        return post_json(self.url + "/", body, token)
+
+    def loads(self):
+        return [json.loads(line) for line in self.out_path.read_text().splitlines()
+                if '"event":"load"' in line]
+
+
+def post_json(url, body, token):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method="POST")
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def rows_of(lake_dir, name):
+    ns_, table = name.split(".")
+    meta = sorted((Path(lake_dir) / ns_ / table / "metadata").glob("v*.metadata.json"),
+                  key=lambda p: int(p.name[1:].split(".")[0]))[-1]
+    return StaticTable.from_metadata(str(meta)).scan().to_arrow().select(["file", "row"]).to_pylist()
+
+
+def test_every_row_once_with_redeliveries_and_two_tables(moto, tmp_path):
+    n = 500
+    lake_dir = tmp_path / "lake"
+    create_tables(lake_dir, TABLES.values())
+    s3 = s3_client(moto.endpoint)
+    s3.create_bucket(Bucket="landing-e2e")
+    keys = upload(s3, "landing-e2e", n)
+    routes = [f"--route={p}={t}" for p, t in TABLES.items()]
+    server = Server(lake_dir, moto.endpoint, tmp_path, *routes)
+    try:
+        bodies = ns.notifications("landing-e2e", keys)
+        # Several senders at once: the two tables are appended concurrently,
+        # each table's appends one at a time.
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            statuses = list(pool.map(lambda b: server.post(b)[0], bodies))
+        assert statuses == [200] * len(bodies)
+        assert server.post({"events": []})[0] == 200
+    finally:
+        server.stop()
+    for i, (prefix, name) in enumerate(TABLES.items()):
+        rows = rows_of(lake_dir, name)
+        files = {int(k[len(prefix):].split(".")[0]) for k in keys if k.startswith(prefix)}
+        assert len(rows) == len(files) * ns.ROWS_PER_FILE
+        assert {r["file"] for r in rows} == files
+        assert len({(r["file"], r["row"]) for r in rows}) == len(rows), "a row landed twice"
+        ids = [b for b in ns.batch_ids_of(lake_dir, name.replace(".", "/")) if b is not None]
+        assert len(ids) == len(set(ids)) and set(ids) <= set(keys)
+    # One log line per load, with what an operator needs; the redeliveries are duplicates.
+    loads = server.loads()
+    assert {l["key"] for l in loads} == set(keys)
+    assert all({"key", "table", "rows", "version", "ms", "duplicate"} <= set(l) for l in loads)
+    # A redelivery is reported as a duplicate while the batch id's snapshot is
+    # kept; one that arrives after inline maintenance expired it appends again,
+    # and the table's dedup keeps its rows once (checked above).
+    assert {l["key"] for l in loads if not l["duplicate"]} == set(keys)
+    assert any(l["duplicate"] and l["rows"] == 0 for l in loads)
+
+
+@pytest.fixture(scope="module")
+def hostile(moto, tmp_path_factory):
+    """One server with a small body limit, for the hostile-input tests."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    lake_dir = tmp / "lake"
+    create_tables(lake_dir, ["iot.readings"])
+    s3 = s3_client(moto.endpoint)
+    s3.create_bucket(Bucket="landing-h")
+    server = Server(lake_dir, moto.endpoint, tmp, "--max-body", "65536", "--max-events", "50",
+                    table="iot.readings")
+    yield server, s3, lake_dir
+    server.stop()
+
+
+def event(key, bucket="landing-h", name="OBJECT_CREATED_PUT"):
+    return {"eventName": name, "bucket": bucket, "object": {"key": key, "size": 1, "etag": '"x"'}}
+
+
+def put(s3, key, i, kind="csv"):
+    s3.put_object(Bucket="landing-h", Key=key, Body=encode(ns.file_rows(i), kind))
+
+
+def assert_unchanged(lake_dir, before):
+    assert table_files(lake_dir) == before
+
+
+def test_token_is_required(hostile):
+    server, s3, lake_dir = hostile
+    put(s3, "auth/1.csv", 1)
+    before = table_files(lake_dir)
+    body = {"events": [event("auth/1.csv")]}
+    assert server.post(body, token="wrong")[0] == 401
+    assert server.post(body, token=TOKEN + "x")[0] == 401
+    assert server.post(body, token="")[0] == 401
+    assert server.post(body, token=None)[0] == 401
+    assert_unchanged(lake_dir, before)
+    assert urllib.request.urlopen(server.url + "/health").status == 200
+
+
+def raw_request(port, head, body=b""):
+    """Sends raw bytes and returns the status line's code (the server may close early)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(head + body)
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    return int(data.split(b" ")[1])
+
+
+def test_huge_body_is_refused_before_it_is_read(hostile):
+    server, s3, lake_dir = hostile
+    before = table_files(lake_dir)
+    # It answers from the headers: the 100 MB announced are never sent.
+    head = (f"POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Content-Length: 100000000\r\n\r\n").encode()
+    assert raw_request(server.port, head) == 413
+    # A chunked body with no length is cut off at the limit as it arrives.
+    chunk = b"x" * 40000
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(3)) + b"0\r\n\r\n"
+    head = (f"POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n").encode()
+    assert raw_request(server.port, head, chunked) == 413
+    status, body = server.post({"events": [event(f"big/{i}.csv") for i in range(51)]})
+    assert status == 400 and "at most 50" in body["error"]
+    assert_unchanged(lake_dir, before)
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b"{not json", "malformed JSON"),
+    (b"", "malformed JSON"),
+    (b"[1, 2]", "not a JSON object"),
+    (b'{"Records": []}', "no \"events\""),
+    (b'{"events": [42]}', "events[0] is not an object"),
+    (b'{"events": [{"eventName": "OBJECT_CREATED_PUT", "bucket": "landing-h"}]}', "events[0].object"),
+    (b'{"events": [{"eventName": 7, "bucket": "b", "object": {"key": "k.csv"}}]}', "eventName"),
+    (b'{"events": [{"eventName": "OBJECT_CREATED_PUT", "bucket": "landing-h", "object": {"key": 5}}]}', "object.key"),
+])
+def test_malformed_bodies_get_400_with_a_reason(hostile, body, reason):
+    server, s3, lake_dir = hostile
+    before = table_files(lake_dir)
+    status, answer = server.post(body)
+    assert status == 400
+    assert reason in answer["error"]
+    assert_unchanged(lake_dir, before)
+
+
+@pytest.mark.parametrize("key, bucket, reason", [
+    ("../etc/passwd.csv", "landing-h", "\"..\" segment"),
+    ("in/../../x.csv", "landing-h", "\"..\" segment"),
+    ("/abs/path.csv", "landing-h", "absolute path"),
+    ("in/./x.csv", "landing-h", "\".\" segment"),
+    ("in/notes.txt", "landing-h", "notes.txt"),
+    ("in/archive.zip", "landing-h", "archive.zip"),
+    ("in/x.csv", "Bad_Bucket/..", "bad bucket name"),
+])
+def test_bad_keys_are_permanent_errors(hostile, key, bucket, reason):
+    server, s3, lake_dir = hostile
+    before = table_files(lake_dir)
+    status, answer = server.post({"events": [event(key, bucket)]})
+    assert 400 <= status < 500, answer
+    assert reason in answer["results"][0]["detail"]
+    assert_unchanged(lake_dir, before)
+
+
+def test_a_bad_event_does_not_stop_the_good_ones(hostile):
+    server, s3, lake_dir = hostile
+    put(s3, "mixed/good.parquet", 31, "parquet")
+    status, answer = server.post({"events": [event("mixed/../bad.csv"), event("mixed/good.parquet"),
+                                             event("mixed/good.parquet", name="OBJECT_DELETED")]})
+    assert status == 400
+    assert [r["status"] for r in answer["results"]] == [400, 200, 200]
+    assert 31 in {r["file"] for r in rows_of(lake_dir, "iot.readings")}
+
+
+def test_bad_data_is_a_permanent_error_naming_the_object(hostile):
+    server, s3, lake_dir = hostile
+    s3.put_object(Bucket="landing-h", Key="bad/1.csv", Body=b"time,device_id,temp\nnot-a-time,d,1.5\n")
+    before = table_files(lake_dir)
+    status, answer = server.post({"events": [event("bad/1.csv")]})
+    assert status == 422
+    assert "s3://landing-h/bad/1.csv" in answer["results"][0]["detail"]
+    assert "tl-notify-" not in answer["results"][0]["detail"]
+    assert_unchanged(lake_dir, before)
+
+
+def test_deleted_object_is_retried_until_it_is_back(hostile):
+    server, s3, lake_dir = hostile
+    put(s3, "gone/7.csv", 7)
+    s3.delete_object(Bucket="landing-h", Key="gone/7.csv")
+    before = table_files(lake_dir)
+    body = {"events": [event("gone/7.csv")]}
+    status, answer = server.post(body)
+    assert status == 503 and "cannot read the object" in answer["results"][0]["detail"]
+    assert_unchanged(lake_dir, before)
+    assert "gone/7.csv" in server.err_path.read_text()  # the log line says which object
+    put(s3, "gone/7.csv", 7)
+    assert server.post(body)[0] == 200
+    assert server.post(body)[0] == 200  # redelivered: a duplicate
+    rows = [r for r in rows_of(lake_dir, "iot.readings") if r["file"] == 7]
+    assert sorted(r["row"] for r in rows) == list(range(ns.ROWS_PER_FILE))
+
+
+def test_unknown_bucket_is_a_retryable_error(hostile):
+    server, s3, lake_dir = hostile
+    status, answer = server.post({"events": [event("x/1.csv", bucket="no-such-bucket")]})
+    assert status == 503, answer
+    assert urllib.request.urlopen(server.url + "/health").status == 200
+
+
+def test_health_and_other_methods(hostile):
+    server, s3, lake_dir = hostile
+    assert urllib.request.urlopen(server.url + "/health").status == 200
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(server.url + "/nothing")
+    assert e.value.code == 404
+    req = urllib.request.Request(server.url + "/", method="PUT", data=b"x")
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req)
+    assert e.value.code == 405
+
+
+def test_start_fails_for_a_missing_table(moto, tmp_path):
+    lake_dir = tmp_path / "lake"
+    create_tables(lake_dir, ["iot.readings"])
+    env = server_env(NOTIFY_TOKEN=TOKEN, TIMELAKE_WAREHOUSE=str(lake_dir))
+    proc = subprocess.run([str(CLI), "serve-notifications", "--route", "a/=iot.nope",
+                           "--port", str(store_servers.free_port())],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "iot.nope" in proc.stderr
+    proc = subprocess.run([str(CLI), "serve-notifications", "--table", "iot.readings"],
+                          env={k: v for k, v in env.items() if k != "NOTIFY_TOKEN"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "NOTIFY_TOKEN" in proc.stderr
