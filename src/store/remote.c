@@ -193,3 +193,21 @@ tl_status tl_store_put_parallel(tl_store *s, const tl_store_put_item *items, siz
     if (j.st != TL_OK && err) *err = j.err;
     return j.st;
 }
+
+tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page, tl_strlist *out,
+                         tl_error *err)
+{
+    char *object_prefix = tl_remote_object(r, prefix);
+    if (object_prefix == NULL) return tl_error_nomem(err);
+    char *token = NULL;
+    tl_status st;
+    do {
+        char *next = NULL;
+        st = page(r, object_prefix, token, out, &next, err);
+        free(token);
+        token = next;
+    } while (st == TL_OK && token);
+    free(token);
+    free(object_prefix);
+    return st;
+}

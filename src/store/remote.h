@@ -58,6 +58,15 @@ tl_status tl_remote_put_if_absent(tl_remote *r, const tl_remote_call *call, cons
                                   const void *data, size_t len, const long *lost, size_t n_lost,
                                   tl_error *err);
 
+/* One page of a listing: the keys under object_prefix after `token` (NULL:
+ * the first page) go into out; *next is the next page's token, or NULL. */
+typedef tl_status (*tl_remote_page_fn)(tl_remote *r, const char *object_prefix, const char *token,
+                                       tl_strlist *out, char **next, tl_error *err);
+
+/* Lists every key under prefix, page by page. */
+tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page, tl_strlist *out,
+                         tl_error *err);
+
 /* Uploads items through s->ops->put on up to `threads` threads. */
 tl_status tl_store_put_parallel(tl_store *s, const tl_store_put_item *items, size_t n, int threads,
                                 tl_error *err);

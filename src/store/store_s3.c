@@ -300,20 +300,7 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
 
 static tl_status s3_list(tl_store *st_, const char *prefix, tl_strlist *out, tl_error *err)
 {
-    tl_remote *r = (tl_remote *)st_;
-    char *object_prefix = tl_remote_object(r, prefix);
-    if (object_prefix == NULL) return tl_error_nomem(err);
-    char *token = NULL;
-    tl_status st = TL_OK;
-    do {
-        char *next = NULL;
-        st = list_page(r, object_prefix, token, out, &next, err);
-        free(token);
-        token = next;
-    } while (st == TL_OK && token);
-    free(token);
-    free(object_prefix);
-    return st;
+    return tl_remote_list((tl_remote *)st_, prefix, list_page, out, err);
 }
 
 static tl_status s3_remove(tl_store *st_, const char *key, tl_error *err)
