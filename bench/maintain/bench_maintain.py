@@ -1,8 +1,10 @@
 """Maintenance: many small appends (inline maintenance on), then a full
 maintain -- ours and the reference side by side.
 
-usage: python bench/maintain/bench_maintain.py [--appends 300] [--rows 1000] [--full]
+usage: python bench/maintain/bench_maintain.py [--appends 300] [--rows 1000] [--full] [--expiry]
 --full runs the issue's size: 1,000 appends of 1,000 rows.
+--expiry keeps the default snapshot limits, so inline maintenance also expires
+snapshots (the byte counts then cover only the snapshots that survive).
 Prints, per implementation: append phase time, full maintain time, bytes
 appended and bytes written by compaction (write amplification = all bytes
 written / bytes appended), data files before and after the full maintain, and
@@ -43,12 +45,26 @@ def bytes_by_operation(snaps):
     return out
 
 
-def bench(lake_cls, lake_dir, appends, rows):
+def copy_table(src, dst):
+    """Copies a table directory while its writer may still be tidying up in the
+    background (the reference removes temporary and expired files)."""
+    for attempt in range(5):
+        try:
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*#*"))
+            return
+        except shutil.Error:
+            shutil.rmtree(dst, ignore_errors=True)
+            if attempt == 4:
+                raise
+            time.sleep(0.2)
+
+
+def bench(lake_cls, lake_dir, appends, rows, expiry=False):
     """Runs in either implementation: lake_cls is tlc.Lake or timelake.Lake."""
     lake = lake_cls(lake_dir)
     first = common.metrics_table(rows, START_US)
     table = lake.create_table("bench.m", first.schema, time_column="time", series_key=["host", "region"],
-                              properties=PROPS)
+                              properties={} if expiry else PROPS)
     # Overlapping times (each batch restarts within the same hour range) make duplicates and out-of-order data.
     batches = [common.metrics_table(rows, START_US + (i % 50) * rows * 7_000, seed=i) for i in range(appends)]
     t0 = time.perf_counter()
@@ -57,7 +73,7 @@ def bench(lake_cls, lake_dir, appends, rows):
     append_s = time.perf_counter() - t0
     table_dir = os.path.join(lake_dir, "bench", "m")
     before = bytes_by_operation(snapshots(table_dir))
-    shutil.copytree(table_dir, table_dir + ".before")  # for the query before maintaining
+    copy_table(table_dir, table_dir + ".before")  # for the query before maintaining
     files_before = table.info()["files"]
     t0 = time.perf_counter()
     report = table.maintain(compact=True, retention=True, expire=False)
@@ -91,6 +107,7 @@ def main():
     ap.add_argument("--appends", type=int, default=300)
     ap.add_argument("--rows", type=int, default=1000)
     ap.add_argument("--full", action="store_true", help="the issue's size: 1,000 appends of 1,000 rows")
+    ap.add_argument("--expiry", action="store_true", help="default snapshot limits: inline expiry on")
     ap.add_argument("--no-build", action="store_true", help="use the library TL_LIB names instead of building build/")
     ap.add_argument("--as-reference", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -99,7 +116,7 @@ def main():
     if args.as_reference:
         import timelake
 
-        res = bench(timelake.Lake, args.as_reference, args.appends, args.rows)
+        res = bench(timelake.Lake, args.as_reference, args.appends, args.rows, args.expiry)
         print(json.dumps(res))
         return
     work = tempfile.mkdtemp(prefix="tl-bench-maintain-")
@@ -108,13 +125,14 @@ def main():
             common.release_library()
         import tlc
 
-        ours = bench_with_queries(tlc.Lake, work + "/ours", args.appends, args.rows)
+        ours = bench_with_queries(tlc.Lake, work + "/ours", args.appends, args.rows, args.expiry)
         ref_dir = work + "/ref"
         ref = common.run_reference(__file__, "--appends", str(args.appends), "--rows", str(args.rows),
-                                   "--as-reference", ref_dir)
+                                   "--as-reference", ref_dir, *(["--expiry"] if args.expiry else []))
         ref["query_before_ms"] = query_ms(ref_dir + "/bench/m.before")
         ref["query_after_ms"] = query_ms(ref_dir + "/bench/m")
-        print(f"{args.appends} appends of {args.rows} rows, inline maintenance on, then a full maintain")
+        print(f"{args.appends} appends of {args.rows} rows, inline maintenance on"
+              f"{' (snapshot expiry too)' if args.expiry else ''}, then a full maintain")
         rows = [("append phase s", "append_s"), ("full maintain s", "maintain_s"),
                 ("files before", "files_before"), ("files after", "files_after"),
                 ("bytes appended", "appended_bytes"), ("bytes rewritten inline", "inline_rewritten_bytes"),
@@ -133,8 +151,8 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def bench_with_queries(lake_cls, lake_dir, appends, rows):
-    res = bench(lake_cls, lake_dir, appends, rows)
+def bench_with_queries(lake_cls, lake_dir, appends, rows, expiry=False):
+    res = bench(lake_cls, lake_dir, appends, rows, expiry)
     res["query_before_ms"] = query_ms(lake_dir + "/bench/m.before")
     res["query_after_ms"] = query_ms(lake_dir + "/bench/m")
     return res

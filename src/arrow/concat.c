@@ -182,3 +182,24 @@ tl_status tl_arrow_concat(const tl_array_view *parts, size_t n_parts, struct Arr
     free(decoded);
     return st;
 }
+
+tl_status tl_arrow_concat_struct(const struct ArrowSchema *schema, const struct ArrowArray *arrays,
+                                 size_t n, struct ArrowArray *out, tl_error *err)
+{
+    int64_t nc = schema->n_children;
+    TL_TRY(tl_array_init(out, 1, nc, err));
+    for (size_t a = 0; a < n; a++) out->length += arrays[a].length;
+    tl_array_view *parts = calloc(n ? n : 1, sizeof *parts);
+    tl_status st = parts ? TL_OK : tl_error_nomem(err);
+    for (int64_t c = 0; st == TL_OK && c < nc; c++) {
+        size_t done = 0;
+        for (; st == TL_OK && done < n; done++)
+            st = tl_array_view_init(&parts[done], schema->children[c], arrays[done].children[c],
+                                    err);
+        if (st == TL_OK) st = tl_arrow_concat(parts, n, out->children[c], err);
+        for (size_t i = 0; i < done; i++) tl_array_view_free(&parts[i]);
+    }
+    free(parts);
+    if (st != TL_OK) tl_array_release(out);
+    return st;
+}

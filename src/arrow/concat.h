@@ -14,4 +14,9 @@
 tl_status tl_arrow_concat(const tl_array_view *parts, size_t n_parts, struct ArrowArray *out,
                           tl_error *err);
 
+/* Concatenates struct arrays of the same struct schema column by column into
+ * *out (owned by the caller). */
+tl_status tl_arrow_concat_struct(const struct ArrowSchema *schema, const struct ArrowArray *arrays,
+                                 size_t n, struct ArrowArray *out, tl_error *err);
+
 #endif

@@ -176,16 +176,22 @@ typedef struct append_state {
     bool has_newest;
 } append_state;
 
-static tl_status encode_chunk(append_state *s, const tl_rows *rows, tl_error *err)
+/* Lays out and encodes a chunk; *tails gets the newest rows of its series in
+ * each partition, for the index (an empty row set for a plain table). */
+static tl_status encode_chunk(append_state *s, const tl_rows *rows, tl_rows *tails, tl_error *err)
 {
     tl_partition_rows *parts = NULL;
     size_t n_parts = 0;
     encoded e = {0};
+    memset(tails, 0, sizeof *tails);
     tl_status st = tl_append_layout(s->t, rows, &parts, &n_parts, err);
     if (st == TL_OK) st = encode_files(s->t, rows, parts, n_parts, &e, err);
+    if (st == TL_OK && s->t->contract.time_index >= 0)
+        st = tl_append_series_tails(s->t, &rows->schema, parts, n_parts, tails, err);
     tl_partition_rows_free(parts, n_parts);
     if (st == TL_OK) st = encoded_take(&s->files, &e, err);
     encoded_free(s->t, &e, false);
+    if (st != TL_OK && tails->schema.release) tl_rows_free(tails);
     return st;
 }
 
@@ -200,8 +206,8 @@ static tl_status upload_pending(append_state *s, tl_error *err)
     return TL_OK;
 }
 
-/* Keeps what the index needs of a chunk: all of it for the first, the
- * winners of each series once there are two. Takes the rows. */
+/* Keeps what the index needs of the chunks: the newest rows of their series
+ * (merged once there are two chunks). Takes the rows. */
 static tl_status track_newest(append_state *s, tl_rows *rows, tl_error *err)
 {
     if (!s->has_newest) {
@@ -266,12 +272,11 @@ static tl_status encode_stream(append_state *s, struct ArrowArrayStream *stream,
             tl_rows_free(&rows);
             continue;
         }
+        tl_rows tails;
         st = upload_pending(s, err);
-        if (st == TL_OK) st = encode_chunk(s, &rows, err);
-        if (st == TL_OK)
-            st = track_newest(s, &rows, err);
-        else
-            tl_rows_free(&rows);
+        if (st == TL_OK) st = encode_chunk(s, &rows, &tails, err);
+        tl_rows_free(&rows);
+        if (st == TL_OK && tails.schema.release) st = track_newest(s, &tails, err);
         if (st != TL_OK) return st;
     }
     return TL_OK;

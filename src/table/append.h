@@ -43,6 +43,13 @@ tl_status tl_append_layout(const tl_table *t, const tl_rows *rows, tl_partition_
                            size_t *n_out, tl_error *err);
 void tl_partition_rows_free(tl_partition_rows *parts, size_t n);
 
+/* The last row of every series in every partition (each partition sorted by
+ * series key then time): all the last-value index needs of laid-out rows, a
+ * few rows per series instead of all of them. *out has `schema`; owned. */
+tl_status tl_append_series_tails(const tl_table *t, const struct ArrowSchema *schema,
+                                 const tl_partition_rows *parts, size_t n_parts, tl_rows *out,
+                                 tl_error *err);
+
 /* Encodes one partition's rows as a Parquet data file in memory: *file_out
  * (owned: tl_buf_free) is to be uploaded under *key_out (malloc'd), and *out
  * describes it (owned: free with tl_ice_data_file_clear). Writes nothing. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arrow/buffers.h"
+#include "arrow/concat.h"
 #include "arrow/sort.h"
 #include "arrow/take.h"
 #include "iceberg/transform.h"
@@ -171,5 +172,58 @@ tl_status tl_append_layout(const tl_table *t, const tl_rows *rows, tl_partition_
     if (st == TL_OK) st = split(rows, &l, out, n_out, err);
     free(l.partition);
     free(l.order);
+    return st;
+}
+
+/* Row indices of a partition where a series ends (its last, newest row). */
+static tl_status series_ends(const tl_table *t, const struct ArrowSchema *schema,
+                             const struct ArrowArray *part, int64_t **out, int64_t *n,
+                             tl_error *err)
+{
+    const tl_contract *c = &t->contract;
+    tl_array_view keys[8];
+    size_t nk = 0;
+    for (size_t i = 0; i < c->series_key.len && nk < 8; i++) {
+        tl_arrow_type type;
+        tl_arrow_type_parse(schema->children[c->series_index[i]]->format, &type, NULL);
+        tl_view_of_owned(&type, part->children[c->series_index[i]], &keys[nk++]);
+    }
+    *out = malloc((size_t)(part->length ? part->length : 1) * sizeof **out);
+    if (*out == NULL) return tl_error_nomem(err);
+    *n = 0;
+    for (int64_t r = 0; r < part->length; r++) {
+        bool same_as_next = r + 1 < part->length;
+        for (size_t k = 0; same_as_next && k < nk; k++)
+            same_as_next = same_value(&keys[k], r, r + 1);
+        if (!same_as_next) (*out)[(*n)++] = r;
+    }
+    return TL_OK;
+}
+
+tl_status tl_append_series_tails(const tl_table *t, const struct ArrowSchema *schema,
+                                 const tl_partition_rows *parts, size_t n_parts, tl_rows *out,
+                                 tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    TL_TRY(tl_schema_copy(schema, &out->schema, err));
+    struct ArrowArray *tails = calloc(n_parts + 1, sizeof *tails);
+    tl_status st = tails ? TL_OK : tl_error_nomem(err);
+    size_t done = 0;
+    for (; st == TL_OK && done < n_parts; done++) {
+        int64_t *idx = NULL, n = 0;
+        st = series_ends(t, schema, &parts[done].array, &idx, &n, err);
+        if (st == TL_OK)
+            st = tl_arrow_take_struct(schema, &parts[done].array, idx, n, &tails[done], err);
+        free(idx);
+        if (st != TL_OK) break;
+    }
+    if (st == TL_OK && n_parts == 1) {
+        tl_array_move(&tails[0], &out->array);
+    } else if (st == TL_OK) {
+        st = tl_arrow_concat_struct(schema, tails, n_parts, &out->array, err);
+    }
+    for (size_t i = 0; i < done; i++) tl_array_release(&tails[i]);
+    free(tails);
+    if (st != TL_OK) tl_rows_free(out);
     return st;
 }

@@ -404,7 +404,7 @@ static tl_status attempt(rw_ctx *c, tl_error *err)
     entry_sets es = {0};
     int64_t seq = c->t->md->last_sequence_number + 1;
     c->snapshot_id = new_snapshot_id(c->t->md);
-    TL_TRY(tl_live_files_read(c->t, NULL, &lf, err));
+    TL_TRY(tl_maintain_live_files(c->t, &lf, err));
     tl_status st = classify(c, &lf, &es, err);
     if (st == TL_OK) st = write_manifest(c, "added", es.added, es.n_added, seq, err);
     if (st == TL_OK) st = write_manifest(c, "existing", es.kept, es.n_kept, seq, err);

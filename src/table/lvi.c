@@ -161,24 +161,8 @@ static tl_status pick_winners(const tl_table *t, const merge_input *in, int64_t 
 static tl_status combine(const tl_rows *parent, const tl_rows *rows, struct ArrowArray *out,
                          tl_error *err)
 {
-    int64_t nc = rows->schema.n_children;
-    TL_TRY(tl_array_init(out, 1, nc, err));
-    out->length = parent->array.length + rows->array.length;
-    tl_status st = TL_OK;
-    for (int64_t i = 0; st == TL_OK && i < nc; i++) {
-        tl_array_view parts[2];
-        const struct ArrowSchema *s = rows->schema.children[i];
-        st = tl_array_view_init(&parts[0], s, parent->array.children[i], err);
-        if (st != TL_OK) break;
-        st = tl_array_view_init(&parts[1], s, rows->array.children[i], err);
-        if (st == TL_OK) {
-            st = tl_arrow_concat(parts, 2, out->children[i], err);
-            tl_array_view_free(&parts[1]);
-        }
-        tl_array_view_free(&parts[0]);
-    }
-    if (st != TL_OK) tl_array_release(out);
-    return st;
+    struct ArrowArray both[2] = {parent->array, rows->array}; /* shallow: only read */
+    return tl_arrow_concat_struct(&rows->schema, both, 2, out, err);
 }
 
 /* The merged index rows: the winners among `all` (rows with rows->schema). */

@@ -4,8 +4,10 @@
  *   maintain_retention.c  drop whole partitions older than the retention
  *   maintain_compact.c    choose what to rewrite (full, size tiers, cold)
  *   maintain_rewrite.c    read files, sort, deduplicate, write target-size files
+ *   maintain_merge.c      the same as a streaming merge of sorted files
  *   commit_rewrite.c      commit a "replace"/"delete" snapshot with rebase
  *   maintain_expire.c     expire snapshots, delete unreferenced objects
+ *   maintain_manifests.c  parsed manifests cached across runs
  *   maintain.c            the public entry point and the inline policy */
 #ifndef TL_TABLE_MAINTAIN_H
 #define TL_TABLE_MAINTAIN_H
@@ -35,6 +37,22 @@ typedef struct tl_maintain_settings {
 
 tl_status tl_maintain_settings_load(const tl_table *t, tl_maintain_settings *out, tl_error *err);
 
+/* ---- Manifests, parsed once per process ---- */
+
+/* Called for each entry of a manifest; false means out of memory. */
+typedef bool (*tl_manifest_visit_fn)(void *ctx, const tl_ice_manifest_entry *e);
+/* Calls fn with every entry (all statuses and contents) of the manifest mf
+ * names, parsing it only when it is not cached. fn must not call back into
+ * the cache. */
+tl_status tl_manifest_cache_visit(const tl_table *t, const tl_ice_manifest_file *mf,
+                                  tl_manifest_visit_fn fn, void *ctx, tl_error *err);
+typedef bool (*tl_manifest_list_visit_fn)(void *ctx, const tl_ice_manifest_file *mf);
+/* The same for the manifests a manifest list names. */
+tl_status tl_manifest_list_cache_visit(const tl_table *t, const char *url,
+                                       tl_manifest_list_visit_fn fn, void *ctx, tl_error *err);
+/* tl_live_files_read of the current snapshot, through the cache. */
+tl_status tl_maintain_live_files(const tl_table *t, tl_live_files *out, tl_error *err);
+
 /* ---- Rewriting files ---- */
 
 /* Reads `files` (borrowed), merges them latest-write-wins (higher ingest time,
@@ -50,6 +68,17 @@ typedef struct tl_rewrite_output {
 
 tl_status tl_rewrite_files(const tl_table *t, const tl_live_file *const *files, size_t n,
                            int64_t target_file_size, tl_rewrite_output *out, tl_error *err);
+/* The streaming path of tl_rewrite_files: a k-way merge of the files, each
+ * sorted by (series key..., time), read a row group at a time, written as
+ * files of about rows_per_file rows. Sets *fallback (and leaves nothing
+ * behind) when an input is not sorted or a key type cannot be merged. */
+tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, size_t n,
+                         int64_t rows_per_file, tl_rewrite_output *out, bool *fallback,
+                         tl_error *err);
+/* Adds a written file (df and key taken over) to out; on failure deletes the
+ * object and frees both. */
+tl_status tl_rewrite_output_push(const tl_table *t, tl_rewrite_output *out, tl_ice_data_file *df,
+                                 char *key, tl_error *err);
 /* Frees the output; with remove, deletes the written objects too. */
 void tl_rewrite_output_free(const tl_table *t, tl_rewrite_output *out, bool remove);
 
@@ -82,8 +111,10 @@ tl_status tl_maintain_retention(tl_table *t, const tl_maintain_settings *s, tl_m
                                 tl_error *err);
 tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,
                               tl_maintain_report *r, tl_error *err);
-/* With orphans, also lists storage for objects no snapshot references. */
-tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool orphans,
+/* full: a maintain call (expires down to max-snapshots, and lists storage for
+ * objects no snapshot references); otherwise inline after an append (the count
+ * limit waits for 20 snapshots more than max-snapshots, as the reference's). */
+tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool full,
                              tl_maintain_report *r, tl_error *err);
 
 /* The end (exclusive, microseconds) of a time partition, or INT64_MAX when

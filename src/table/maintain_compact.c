@@ -196,7 +196,7 @@ tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_com
     plan p = {0};
     rewrite_batch rb = {0};
     tl_maintain_report delta = {0};
-    TL_TRY(tl_live_files_read(t, NULL, &lf, err));
+    TL_TRY(tl_maintain_live_files(t, &lf, err));
     tl_status st = make_plan(t, s, mode, &lf, &p, err);
     for (size_t g = 0, start = 0; st == TL_OK && g < p.n_groups; start = p.group_end[g++])
         st = rewrite_group(t, s, p.files + start, p.group_end[g] - start, &rb, &delta, err);

@@ -3,7 +3,11 @@
  * newest min-snapshots, the current one and those refs name always stay, and
  * none expires before keep-snapshots-until. The expiry is a metadata-only
  * commit; afterwards the objects only expired snapshots referenced are
- * deleted. With `orphans`, storage is listed too, and objects no snapshot
+ * deleted. Inline (after an append) the count limit waits until the table
+ * holds INLINE_SLACK snapshots more than max-snapshots, as the reference's
+ * does, so that expiry is one commit per INLINE_SLACK appends rather than one
+ * per append. A full maintain expires down to the limit at once; it also
+ * lists storage, and objects no snapshot
  * references are deleted once older than a safety window (their age is the
  * time in their UUIDv7 name; objects without one are left alone), which
  * protects the files of appends still in flight. */
@@ -15,6 +19,7 @@
 #include "table/maintain.h"
 
 #define MAX_ATTEMPTS 40
+#define INLINE_SLACK 20
 #define PREVIOUS_VERSIONS_KEY "write.metadata.previous-versions-max"
 #define PREVIOUS_VERSIONS_DEFAULT 100
 
@@ -91,6 +96,37 @@ static void set_free(key_set *s)
 
 /* ---- What snapshots reference ---- */
 
+typedef struct add_ctx {
+    const tl_table *t;
+    key_set *out;
+    const key_set *skip;
+    tl_ice_manifest_file *todo; /* manifests to visit (path and length only) */
+    size_t n_todo;
+} add_ctx;
+
+static bool add_live_entry(void *p, const tl_ice_manifest_entry *e)
+{
+    add_ctx *c = p;
+    return e->status == 2 || set_add_url(c->t, c->out, e->file.file_path);
+}
+
+/* Notes a manifest not seen yet; its entries are visited after the list (the
+ * cache is not reentrant). */
+static bool add_manifest(void *p, const tl_ice_manifest_file *mf)
+{
+    add_ctx *c = p;
+    char buf[1024];
+    const char *mkey = tl_table_key_of_url(c->t, mf->manifest_path, buf, sizeof buf);
+    if (mkey == NULL || set_has(c->out, mkey) || (c->skip && set_has(c->skip, mkey))) return true;
+    if (!set_add_url(c->t, c->out, mf->manifest_path)) return false;
+    tl_ice_manifest_file *todo = realloc(c->todo, (c->n_todo + 1) * sizeof *todo);
+    if (todo == NULL) return false;
+    c->todo = todo;
+    todo[c->n_todo] = (tl_ice_manifest_file){.manifest_path = strdup(mf->manifest_path),
+                                             .manifest_length = mf->manifest_length};
+    return todo[c->n_todo++].manifest_path != NULL;
+}
+
 /* Adds what one snapshot references that is not in `skip` (may be NULL) to
  * `out`: its manifest list, last-value index, manifests and live data files. */
 static tl_status collect_snapshot(const tl_table *t, const tl_ice_snapshot *snap,
@@ -101,31 +137,11 @@ static tl_status collect_snapshot(const tl_table *t, const tl_ice_snapshot *snap
         (snap->manifest_list && !set_add_url(t, out, snap->manifest_list)))
         return tl_error_nomem(err);
     if (snap->manifest_list == NULL) return TL_OK;
-    tl_buf b = {0};
-    tl_ice_manifest_file *mfs = NULL;
-    size_t n_mfs = 0;
-    tl_status st = tl_table_read_url(t, snap->manifest_list, &b, err);
-    if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, &mfs, &n_mfs, err);
-    for (size_t m = 0; st == TL_OK && m < n_mfs; m++) {
-        char buf[1024];
-        const char *mkey = tl_table_key_of_url(t, mfs[m].manifest_path, buf, sizeof buf);
-        if (mkey == NULL || set_has(out, mkey) || (skip && set_has(skip, mkey))) continue;
-        if (!set_add_url(t, out, mfs[m].manifest_path)) {
-            st = tl_error_nomem(err);
-            break;
-        }
-        tl_ice_manifest_entry *e = NULL;
-        size_t n = 0;
-        b.len = 0;
-        st = tl_table_read_url(t, mfs[m].manifest_path, &b, err);
-        if (st == TL_OK) st = tl_ice_manifest_read(b.data, b.len, &e, &n, err);
-        for (size_t i = 0; st == TL_OK && i < n; i++)
-            if (e[i].status != 2 && !set_add_url(t, out, e[i].file.file_path))
-                st = tl_error_nomem(err);
-        tl_ice_manifest_entries_free(e, n);
-    }
-    tl_ice_manifest_files_free(mfs, n_mfs);
-    tl_buf_free(&b);
+    add_ctx c = {.t = t, .out = out, .skip = skip};
+    tl_status st = tl_manifest_list_cache_visit(t, snap->manifest_list, add_manifest, &c, err);
+    for (size_t m = 0; st == TL_OK && m < c.n_todo; m++)
+        st = tl_manifest_cache_visit(t, &c.todo[m], add_live_entry, &c, err);
+    tl_ice_manifest_files_free(c.todo, c.n_todo);
     return st;
 }
 
@@ -156,9 +172,11 @@ static bool named_by_ref(const tl_ice_metadata *md, int64_t id)
 
 /* Marks expire[i] for md->snapshots[i]; returns how many. */
 static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, int64_t now_ms,
-                     bool *expire)
+                     bool full, bool *expire)
 {
     if (now_ms < s->keep_snapshots_until_ms || md->n_snapshots == 0) return 0;
+    bool count_due = full || (int64_t)md->n_snapshots >= s->max_snapshots + INLINE_SLACK;
+    int64_t max_snapshots = count_due ? s->max_snapshots : INT64_MAX;
     const tl_ice_snapshot **order = malloc(md->n_snapshots * sizeof *order);
     if (order == NULL) return 0;
     for (size_t i = 0; i < md->n_snapshots; i++) order[i] = &md->snapshots[i];
@@ -166,7 +184,7 @@ static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, i
     size_t n = 0;
     for (size_t rank = (size_t)s->min_snapshots; rank < md->n_snapshots; rank++) {
         const tl_ice_snapshot *snap = order[rank];
-        bool too_many = (int64_t)rank >= s->max_snapshots;
+        bool too_many = (int64_t)rank >= max_snapshots;
         bool too_old =
             s->snapshot_retention_ms >= 0 && now_ms - snap->timestamp_ms > s->snapshot_retention_ms;
         if ((too_many || too_old) && !named_by_ref(md, snap->snapshot_id)) {
@@ -244,14 +262,14 @@ static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
 }
 
 /* Expires snapshots; *gone receives what only the expired snapshots referenced. */
-static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, key_set *gone,
-                                  tl_maintain_report *r, tl_error *err)
+static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, bool full,
+                                  key_set *gone, tl_maintain_report *r, tl_error *err)
 {
     for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         size_t n = t->md->n_snapshots;
         bool *expire = calloc(n + 1, 1);
         if (expire == NULL) return tl_error_nomem(err);
-        size_t n_expired = choose(t->md, s, tl_now_millis(), expire);
+        size_t n_expired = choose(t->md, s, tl_now_millis(), full, expire);
         if (n_expired == 0) {
             free(expire);
             return TL_OK;
@@ -362,15 +380,15 @@ static tl_status delete_orphans(tl_table *t, const tl_maintain_settings *s, cons
     return st;
 }
 
-tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool orphans,
+tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool full,
                              tl_maintain_report *r, tl_error *err)
 {
     key_set gone = {0};
-    tl_status st = expire_snapshots(t, s, &gone, r, err);
+    tl_status st = expire_snapshots(t, s, full, &gone, r, err);
     for (size_t i = 0; st == TL_OK && i < gone.cap; i++)
         if (gone.slots[i] && tl_store_remove(t->lake->store, gone.slots[i], NULL) == TL_OK)
             r->objects_deleted++;
-    if (st == TL_OK && orphans) st = delete_orphans(t, s, &gone, r, err);
+    if (st == TL_OK && full) st = delete_orphans(t, s, &gone, r, err);
     set_free(&gone);
     return st;
 }

@@ -28,7 +28,7 @@ static bool expired_file(const tl_table *t, const tl_live_file *f, int64_t cutof
 static tl_status drop_once(tl_table *t, int64_t cutoff, tl_maintain_report *r, tl_error *err)
 {
     tl_live_files lf;
-    TL_TRY(tl_live_files_read(t, NULL, &lf, err));
+    TL_TRY(tl_maintain_live_files(t, &lf, err));
     const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
     int32_t spec_id = spec ? spec->spec_id : 0;
     const char **removed = malloc((lf.n + 1) * sizeof *removed);

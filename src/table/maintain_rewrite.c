@@ -1,8 +1,9 @@
-/* Rewriting files of one partition: read them oldest commit first, fit them
- * to the table's storage layout, and let the append layout sort and
- * deduplicate them. Its stable sort keeps equal keys in input order, so among
- * rows with the same ingest time the later commit (higher data sequence
- * number) and then the later row wins, as on read. */
+/* Rewriting files of one partition: normally a streaming merge of the sorted
+ * files (maintain_merge.c). Inputs that are not sorted as the table says are
+ * read whole, oldest commit first, fit to the table's storage layout, and
+ * the append layout sorts and deduplicates them. Its stable sort keeps equal keys in input order,
+ * so among rows with the same ingest time the later commit (higher data sequence number) and then
+ * the later row wins, as on read. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,13 +111,19 @@ static tl_status read_all(const tl_table *t, const tl_live_file *const *files, s
     return st;
 }
 
-static tl_status push_output(tl_rewrite_output *out, tl_ice_data_file *df, char *key, tl_error *err)
+tl_status tl_rewrite_output_push(const tl_table *t, tl_rewrite_output *out, tl_ice_data_file *df,
+                                 char *key, tl_error *err)
 {
     tl_ice_data_file *a = realloc(out->added, (out->n_added + 1) * sizeof *a);
     if (a) out->added = a;
     char **k = a ? realloc(out->keys, (out->n_added + 1) * sizeof *k) : NULL;
     if (k) out->keys = k;
-    if (a == NULL || k == NULL) return tl_error_nomem(err);
+    if (a == NULL || k == NULL) {
+        tl_store_remove(t->lake->store, key, NULL);
+        free(key);
+        tl_ice_data_file_clear(df);
+        return tl_error_nomem(err);
+    }
     out->added[out->n_added] = *df;
     out->keys[out->n_added++] = key;
     out->rows_out += df->record_count;
@@ -147,14 +154,7 @@ static tl_status write_partition(const tl_table *t, const tl_rows *rows, tl_part
         if (st == TL_OK)
             st = tl_data_file_write(t, &rows->schema, n_files > 1 ? &chunk : part, &df, &key, err);
         if (n_files > 1) tl_array_release(&chunk.array);
-        if (st == TL_OK) {
-            st = push_output(out, &df, key, err);
-            if (st != TL_OK) {
-                tl_store_remove(t->lake->store, key, NULL);
-                free(key);
-                tl_ice_data_file_clear(&df);
-            }
-        }
+        if (st == TL_OK) st = tl_rewrite_output_push(t, out, &df, key, err);
         if (total == 0) break;
     }
     free(idx);
@@ -175,6 +175,13 @@ tl_status tl_rewrite_files(const tl_table *t, const tl_live_file *const *files, 
     int64_t bytes_per_row = out->rows_in > 0 ? bytes_in / out->rows_in : 1;
     int64_t rows_per_file = target_file_size / (bytes_per_row > 0 ? bytes_per_row : 1);
     if (rows_per_file < 1) rows_per_file = 1;
+    /* Sorted inputs (what both implementations write) stream through a merge;
+     * anything else is sorted in memory. */
+    bool fallback = false;
+    int64_t rows_in = out->rows_in;
+    TL_TRY(tl_merge_files(t, files, n, rows_per_file, out, &fallback, err));
+    if (!fallback) return TL_OK;
+    out->rows_in = rows_in;
     tl_rows rows;
     tl_partition_rows *parts = NULL;
     size_t n_parts = 0;

@@ -1,0 +1,516 @@
+/* Streaming compaction: the files of a partition are each sorted by (series
+ * key..., time), so rewriting them is a k-way merge of sorted runs. Each input
+ * is read one row group at a time through ranged reads; the merge emits runs
+ * of rows (slices of those row groups) and writes a file whenever it holds a
+ * file's worth. Memory is one row group per input plus one output file, not
+ * the partition twice over (whole, then sorted).
+ *
+ * Latest write wins as on read: among rows with equal keys, the higher ingest
+ * time, then the later commit (inputs come in commit order), then the later
+ * row. Every input is checked to be sorted as it is read; when one is not
+ * (a file from another writer), or a key column has a type the merge does not
+ * compare, the merge reports `fallback` and the caller sorts in memory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "arrow/concat.h"
+#include "arrow/take.h"
+#include "formats/parquet/parquet_reader.h"
+#include "table/append.h"
+#include "table/maintain.h"
+
+#define MAX_KEYS 8
+
+/* One row group in the storage layout, shared by its cursor and the pending
+ * output, with views of its key columns. */
+typedef struct chunk {
+    tl_rows rows;
+    tl_array_view keys[MAX_KEYS], ingest;
+    size_t n_keys;
+    bool has_ingest;
+    tl_array_view *cols; /* every column, made when first written out */
+    int64_t n_cols;
+    int refs;
+    int64_t slot; /* index among the row groups of one flush */
+} chunk;
+
+typedef struct cursor {
+    size_t order; /* commit order: later wins ties */
+    char *key;    /* object key of the file */
+    tl_store *store;
+    tl_parquet_reader *reader;
+    struct ArrowSchema file_schema;
+    int rg, n_rg;
+    chunk *cur; /* NULL when exhausted */
+    int64_t pos;
+} cursor;
+
+typedef struct segment {
+    chunk *c;
+    int64_t start, len;
+} segment;
+
+typedef struct merge {
+    const tl_table *t;
+    cursor **heap;
+    size_t n_heap;
+    bool unsorted;
+    segment *segs;
+    size_t n_segs, cap_segs;
+    int64_t pending, per_file;
+    struct ArrowSchema schema; /* storage layout, from the first row group */
+    bool has_value;
+    int64_t value;
+    tl_rewrite_output *out;
+} merge;
+
+static void chunk_unref(chunk *c)
+{
+    if (c == NULL || --c->refs > 0) return;
+    for (size_t k = 0; k < c->n_keys; k++) tl_array_view_free(&c->keys[k]);
+    if (c->has_ingest) tl_array_view_free(&c->ingest);
+    for (int64_t i = 0; i < c->n_cols; i++) tl_array_view_free(&c->cols[i]);
+    free(c->cols);
+    tl_rows_free(&c->rows);
+    free(c);
+}
+
+/* ---- Comparing rows ---- */
+
+static bool key_type_ok(const tl_array_view *v)
+{
+    if (v->is_dictionary) return false;
+    switch (v->type.id) {
+    case TL_ATYPE_INT8:
+    case TL_ATYPE_INT16:
+    case TL_ATYPE_INT32:
+    case TL_ATYPE_INT64:
+    case TL_ATYPE_DATE32:
+    case TL_ATYPE_DATE64:
+    case TL_ATYPE_TIME32:
+    case TL_ATYPE_TIME64:
+    case TL_ATYPE_TIMESTAMP:
+        return true;
+    default:
+        return tl_atype_is_varbinary(v->type.id);
+    }
+}
+
+static int64_t int_at(const tl_array_view *v, int64_t i)
+{
+    int64_t j = v->offset + i;
+    switch (tl_arrow_type_bit_width(&v->type)) {
+    case 8:
+        return ((const int8_t *)v->values)[j];
+    case 16:
+        return ((const int16_t *)v->values)[j];
+    case 32:
+        return ((const int32_t *)v->values)[j];
+    default:
+        return ((const int64_t *)v->values)[j];
+    }
+}
+
+/* Nulls first, integers by value, bytes lexicographically: the sort's order. */
+static int cmp_value(const tl_array_view *a, int64_t i, const tl_array_view *b, int64_t j)
+{
+    bool na = tl_view_is_null(a, i), nb = tl_view_is_null(b, j);
+    if (na || nb) return nb - na;
+    if (tl_atype_is_varbinary(a->type.id)) {
+        int64_t la, lb;
+        const uint8_t *pa = tl_view_bytes(a, i, &la), *pb = tl_view_bytes(b, j, &lb);
+        int c = memcmp(pa, pb, (size_t)(la < lb ? la : lb));
+        return c ? (c < 0 ? -1 : 1) : (la > lb) - (la < lb);
+    }
+    int64_t x = int_at(a, i), y = int_at(b, j);
+    return (x > y) - (x < y);
+}
+
+static int cmp_rows(const chunk *a, int64_t i, const chunk *b, int64_t j)
+{
+    /* Time, the last key, differs most often between neighbours, but the
+     * order is by series first: compare in key order. */
+    for (size_t k = 0; k < a->n_keys; k++) {
+        int c = cmp_value(&a->keys[k], i, &b->keys[k], j);
+        if (c) return c;
+    }
+    return 0;
+}
+
+static int cmp_cursors(const cursor *a, const cursor *b)
+{
+    int c = cmp_rows(a->cur, a->pos, b->cur, b->pos);
+    return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int64_t ingest_at(const chunk *c, int64_t row)
+{
+    return c->has_ingest && !tl_view_is_null(&c->ingest, row) ? int_at(&c->ingest, row) : 0;
+}
+
+/* ---- Reading inputs a row group at a time ---- */
+
+static tl_status read_range(void *ctx, uint64_t offset, size_t len, uint8_t *dst, tl_error *err)
+{
+    cursor *c = ctx;
+    return tl_store_get_range(c->store, c->key, offset, len, dst, err);
+}
+
+static tl_status make_views(merge *m, chunk *ch, tl_error *err)
+{
+    const tl_contract *ct = &m->t->contract;
+    const tl_rows *r = &ch->rows;
+    int idx[MAX_KEYS];
+    size_t n = 0;
+    for (size_t i = 0; i < ct->series_key.len && n < MAX_KEYS - 1; i++)
+        idx[n++] = ct->series_index[i];
+    if (ct->series_key.len > MAX_KEYS - 1) m->unsorted = true; /* more keys than compared */
+    if (ct->time_index >= 0) idx[n++] = ct->time_index;
+    for (size_t k = 0; k < n; k++) {
+        TL_TRY(tl_array_view_init(&ch->keys[k], r->schema.children[idx[k]],
+                                  r->array.children[idx[k]], err));
+        ch->n_keys++;
+        if (!key_type_ok(&ch->keys[k])) m->unsorted = true;
+    }
+    if (ct->ingest_index >= 0) {
+        TL_TRY(tl_array_view_init(&ch->ingest, r->schema.children[ct->ingest_index],
+                                  r->array.children[ct->ingest_index], err));
+        ch->has_ingest = true;
+        if (!key_type_ok(&ch->ingest)) m->unsorted = true;
+    }
+    return TL_OK;
+}
+
+/* One row group as rows of the storage layout (*out NULL when it is empty). */
+static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
+{
+    struct ArrowArray batch = {0};
+    chunk *ch = calloc(1, sizeof *ch);
+    *out = NULL;
+    if (ch == NULL) return tl_error_nomem(err);
+    ch->refs = 1;
+    tl_status st = tl_parquet_reader_read_row_group(c->reader, c->rg++, NULL, 0, &batch, err);
+    /* A file without an ingest-time column sorts before any that has one. */
+    if (st == TL_OK) st = tl_append_prepare(m->t, &c->file_schema, &batch, 1, 0, &ch->rows, err);
+    if (batch.release) tl_array_release(&batch);
+    if (st == TL_OK) st = make_views(m, ch, err);
+    if (st == TL_OK && m->schema.release == NULL)
+        st = tl_schema_copy(&ch->rows.schema, &m->schema, err);
+    if (st != TL_OK || ch->rows.array.length == 0) {
+        chunk_unref(ch);
+        return st;
+    }
+    m->out->rows_in += ch->rows.array.length;
+    *out = ch;
+    return TL_OK;
+}
+
+/* Moves the cursor to its next non-empty row group (or marks it exhausted),
+ * checking that it continues the order of the previous one. */
+static tl_status next_row_group(merge *m, cursor *c, tl_error *err)
+{
+    chunk *prev = c->cur, *next = NULL;
+    tl_status st = TL_OK;
+    while (st == TL_OK && next == NULL && c->rg < c->n_rg) st = load_chunk(m, c, &next, err);
+    if (c->rg == c->n_rg) { /* all read: let go of the footer and codec state */
+        tl_parquet_reader_free(c->reader);
+        c->reader = NULL;
+    }
+    if (next && prev && cmp_rows(prev, prev->rows.array.length - 1, next, 0) > 0)
+        m->unsorted = true;
+    chunk_unref(prev);
+    c->cur = next;
+    c->pos = 0;
+    return st;
+}
+
+static tl_status open_cursor(merge *m, cursor *c, const tl_live_file *f, tl_error *err)
+{
+    char buf[1024];
+    const char *key = tl_table_key_of_url(m->t, f->file.file_path, buf, sizeof buf);
+    if (key == NULL)
+        return tl_error_set(err, TL_ERR_STORAGE, "%s is outside the warehouse", f->file.file_path);
+    c->store = m->t->lake->store;
+    c->key = strdup(key);
+    if (c->key == NULL) return tl_error_nomem(err);
+    tl_parquet_source src = {.ctx = c, .read = read_range};
+    TL_TRY(tl_store_size(c->store, c->key, &src.size, err));
+    TL_TRY(tl_parquet_reader_open(&src, &c->reader, err));
+    TL_TRY(tl_parquet_reader_schema(c->reader, &c->file_schema, err));
+    c->n_rg = tl_parquet_reader_num_row_groups(c->reader);
+    return next_row_group(m, c, err);
+}
+
+static void close_cursor(cursor *c)
+{
+    chunk_unref(c->cur);
+    if (c->file_schema.release) tl_schema_release(&c->file_schema);
+    tl_parquet_reader_free(c->reader);
+    free(c->key);
+}
+
+/* ---- The heap of cursors, smallest (key, commit order) on top ---- */
+
+static void sift_down(merge *m, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, s = i;
+        if (l < m->n_heap && cmp_cursors(m->heap[l], m->heap[s]) < 0) s = l;
+        if (r < m->n_heap && cmp_cursors(m->heap[r], m->heap[s]) < 0) s = r;
+        if (s == i) return;
+        cursor *tmp = m->heap[i];
+        m->heap[i] = m->heap[s];
+        m->heap[s] = tmp;
+        i = s;
+    }
+}
+
+/* After the top cursor moved: re-place it, or drop it when exhausted. */
+static void settle_top(merge *m)
+{
+    if (m->heap[0]->cur == NULL) m->heap[0] = m->heap[--m->n_heap];
+    if (m->n_heap) sift_down(m, 0);
+}
+
+/* ---- Output ---- */
+
+/* Views of every column of a row group, made once: slices of them are cheap. */
+static tl_status column_views(chunk *c, tl_error *err)
+{
+    if (c->cols) return TL_OK;
+    int64_t n = c->rows.schema.n_children;
+    c->cols = calloc((size_t)n + 1, sizeof *c->cols);
+    if (c->cols == NULL) return tl_error_nomem(err);
+    for (; c->n_cols < n; c->n_cols++)
+        TL_TRY(tl_array_view_init(&c->cols[c->n_cols], c->rows.schema.children[c->n_cols],
+                                  c->rows.array.children[c->n_cols], err));
+    return TL_OK;
+}
+
+/* The distinct row groups the pending rows come from, and where each one
+ * starts in their concatenation (chunk->slot indexes base). */
+static tl_status pending_chunks(merge *m, chunk ***out, size_t *n_out, int64_t **base,
+                                tl_error *err)
+{
+    chunk **list = malloc((m->n_segs + 1) * sizeof *list);
+    int64_t *starts = malloc((m->n_segs + 1) * sizeof *starts);
+    if (list == NULL || starts == NULL) {
+        free(list);
+        free(starts);
+        return tl_error_nomem(err);
+    }
+    for (size_t i = 0; i < m->n_segs; i++) m->segs[i].c->slot = -1;
+    size_t n = 0;
+    int64_t rows = 0;
+    for (size_t i = 0; i < m->n_segs; i++) {
+        chunk *c = m->segs[i].c;
+        if (c->slot >= 0) continue;
+        c->slot = (int64_t)n;
+        starts[n] = rows;
+        rows += c->rows.array.length;
+        list[n++] = c;
+    }
+    *out = list;
+    *n_out = n;
+    *base = starts;
+    return TL_OK;
+}
+
+/* Column c of the pending rows: a take over the concatenation of that column
+ * of the row groups they come from. One column at a time, so the copy in
+ * between is one column, and the take is vectorized however short the runs. */
+static tl_status gather_column(merge *m, chunk **chunks, size_t n, const int64_t *idx, int64_t c,
+                               struct ArrowArray *out, tl_error *err)
+{
+    if (n == 1) return tl_arrow_take(&chunks[0]->cols[c], idx, m->pending, out, err);
+    tl_array_view *parts = malloc(n * sizeof *parts), all;
+    if (parts == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++) parts[i] = chunks[i]->cols[c];
+    struct ArrowArray joined = {0};
+    tl_status st = tl_arrow_concat(parts, n, &joined, err);
+    free(parts);
+    if (st == TL_OK) st = tl_array_view_init(&all, m->schema.children[c], &joined, err);
+    if (st == TL_OK) {
+        st = tl_arrow_take(&all, idx, m->pending, out, err);
+        tl_array_view_free(&all);
+    }
+    tl_array_release(&joined);
+    return st;
+}
+
+/* The pending rows in merge order. */
+static tl_status gather(merge *m, struct ArrowArray *out, tl_error *err)
+{
+    chunk **chunks = NULL;
+    int64_t *base = NULL, *idx = malloc((size_t)m->pending * sizeof *idx);
+    size_t n = 0;
+    if (idx == NULL) return tl_error_nomem(err);
+    tl_status st = pending_chunks(m, &chunks, &n, &base, err);
+    for (size_t i = 0; st == TL_OK && i < n; i++) st = column_views(chunks[i], err);
+    int64_t k = 0;
+    for (size_t i = 0; st == TL_OK && i < m->n_segs; i++)
+        for (int64_t r = 0; r < m->segs[i].len; r++)
+            idx[k++] = base[m->segs[i].c->slot] + m->segs[i].start + r;
+    if (st == TL_OK) st = tl_array_init(out, 1, m->schema.n_children, err);
+    if (st == TL_OK) out->length = m->pending;
+    for (int64_t c = 0; st == TL_OK && c < m->schema.n_children; c++)
+        st = gather_column(m, chunks, n, idx, c, out->children[c], err);
+    free(chunks);
+    free(base);
+    free(idx);
+    return st;
+}
+
+static tl_status flush(merge *m, tl_error *err)
+{
+    if (m->pending == 0) return TL_OK;
+    tl_partition_rows part = {.has_value = m->has_value, .value = m->value};
+    tl_status st = gather(m, &part.array, err);
+    tl_ice_data_file df;
+    char *key = NULL;
+    if (st == TL_OK) st = tl_data_file_write(m->t, &m->schema, &part, &df, &key, err);
+    if (st == TL_OK) st = tl_rewrite_output_push(m->t, m->out, &df, key, err);
+    tl_array_release(&part.array);
+    for (size_t i = 0; i < m->n_segs; i++) chunk_unref(m->segs[i].c);
+    m->n_segs = 0;
+    m->pending = 0;
+    return st;
+}
+
+static tl_status emit(merge *m, chunk *c, int64_t row, tl_error *err)
+{
+    segment *last = m->n_segs ? &m->segs[m->n_segs - 1] : NULL;
+    if (last && last->c == c && last->start + last->len == row) {
+        last->len++;
+    } else {
+        if (m->n_segs == m->cap_segs) {
+            size_t cap = m->cap_segs ? m->cap_segs * 2 : 256;
+            segment *s = realloc(m->segs, cap * sizeof *s);
+            if (s == NULL) return tl_error_nomem(err);
+            m->segs = s;
+            m->cap_segs = cap;
+        }
+        c->refs++;
+        m->segs[m->n_segs++] = (segment){c, row, 1};
+    }
+    return ++m->pending >= m->per_file ? flush(m, err) : TL_OK;
+}
+
+/* ---- Merging ---- */
+
+/* Moves the cursor one row on, checking the order within the row group. */
+static tl_status advance(merge *m, cursor *c, tl_error *err)
+{
+    if (++c->pos < c->cur->rows.array.length) {
+        if (cmp_rows(c->cur, c->pos - 1, c->cur, c->pos) > 0) m->unsorted = true;
+        return TL_OK;
+    }
+    return next_row_group(m, c, err);
+}
+
+/* Without dedup every row stays; equal keys keep commit order. */
+static tl_status emit_next(merge *m, tl_error *err)
+{
+    cursor *c = m->heap[0];
+    TL_TRY(emit(m, c->cur, c->pos, err));
+    TL_TRY(advance(m, c, err));
+    settle_top(m);
+    return TL_OK;
+}
+
+/* Emits the winner among the rows whose keys equal the top cursor's row.
+ * Cursors holding those keys come to the top in commit order and each holds
+ * them in consecutive rows, so `>=` lets the later write win a tie. */
+static tl_status emit_latest(merge *m, tl_error *err)
+{
+    cursor *top = m->heap[0];
+    chunk *best = top->cur;
+    int64_t best_row = top->pos, best_ingest = ingest_at(best, best_row);
+    best->refs++;
+    tl_status st = TL_OK;
+    while (st == TL_OK && !m->unsorted && m->n_heap > 0) {
+        cursor *c = m->heap[0];
+        if (cmp_rows(c->cur, c->pos, best, best_row) != 0) break;
+        do {
+            int64_t ingest = ingest_at(c->cur, c->pos);
+            if (ingest >= best_ingest) {
+                c->cur->refs++;
+                chunk_unref(best);
+                best = c->cur;
+                best_row = c->pos;
+                best_ingest = ingest;
+            }
+            st = advance(m, c, err);
+        } while (st == TL_OK && !m->unsorted && c->cur &&
+                 cmp_rows(c->cur, c->pos, best, best_row) == 0);
+        if (st == TL_OK) settle_top(m);
+    }
+    if (st == TL_OK && !m->unsorted) st = emit(m, best, best_row, err);
+    chunk_unref(best);
+    return st;
+}
+
+static int by_sequence(const void *a, const void *b)
+{
+    const tl_live_file *x = *(const tl_live_file *const *)a, *y = *(const tl_live_file *const *)b;
+    if (x->sequence_number != y->sequence_number)
+        return x->sequence_number < y->sequence_number ? -1 : 1;
+    return strcmp(x->file.file_path, y->file.file_path);
+}
+
+static tl_status run(merge *m, cursor *cur, const tl_live_file **order, size_t n, tl_error *err)
+{
+    tl_status st = TL_OK;
+    for (size_t i = 0; st == TL_OK && i < n && !m->unsorted; i++) {
+        cur[i].order = i;
+        st = open_cursor(m, &cur[i], order[i], err);
+        if (st == TL_OK && cur[i].cur) m->heap[m->n_heap++] = &cur[i];
+    }
+    for (size_t i = m->n_heap; st == TL_OK && i-- > 0;) sift_down(m, i);
+    bool dedup = m->t->contract.dedup && m->t->contract.time_index >= 0;
+    while (st == TL_OK && !m->unsorted && m->n_heap > 0)
+        st = dedup ? emit_latest(m, err) : emit_next(m, err);
+    if (st == TL_OK && !m->unsorted) st = flush(m, err);
+    return st;
+}
+
+tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, size_t n,
+                         int64_t rows_per_file, tl_rewrite_output *out, bool *fallback,
+                         tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *fallback = false;
+    merge m = {.t = t, .out = out};
+    int64_t rows = 0;
+    for (size_t i = 0; i < n; i++) rows += files[i]->file.record_count;
+    /* An even split of the expected rows into files of at most rows_per_file. */
+    int64_t n_files = rows_per_file > 0 ? (rows + rows_per_file - 1) / rows_per_file : 1;
+    if (n_files < 1) n_files = 1;
+    m.per_file = (rows + n_files - 1) / n_files;
+    if (m.per_file < 1) m.per_file = 1;
+    if (n > 0 && files[0]->file.n_partition > 0) {
+        m.has_value = true;
+        m.value = files[0]->file.partition[0].i;
+    }
+    const tl_live_file **order = malloc((n + 1) * sizeof *order);
+    cursor *cur = calloc(n + 1, sizeof *cur);
+    m.heap = malloc((n + 1) * sizeof *m.heap);
+    tl_status st = order && cur && m.heap ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK) {
+        memcpy(order, files, n * sizeof *order);
+        qsort(order, n, sizeof *order, by_sequence);
+        st = run(&m, cur, order, n, err);
+    }
+    if (st != TL_OK) tl_error_prefix(err, "compacting");
+    for (size_t i = 0; cur && i < n; i++) close_cursor(&cur[i]);
+    for (size_t i = 0; i < m.n_segs; i++) chunk_unref(m.segs[i].c);
+    free(m.segs);
+    free(m.heap);
+    free(cur);
+    free(order);
+    if (m.schema.release) tl_schema_release(&m.schema);
+    *fallback = st == TL_OK && m.unsorted;
+    if (st != TL_OK || m.unsorted) tl_rewrite_output_free(t, out, true);
+    return st;
+}
