@@ -176,7 +176,17 @@ static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot 
     *n = 0;
     if (parent == NULL || parent->manifest_list == NULL) return TL_OK;
     tl_buf b = {0};
-    tl_status st = tl_table_read_url(t, parent->manifest_list, &b, err);
+    char buf[1024];
+    const char *key = tl_table_key_of_url(t, parent->manifest_list, buf, sizeof buf);
+    tl_status st = key ? tl_store_get(t->lake->store, key, &b, err)
+                       : tl_table_read_url(t, parent->manifest_list, &b, err);
+    if (st == TL_ERR_NOT_FOUND) {
+        /* Another writer expired the snapshot this handle is at: the table
+         * moved on, so this attempt is lost like a race, and retried. */
+        tl_buf_free(&b);
+        return tl_error_set(err, TL_ERR_EXISTS, "snapshot %lld was expired by another writer",
+                            (long long)parent->snapshot_id);
+    }
     if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, out, n, err);
     if (st != TL_OK) tl_error_prefix(err, "reading manifest list %s", parent->manifest_list);
     tl_buf_free(&b);
@@ -319,6 +329,25 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
 }
 
 /* The second round trip: the conditional create of the next version. */
+/* Deletes the metadata files that fell out of the metadata log with this
+ * commit (write.metadata.previous-versions-max), as the reference does. Only
+ * locally: on an object store it would be one more round trip per append,
+ * and expiry removes unreferenced files there. */
+static void prune_metadata_files(tl_table *t, const tl_ice_metadata *old)
+{
+    if (!tl_store_is_local(t->lake->store)) return;
+    const tl_ice_metadata *md = t->md;
+    for (size_t i = 0; i < old->n_metadata_log; i++) {
+        const char *url = old->metadata_log[i].metadata_file;
+        bool kept = false;
+        for (size_t j = 0; !kept && j < md->n_metadata_log; j++)
+            kept = strcmp(md->metadata_log[j].metadata_file, url) == 0;
+        char buf[1024];
+        const char *key = kept ? NULL : tl_table_key_of_url(t, url, buf, sizeof buf);
+        if (key) tl_store_remove(t->lake->store, key, NULL);
+    }
+}
+
 static tl_status create_next_version(tl_table *t, commit_state *cs, tl_ice_metadata *md,
                                      const tl_buf *json, tl_error *err)
 {
@@ -335,7 +364,17 @@ static tl_status create_next_version(tl_table *t, commit_state *cs, tl_ice_metad
         tl_ice_metadata_free(md);
         return st;
     }
-    return tl_table_adopt(t, md, t->version + 1, err);
+    /* The replaced metadata outlives the adoption, to see what left the log. */
+    tl_ice_metadata *old = t->md;
+    t->md = NULL;
+    st = tl_table_adopt(t, md, t->version + 1, err);
+    if (st != TL_OK) {
+        t->md = old; /* the handle stays as it was */
+        return st;
+    }
+    prune_metadata_files(t, old);
+    tl_ice_metadata_free(old);
+    return TL_OK;
 }
 
 /* One attempt: TL_OK (committed), TL_ERR_EXISTS (lost the race) or an error. */

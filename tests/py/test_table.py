@@ -272,3 +272,29 @@ def test_large_appends_are_written_in_bounded_chunks(lake, lake_dir, monkeypatch
     with pytest.raises(ValueError, match="temp"):
         t.append(bad.to_reader(max_chunksize=500), batch_id="bad")
     assert table_files(lake_dir) == before and lake.table("iot.readings").version == 2
+
+
+def test_old_metadata_files_are_pruned_as_the_log_rolls(lake, lake_dir):
+    """Only the versions in the metadata log (write.metadata.previous-versions-max,
+    20 as the reference sets it) and the current one stay, as the reference keeps them."""
+    t = iot(lake)
+    for k in range(25):
+        t.append(readings(2, start=T0 + dt.timedelta(days=k)), maintain=False)
+    assert t.version == 26
+    versions = sorted(int(p.name[1:].split(".")[0]) for p in (lake_dir / "iot/readings/metadata").glob("v*.metadata.json"))
+    assert versions == list(range(6, 27))
+    assert lake.table("iot.readings").version == 26
+
+
+def test_a_handle_whose_snapshot_expired_retries(lake, lake_dir):
+    """Another writer may expire the snapshot a handle is at: the append reloads and commits."""
+    t = iot(lake, properties={"timelake.max-snapshots": "2", "timelake.min-snapshots": "1"})
+    t.append(readings(2), maintain=False)
+    stale = lake.table("iot.readings")
+    other = lake.table("iot.readings")
+    for k in range(4):
+        other.append(readings(2, start=T0 + dt.timedelta(days=k + 1)), maintain=False)
+    other.maintain(compact=False, retention=False, expire=True)
+    res = stale.append(readings(2, start=T0 + dt.timedelta(days=9)), maintain=False)
+    assert res["attempts"] >= 2 and res["version"] == other.version + 1
+    assert stale.info()["rows"] == 12
