@@ -17,9 +17,7 @@ timelake = pytest.importorskip("timelake")
 
 
 def seed_example():
-    (seed,) = (ROOT.parent / "shared" / "seeds").glob("003_*.txt")
-    text = seed.read_text()
-    return text[text.index("import datetime as dt") :]
+    return (ROOT / "tests" / "data" / "seed" / "example.py").read_text()
 
 
 def run(code, env):
