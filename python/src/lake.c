@@ -2,11 +2,6 @@
  * with the GIL released and the lake's lock held. */
 #include "tlpy.h"
 
-/* Declared in timelake.h; weak so that the module still imports against a
- * library built without the query layer (the methods then raise). */
-#pragma weak tl_lake_sql
-#pragma weak tl_lake_latest
-
 PyObject *tlpy_lake_type;
 
 static PyObject *lake_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -219,13 +214,6 @@ static PyObject *lake_drop_table(PyObject *obj, PyObject *args, PyObject *kwargs
     Py_RETURN_NONE;
 }
 
-static PyObject *missing_symbol(const char *symbol)
-{
-    PyErr_Format(PyExc_NotImplementedError,
-                 "this libtimelake was built without the query layer (%s is missing)", symbol);
-    return NULL;
-}
-
 static PyObject *lake_sql(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"query", "namespace", NULL};
@@ -234,7 +222,6 @@ static PyObject *lake_sql(PyObject *obj, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:sql", kwlist, &query, &ns) ||
         tlpy_utf8(query, "query", 0, &cquery) < 0 || tlpy_utf8(ns, "namespace", 1, &cns) < 0)
         return NULL;
-    if (tl_lake_sql == NULL) return missing_symbol("tl_lake_sql");
     tlpy_lake *self = (tlpy_lake *)obj;
     struct ArrowArrayStream stream = {0};
     tl_error err;
@@ -256,7 +243,6 @@ static PyObject *lake_latest(PyObject *obj, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:latest", kwlist, &table) ||
         tlpy_utf8(table, "table", 0, &ctable) < 0)
         return NULL;
-    if (tl_lake_latest == NULL) return missing_symbol("tl_lake_latest");
     tlpy_lake *self = (tlpy_lake *)obj;
     struct ArrowArrayStream stream = {0};
     tl_error err;

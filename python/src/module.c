@@ -2,21 +2,6 @@
  * tests (what the library is built with, and where input buffers live). */
 #include "tlpy.h"
 
-#pragma weak tl_lake_sql
-#pragma weak tl_lake_latest
-#pragma weak tl_table_maintain
-
-static PyObject *has_symbol(PyObject *module, PyObject *name)
-{
-    (void)module;
-    const char *s;
-    if (tlpy_utf8(name, "name", 0, &s) < 0) return NULL;
-    if (!strcmp(s, "tl_lake_sql")) return PyBool_FromLong(tl_lake_sql != NULL);
-    if (!strcmp(s, "tl_lake_latest")) return PyBool_FromLong(tl_lake_latest != NULL);
-    if (!strcmp(s, "tl_table_maintain")) return PyBool_FromLong(tl_table_maintain != NULL);
-    Py_RETURN_TRUE; /* everything else is linked strongly */
-}
-
 /* Buffer addresses of each column of the first batch, as append would hand
  * it to the library: a test compares them with the producer's (zero copy). */
 static PyObject *first_batch_addresses(struct ArrowArrayStream *stream)
@@ -53,8 +38,6 @@ static PyObject *input_buffer_addresses(PyObject *module, PyObject *data)
 }
 
 static PyMethodDef module_methods[] = {
-    {"_has_symbol", has_symbol, METH_O,
-     "Whether the loaded libtimelake provides an optional entry point."},
     {"_input_buffer_addresses", input_buffer_addresses, METH_O,
      "Buffer addresses of the first batch of Arrow data as append reads it (for tests)."},
     {NULL, NULL, 0, NULL}};

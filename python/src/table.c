@@ -5,10 +5,6 @@
 
 #include <string.h>
 
-/* Declared in timelake.h; weak so the module imports against a library built
- * without maintenance (Table.maintain then raises). */
-#pragma weak tl_table_maintain
-
 PyObject *tlpy_table_type;
 
 PyObject *tlpy_table_new(PyObject *lake, tl_table *table)
@@ -139,11 +135,6 @@ static PyObject *table_maintain(PyObject *obj, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ppp:maintain", kwlist, &o.compact,
                                      &o.retention, &o.expire))
         return NULL;
-    if (tl_table_maintain == NULL) {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "this libtimelake was built without maintenance (tl_table_maintain)");
-        return NULL;
-    }
     tlpy_table *self = (tlpy_table *)obj;
     tl_maintain_report r;
     memset(&r, 0, sizeof r);

@@ -110,8 +110,5 @@ class Table:
     def refresh(self) -> None:
         """Reloads the latest committed version."""
 
-def _has_symbol(name: str) -> bool:
-    """Whether the loaded libtimelake provides an optional entry point."""
-
 def _input_buffer_addresses(data: Any) -> list[list[int]]:
     """Buffer addresses of the first batch of ``data`` as append reads it (for tests)."""

@@ -26,16 +26,6 @@ INFO_KEYS = {"name", "version", "location", "time_column", "series_key", "chunk"
              "rows", "files", "bytes", "snapshots", "manifests", "last_value_index"}
 
 
-class Skip(Exception):
-    """The implementation under test lacks an optional part (our library without its query layer)."""
-
-
-def require(tl, symbol):
-    native = getattr(tl, "_timelake", None)
-    if native is not None and hasattr(native, "_has_symbol") and not native._has_symbol(symbol):
-        raise Skip(f"{symbol} is not in this libtimelake")
-
-
 def raises(exc, fn, *args, match=None, **kwargs):
     try:
         fn(*args, **kwargs)
@@ -191,7 +181,6 @@ def check_drop_table(tl, work):
 
 
 def check_sql(tl, work):
-    require(tl, "tl_lake_sql")
     lake = tl.Lake(str(work))
     iot(lake).append(readings(6))
     out = lake.sql("SELECT device_id, count(*) AS n FROM iot.readings GROUP BY 1 ORDER BY 1")
@@ -203,7 +192,6 @@ def check_sql(tl, work):
 
 
 def check_latest(tl, work):
-    require(tl, "tl_lake_latest")
     lake = tl.Lake(str(work))
     iot(lake).append(readings(6))
     out = lake.latest("iot.readings")
@@ -213,7 +201,6 @@ def check_latest(tl, work):
 
 
 def check_maintain(tl, work):
-    require(tl, "tl_table_maintain")
     t = iot(tl.Lake(str(work)))
     for i in range(3):
         t.append(readings(4, start=T0 + dt.timedelta(minutes=10 * i)), maintain=False)
@@ -227,7 +214,6 @@ def check_maintain(tl, work):
 
 
 def check_seed_example_local(tl, work):
-    require(tl, "tl_lake_sql")
     timelake = tl
     # The seed's example, as written, on a local warehouse instead of s3://.
     lake = timelake.Lake(str(work / "lake"))
@@ -256,8 +242,6 @@ def main():
         try:
             fn(timelake, work)
             results[name] = "ok"
-        except Skip as e:
-            results[name] = f"skip: {e}"
         except BaseException:  # noqa: BLE001 -- every failure is reported by name
             results[name] = traceback.format_exc()
     print(json.dumps(results))
