@@ -96,6 +96,11 @@ typedef struct tl_commit_result {
 tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_result *out,
                            tl_error *err);
 
+/* A manifest (Avro, appended to out) of the given entries, written against the
+ * table's current schema and default partition spec. */
+tl_status tl_table_manifest_encode(const tl_table *t, const tl_ice_manifest_entry *entries,
+                                   size_t n, tl_buf *out, tl_error *err);
+
 /* True when a snapshot among the current snapshot and its ancestors carries
  * this batch id. */
 bool tl_batch_committed(const tl_ice_metadata *md, const char *batch_id);
