@@ -172,10 +172,11 @@ def check_drop_table(tl, work):
     iot(lake).append(readings(3))
     lake.drop_table("iot.readings")
     assert lake.tables() == []
-    # The reference writes its head object in the background after a commit;
-    # now and then that write lands after the drop. Every other file is gone.
-    left = [f for f in files_under(work / "iot" / "readings") if not f.endswith("metadata/timelake-head")]
-    assert left == []
+    # The reference finishes some writes (its head object, the version hint) in
+    # the background after a commit; now and then one lands after the drop. No
+    # data file and no metadata version may be left.
+    left = files_under(work / "iot" / "readings")
+    assert not [f for f in left if f.endswith(".parquet") or f.endswith(".metadata.json") or f.endswith(".avro")], left
     raises(KeyError, lake.table, "iot.readings")
     lake.drop_table("iot.readings")  # a missing table is no error
 
