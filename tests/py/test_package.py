@@ -34,6 +34,10 @@ def test_shared_with_reference(check, tmp_path):
     contract.CHECKS[check](timelake, tmp_path)
 
 
+def test_drop_table_removes_everything(tmp_path):
+    contract.drop_table_gone(timelake, tmp_path)
+
+
 def data_rows(work, table="iot/readings"):
     files = sorted(glob.glob(str(Path(work) / table / "data" / "*" / "*.parquet")))
     rows = pa.concat_tables([pq.read_table(f) for f in files]).drop_columns(["_ingest_ts"]).to_pylist()
