@@ -122,9 +122,11 @@ const char *tl_status_name(tl_status status);
 typedef struct tl_lake tl_lake;
 typedef struct tl_table tl_table;
 
-/* Opens a warehouse. `location` is a local path or a file:// URL.
- * `options` is NULL or a NULL-terminated array of key, value string pairs
- * (storage options); an unknown key is TL_ERR_INVALID. The strings are copied.
+/* Opens a warehouse. `location` is a local path or a file://, s3://, gs:// or
+ * az:// URL. `options` is NULL or a NULL-terminated array of key, value string
+ * pairs (storage options, named as the reference names them: aws_region,
+ * aws_endpoint, google_service_account, azure_storage_account_key, ...); an
+ * unknown key is TL_ERR_INVALID. The strings are copied.
  * On success *out is a new handle: close it with tl_lake_close. */
 tl_status tl_lake_open(const char *location, const char *const *options, tl_lake **out,
                        tl_error *err);
