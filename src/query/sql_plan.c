@@ -297,6 +297,62 @@ static bool latest_only(const tl_table *t, const char *alias, const json_t *sele
            names_column(json_object_get(o, "expression"), alias, s->fields[c->time_index].name);
 }
 
+/* Each conjunct of `where` is `series key column = constant`. */
+static bool key_equalities_only(const tl_table *t, const char *alias, const json_t *where)
+{
+    if (is_type(where, "CONJUNCTION_AND")) {
+        const json_t *ch;
+        size_t i;
+        json_array_foreach(json_object_get(where, "children"), i,
+                           ch) if (!key_equalities_only(t, alias, ch)) return false;
+        return true;
+    }
+    if (!is_type(where, "COMPARE_EQUAL")) return false;
+    const tl_contract *c = &t->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    const json_t *l = json_object_get(where, "left"), *r = json_object_get(where, "right");
+    for (int side = 0; side < 2; side++) {
+        const json_t *col = side ? r : l, *val = side ? l : r;
+        if (strcmp(str(val, "class"), "CONSTANT") != 0) continue;
+        for (size_t k = 0; k < c->series_key.len; k++)
+            if (names_column(col, alias, s->fields[c->series_index[k]].name)) return true;
+    }
+    return false;
+}
+
+/* WHERE series key = ... ORDER BY time DESC LIMIT 1 over the bare table: the
+ * newest row of one series, which is that series' row of the index. */
+static bool newest_of_one_series(const tl_table *t, const char *alias, const json_t *select)
+{
+    const tl_contract *c = &t->contract;
+    if (c->time_index < 0 || c->series_key.len == 0) return false;
+    const json_t *where = json_object_get(select, "where_clause");
+    if (where == NULL || json_is_null(where) || !key_equalities_only(t, alias, where) ||
+        json_array_size(json_object_get(select, "group_expressions")) ||
+        !json_is_null(json_object_get(select, "qualify")) ||
+        !json_is_null(json_object_get(select, "having")))
+        return false;
+    const json_t *orders = NULL, *limit = NULL, *m;
+    size_t i;
+    json_array_foreach(json_object_get(select, "modifiers"), i, m)
+    {
+        if (is_type(m, "ORDER_MODIFIER") && orders == NULL)
+            orders = json_object_get(m, "orders");
+        else if (is_type(m, "LIMIT_MODIFIER") && limit == NULL &&
+                 json_is_null(json_object_get(m, "offset")))
+            limit = json_object_get(m, "limit");
+        else
+            return false; /* DISTINCT, a second ORDER BY, OFFSET, ... */
+    }
+    char *n = limit ? literal_text(limit) : NULL;
+    bool one = n && strcmp(n, "1") == 0;
+    free(n);
+    const json_t *o = json_array_get(orders, 0);
+    const char *time = tl_ice_metadata_current_schema(t->md)->fields[c->time_index].name;
+    return one && is_type(o, "DESCENDING") &&
+           names_column(json_object_get(o, "expression"), alias, time);
+}
+
 /* ---- The walk ---- */
 
 static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
@@ -358,7 +414,7 @@ static tl_status prepare_select(walker *w, json_t *node, tl_error *err)
     memset(p, 0, sizeof *p);
     const json_t *where = json_object_get(node, "where_clause");
     if (where && !json_is_null(where)) read_conjunct(w, t, alias, where, &p->filter);
-    p->latest = latest_only(t, alias, node);
+    p->latest = latest_only(t, alias, node) || newest_of_one_series(t, alias, node);
     p->from = from;
     return TL_OK;
 }

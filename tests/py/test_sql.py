@@ -217,3 +217,21 @@ def test_newest_row_per_series_queries_use_the_index(lake, filled):
     q = "SELECT DISTINCT ON (device_id) * FROM iot.readings ORDER BY device_id, time DESC"
     assert lake.sql(q, stats=stats).num_rows == 7
     assert stats["files_read"] == 0
+
+
+def test_newest_row_of_one_series_uses_the_index(lake, lake_dir, filled):
+    for q in ["SELECT * FROM iot.readings WHERE device_id = 'dev-3' ORDER BY time DESC LIMIT 1",
+              "SELECT time, temp FROM iot.readings r WHERE 'dev-5' = r.device_id ORDER BY r.time DESC LIMIT 1"]:
+        stats = {}
+        got = lake.sql(q, stats=stats)
+        assert stats["files_read"] == 0, q
+        assert rows(got) == rows(oracle(lake_dir, q)) and got.num_rows == 1
+    # Shapes that need older rows or other columns go to the data files.
+    for q in ["SELECT * FROM iot.readings WHERE device_id = 'dev-3' ORDER BY time DESC LIMIT 2",
+              "SELECT * FROM iot.readings WHERE device_id = 'dev-3' AND temp > 0 ORDER BY time DESC LIMIT 1",
+              "SELECT * FROM iot.readings WHERE device_id = 'dev-3' ORDER BY time LIMIT 1",
+              "SELECT * FROM iot.readings WHERE device_id = 'dev-3' ORDER BY time DESC LIMIT 1 OFFSET 1"]:
+        stats = {}
+        got = lake.sql(q, stats=stats)
+        assert stats["files_read"] > 0, q
+        assert rows(got) == rows(oracle(lake_dir, q)), q
