@@ -211,3 +211,27 @@ tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn pag
     free(object_prefix);
     return st;
 }
+
+tl_status tl_remote_take_body(tl_http_response *resp, tl_buf *out, tl_error *err)
+{
+    tl_buf_free(out);
+    *out = resp->body;
+    resp->body = (tl_buf){0};
+    if (out->data == NULL && tl_buf_reserve(out, 1) != 0) return tl_error_nomem(err);
+    out->data[out->len] = '\0';
+    return TL_OK;
+}
+
+void tl_remote_range_header(char *buf, size_t size, const char *name, uint64_t offset, size_t len)
+{
+    snprintf(buf, size, "%s: bytes=%llu-%llu", name, (unsigned long long)offset,
+             (unsigned long long)(offset + len - 1));
+}
+
+tl_status tl_remote_check_range(const tl_http_response *resp, const char *key, uint64_t offset,
+                                size_t len, tl_error *err)
+{
+    if (resp->dst_written == len) return TL_OK;
+    return tl_error_set(err, TL_ERR_STORAGE, "reading %s: %zu bytes at %llu: got %zu", key, len,
+                        (unsigned long long)offset, resp->dst_written);
+}

@@ -58,6 +58,16 @@ tl_status tl_remote_put_if_absent(tl_remote *r, const tl_remote_call *call, cons
                                   const void *data, size_t len, const long *lost, size_t n_lost,
                                   tl_error *err);
 
+/* Moves a GET's body into *out (replacing it), NUL-terminated. */
+tl_status tl_remote_take_body(tl_http_response *resp, tl_buf *out, tl_error *err);
+
+/* Writes the header line "<name>: bytes=<offset>-<last>" for a ranged GET. */
+void tl_remote_range_header(char *buf, size_t size, const char *name, uint64_t offset, size_t len);
+
+/* A ranged GET must deliver exactly len bytes. */
+tl_status tl_remote_check_range(const tl_http_response *resp, const char *key, uint64_t offset,
+                                size_t len, tl_error *err);
+
 /* One page of a listing: the keys under object_prefix after `token` (NULL:
  * the first page) go into out; *next is the next page's token, or NULL. */
 typedef tl_status (*tl_remote_page_fn)(tl_remote *r, const char *object_prefix, const char *token,

@@ -72,13 +72,7 @@ static tl_status gcs_get(tl_store *s, const char *key, tl_buf *out, tl_error *er
     tl_http_response resp;
     tl_status st =
         object_call((tl_remote *)s, "GET", key, "alt=media", NULL, NULL, 0, &resp, "reading", err);
-    if (st == TL_OK) {
-        tl_buf_free(out);
-        *out = resp.body;
-        resp.body = (tl_buf){0};
-        if (out->data == NULL && tl_buf_reserve(out, 1) != 0) st = tl_error_nomem(err);
-        if (st == TL_OK) out->data[out->len] = '\0';
-    }
+    if (st == TL_OK) st = tl_remote_take_body(&resp, out, err);
     tl_http_response_clear(&resp);
     return st;
 }
@@ -88,16 +82,13 @@ static tl_status gcs_get_range(tl_store *s, const char *key, uint64_t offset, si
 {
     if (len == 0) return TL_OK;
     char range[96];
-    snprintf(range, sizeof range, "Range: bytes=%llu-%llu", (unsigned long long)offset,
-             (unsigned long long)(offset + len - 1));
+    tl_remote_range_header(range, sizeof range, "Range", offset, len);
     char *line = range;
     tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
     tl_http_response resp;
     tl_status st = object_call((tl_remote *)s, "GET", key, "alt=media", &headers, dst, len, &resp,
                                "reading", err);
-    if (st == TL_OK && resp.dst_written != len)
-        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: %zu bytes at %llu: got %zu", key, len,
-                          (unsigned long long)offset, resp.dst_written);
+    if (st == TL_OK) st = tl_remote_check_range(&resp, key, offset, len, err);
     tl_http_response_clear(&resp);
     return st;
 }

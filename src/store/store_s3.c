@@ -93,13 +93,7 @@ static tl_status s3_get(tl_store *st_, const char *key, tl_buf *out, tl_error *e
     tl_http_response resp;
     tl_status st = object_call(r, "GET", key, "", NULL, NULL, 0, &resp, err);
     if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "reading", key, err);
-    if (st == TL_OK) {
-        tl_buf_free(out);
-        *out = resp.body;
-        resp.body = (tl_buf){0};
-        if (out->data == NULL && tl_buf_reserve(out, 1) != 0) st = tl_error_nomem(err);
-        if (st == TL_OK) out->data[out->len] = '\0';
-    }
+    if (st == TL_OK) st = tl_remote_take_body(&resp, out, err);
     tl_http_response_clear(&resp);
     return st;
 }
@@ -110,8 +104,7 @@ static tl_status s3_get_range(tl_store *st_, const char *key, uint64_t offset, s
     tl_remote *r = (tl_remote *)st_;
     if (len == 0) return TL_OK;
     char range[96];
-    snprintf(range, sizeof range, "range: bytes=%llu-%llu", (unsigned long long)offset,
-             (unsigned long long)(offset + len - 1));
+    tl_remote_range_header(range, sizeof range, "range", offset, len);
     char *line = range;
     tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
     char *object = tl_remote_object(r, key);
@@ -120,9 +113,7 @@ static tl_status s3_get_range(tl_store *st_, const char *key, uint64_t offset, s
     tl_http_response resp;
     tl_status st = tl_remote_send(r, &call, &resp, NULL, err);
     if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "reading", key, err);
-    if (st == TL_OK && resp.dst_written != len)
-        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: %zu bytes at %llu: got %zu", key, len,
-                          (unsigned long long)offset, resp.dst_written);
+    if (st == TL_OK) st = tl_remote_check_range(&resp, key, offset, len, err);
     tl_http_response_clear(&resp);
     free(object);
     return st;
