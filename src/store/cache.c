@@ -1,5 +1,6 @@
 #include "store/cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/random.h"
@@ -27,6 +29,8 @@ typedef struct cache_store {
     tl_store base;
     tl_store *inner;
     char *dir;
+    long long dir_limit;   /* bytes the directory may hold (all processes together) */
+    long long dir_written; /* bytes this process wrote there since it last looked */
     long long limit, used;
     entry *head, *tail;
     pthread_mutex_t lock;
@@ -130,23 +134,39 @@ static void forget(cache_store *c, const char *key)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* ---- the disk layer: one file per object, named by a hash of its URL ---- */
+/* ---- the disk layer ----
+ * One file per object or byte range, named by a hash of the object's URL
+ * (and the range): the objects cached are immutable and their names unique
+ * (every write makes a new one), so a name always means the same bytes.
+ * Files appear by rename, so a reader sees a complete file or none; a file
+ * evicted while another process reads it stays readable through its open
+ * descriptor, and a reader that finds it gone fetches from the store. */
 
-static char *disk_path(const cache_store *c, const char *key)
+static char *disk_path(const cache_store *c, const char *key, bool ranged, uint64_t offset,
+                       size_t len)
 {
     char *url = tl_store_url_of(c->inner, key);
-    if (url == NULL) return NULL;
+    char *name =
+        url && ranged ? tl_strdup_printf("%s#%llu+%zu", url, (unsigned long long)offset, len) : url;
+    if (name != url) free(url);
+    if (name == NULL) return NULL;
     uint8_t d[32];
     char hex[65];
-    tl_sha256(url, strlen(url), d);
+    tl_sha256(name, strlen(name), d);
     tl_hex(d, 32, hex);
-    free(url);
+    free(name);
     return tl_strdup_printf("%s/%s", c->dir, hex);
+}
+
+/* Marks a file as recently used: eviction removes the least recent first. */
+static void touch(int fd)
+{
+    futimens(fd, NULL);
 }
 
 static bool disk_read(const cache_store *c, const char *key, tl_buf *out)
 {
-    char *path = disk_path(c, key);
+    char *path = disk_path(c, key, false, 0, 0);
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     free(path);
     if (fd < 0) return false;
@@ -161,6 +181,7 @@ static bool disk_read(const cache_store *c, const char *key, tl_buf *out)
         else
             got += (size_t)n;
     }
+    if (ok) touch(fd);
     close(fd);
     if (ok) {
         out->len = got;
@@ -169,12 +190,9 @@ static bool disk_read(const cache_store *c, const char *key, tl_buf *out)
     return ok;
 }
 
-static bool disk_read_range(const cache_store *c, const char *key, uint64_t offset, size_t len,
-                            uint8_t *dst)
+static bool read_at(const char *path, uint64_t offset, size_t len, uint8_t *dst)
 {
-    char *path = disk_path(c, key);
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    free(path);
     if (fd < 0) return false;
     size_t got = 0;
     while (got < len) {
@@ -183,15 +201,94 @@ static bool disk_read_range(const cache_store *c, const char *key, uint64_t offs
         if (n <= 0) break;
         got += (size_t)n;
     }
+    if (got == len) touch(fd);
     close(fd);
     return got == len;
 }
 
-/* Write to a unique temporary name, then rename: concurrent writers of the
- * same object (same bytes) simply replace each other. Best effort. */
-static void disk_write(const cache_store *c, const char *key, const void *data, size_t len)
+/* A range from the whole object's file, or from the file of that exact range. */
+static bool disk_read_range(const cache_store *c, const char *key, uint64_t offset, size_t len,
+                            uint8_t *dst)
 {
-    char *path = disk_path(c, key);
+    char *whole = disk_path(c, key, false, 0, 0);
+    bool ok = read_at(whole, offset, len, dst);
+    free(whole);
+    if (ok) return true;
+    char *part = disk_path(c, key, true, offset, len);
+    ok = read_at(part, 0, len, dst);
+    free(part);
+    return ok;
+}
+
+typedef struct cached_file {
+    char *name;
+    long long size;
+    struct timespec used;
+} cached_file;
+
+static int by_use(const void *a, const void *b)
+{
+    const cached_file *x = a, *y = b;
+    if (x->used.tv_sec != y->used.tv_sec) return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+    return (x->used.tv_nsec > y->used.tv_nsec) - (x->used.tv_nsec < y->used.tv_nsec);
+}
+
+/* Brings the directory under its limit (to 90% of it), least recently used
+ * first, and removes temporary files an interrupted writer left an hour or
+ * more ago. Other processes may do the same at once: a file already gone is
+ * simply skipped. Best effort. */
+static void disk_evict(const cache_store *c)
+{
+    DIR *d = opendir(c->dir);
+    if (d == NULL) return;
+    cached_file *files = NULL;
+    size_t n = 0, cap = 0;
+    long long total = 0;
+    time_t now = time(NULL);
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        if (de->d_name[0] == '.' && strncmp(de->d_name, ".tmp-", 5) != 0) continue;
+        char *path = tl_strdup_printf("%s/%s", c->dir, de->d_name);
+        struct stat sb;
+        if (path == NULL || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (de->d_name[0] == '.') { /* .tmp-: a writer's, unless abandoned */
+            if (now - sb.st_mtime > 3600) unlink(path);
+            free(path);
+            continue;
+        }
+        if (n == cap) {
+            cached_file *f = realloc(files, (cap = cap ? 2 * cap : 64) * sizeof *f);
+            if (f == NULL) {
+                free(path);
+                break;
+            }
+            files = f;
+        }
+        files[n++] = (cached_file){path, (long long)sb.st_size, sb.st_mtim};
+        total += (long long)sb.st_size;
+    }
+    closedir(d);
+    if (files) qsort(files, n, sizeof *files, by_use);
+    long long target = c->dir_limit / 10 * 9;
+    for (size_t i = 0; i < n && total > c->dir_limit; i++)
+        if (unlink(files[i].name) == 0 || errno == ENOENT) {
+            total -= files[i].size;
+            if (total <= target) break;
+        }
+    for (size_t i = 0; i < n; i++) free(files[i].name);
+    free(files);
+}
+
+/* Write to a unique temporary name, then rename: concurrent writers of the
+ * same object (same bytes) simply replace each other. Best effort. After
+ * every eighth of the limit written, the directory is brought under it. */
+static void disk_write(cache_store *c, const char *key, bool ranged, uint64_t offset,
+                       const void *data, size_t len)
+{
+    if ((long long)len > c->dir_limit / 4) return; /* would push out too much */
+    char *path = disk_path(c, key, ranged, offset, len);
     char rnd[TL_UUID_STR_LEN + 1];
     tl_uuid_v4(rnd);
     char *tmp = path ? tl_strdup_printf("%s/.tmp-%s", c->dir, rnd) : NULL;
@@ -210,11 +307,16 @@ static void disk_write(const cache_store *c, const char *key, const void *data, 
     if (!ok && tmp) unlink(tmp);
     free(tmp);
     free(path);
+    pthread_mutex_lock(&c->lock);
+    bool evict = (c->dir_written += (long long)len) > c->dir_limit / 8;
+    if (evict) c->dir_written = 0;
+    pthread_mutex_unlock(&c->lock);
+    if (evict) disk_evict(c);
 }
 
 static void disk_remove(const cache_store *c, const char *key)
 {
-    char *path = disk_path(c, key);
+    char *path = disk_path(c, key, false, 0, 0);
     if (path) unlink(path);
     free(path);
 }
@@ -224,7 +326,7 @@ static void disk_remove(const cache_store *c, const char *key)
 static void keep(cache_store *c, const char *key, const void *data, size_t len)
 {
     remember(c, WHOLE, key, 0, data, len);
-    if (c->dir) disk_write(c, key, data, len);
+    if (c->dir) disk_write(c, key, false, 0, data, len);
 }
 
 static void count(cache_store *c, bool hit)
@@ -286,6 +388,7 @@ static tl_status cache_get_range(tl_store *s, const char *key, uint64_t offset, 
     if (hit) return TL_OK;
     TL_TRY(tl_store_get_range(c->inner, key, offset, len, dst, err));
     remember(c, RANGE, key, offset, dst, len);
+    if (c->dir) disk_write(c, key, true, offset, dst, len);
     return TL_OK;
 }
 
@@ -340,6 +443,12 @@ static tl_status cache_list(tl_store *s, const char *prefix, tl_strlist *out, tl
     return tl_store_list(((cache_store *)s)->inner, prefix, out, err);
 }
 
+static tl_status cache_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
+                                     tl_error *err)
+{
+    return tl_store_list_detailed(((cache_store *)s)->inner, prefix, out, err);
+}
+
 static tl_status cache_remove(tl_store *s, const char *key, tl_error *err)
 {
     cache_store *c = (cache_store *)s;
@@ -365,6 +474,7 @@ static const tl_store_ops cache_ops = {
     .put = cache_put,
     .put_if_absent = cache_put_if_absent,
     .list = cache_list,
+    .list_detailed = cache_list_detailed,
     .remove = cache_remove,
     .free = cache_free,
     .put_many = cache_put_many,
@@ -403,7 +513,7 @@ static tl_status make_dir(const char *dir, tl_error *err)
 }
 
 tl_status tl_store_cache_wrap(tl_store *inner, long long memory_bytes, const char *dir,
-                              tl_store **out, tl_error *err)
+                              long long dir_bytes, tl_store **out, tl_error *err)
 {
     cache_store *c = calloc(1, sizeof *c);
     tl_status st = c ? TL_OK : tl_error_nomem(err);
@@ -421,6 +531,7 @@ tl_status tl_store_cache_wrap(tl_store *inner, long long memory_bytes, const cha
     c->base.url = inner->url; /* the same root: keys and URLs are the inner store's */
     c->inner = inner;
     c->limit = memory_bytes;
+    c->dir_limit = dir_bytes > 0 ? dir_bytes : TL_CACHE_DIR_DEFAULT;
     pthread_mutex_init(&c->lock, NULL);
     *out = &c->base;
     return TL_OK;

@@ -3,10 +3,12 @@
  * and whose bytes never change. Metadata JSON, the registry and hints are
  * always read from the store.
  *
- * Memory: an LRU of whole objects, exact byte ranges (footers) and sizes,
- * bounded in bytes. Disk (optional): whole objects in a directory that several
- * processes may share; each file is written under a temporary name and renamed
- * into place, so a reader sees a complete file or none. Objects this process
+ * Memory: an LRU of whole objects, exact byte ranges (footers, column chunks)
+ * and sizes, bounded in bytes. Disk (optional): whole objects and exact byte
+ * ranges in a directory that several processes may share, bounded in bytes
+ * (least recently used first out); each file is written under a temporary
+ * name and renamed into place, so a reader sees a complete file or none, and
+ * a reader that finds a file evicted reads the store. Objects this process
  * uploads are cached as they are written (a writer reads its own manifest list
  * back on the next commit). Thread-safe. */
 #ifndef TL_STORE_CACHE_H

@@ -2,12 +2,50 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/md5.h>
 #include <openssl/sha.h>
 #include <string.h>
 
 void tl_sha256(const void *data, size_t len, uint8_t out[32])
 {
     SHA256(data, len, out);
+}
+
+void tl_md5(const void *data, size_t len, uint8_t out[16])
+{
+    /* Not for security: only to match the digest object stores list. */
+    unsigned int n = 16;
+    EVP_Digest(data, len, out, &n, EVP_md5(), NULL);
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+bool tl_md5_from_hex(const char *text, uint8_t out[16])
+{
+    size_t n = text ? strlen(text) : 0;
+    if (n == 34 && text[0] == '"' && text[33] == '"') text++, n -= 2;
+    if (n != 32) return false; /* e.g. a multipart ETag "<hex>-<parts>" */
+    for (size_t i = 0; i < 16; i++) {
+        int hi = hex_digit(text[2 * i]), lo = hex_digit(text[2 * i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return true;
+}
+
+bool tl_md5_from_base64(const char *text, uint8_t out[16])
+{
+    tl_buf b = {0};
+    bool ok = text && tl_base64_decode(&b, text, strlen(text)) == 0 && b.len == 16;
+    if (ok) memcpy(out, b.data, 16);
+    tl_buf_free(&b);
+    return ok;
 }
 
 void tl_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len, uint8_t out[32])

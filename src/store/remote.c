@@ -194,8 +194,8 @@ tl_status tl_store_put_parallel(tl_store *s, const tl_store_put_item *items, siz
     return j.st;
 }
 
-tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page, tl_strlist *out,
-                         tl_error *err)
+tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page,
+                         tl_store_listing *out, tl_error *err)
 {
     char *object_prefix = tl_remote_object(r, prefix);
     if (object_prefix == NULL) return tl_error_nomem(err);
@@ -209,6 +209,17 @@ tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn pag
     } while (st == TL_OK && token);
     free(token);
     free(object_prefix);
+    return st;
+}
+
+tl_status tl_remote_list_keys(tl_remote *r, const char *prefix, tl_remote_page_fn page,
+                              tl_strlist *out, tl_error *err)
+{
+    tl_store_listing l = {0};
+    tl_status st = tl_remote_list(r, prefix, page, &l, err);
+    for (size_t i = 0; st == TL_OK && i < l.len; i++)
+        if (tl_strlist_push(out, l.items[i].key) != 0) st = tl_error_nomem(err);
+    tl_store_listing_free(&l);
     return st;
 }
 

@@ -68,14 +68,18 @@ void tl_remote_range_header(char *buf, size_t size, const char *name, uint64_t o
 tl_status tl_remote_check_range(const tl_http_response *resp, const char *key, uint64_t offset,
                                 size_t len, tl_error *err);
 
-/* One page of a listing: the keys under object_prefix after `token` (NULL:
- * the first page) go into out; *next is the next page's token, or NULL. */
+/* One page of a listing: the objects under object_prefix after `token`
+ * (NULL: the first page) go into out, keys relative to the store's root,
+ * with their sizes and digests; *next is the next page's token, or NULL. */
 typedef tl_status (*tl_remote_page_fn)(tl_remote *r, const char *object_prefix, const char *token,
-                                       tl_strlist *out, char **next, tl_error *err);
+                                       tl_store_listing *out, char **next, tl_error *err);
 
-/* Lists every key under prefix, page by page. */
-tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page, tl_strlist *out,
-                         tl_error *err);
+/* Lists every object under prefix, page by page. */
+tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page,
+                         tl_store_listing *out, tl_error *err);
+/* The same, keys only. */
+tl_status tl_remote_list_keys(tl_remote *r, const char *prefix, tl_remote_page_fn page,
+                              tl_strlist *out, tl_error *err);
 
 /* Uploads items through s->ops->put on up to `threads` threads. */
 tl_status tl_store_put_parallel(tl_store *s, const tl_store_put_item *items, size_t n, int threads,

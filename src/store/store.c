@@ -13,7 +13,7 @@ static tl_status open_remote(const char *location, const char *const *options, t
 {
     tl_store_config cfg;
     TL_TRY(tl_store_config_parse(location, options, &cfg, err));
-    long long memory = cfg.cache_memory;
+    long long memory = cfg.cache_memory, dir_max = cfg.cache_dir_max;
     char *dir = cfg.cache_dir ? strdup(cfg.cache_dir) : NULL;
     tl_store *s = NULL;
     tl_status st = cfg.cache_dir && dir == NULL ? tl_error_nomem(err) : TL_OK;
@@ -23,7 +23,7 @@ static tl_status open_remote(const char *location, const char *const *options, t
                                         : tl_store_azure_open(&cfg, &s, err);
     tl_store_config_clear(&cfg);
     if (st == TL_OK && (memory > 0 || dir != NULL))
-        st = tl_store_cache_wrap(s, memory, dir, &s, err);
+        st = tl_store_cache_wrap(s, memory, dir, dir_max, &s, err);
     free(dir);
     if (st == TL_OK) *out = s;
     return st;

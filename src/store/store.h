@@ -21,6 +21,22 @@ typedef struct tl_store_put_item {
     size_t len;
 } tl_store_put_item;
 
+/* What a listing says of one object: its size, and its MD5 when the store
+ * vouches for it (S3's ETag of a single-part upload, GCS's md5Hash, Azure's
+ * Content-MD5). A reader can then check bytes it got elsewhere against the
+ * listed object without reading it. */
+typedef struct tl_store_listed {
+    char *key;
+    uint64_t size;
+    bool has_md5;
+    uint8_t md5[16];
+} tl_store_listed;
+
+typedef struct tl_store_listing {
+    tl_store_listed *items;
+    size_t len, cap;
+} tl_store_listing;
+
 typedef struct tl_store_ops {
     /* TL_ERR_NOT_FOUND when the object does not exist. */
     tl_status (*get)(tl_store *s, const char *key, tl_buf *out, tl_error *err);
@@ -39,6 +55,9 @@ typedef struct tl_store_ops {
     /* Puts every item, in parallel where the backend can (remote stores); on
      * failure some items may have been written. NULL: one by one through put. */
     tl_status (*put_many)(tl_store *s, const tl_store_put_item *items, size_t n, tl_error *err);
+    /* As list, with each object's size and digest. NULL: keys only (through list). */
+    tl_status (*list_detailed)(tl_store *s, const char *prefix, tl_store_listing *out,
+                               tl_error *err);
 } tl_store_ops;
 
 struct tl_store {
@@ -80,6 +99,13 @@ static inline tl_status tl_store_list(tl_store *s, const char *prefix, tl_strlis
 {
     return s->ops->list(s, prefix, out, err);
 }
+/* Every object under prefix with its size and digest (store/listing.c); on a
+ * backend that cannot tell them, the keys with size 0 and has_md5 false. */
+tl_status tl_store_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
+                                 tl_error *err);
+/* Adds an entry (key copied; md5 may be NULL). 0, or -1 when out of memory. */
+int tl_store_listing_push(tl_store_listing *l, const char *key, uint64_t size, const uint8_t *md5);
+void tl_store_listing_free(tl_store_listing *l);
 static inline tl_status tl_store_remove(tl_store *s, const char *key, tl_error *err)
 {
     return s->ops->remove(s, key, err);
@@ -88,6 +114,20 @@ static inline tl_status tl_store_remove(tl_store *s, const char *key, tl_error *
 /* Uploads a batch of objects, in parallel on remote stores: one round trip of
  * wall time instead of n. On failure the caller removes what it meant to write. */
 tl_status tl_store_put_many(tl_store *s, const tl_store_put_item *items, size_t n, tl_error *err);
+
+/* One read of a batch: the whole object (len 0) or len bytes at offset. */
+typedef struct tl_store_get_item {
+    const char *key;
+    uint64_t offset;
+    size_t len;
+    tl_buf out;   /* the bytes read; the caller frees it */
+    tl_status st; /* this item's outcome */
+    tl_error err;
+} tl_store_get_item;
+
+/* Reads every item, in parallel on remote stores (one round trip of wall
+ * time); each item gets its own status. Returns the first failure, if any. */
+tl_status tl_store_get_many(tl_store *s, tl_store_get_item *items, size_t n, tl_error *err);
 
 /* Deletes every object under prefix. */
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err);
@@ -111,8 +151,11 @@ struct tl_store_config;
 tl_status tl_store_s3_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
 tl_status tl_store_gcs_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
 tl_status tl_store_azure_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
-/* Wraps `inner` (taken over) in a read cache of immutable objects (store/cache.h). */
+/* Wraps `inner` (taken over) in a read cache of immutable objects (store/cache.h):
+ * memory_bytes in memory, and dir (NULL: none) on disk holding at most
+ * dir_bytes (<= 0: TL_CACHE_DIR_DEFAULT) for all processes sharing it. */
+#define TL_CACHE_DIR_DEFAULT (1LL << 30)
 tl_status tl_store_cache_wrap(tl_store *inner, long long memory_bytes, const char *dir,
-                              tl_store **out, tl_error *err);
+                              long long dir_bytes, tl_store **out, tl_error *err);
 
 #endif

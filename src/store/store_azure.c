@@ -8,12 +8,14 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/random.h"
 #include "store/digest.h"
+#include "store/multipart.h"
 #include "store/remote.h"
 #include "store/xml.h"
 
 #define API_VERSION "2021-08-06"
-#define BLOCK_SIZE (8u << 20)
+#define MAX_BLOCKS 50000 /* Azure's limit on the blocks of one blob */
 #define EMULATOR_ACCOUNT "devstoreaccount1"
 #define EMULATOR_KEY                                                                               \
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -216,47 +218,113 @@ static tl_status azure_size(tl_store *s, const char *key, uint64_t *out, tl_erro
     return st;
 }
 
-static tl_status put_blocks(tl_remote *r, const char *key, const uint8_t *data, size_t len,
-                            tl_error *err)
+/* One block upload: a random tag makes the block ids of this upload differ
+ * from those of any other upload of the same blob. */
+typedef struct azure_upload {
+    char *key;
+    char tag[17];
+    size_t n_parts;
+} azure_upload;
+
+/* The base64 block id of part index: every id of a blob has the same length. */
+static int block_id(const azure_upload *u, size_t index, tl_buf *out)
 {
-    tl_buf list = {0};
-    tl_status st = tl_buf_append_str(&list, "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>")
-                       ? tl_error_nomem(err)
-                       : TL_OK;
-    for (size_t off = 0, i = 0; st == TL_OK && off < len; off += BLOCK_SIZE, i++) {
-        char raw[16], *q;
-        snprintf(raw, sizeof raw, "block-%08zu", i); /* ids of one length, as Azure wants */
-        tl_buf id = {0}, enc = {0};
-        int rc = tl_base64_encode(&id, raw, strlen(raw), 0);
-        rc |= tl_http_encode(&enc, rc ? "" : (char *)id.data, false);
-        q = rc ? NULL : tl_strdup_printf("blockid=%s&comp=block", (char *)enc.data);
-        tl_http_response resp;
-        size_t n = len - off < BLOCK_SIZE ? len - off : BLOCK_SIZE;
-        st = q ? blob_call(r, "PUT", key, q, NULL, data + off, n, NULL, 0, &resp, "writing", err)
-               : tl_error_nomem(err);
-        if (q) tl_http_response_clear(&resp);
-        if (st == TL_OK && tl_buf_printf(&list, "<Latest>%s</Latest>", (char *)id.data) != 0)
-            st = tl_error_nomem(err);
-        free(q);
-        tl_buf_free(&id);
-        tl_buf_free(&enc);
+    char raw[48];
+    snprintf(raw, sizeof raw, "%s-%08zu", u->tag, index);
+    return tl_base64_encode(out, raw, strlen(raw), 0);
+}
+
+static void upload_free(void *u_)
+{
+    azure_upload *u = u_;
+    if (u) free(u->key);
+    free(u);
+}
+
+static tl_status upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
+                              tl_error *err)
+{
+    (void)r;
+    azure_upload *u = calloc(1, sizeof *u);
+    if (u == NULL || (u->key = strdup(key)) == NULL) {
+        upload_free(u);
+        return tl_error_nomem(err);
     }
-    if (st == TL_OK && tl_buf_append_str(&list, "</BlockList>") != 0) st = tl_error_nomem(err);
+    u->n_parts = n_parts;
+    uint8_t rnd[8];
+    tl_random_bytes(rnd, sizeof rnd);
+    tl_hex(rnd, sizeof rnd, u->tag);
+    *out = u;
+    return TL_OK;
+}
+
+/* Put Block: the block stays uncommitted (invisible) until the block list names it. */
+static tl_status upload_part(tl_remote *r, void *u_, size_t index, const uint8_t *data, size_t len,
+                             tl_error *err)
+{
+    azure_upload *u = u_;
+    tl_buf id = {0}, enc = {0};
+    int rc = block_id(u, index, &id);
+    rc |= tl_http_encode(&enc, rc ? "" : (char *)id.data, false);
+    char *q = rc ? NULL : tl_strdup_printf("blockid=%s&comp=block", (char *)enc.data);
+    tl_status st = q ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK) {
         tl_http_response resp;
-        st = blob_call(r, "PUT", key, "comp=blocklist", NULL, list.data, list.len, NULL, 0, &resp,
-                       "writing", err);
+        st = blob_call(r, "PUT", u->key, q, NULL, data, len, NULL, 0, &resp, "writing", err);
+        tl_http_response_clear(&resp);
+    }
+    free(q);
+    tl_buf_free(&id);
+    tl_buf_free(&enc);
+    return st;
+}
+
+/* Put Block List commits the blocks in order. Sending it again after a lost
+ * answer is harmless: <Latest> also names blocks committed already. */
+static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size_t len,
+                               tl_error *err)
+{
+    (void)data;
+    (void)len;
+    azure_upload *u = u_;
+    tl_buf list = {0};
+    int rc = tl_buf_append_str(&list, "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>");
+    for (size_t i = 0; i < u->n_parts && rc == 0; i++) {
+        tl_buf id = {0};
+        rc |= block_id(u, i, &id);
+        rc |= tl_buf_printf(&list, "<Latest>%s</Latest>", rc ? "" : (char *)id.data);
+        tl_buf_free(&id);
+    }
+    rc |= tl_buf_append_str(&list, "</BlockList>");
+    tl_status st = rc ? tl_error_nomem(err) : TL_OK;
+    if (st == TL_OK) {
+        tl_http_response resp;
+        st = blob_call(r, "PUT", u->key, "comp=blocklist", NULL, list.data, list.len, NULL, 0,
+                       &resp, "writing", err);
         tl_http_response_clear(&resp);
     }
     tl_buf_free(&list);
     return st;
 }
 
+/* Uncommitted blocks cannot be deleted one by one; the service drops them
+ * (after a week) and they never show as a blob. */
+static void upload_abort(tl_remote *r, void *u)
+{
+    (void)r;
+    (void)u;
+}
+
+static const tl_multipart_ops azure_multipart = {upload_begin, upload_part, upload_finish,
+                                                 upload_abort, upload_free};
+
 static tl_status azure_put(tl_store *s, const char *key, const void *data, size_t len,
                            tl_error *err)
 {
     tl_remote *r = (tl_remote *)s;
-    if (len > BLOCK_SIZE) return put_blocks(r, key, data, len, err);
+    if (tl_multipart_wanted(r, len))
+        return tl_multipart_put(r, &azure_multipart, key, data, len,
+                                tl_multipart_part_size(r, len, MAX_BLOCKS, 1), err);
     char *line = "x-ms-blob-type: BlockBlob";
     tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
     tl_http_response resp;
@@ -281,8 +349,27 @@ static tl_status azure_put_if_absent(tl_store *s, const char *key, const void *d
     return st;
 }
 
+/* One <Blob> of a listing: its name, Content-Length and Content-MD5 (which
+ * the service computes for a Put Blob, as our conditional creates are). */
+static int push_listed(const char *blob, size_t skip, tl_store_listing *out)
+{
+    char *name = tl_xml_text(blob, "Name", NULL);
+    char *size = tl_xml_text(blob, "Content-Length", NULL);
+    char *md5_text = tl_xml_text(blob, "Content-MD5", NULL);
+    uint8_t md5[16];
+    bool has_md5 = md5_text && tl_md5_from_base64(md5_text, md5);
+    int rc = 0;
+    if (name && strlen(name) > skip)
+        rc = tl_store_listing_push(out, name + skip, size ? strtoull(size, NULL, 10) : 0,
+                                   has_md5 ? md5 : NULL);
+    free(name);
+    free(size);
+    free(md5_text);
+    return rc;
+}
+
 static tl_status list_page(tl_remote *r, const char *object_prefix, const char *marker,
-                           tl_strlist *out, char **next, tl_error *err)
+                           tl_store_listing *out, char **next, tl_error *err)
 {
     tl_buf q = {0};
     int rc = tl_buf_append_str(&q, "comp=list");
@@ -307,10 +394,10 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
     const char *blobs = body ? strstr(body, "<Blobs>") : NULL;
     for (const char *p = blobs; st == TL_OK && p;) {
         const char *end = NULL;
-        char *name = tl_xml_text(p, "Name", &end);
-        if (name == NULL) break;
-        if (strlen(name) > skip && tl_strlist_push(out, name + skip) != 0) st = tl_error_nomem(err);
-        free(name);
+        char *blob = tl_xml_element(p, "Blob", &end);
+        if (blob == NULL) break;
+        if (push_listed(blob, skip, out) != 0) st = tl_error_nomem(err);
+        free(blob);
         p = end;
     }
     const char *nm = body ? strstr(body, "<NextMarker>") : NULL;
@@ -325,6 +412,12 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
 }
 
 static tl_status azure_list(tl_store *s, const char *prefix, tl_strlist *out, tl_error *err)
+{
+    return tl_remote_list_keys((tl_remote *)s, prefix, list_page, out, err);
+}
+
+static tl_status azure_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
+                                     tl_error *err)
 {
     return tl_remote_list((tl_remote *)s, prefix, list_page, out, err);
 }
@@ -361,6 +454,7 @@ static const tl_store_ops azure_ops = {
     .put = azure_put,
     .put_if_absent = azure_put_if_absent,
     .list = azure_list,
+    .list_detailed = azure_list_detailed,
     .remove = azure_remove,
     .free = azure_free,
     .put_many = azure_put_many,

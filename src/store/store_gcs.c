@@ -1,13 +1,16 @@
 /* Google Cloud Storage through its JSON API: media downloads (ranged), media
  * uploads, and the conditional create as an upload with ifGenerationMatch=0
  * (the JSON API's form of x-goog-if-generation-match: 0), which fails with 412
- * when the object exists. */
+ * when the object exists. Large objects go up as parts composed into one. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/random.h"
+#include "store/digest.h"
 #include "store/gcs_auth.h"
+#include "store/multipart.h"
 #include "store/remote.h"
 
 typedef struct gcs_store {
@@ -16,21 +19,23 @@ typedef struct gcs_store {
     tl_gcs_auth *auth;
 } gcs_store;
 
-/* call->object set: the object resource (downloads, metadata, deletes);
- * "upload" as method prefix is not needed: uploads go through query "uploadType". */
+/* call->object set: the object resource (downloads, metadata, deletes,
+ * compose); a query with "uploadType" goes to the upload endpoint. */
 static tl_status gcs_attempt(tl_remote *r, const tl_remote_call *call, tl_http_response *resp,
                              tl_error *err)
 {
     gcs_store *g = (gcs_store *)r;
     memset(resp, 0, sizeof *resp);
     tl_buf url = {0};
-    bool upload = strcmp(call->method, "POST") == 0;
+    bool upload = strstr(call->query, "uploadType=") != NULL;
     int rc = tl_buf_printf(&url, "%s/%sstorage/v1/b/", g->base, upload ? "upload/" : "");
     rc |= tl_http_encode(&url, r->cfg.bucket, false);
     rc |= tl_buf_append_str(&url, "/o");
     if (call->object && !upload) {
         rc |= tl_buf_append_byte(&url, '/');
         rc |= tl_http_encode(&url, call->object, false);
+        /* The one POST on an object that is not an upload: composing it from parts. */
+        if (strcmp(call->method, "POST") == 0) rc |= tl_buf_append_str(&url, "/compose");
     }
     if (call->query[0]) rc |= tl_buf_printf(&url, "?%s", call->query);
     tl_strlist headers = {0};
@@ -121,9 +126,10 @@ static char *upload_query(const char *object)
     return (char *)tl_buf_detach(&q, NULL);
 }
 
-static tl_status gcs_put(tl_store *s, const char *key, const void *data, size_t len, tl_error *err)
+/* One media upload, whatever its size. */
+static tl_status put_media(tl_remote *r, const char *key, const void *data, size_t len,
+                           tl_error *err)
 {
-    tl_remote *r = (tl_remote *)s;
     char *object = tl_remote_object(r, key);
     char *query = object ? upload_query(object) : NULL;
     tl_status st = query ? TL_OK : tl_error_nomem(err);
@@ -137,6 +143,139 @@ static tl_status gcs_put(tl_store *s, const char *key, const void *data, size_t 
     free(query);
     free(object);
     return st;
+}
+
+static tl_status gcs_remove(tl_store *s, const char *key, tl_error *err);
+
+/* A large object goes up as part objects, in parallel, composed into one (a
+ * compose takes 32 sources at most), then the parts are deleted. */
+#define MAX_PARTS 32
+
+typedef struct gcs_upload {
+    char *key;
+    char tag[17];
+    size_t n_parts;
+} gcs_upload;
+
+/* The key of part index: beside the object, named after this upload. */
+static char *part_key(const gcs_upload *u, size_t index)
+{
+    return tl_strdup_printf("%s.tl-part-%s-%04zu", u->key, u->tag, index);
+}
+
+static void upload_free(void *u_)
+{
+    gcs_upload *u = u_;
+    if (u) free(u->key);
+    free(u);
+}
+
+static tl_status upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
+                              tl_error *err)
+{
+    (void)r;
+    gcs_upload *u = calloc(1, sizeof *u);
+    if (u == NULL || (u->key = strdup(key)) == NULL) {
+        upload_free(u);
+        return tl_error_nomem(err);
+    }
+    u->n_parts = n_parts;
+    uint8_t rnd[8];
+    tl_random_bytes(rnd, sizeof rnd);
+    for (size_t i = 0; i < sizeof rnd; i++) snprintf(u->tag + 2 * i, 3, "%02x", rnd[i]);
+    *out = u;
+    return TL_OK;
+}
+
+static tl_status upload_part(tl_remote *r, void *u_, size_t index, const uint8_t *data, size_t len,
+                             tl_error *err)
+{
+    char *key = part_key(u_, index);
+    tl_status st = key ? put_media(r, key, data, len, err) : tl_error_nomem(err);
+    free(key);
+    return st;
+}
+
+/* Best effort: a failed delete must not stop the others. */
+static tl_status delete_part(tl_remote *r, void *u, size_t index, tl_error *err)
+{
+    (void)err;
+    char *key = part_key(u, index);
+    if (key) gcs_remove(&r->base, key, NULL);
+    free(key);
+    return TL_OK;
+}
+
+/* Deletes every part object, in parallel; a missing one is fine. */
+static void delete_parts(tl_remote *r, gcs_upload *u)
+{
+    tl_multipart_parallel(r, u->n_parts, delete_part, u, NULL);
+}
+
+static char *compose_body(tl_remote *r, const gcs_upload *u)
+{
+    json_t *sources = json_array();
+    for (size_t i = 0; sources && i < u->n_parts; i++) {
+        char *key = part_key(u, i);
+        char *object = key ? tl_remote_object(r, key) : NULL;
+        if (object == NULL || json_array_append_new(sources, json_pack("{s:s}", "name", object))) {
+            json_decref(sources);
+            sources = NULL;
+        }
+        free(object);
+        free(key);
+    }
+    json_t *body = sources ? json_pack("{s:o,s:{s:s}}", "sourceObjects", sources, "destination",
+                                       "contentType", "application/octet-stream")
+                           : NULL;
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    return text;
+}
+
+/* Composing again after a lost answer rebuilds the same object: the parts are
+ * deleted only once the compose has answered. */
+static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size_t len,
+                               tl_error *err)
+{
+    (void)data;
+    (void)len;
+    gcs_upload *u = u_;
+    char *body = compose_body(r, u);
+    char *object = body ? tl_remote_object(r, u->key) : NULL;
+    if (object == NULL) {
+        free(body);
+        return tl_error_nomem(err);
+    }
+    char *ct = "Content-Type: application/json";
+    tl_strlist headers = {.items = &ct, .len = 1, .cap = 1};
+    tl_remote_call call = {"POST", object, "", &headers, body, strlen(body), NULL, 0};
+    tl_http_response resp;
+    tl_status st = tl_remote_send(r, &call, &resp, NULL, err);
+    if (st == TL_OK && !ok_status(resp.status))
+        st = tl_remote_fail(&resp, "composing", u->key, err);
+    tl_http_response_clear(&resp);
+    free(object);
+    free(body);
+    if (st == TL_OK) delete_parts(r, u);
+    return st;
+}
+
+static void upload_abort(tl_remote *r, void *u)
+{
+    delete_parts(r, u);
+}
+
+static const tl_multipart_ops gcs_multipart = {upload_begin, upload_part, upload_finish,
+                                               upload_abort, upload_free};
+
+static tl_status gcs_put(tl_store *s, const char *key, const void *data, size_t len, tl_error *err)
+{
+    tl_remote *r = (tl_remote *)s;
+    if (tl_multipart_wanted(r, len))
+        return tl_multipart_put(r, &gcs_multipart, key, data, len,
+                                tl_multipart_part_size(r, len, MAX_PARTS, 1), err);
+    return put_media(r, key, data, len, err);
 }
 
 #define BOUNDARY "timelake-7f3a9c1e5b"
@@ -181,8 +320,20 @@ static tl_status gcs_put_if_absent(tl_store *s, const char *key, const void *dat
     return st;
 }
 
+/* One item of a listing: name, size and md5Hash (absent for composite objects). */
+static int push_listed(json_t *item, size_t skip, tl_store_listing *out)
+{
+    const char *name = json_string_value(json_object_get(item, "name"));
+    const char *size = json_string_value(json_object_get(item, "size"));
+    uint8_t md5[16];
+    bool has_md5 = tl_md5_from_base64(json_string_value(json_object_get(item, "md5Hash")), md5);
+    if (name == NULL || strlen(name) <= skip) return 0;
+    return tl_store_listing_push(out, name + skip, size ? strtoull(size, NULL, 10) : 0,
+                                 has_md5 ? md5 : NULL);
+}
+
 static tl_status list_page(tl_remote *r, const char *object_prefix, const char *token,
-                           tl_strlist *out, char **next, tl_error *err)
+                           tl_store_listing *out, char **next, tl_error *err)
 {
     tl_buf q = {0};
     int rc = 0;
@@ -207,11 +358,8 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
         st = tl_error_set(err, TL_ERR_STORAGE, "listing %s: unreadable answer", object_prefix);
     size_t skip = r->cfg.prefix[0] ? strlen(r->cfg.prefix) + 1 : 0;
     json_t *items = json_object_get(root, "items");
-    for (size_t i = 0; st == TL_OK && i < json_array_size(items); i++) {
-        const char *name = json_string_value(json_object_get(json_array_get(items, i), "name"));
-        if (name && strlen(name) > skip && tl_strlist_push(out, name + skip) != 0)
-            st = tl_error_nomem(err);
-    }
+    for (size_t i = 0; st == TL_OK && i < json_array_size(items); i++)
+        if (push_listed(json_array_get(items, i), skip, out) != 0) st = tl_error_nomem(err);
     const char *nt = json_string_value(json_object_get(root, "nextPageToken"));
     *next = st == TL_OK && nt && nt[0] ? strdup(nt) : NULL;
     json_decref(root);
@@ -221,6 +369,12 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
 }
 
 static tl_status gcs_list(tl_store *s, const char *prefix, tl_strlist *out, tl_error *err)
+{
+    return tl_remote_list_keys((tl_remote *)s, prefix, list_page, out, err);
+}
+
+static tl_status gcs_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
+                                   tl_error *err)
 {
     return tl_remote_list((tl_remote *)s, prefix, list_page, out, err);
 }
@@ -255,6 +409,7 @@ static const tl_store_ops gcs_ops = {
     .put = gcs_put,
     .put_if_absent = gcs_put_if_absent,
     .list = gcs_list,
+    .list_detailed = gcs_list_detailed,
     .remove = gcs_remove,
     .free = gcs_free,
     .put_many = gcs_put_many,

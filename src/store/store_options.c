@@ -19,7 +19,8 @@ typedef struct opt_def {
 #define F(field) offsetof(tl_store_config, field)
 
 /* Key names and aliases as the reference accepts them, plus timelake's own
- * (max_retries, retry_backoff, retry_max_backoff, cache_dir, cache_memory). */
+ * (max_retries, retry_backoff, retry_max_backoff, cache_dir, cache_memory,
+ * multipart_threshold, multipart_part_size, multipart_concurrency). */
 static const opt_def OPTIONS[] = {
     {"aws_region", TL_STORE_S3, OPT_STR, F(region)},
     {"region", TL_STORE_S3, OPT_STR, F(region)},
@@ -77,6 +78,13 @@ static const opt_def OPTIONS[] = {
     {"retry_max_backoff", ALL, OPT_MS, F(retry.max_delay_ms)},
     {"cache_dir", ALL, OPT_STR, F(cache_dir)},
     {"cache_memory", ALL, OPT_BYTES, F(cache_memory)},
+    {"cache_dir_max", ALL, OPT_BYTES, F(cache_dir_max)},
+    {"timelake_cache_dir", ALL, OPT_STR, F(cache_dir)},
+    {"timelake_cache_memory_bytes", ALL, OPT_BYTES, F(cache_memory)},
+    {"timelake_cache_disk_bytes", ALL, OPT_BYTES, F(cache_dir_max)},
+    {"multipart_threshold", ALL, OPT_BYTES, F(multipart_threshold)},
+    {"multipart_part_size", ALL, OPT_BYTES, F(multipart_part_size)},
+    {"multipart_concurrency", ALL, OPT_INT, F(multipart_concurrency)},
 };
 
 static const char *kind_name(tl_store_kind k)
@@ -257,6 +265,16 @@ static tl_status split_location(tl_store_config *c, const char *location, tl_err
     return TL_OK;
 }
 
+static tl_status check_multipart(const tl_store_config *c, tl_error *err)
+{
+    if (c->multipart_part_size <= 0)
+        return tl_error_set(err, TL_ERR_INVALID, "storage option multipart_part_size must be > 0");
+    if (c->multipart_concurrency <= 0)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "storage option multipart_concurrency must be > 0");
+    return TL_OK;
+}
+
 static tl_status check_endpoint(const tl_store_config *c, tl_error *err)
 {
     /* GCS endpoints may be a bare host:port (STORAGE_EMULATOR_HOST); plain http is for emulators.
@@ -280,10 +298,14 @@ tl_status tl_store_config_parse(const char *location, const char *const *options
     out->retry = TL_RETRY_DEFAULT;
     out->timeouts = (tl_http_timeouts){.connect_ms = 5000, .total_ms = 30000};
     out->cache_memory = 64LL << 20;
+    out->multipart_threshold = 64LL << 20;
+    out->multipart_part_size = 16LL << 20;
+    out->multipart_concurrency = 4;
     tl_status st = split_location(out, location, err);
     if (st == TL_OK) st = apply_options(out, options, err);
     if (st == TL_OK) st = fill_from_env(out, err);
     if (st == TL_OK) st = check_endpoint(out, err);
+    if (st == TL_OK) st = check_multipart(out, err);
     if (st == TL_OK && out->endpoint) {
         size_t n = strlen(out->endpoint);
         while (n > 0 && out->endpoint[n - 1] == '/') out->endpoint[--n] = '\0';

@@ -20,8 +20,14 @@ typedef struct tl_store_config {
     bool allow_http;
     tl_retry_policy retry;
     tl_http_timeouts timeouts;
-    char *cache_dir;        /* NULL: no disk cache */
-    long long cache_memory; /* bytes of the in-memory read cache; 0 disables it */
+    char *cache_dir;         /* NULL: no disk cache */
+    long long cache_memory;  /* bytes of the in-memory read cache; 0 disables it */
+    long long cache_dir_max; /* bytes the disk cache may hold; 0: TL_CACHE_DIR_DEFAULT */
+    /* Objects larger than multipart_threshold go up in parts of multipart_part_size
+     * (grown when a backend's part limit needs it), multipart_concurrency at a time.
+     * S3 wants parts of 5 MiB at least (except the last). */
+    long long multipart_threshold, multipart_part_size;
+    int multipart_concurrency;
     /* S3 */
     char *region, *key_id, *secret, *token;
     bool virtual_hosted, skip_signature;

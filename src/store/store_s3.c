@@ -6,11 +6,12 @@
 #include <string.h>
 
 #include "store/digest.h"
+#include "store/multipart.h"
 #include "store/remote.h"
 #include "store/sigv4.h"
 #include "store/xml.h"
 
-#define PART_SIZE (8u << 20) /* objects larger than one part go up in parts */
+#define MAX_PARTS 10000 /* S3's limit on the parts of one upload */
 #define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 typedef struct s3_store {
@@ -143,92 +144,180 @@ static tl_status put_simple(tl_remote *r, const char *key, const void *data, siz
     return st;
 }
 
-static tl_status multipart_start(tl_remote *r, const char *key, char **upload_id, tl_error *err)
+/* One S3 multipart upload: its id (percent-encoded for queries) and the ETag
+ * of each part, filled in by the part threads. */
+typedef struct s3_upload {
+    char *key;
+    char *enc_id;
+    char **etags;
+    size_t n_parts;
+    bool begin_unknown; /* an attempt to begin it may have begun another upload */
+} s3_upload;
+
+static void upload_free(void *u_)
 {
-    tl_http_response resp;
-    tl_status st = object_call(r, "POST", key, "uploads=", NULL, NULL, 0, &resp, err);
-    if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "writing", key, err);
-    if (st == TL_OK) {
-        *upload_id = tl_xml_text((const char *)resp.body.data, "UploadId", NULL);
-        if (*upload_id == NULL)
-            st = tl_error_set(err, TL_ERR_STORAGE, "writing %s: no UploadId in the answer", key);
-    }
-    tl_http_response_clear(&resp);
-    return st;
+    s3_upload *u = u_;
+    if (u == NULL) return;
+    for (size_t i = 0; i < u->n_parts; i++) free(u->etags[i]);
+    free(u->etags);
+    free(u->enc_id);
+    free(u->key);
+    free(u);
 }
 
-static tl_status multipart_part(tl_remote *r, const char *key, const char *enc_id, int part,
-                                const uint8_t *data, size_t len, tl_buf *complete, tl_error *err)
-{
-    char *query = tl_strdup_printf("partNumber=%d&uploadId=%s", part, enc_id);
-    if (query == NULL) return tl_error_nomem(err);
-    tl_http_response resp;
-    tl_status st = object_call(r, "PUT", key, query, NULL, data, len, &resp, err);
-    if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "writing", key, err);
-    const char *etag = st == TL_OK ? tl_http_header(&resp, "etag") : NULL;
-    if (st == TL_OK && etag == NULL)
-        st = tl_error_set(err, TL_ERR_STORAGE, "writing %s: part %d has no ETag", key, part);
-    if (st == TL_OK &&
-        tl_buf_printf(complete, "<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>", part,
-                      etag) != 0)
-        st = tl_error_nomem(err);
-    tl_http_response_clear(&resp);
-    free(query);
-    return st;
-}
-
-static tl_status multipart_finish(tl_remote *r, const char *key, const char *enc_id,
-                                  const tl_buf *xml, tl_error *err)
+static void abort_upload(tl_remote *r, const char *key, const char *enc_id)
 {
     char *query = tl_strdup_printf("uploadId=%s", enc_id);
+    tl_http_response resp;
+    if (query && object_call(r, "DELETE", key, query, NULL, NULL, 0, &resp, NULL) == TL_OK)
+        tl_http_response_clear(&resp);
+    free(query);
+}
+
+/* When the answer to a CreateMultipartUpload was lost, the server may hold an
+ * upload of this key we never heard of: its parts would cost storage forever.
+ * Abort every pending upload of exactly this key but ours (data files have
+ * unique names, so no other writer's upload of the key is in flight). */
+static void abort_lost_uploads(tl_remote *r, const s3_upload *u)
+{
+    if (!u->begin_unknown) return;
+    char *object = tl_remote_object(r, u->key);
+    tl_buf q = {0};
+    int rc = object == NULL || tl_buf_append_str(&q, "prefix=") != 0 ||
+             tl_http_encode(&q, object, false) != 0 || tl_buf_append_str(&q, "&uploads=") != 0;
+    tl_http_response resp = {0};
+    tl_remote_call call = {"GET", NULL, rc ? "" : (char *)q.data, NULL, NULL, 0, NULL, 0};
+    if (rc == 0 && tl_remote_send(r, &call, &resp, NULL, NULL) == TL_OK && ok_status(resp.status)) {
+        const char *p = (const char *)resp.body.data;
+        while (p && (p = strstr(p, "<Upload>")) != NULL) {
+            p += 8;
+            char *k = tl_xml_text(p, "Key", NULL), *id = tl_xml_text(p, "UploadId", NULL);
+            tl_buf enc = {0};
+            if (k && id && strcmp(k, object) == 0 && tl_http_encode(&enc, id, false) == 0 &&
+                strcmp((char *)enc.data, u->enc_id) != 0)
+                abort_upload(r, u->key, (char *)enc.data);
+            tl_buf_free(&enc);
+            free(k);
+            free(id);
+        }
+    }
+    tl_http_response_clear(&resp);
+    tl_buf_free(&q);
+    free(object);
+}
+
+static tl_status upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
+                              tl_error *err)
+{
+    s3_upload *u = calloc(1, sizeof *u);
+    if (u == NULL || (u->etags = calloc(n_parts, sizeof *u->etags)) == NULL ||
+        (u->key = strdup(key)) == NULL) {
+        upload_free(u);
+        return tl_error_nomem(err);
+    }
+    u->n_parts = n_parts;
+    char *object = tl_remote_object(r, key);
+    if (object == NULL) {
+        upload_free(u);
+        return tl_error_nomem(err);
+    }
+    tl_remote_call call = {"POST", object, "uploads=", NULL, NULL, 0, NULL, 0};
+    tl_http_response resp;
+    tl_status st = tl_remote_send(r, &call, &resp, &u->begin_unknown, err);
+    free(object);
+    if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "writing", key, err);
+    char *id = st == TL_OK ? tl_xml_text((const char *)resp.body.data, "UploadId", NULL) : NULL;
+    if (st == TL_OK && id == NULL)
+        st = tl_error_set(err, TL_ERR_STORAGE, "writing %s: no UploadId in the answer", key);
+    tl_buf enc = {0};
+    if (st == TL_OK && tl_http_encode(&enc, id, false) != 0) st = tl_error_nomem(err);
+    u->enc_id = st == TL_OK ? (char *)tl_buf_detach(&enc, NULL) : NULL;
+    tl_buf_free(&enc);
+    free(id);
+    tl_http_response_clear(&resp);
+    if (st != TL_OK) {
+        if (u->enc_id == NULL && (u->enc_id = strdup("")) != NULL) abort_lost_uploads(r, u);
+        upload_free(u);
+        return st;
+    }
+    *out = u;
+    return TL_OK;
+}
+
+static tl_status upload_part(tl_remote *r, void *u_, size_t index, const uint8_t *data, size_t len,
+                             tl_error *err)
+{
+    s3_upload *u = u_;
+    char *query = tl_strdup_printf("partNumber=%zu&uploadId=%s", index + 1, u->enc_id);
     if (query == NULL) return tl_error_nomem(err);
     tl_http_response resp;
-    tl_status st = object_call(r, "POST", key, query, NULL, xml->data, xml->len, &resp, err);
-    /* CompleteMultipartUpload can fail with a 200 whose body is an <Error>. */
-    if (st == TL_OK &&
-        (!ok_status(resp.status) || (resp.body.data && strstr((char *)resp.body.data, "<Error>"))))
-        st = tl_remote_fail(&resp, "completing the upload of", key, err);
+    tl_status st = object_call(r, "PUT", u->key, query, NULL, data, len, &resp, err);
+    if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "writing", u->key, err);
+    const char *etag = st == TL_OK ? tl_http_header(&resp, "etag") : NULL;
+    if (st == TL_OK && etag == NULL)
+        st = tl_error_set(err, TL_ERR_STORAGE, "writing %s: part %zu has no ETag", u->key,
+                          index + 1);
+    if (st == TL_OK && (u->etags[index] = strdup(etag)) == NULL) st = tl_error_nomem(err);
     tl_http_response_clear(&resp);
     free(query);
     return st;
 }
 
-static tl_status put_multipart(tl_remote *r, const char *key, const uint8_t *data, size_t len,
+static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size_t len,
                                tl_error *err)
 {
-    char *upload_id = NULL;
-    TL_TRY(multipart_start(r, key, &upload_id, err));
-    tl_buf enc = {0}, xml = {0};
-    tl_status st = tl_http_encode(&enc, upload_id, false) == 0 &&
-                           tl_buf_append_str(&xml, "<CompleteMultipartUpload>") == 0
-                       ? TL_OK
-                       : tl_error_nomem(err);
-    int part = 1;
-    for (size_t off = 0; st == TL_OK && off < len; off += PART_SIZE, part++) {
-        size_t n = len - off < PART_SIZE ? len - off : PART_SIZE;
-        st = multipart_part(r, key, (char *)enc.data, part, data + off, n, &xml, err);
-    }
-    if (st == TL_OK && tl_buf_append_str(&xml, "</CompleteMultipartUpload>") != 0)
-        st = tl_error_nomem(err);
-    if (st == TL_OK) st = multipart_finish(r, key, (char *)enc.data, &xml, err);
-    if (st != TL_OK) {
-        /* Abort, so that the parts stop costing storage. */
-        char *query = tl_strdup_printf("uploadId=%s", (char *)enc.data);
-        tl_http_response resp;
-        if (query && object_call(r, "DELETE", key, query, NULL, NULL, 0, &resp, NULL) == TL_OK)
-            tl_http_response_clear(&resp);
+    s3_upload *u = u_;
+    tl_buf xml = {0};
+    int rc = tl_buf_append_str(&xml, "<CompleteMultipartUpload>");
+    for (size_t i = 0; i < u->n_parts; i++)
+        rc |= tl_buf_printf(&xml, "<Part><PartNumber>%zu</PartNumber><ETag>%s</ETag></Part>", i + 1,
+                            u->etags[i]);
+    rc |= tl_buf_append_str(&xml, "</CompleteMultipartUpload>");
+    char *query = rc ? NULL : tl_strdup_printf("uploadId=%s", u->enc_id);
+    char *object = query ? tl_remote_object(r, u->key) : NULL;
+    if (object == NULL) {
         free(query);
+        tl_buf_free(&xml);
+        return tl_error_nomem(err);
     }
-    free(upload_id);
-    tl_buf_free(&enc);
+    tl_remote_call call = {"POST", object, query, NULL, xml.data, xml.len, NULL, 0};
+    tl_http_response resp;
+    bool maybe_applied = false;
+    tl_status st = tl_remote_send(r, &call, &resp, &maybe_applied, err);
+    if (st == TL_OK && resp.status == 404 && maybe_applied) {
+        /* NoSuchUpload after an attempt whose answer was lost: that attempt may
+         * have completed the upload. Look at what is there. */
+        st = tl_multipart_verify(r, u->key, data, len, err);
+    } else if (st == TL_OK && (!ok_status(resp.status) ||
+                               (resp.body.data && strstr((char *)resp.body.data, "<Error>")))) {
+        /* CompleteMultipartUpload can fail with a 200 whose body is an <Error>. */
+        st = tl_remote_fail(&resp, "completing the upload of", u->key, err);
+    }
+    tl_http_response_clear(&resp);
+    free(object);
+    free(query);
     tl_buf_free(&xml);
+    if (st == TL_OK) abort_lost_uploads(r, u);
     return st;
 }
+
+/* Frees the parts uploaded so far, so that they stop costing storage. */
+static void upload_abort(tl_remote *r, void *u_)
+{
+    s3_upload *u = u_;
+    abort_upload(r, u->key, u->enc_id);
+    abort_lost_uploads(r, u);
+}
+
+static const tl_multipart_ops s3_multipart = {upload_begin, upload_part, upload_finish,
+                                              upload_abort, upload_free};
 
 static tl_status s3_put(tl_store *st_, const char *key, const void *data, size_t len, tl_error *err)
 {
     tl_remote *r = (tl_remote *)st_;
-    if (len > PART_SIZE) return put_multipart(r, key, data, len, err);
+    if (tl_multipart_wanted(r, len))
+        return tl_multipart_put(r, &s3_multipart, key, data, len,
+                                tl_multipart_part_size(r, len, MAX_PARTS, 1), err);
     return put_simple(r, key, data, len, err);
 }
 
@@ -248,8 +337,30 @@ static tl_status s3_put_if_absent(tl_store *st_, const char *key, const void *da
     return st;
 }
 
+/* One <Contents> of a listing: its key, size, and the MD5 its ETag is when
+ * the object was put in one part (our conditional creates always are). A
+ * multipart ETag ("<hex>-<parts>") is not taken as one; an ETag that looks
+ * like one but is not (SSE-KMS, SSE-C) only ever fails to match, so readers
+ * then skip the head (store.h: tl_store_listed). */
+static int push_listed(const char *contents, size_t skip, tl_store_listing *out)
+{
+    char *key = tl_xml_text(contents, "Key", NULL);
+    char *size = tl_xml_text(contents, "Size", NULL);
+    char *etag = tl_xml_text(contents, "ETag", NULL);
+    uint8_t md5[16];
+    bool has_md5 = tl_md5_from_hex(etag, md5);
+    int rc = 0;
+    if (key && strlen(key) > skip)
+        rc = tl_store_listing_push(out, key + skip, size ? strtoull(size, NULL, 10) : 0,
+                                   has_md5 ? md5 : NULL);
+    free(key);
+    free(size);
+    free(etag);
+    return rc;
+}
+
 static tl_status list_page(tl_remote *r, const char *object_prefix, const char *token,
-                           tl_strlist *out, char **next, tl_error *err)
+                           tl_store_listing *out, char **next, tl_error *err)
 {
     tl_buf q = {0};
     int rc = 0;
@@ -273,10 +384,10 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
     const char *body = (const char *)resp.body.data;
     for (const char *p = body; st == TL_OK && p;) {
         const char *end = NULL;
-        char *key = tl_xml_text(p, "Key", &end);
-        if (key == NULL) break;
-        if (strlen(key) > skip && tl_strlist_push(out, key + skip) != 0) st = tl_error_nomem(err);
-        free(key);
+        char *contents = tl_xml_element(p, "Contents", &end);
+        if (contents == NULL) break;
+        if (push_listed(contents, skip, out) != 0) st = tl_error_nomem(err);
+        free(contents);
         p = end;
     }
     *next = NULL;
@@ -290,6 +401,12 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
 }
 
 static tl_status s3_list(tl_store *st_, const char *prefix, tl_strlist *out, tl_error *err)
+{
+    return tl_remote_list_keys((tl_remote *)st_, prefix, list_page, out, err);
+}
+
+static tl_status s3_list_detailed(tl_store *st_, const char *prefix, tl_store_listing *out,
+                                  tl_error *err)
 {
     return tl_remote_list((tl_remote *)st_, prefix, list_page, out, err);
 }
@@ -327,6 +444,7 @@ static const tl_store_ops s3_ops = {
     .put = s3_put,
     .put_if_absent = s3_put_if_absent,
     .list = s3_list,
+    .list_detailed = s3_list_detailed,
     .remove = s3_remove,
     .free = s3_free,
     .put_many = s3_put_many,

@@ -1,5 +1,6 @@
 #include "store/xml.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,23 +41,39 @@ static int decode(tl_buf *out, const char *s, size_t n)
     return 0;
 }
 
-char *tl_xml_text(const char *doc, const char *tag, const char **end)
+/* The bounds of the first <tag>…</tag>'s inner text: [*a, *b). */
+static bool find_element(const char *doc, const char *tag, const char **a, const char **b,
+                         const char **end)
 {
-    if (doc == NULL) return NULL;
+    if (doc == NULL) return false;
     char open[80], close[80];
     snprintf(open, sizeof open, "<%s>", tag);
     snprintf(close, sizeof close, "</%s>", tag);
-    const char *a = strstr(doc, open);
-    if (a == NULL) return NULL;
-    a += strlen(open);
-    const char *b = strstr(a, close);
-    if (b == NULL) return NULL;
+    *a = strstr(doc, open);
+    if (*a == NULL) return false;
+    *a += strlen(open);
+    *b = strstr(*a, close);
+    if (*b == NULL) return false;
+    if (end) *end = *b + strlen(close);
+    return true;
+}
+
+char *tl_xml_element(const char *doc, const char *tag, const char **end)
+{
+    const char *a, *b;
+    return find_element(doc, tag, &a, &b, end) ? strndup(a, (size_t)(b - a)) : NULL;
+}
+
+char *tl_xml_text(const char *doc, const char *tag, const char **end)
+{
+    const char *a, *b, *e;
+    if (!find_element(doc, tag, &a, &b, &e)) return NULL;
     tl_buf out = {0};
     if (decode(&out, a, (size_t)(b - a)) != 0 || tl_buf_reserve(&out, 1) != 0) {
         tl_buf_free(&out);
         return NULL;
     }
     out.data[out.len] = '\0';
-    if (end) *end = b + strlen(close);
+    if (end) *end = e;
     return (char *)tl_buf_detach(&out, NULL);
 }

@@ -65,6 +65,12 @@ class FaultProxy:
             ready.set()
             await self._stop.wait()
             self._server.close()
+            # Connections still open (keep-alive clients) end here, not at
+            # interpreter exit after the loop is gone.
+            pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
         self._loop.run_until_complete(main())
         self._loop.close()

@@ -73,6 +73,9 @@ def stop(proc):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    log = getattr(proc, "log_file", None)
+    if log is not None:
+        log.close()
 
 
 def clean_env():
@@ -92,6 +95,7 @@ def start_moto(log_dir):
     port = free_port()
     log = open(Path(log_dir) / "moto.log", "w")
     proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=log, env=clean_env())
+    proc.log_file = log
     endpoint = f"http://127.0.0.1:{port}"
     wait_for(endpoint + "/", proc)
     bucket = "timelake-test"
@@ -130,6 +134,7 @@ def start_azurite(log_dir):
         [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port),
          "--skipApiVersionCheck", "--silent", "--inMemoryPersistence"],
         stdout=log, stderr=log, env=clean_env())
+    proc.log_file = log
     endpoint = f"http://127.0.0.1:{port}"
     wait_for(endpoint + f"/{AZ_ACCOUNT}?comp=list", proc)
     container = "timelake-test"
@@ -157,6 +162,7 @@ def start_fake_gcs(log_dir):
         [str(exe), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port), "-backend", "memory",
          "-public-host", f"127.0.0.1:{port}", "-external-url", f"http://127.0.0.1:{port}", "-log-level", "warn"],
         stdout=log, stderr=log, env=clean_env())
+    proc.log_file = log
     endpoint = f"http://127.0.0.1:{port}"
     wait_for(endpoint + "/storage/v1/b", proc)
     bucket = "timelake-test"

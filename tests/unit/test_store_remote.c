@@ -16,7 +16,7 @@ static char **parse_options(void)
     char **opts = calloc(64, sizeof *opts);
     size_t n = 0;
     char *copy = strdup(env ? env : "");
-    for (char *save = NULL, *p = strtok_r(copy, ";", &save); p && n < 62;
+    for (char *save = NULL, *p = strtok_r(copy, ";", &save); p && n < 56;
          p = strtok_r(NULL, ";", &save)) {
         char *eq = strchr(p, '=');
         if (eq == NULL) continue;
@@ -34,23 +34,27 @@ static void free_options(char **opts)
     free(opts);
 }
 
-/* Opens the store under test with extra options appended; NULL when not configured. */
-static tl_store *open_store(const char *extra_key, const char *extra_value)
+/* Opens the store under test with extra key/value options (a NULL-terminated
+ * list) appended; NULL when not configured. */
+static tl_store *open_store_with(const char *const *extra)
 {
     const char *url = getenv("TL_TEST_STORE_URL");
     if (url == NULL) return NULL;
     char **opts = parse_options();
     size_t n = 0;
     while (opts[n]) n++;
-    if (extra_key) {
-        opts[n] = strdup(extra_key);
-        opts[n + 1] = strdup(extra_value);
-    }
+    for (size_t i = 0; extra && extra[i] && n < 62; i++) opts[n++] = strdup(extra[i]);
     tl_store *s = NULL;
     tl_error err;
     CHECK_OK(tl_store_open(url, (const char *const *)opts, &s, &err), &err);
     free_options(opts);
     return s;
+}
+
+static tl_store *open_store(const char *extra_key, const char *extra_value)
+{
+    const char *extra[] = {extra_key, extra_value, NULL};
+    return open_store_with(extra_key ? extra : NULL);
 }
 
 static void test_basic_objects(void)
@@ -129,10 +133,13 @@ static void test_put_if_absent(void)
     tl_store_free(s);
 }
 
-/* Larger than one part: goes up as a multipart (S3) or block list (Azure) upload. */
+/* Larger than the multipart threshold: goes up in 8 MiB parts (S3 multipart,
+ * Azure block list, GCS compose). */
 static void test_large_object(void)
 {
-    tl_store *s = open_store("cache_memory", "0");
+    const char *extra[] = {"cache_memory",        "0",    "multipart_threshold", "8MiB",
+                           "multipart_part_size", "8MiB", NULL};
+    tl_store *s = open_store_with(extra);
     if (s == NULL) return;
     size_t n = 19u << 20;
     uint8_t *data = malloc(n), *back = malloc(1 << 20);

@@ -159,14 +159,14 @@ static void test_cache_layers(void)
     tl_error err;
     tl_store *local = NULL, *c1 = NULL, *c2 = NULL;
     CHECK_OK(tl_store_local_open(root, &local, &err), &err);
-    CHECK_OK(tl_store_cache_wrap(local, 1 << 20, dir, &c1, &err), &err);
+    CHECK_OK(tl_store_cache_wrap(local, 1 << 20, dir, 0, &c1, &err), &err);
     CHECK_OK(tl_store_put(c1, "t/data/f.parquet", "PAR1 body PAR1", 14, &err), &err);
     CHECK_OK(tl_store_put(c1, "t/metadata/version-hint.text", "1", 1, &err), &err);
 
     /* A second cache over the same directory, as in another process. */
     tl_store *local2 = NULL;
     CHECK_OK(tl_store_local_open(root, &local2, &err), &err);
-    CHECK_OK(tl_store_cache_wrap(local2, 1 << 20, dir, &c2, &err), &err);
+    CHECK_OK(tl_store_cache_wrap(local2, 1 << 20, dir, 0, &c2, &err), &err);
     /* Remove the object behind the caches' backs: only a cache can still answer. */
     char path[700];
     snprintf(path, sizeof path, "%s/t/data/f.parquet", root);
@@ -196,7 +196,7 @@ static void test_cache_layers(void)
     CHECK_OK(tl_store_remove(c1, "t/data/f.parquet", &err), &err);
     tl_store_free(c2);
     CHECK_OK(tl_store_local_open(root, &local2, &err), &err);
-    CHECK_OK(tl_store_cache_wrap(local2, 0, dir, &c2, &err), &err);
+    CHECK_OK(tl_store_cache_wrap(local2, 0, dir, 0, &c2, &err), &err);
     CHECK_INT(tl_store_get(c2, "t/data/f.parquet", &b, &err), TL_ERR_NOT_FOUND);
     tl_buf_free(&b);
     tl_store_free(c1);
@@ -210,7 +210,7 @@ static void test_cache_memory_is_bounded(void)
     tl_error err;
     tl_store *local = NULL, *c = NULL;
     CHECK_OK(tl_store_local_open(root, &local, &err), &err);
-    CHECK_OK(tl_store_cache_wrap(local, 64 << 10, NULL, &c, &err), &err);
+    CHECK_OK(tl_store_cache_wrap(local, 64 << 10, NULL, 0, &c, &err), &err);
     char data[10000];
     tl_random_bytes(data, sizeof data);
     for (int i = 0; i < 50; i++) {

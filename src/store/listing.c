@@ -1,0 +1,44 @@
+/* Listings with sizes and digests (store.h), and the keys-only fallback. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+
+int tl_store_listing_push(tl_store_listing *l, const char *key, uint64_t size, const uint8_t *md5)
+{
+    if (l->len == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        tl_store_listed *items = realloc(l->items, cap * sizeof *items);
+        if (items == NULL) return -1;
+        l->items = items;
+        l->cap = cap;
+    }
+    tl_store_listed *e = &l->items[l->len];
+    memset(e, 0, sizeof *e);
+    e->key = strdup(key);
+    if (e->key == NULL) return -1;
+    e->size = size;
+    e->has_md5 = md5 != NULL;
+    if (md5) memcpy(e->md5, md5, sizeof e->md5);
+    l->len++;
+    return 0;
+}
+
+void tl_store_listing_free(tl_store_listing *l)
+{
+    for (size_t i = 0; i < l->len; i++) free(l->items[i].key);
+    free(l->items);
+    *l = (tl_store_listing){0};
+}
+
+tl_status tl_store_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
+                                 tl_error *err)
+{
+    if (s->ops->list_detailed) return s->ops->list_detailed(s, prefix, out, err);
+    tl_strlist keys = {0};
+    tl_status st = tl_store_list(s, prefix, &keys, err);
+    for (size_t i = 0; st == TL_OK && i < keys.len; i++)
+        if (tl_store_listing_push(out, keys.items[i], 0, NULL) != 0) st = tl_error_nomem(err);
+    tl_strlist_free(&keys);
+    return st;
+}
