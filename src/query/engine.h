@@ -17,6 +17,15 @@ typedef struct tl_query_engine {
     struct tl_query_cached *cached; /* per table (query_cache.h) */
     size_t n_cached;
     char *search_path; /* namespace last set */
+    /* The query being prepared (borrowed, set by tl_lake_sql), so that remote
+     * files can be fetched without the columns it does not use; NULL: all. */
+    const char *query_text;
+    /* Syntax trees of recent queries, by text (sql_plan.c). */
+    struct tl_query_ast {
+        char *query;
+        void *doc; /* json_t */
+    } asts[16];
+    size_t next_ast; /* slot to replace next */
 } tl_query_engine;
 
 /* The lake's engine, created on first use (owned by the lake). */

@@ -7,12 +7,36 @@
 #ifndef TL_QUERY_LOCAL_FILE_H
 #define TL_QUERY_LOCAL_FILE_H
 
+#include <stdbool.h>
+
 #include "query/engine.h"
 
 /* The local path of `url`, a file the table's metadata refers to (malloc'd
  * into *out). */
 tl_status tl_query_local_file(tl_query_engine *e, const tl_table *t, const char *url, char **out,
                               tl_error *err);
+
+/* Creates the engine's directory of fetched files (e->fetch_dir) if needed. */
+tl_status tl_query_fetch_dir(tl_query_engine *e, tl_error *err);
+
+/* The path in the fetch directory for a copy of url (malloc'd); suffix (may
+ * be NULL) tells apart subsets of one file (remote_fetch.h). */
+char *tl_query_local_name(const tl_query_engine *e, const char *url, const char *suffix);
+
+/* Writes a file under a temporary name, then renames it into place: a path
+ * DuckDB sees is always complete. */
+tl_status tl_query_write_local(const char *path, const void *data, size_t len, tl_error *err);
+
+/* Marks a copy in the fetch directory as used now; false when it is not there. */
+bool tl_query_local_reuse(const char *path);
+
+/* Bounds the fetch directory of a long-lived lake: once its copies exceed
+ * TL_FETCH_DIR_MAX bytes, those unused for TL_FETCH_DIR_MIN_AGE seconds go,
+ * least recently used first (a query's copies are used when it is prepared,
+ * and DuckDB has read them when it returns). */
+#define TL_FETCH_DIR_MAX (1LL << 30)
+#define TL_FETCH_DIR_MIN_AGE 600
+void tl_query_fetch_dir_trim(tl_query_engine *e);
 
 /* Removes the fetched copies and their directory. */
 void tl_query_local_files_free(tl_query_engine *e);

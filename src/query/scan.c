@@ -7,6 +7,7 @@
 #include "core/strlist.h"
 #include "query/engine.h"
 #include "query/local_file.h"
+#include "query/remote_fetch.h"
 
 void tl_scan_filter_clear(tl_scan_filter *f)
 {
@@ -247,21 +248,40 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
                       tl_scan_stats *stats, tl_error *err)
 {
     picked *p = calloc(lf->n + 1, sizeof *p);
-    if (p == NULL) return tl_error_nomem(err);
+    tl_fetch_file *ff = calloc(lf->n + 1, sizeof *ff);
+    if (p == NULL || ff == NULL) {
+        free(p);
+        free(ff);
+        return tl_error_nomem(err);
+    }
     size_t n = 0;
     stats->files_total += (int64_t)lf->n;
     for (size_t i = 0; i < lf->n; i++) {
         if (!all_files && !tl_scan_file_needed(t, &lf->files[i].file, filters, n_filters)) continue;
         bounds_of(t, &lf->files[i], &p[n]);
-        tl_status st = tl_query_local_file(e, t, lf->files[i].file.file_path, &p[n++].path, err);
-        if (st != TL_OK) {
-            free_picked(p, n);
-            return st;
-        }
+        ff[n++].f = &lf->files[i];
+    }
+    /* Remote files: fetched in one parallel batch, large ones by ranges. */
+    tl_status fst = tl_query_fetch(e, t, ff, n, filters, all_files ? 0 : n_filters, err);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (fst == TL_OK && ff[i].path == NULL) continue; /* no row group can match */
+        p[kept] = p[i];
+        p[kept++].path = ff[i].path;
+        if (fst != TL_OK) continue;
         stats->files_read++;
-        stats->row_groups_total += (int64_t)lf->files[i].file.n_split_offsets;
-        stats->row_groups_read += (int64_t)lf->files[i].file.n_split_offsets;
-        stats->bytes_read += lf->files[i].file.file_size_in_bytes;
+        stats->row_groups_total += ff[i].row_groups_total;
+        stats->row_groups_read += ff[i].row_groups_read;
+        /* Remote files: the bytes fetched (none when already here). */
+        const char *url = ff[i].f->file.file_path;
+        bool local = url[0] == '/' || strncmp(url, "file://", 7) == 0;
+        stats->bytes_read += local ? ff[i].f->file.file_size_in_bytes : ff[i].bytes_read;
+    }
+    free(ff);
+    n = kept;
+    if (fst != TL_OK) {
+        free_picked(p, n);
+        return fst;
     }
     tl_status st = TL_OK;
     if (n == 0) {

@@ -1,0 +1,21 @@
+/* Row-group pruning from a Parquet footer: the same time-range and series-key
+ * restrictions that prune whole files by their manifest bounds (scan.h),
+ * applied to each row group's column statistics. A row group is left out
+ * only when no reference of the query can want any of its rows; rows of one
+ * (series key, time) share their key and time, so deduplication across files
+ * never needs a row group the filters exclude. */
+#ifndef TL_QUERY_ROW_GROUP_PRUNE_H
+#define TL_QUERY_ROW_GROUP_PRUNE_H
+
+#include "formats/parquet/parquet_meta.h"
+#include "formats/parquet/parquet_subset.h"
+#include "query/scan.h"
+
+/* The leaf column index in m of field `field` of t's current schema, or -1. */
+int tl_pq_leaf_of_field(const tl_pq_file_meta *m, const tl_ice_field *field);
+
+/* Whether row group g of m may hold rows any of the filters want. */
+bool tl_row_group_needed(const tl_table *t, const tl_pq_file_meta *m, size_t g,
+                         const tl_scan_filter *filters, size_t n_filters);
+
+#endif

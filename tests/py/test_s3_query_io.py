@@ -1,0 +1,317 @@
+"""Query-time I/O against object stores (moto S3, Azurite, fake-gcs-server):
+large data files read by ranges (the footer and only the column chunks the
+query needs, written out as a smaller Parquet file for DuckDB), small ones
+whole, all in one parallel batch; and the disk read cache shared by
+processes and bounded in size.
+
+Oracle: DuckDB over the appended batches themselves (pyarrow), deduplicated
+as the table is (the latest write of each (host, time) wins), running the
+same SQL text. Every query runs in a fresh lake, so every fetch is cold."""
+
+import datetime as dt
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import tlc
+from fault_proxy import FaultProxy, round_trips
+from store_servers import server_fixture
+
+SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("host", pa.string()), ("region", pa.string())] +
+                   [(f"m{i}", pa.float64()) for i in range(6)])
+LARGE_ROWS = 60_000  # about 3 MB a file: above the 1 MiB ranged-read threshold
+QUERY_PROC = str(Path(__file__).with_name("query_proc.py"))
+HOLD = 0.25
+
+
+def batch(day, n, seed, start=0):
+    rng = np.random.default_rng(seed)
+    t0 = np.datetime64("2026-01-01T00:00:00", "us") + np.timedelta64(day, "D")
+    step = 86_400_000_000 // LARGE_ROWS
+    idx = np.arange(start, start + n)
+    cols = {"time": pa.array(t0 + (idx * step).astype("timedelta64[us]"), pa.timestamp("us", tz="UTC")),
+            "host": [f"h{i % 50:02d}" for i in idx], "region": [("eu", "us", "ap")[i % 3] for i in idx]}
+    for i in range(6):
+        cols[f"m{i}"] = rng.random(n)
+    return pa.table(cols, schema=SCHEMA)
+
+
+# Two large files (days 0 and 1), a small one (day 2), and a small rewrite of
+# the first rows of day 1 (overlapping: deduplicated on read).
+BATCHES = [batch(0, LARGE_ROWS, 1), batch(1, LARGE_ROWS, 2), batch(2, 100, 3), batch(1, 200, 4)]
+
+QUERIES = [
+    "SELECT count(*) FROM m.cpu",
+    "SELECT count(*) FROM m.cpu WHERE time >= '2026-01-10'",
+    "SELECT host, avg(m1), max(m2) FROM m.cpu WHERE time >= '2026-01-02' AND time < '2026-01-03' GROUP BY host",
+    "SELECT * FROM m.cpu WHERE host = 'h07' AND time < '2026-01-01 06:00:00+00'",
+    "SELECT time, m3 FROM m.cpu WHERE host IN ('h01', 'h02') ORDER BY time DESC LIMIT 50",
+    "SELECT region, count(*), sum(m0) FROM m.cpu WHERE region = 'eu' GROUP BY region",
+    "SELECT host FROM m.cpu WHERE time BETWEEN '2026-01-01 12:00:00+00' AND '2026-01-02 12:00:00+00' "
+    "ORDER BY m4 DESC, host, time LIMIT 20",
+    "SELECT host, time, m5 - lag(m5) OVER (PARTITION BY host ORDER BY time) AS d FROM m.cpu "
+    "WHERE host = 'h03' AND time < '2026-01-02 03:00:00+00'",
+    "SELECT a.host, count(*), sum(b.m2) FROM m.cpu a JOIN m.cpu b ON a.host = b.host AND a.time = b.time "
+    "WHERE a.time < '2026-01-01 01:00:00+00' GROUP BY a.host",
+    "WITH x AS (SELECT host, m2 FROM m.cpu WHERE time >= '2026-01-02') SELECT host, avg(m2) FROM x GROUP BY host",
+    "SELECT c FROM (SELECT m1 AS c FROM m.cpu WHERE host = 'h11') ORDER BY c LIMIT 5",
+    "SELECT time_bucket(INTERVAL '1 hour', time) AS b, avg(m0) FROM m.cpu "
+    "WHERE time >= '2026-01-01 20:00:00+00' AND time < '2026-01-02 04:00:00+00' GROUP BY b",
+    "SELECT max(time), min(time) FROM m.cpu WHERE host >= 'h40'",
+    "SELECT count(DISTINCT host) FROM m.cpu WHERE m0 > 0.99",
+    "SELECT \"M1\" FROM m.cpu WHERE host = 'h05' ORDER BY time LIMIT 3",
+    "SELECT COLUMNS('m[0-2]') FROM m.cpu WHERE host = 'h09' ORDER BY time LIMIT 5",
+    "SELECT host, arg_max(m3, time) FROM m.cpu GROUP BY host",
+    "SELECT host, time, m0 FROM m.cpu WHERE time >= '2026-01-02 00:00:00+00' AND time < '2026-01-02 00:05:00+00'",
+    "SELECT region FROM m.cpu WHERE time > '2026-01-02 23:00:00+00' AND host = 'h48'",
+    "SELECT count(*) FROM m.cpu WHERE host = 'nope'",
+]
+
+
+def oracle():
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    rows = pa.concat_tables([b.append_column("__b", pa.array([k] * len(b), pa.int32()))
+                             for k, b in enumerate(BATCHES)])
+    con.register("all_rows", rows)
+    con.execute("CREATE SCHEMA m")
+    con.execute("CREATE VIEW m.cpu AS SELECT * EXCLUDE (__b, __rn) FROM (SELECT *, row_number() OVER "
+                "(PARTITION BY host, time ORDER BY __b DESC) AS __rn FROM all_rows) WHERE __rn = 1")
+    return con
+
+
+def normal(table):
+    """Rows as sorted tuples, without the ingest time, floats rounded (sums
+    in another order differ in the last bits)."""
+    if "_ingest_ts" in table.column_names:
+        table = table.drop_columns(["_ingest_ts"])
+    def norm(v):
+        if isinstance(v, float):
+            return round(v, 9) if math.isfinite(v) else v
+        if isinstance(v, dt.datetime):
+            return v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return v
+    return sorted((tuple(norm(v) for v in r.values()) for r in table.to_pylist()), key=repr)
+
+
+def make_lake(backend, **extra):
+    url = backend.url()
+    t = tlc.Lake(url, backend.option_list(**extra)).create_table("m.cpu", SCHEMA, time_column="time",
+                                                                  series_key=["host"])
+    for b in BATCHES:
+        t.append(b, maintain=False)
+    return url
+
+
+s3 = pytest.fixture(scope="module")(server_fixture("s3"))
+azure = pytest.fixture(scope="module")(server_fixture("azure"))
+gcs = pytest.fixture(scope="module")(server_fixture("gcs"))
+
+
+@pytest.fixture(scope="module")
+def s3_lake(s3):
+    return make_lake(s3)
+
+
+def check_queries(url, options, queries):
+    con = oracle()
+    total = {"bytes": 0, "read": 0}
+    for q in queries:
+        stats = {}
+        got = tlc.Lake(url, options).sql(q, stats=stats)
+        want = con.sql(q).arrow()
+        want = want.read_all() if hasattr(want, "read_all") else want
+        assert normal(got) == normal(want), q
+        total["bytes"] += stats["bytes_read"]
+    return total
+
+
+def test_results_equal_whole_file_results_s3(s3, s3_lake):
+    check_queries(s3_lake, s3.options, QUERIES)
+
+
+@pytest.mark.parametrize("kind", ["azure", "gcs"])
+def test_results_equal_whole_file_results_azure_gcs(kind, request):
+    backend = request.getfixturevalue(kind)
+    url = make_lake(backend)
+    check_queries(url, backend.options, QUERIES[:12])
+
+
+def test_few_columns_read_few_bytes(s3, s3_lake):
+    stats = {}
+    tlc.Lake(s3_lake, s3.options).sql("SELECT avg(m1) FROM m.cpu WHERE time < '2026-01-01 23:00:00+00'", stats=stats)
+    assert stats["files_read"] == 1 and stats["row_groups_read"] == 1
+    # time, host (series key), _ingest_ts and m1 of about ten columns, plus the footer.
+    assert 0 < stats["bytes_read"] < 0.4 * file_bytes(s3, s3_lake, day=0), stats
+    stats = {}
+    tlc.Lake(s3_lake, s3.options).sql("SELECT * FROM m.cpu WHERE time < '2026-01-01 23:00:00+00'", stats=stats)
+    assert stats["bytes_read"] == file_bytes(s3, s3_lake, day=0), stats
+
+
+def file_bytes(s3, url, day):
+    import boto3
+    c = boto3.client("s3", endpoint_url=s3.endpoint, aws_access_key_id="testing",
+                     aws_secret_access_key="testing", region_name="us-east-1")
+    prefix = url.split("/", 3)[3] + "/m/cpu/data/"
+    objs = [o for o in c.list_objects_v2(Bucket=s3.bucket, Prefix=prefix)["Contents"]
+            if f"2026-01-0{day + 1}" in o["Key"] or f"time_day={20454 + day}" in o["Key"]]
+    return max(o["Size"] for o in objs)
+
+
+class RangeProxy(FaultProxy):
+    """Holds every request for HOLD seconds (so parallel requests overlap in
+    the log and sequential ones cannot) and records each GET's Range header."""
+
+    def __init__(self, upstream):
+        super().__init__(upstream)
+        self.ranges = []  # (path, range header or None) of each GET
+
+    def _choose(self):
+        return "delay", HOLD
+
+    async def _read_request(self, reader):
+        method, path, headers, body = await super()._read_request(reader)
+        if method == "GET":
+            rng = next((h.split(":", 1)[1].strip() for h in headers if h.lower().startswith("range:")), None)
+            with self._lock:
+                self.ranges.append((path.split("?")[0], rng))
+        return method, path, headers, body
+
+
+def data_requests(proxy, since):
+    return [r for r in proxy.requests_since(since) if "/data/" in r[3]]
+
+
+def test_cold_query_fetches_data_in_one_batch_by_ranges(s3, s3_lake):
+    with RangeProxy(s3.endpoint) as proxy:
+        opts = s3.option_list(aws_endpoint=proxy.endpoint)
+        # Both large files and the small ones: the small files whole, and of each
+        # large file its tail (footer) with the column chunks the manifest's
+        # column sizes place, all at once; the footer confirms the guess.
+        mark, n_ranges = proxy.mark(), len(proxy.ranges)
+        start = time.monotonic()
+        stats = {}
+        tlc.Lake(s3_lake, opts).sql("SELECT host, avg(m2) FROM m.cpu GROUP BY host", stats=stats)
+        time.sleep(0.1)
+        reqs = [r for r in proxy.requests_since(mark) if r[0] >= start]
+        data = [r for r in reqs if "/data/" in r[3]]
+        assert round_trips(data) == 1, sorted(data)
+        print(f"\ncold grouped query: {round_trips(reqs)} round trips in all, "
+              f"{round_trips(data)} for data; {stats['bytes_read']} bytes read")
+        ranges = [(p, r) for p, r in proxy.ranges[n_ranges:] if "/data/" in p]
+        large = [p for p, r in ranges if r is not None]
+        assert len(set(large)) == 2, ranges  # the two large files, by ranges only
+        assert all(r is None for p, r in ranges if p not in large)  # small files whole
+        assert sum(1 for p, r in ranges if r is not None) <= 2 * 3  # tail + coalesced chunk ranges
+        assert stats["bytes_read"] < 0.5 * sum(file_bytes(s3, s3_lake, day) for day in (0, 1))
+        # Only the small file of day 2: one request, one round trip.
+        mark = proxy.mark()
+        start = time.monotonic()
+        tlc.Lake(s3_lake, opts).sql("SELECT count(*) FROM m.cpu WHERE time >= '2026-01-03'")
+        time.sleep(0.1)
+        data = [r for r in proxy.requests_since(mark) if r[0] >= start and "/data/" in r[3]]
+        assert len(data) == 1 and round_trips(data) == 1, data
+
+
+def run_query_proc(url, options, query):
+    return subprocess.Popen([sys.executable, QUERY_PROC, url, json.dumps(options), query],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def result_of(proc):
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return json.loads(out)
+
+
+Q_SHARED = "SELECT host, min(m3), max(m3), count(*) FROM m.cpu WHERE time >= '2026-01-01 12:00:00+00' GROUP BY host"
+
+
+def test_cache_dir_shared_by_processes(s3, s3_lake, tmp_path):
+    cache = tmp_path / "cache"
+    with RangeProxy(s3.endpoint) as proxy:
+        opts = s3.option_list(aws_endpoint=proxy.endpoint, cache_dir=str(cache))
+        # Two processes at once on an empty directory: same answers.
+        a, b = run_query_proc(s3_lake, opts, Q_SHARED), run_query_proc(s3_lake, opts, Q_SHARED)
+        ra, rb = result_of(a), result_of(b)
+        assert ra["rows"] == rb["rows"] and len(ra["rows"]) == 50
+        assert not any(p.name.startswith(".tmp-") for p in cache.iterdir())
+        # A third process reads every data byte from the directory.
+        mark = proxy.mark()
+        rc = result_of(run_query_proc(s3_lake, opts, Q_SHARED))
+        time.sleep(0.1)
+        assert rc["rows"] == ra["rows"]
+        assert data_requests(proxy, mark) == []
+    con = oracle()
+    want = con.sql(Q_SHARED).arrow()
+    want = want.read_all() if hasattr(want, "read_all") else want
+    assert len(want) == 50
+
+
+def dir_bytes(d):
+    return sum(p.stat().st_size for p in d.iterdir() if p.is_file())
+
+
+def test_cache_dir_is_bounded(s3, s3_lake, tmp_path):
+    limit = 4 << 20
+    slack = limit // 8 + limit // 4  # looked at after every eighth written; objects up to a quarter
+    unbounded = tmp_path / "unbounded"
+    for q in QUERIES[:10]:
+        tlc.Lake(s3_lake, s3.option_list(cache_dir=str(unbounded))).sql(q)
+    assert dir_bytes(unbounded) > limit + slack  # these queries would overflow the limit
+    cache = tmp_path / "cache"
+    opts = s3.option_list(cache_dir=str(cache), cache_dir_max="4MiB")
+    con = oracle()
+    for q in QUERIES[:10]:
+        got = tlc.Lake(s3_lake, opts).sql(q)
+        want = con.sql(q).arrow()
+        want = want.read_all() if hasattr(want, "read_all") else want
+        assert normal(got) == normal(want), q
+        assert dir_bytes(cache) <= limit + slack
+    assert dir_bytes(cache) > limit // 2
+    # Two processes sharing the full directory (evicting under each other) still answer right.
+    procs = [run_query_proc(s3_lake, opts, q) for q in (Q_SHARED, QUERIES[2], Q_SHARED)]
+    results = [result_of(p) for p in procs]
+    assert results[0]["rows"] == results[2]["rows"]
+    assert dir_bytes(cache) <= limit + slack
+
+
+def test_cache_options_checked(s3, s3_lake):
+    with pytest.raises(ValueError, match="cache_dir_max"):
+        tlc.Lake(s3_lake, s3.option_list(cache_dir_max="lots"))
+    with pytest.raises(ValueError, match="cache_dir_maxx"):
+        tlc.Lake(s3_lake, s3.option_list(cache_dir_maxx="1"))
+
+
+def test_reference_written_files_read_by_ranges(s3, reference, tmp_path):
+    """Files another writer laid out (the reference's, through its Parquet
+    library): the manifest's guess of where chunks are may be wrong; the
+    footer decides, and the results are the same."""
+    url = s3.url()
+    paths = []
+    for k, b in enumerate(BATCHES):
+        paths.append(str(tmp_path / f"b{k}.parquet"))
+        import pyarrow.parquet as pq
+        pq.write_table(b, paths[-1])
+    reference(f"""
+        import json, timelake, pyarrow.parquet as pq
+        lake = timelake.Lake({url!r}, storage_options={s3.options!r})
+        first = pq.read_table({paths[0]!r})
+        t = lake.create_table("m.cpu", first.schema, time_column="time", series_key=["host"])
+        for p in {paths!r}:
+            t.append(pq.read_table(p), maintain=False)
+        print(json.dumps(t.info()["rows"]))
+    """)
+    check_queries(url, s3.options, QUERIES)
+    narrow, full = {}, {}
+    tlc.Lake(url, s3.options).sql("SELECT avg(m1) FROM m.cpu", stats=narrow)
+    tlc.Lake(url, s3.options).sql("SELECT * FROM m.cpu", stats=full)
+    assert 0 < narrow["bytes_read"] < 0.5 * full["bytes_read"], (narrow, full)
