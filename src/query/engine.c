@@ -6,6 +6,7 @@
 #include "core/buf.h"
 #include "query/local_file.h"
 #include "query/query_cache.h"
+#include "query/sql_plan.h"
 #include "query/time_bucket.h"
 
 /* Width of an interval in microseconds; months have no fixed width and take
@@ -30,6 +31,7 @@ static void engine_free(void *p)
     tl_query_engine *e = p;
     if (e == NULL) return;
     tl_query_cache_free(e);
+    tl_sql_plan_cache_free(e);
     tl_query_local_files_free(e);
     duckdb_disconnect(&e->conn);
     duckdb_close(&e->db);

@@ -66,6 +66,32 @@ tl_status tl_query_lvi_sql(tl_query_engine *e, const tl_table *t, tl_buf *sql, t
     return ok ? TL_OK : tl_error_nomem(err);
 }
 
+/* Whether the index has a null in any of `cols` (then arg_max over the data
+ * would take an older row's value, and the index cannot answer). */
+static tl_status index_has_nulls(tl_query_engine *e, const tl_table *t, const tl_strlist *cols,
+                                 bool *out, tl_error *err)
+{
+    *out = false;
+    if (cols->len == 0) return TL_OK;
+    tl_buf sql = {0};
+    bool ok = tl_buf_append_str(&sql, "SELECT count(*) FROM (") == 0;
+    tl_status st = ok ? tl_query_lvi_sql(e, t, &sql, err) : tl_error_nomem(err);
+    ok = st == TL_OK && tl_buf_append_str(&sql, ") WHERE false") == 0;
+    for (size_t i = 0; ok && i < cols->len; i++) {
+        char *id = tl_sql_ident(cols->items[i]);
+        ok = id && tl_buf_printf(&sql, " OR %s IS NULL", id) == 0;
+        free(id);
+    }
+    ok = ok && tl_buf_append_byte(&sql, 0) == 0;
+    if (st == TL_OK && !ok) st = tl_error_nomem(err);
+    char *n = NULL;
+    if (st == TL_OK) st = tl_query_scalar_text(e, (const char *)sql.data, NULL, &n, err);
+    *out = st == TL_OK && (n == NULL || strcmp(n, "0") != 0);
+    free(n);
+    tl_buf_free(&sql);
+    return st;
+}
+
 /* The view body of one table over all the references the query makes to it. */
 static tl_status table_sql(tl_query_engine *e, const tl_table *t, const tl_sql_plan *plan,
                            tl_buf *sql, tl_scan_stats *stats, tl_error *err)
@@ -73,21 +99,34 @@ static tl_status table_sql(tl_query_engine *e, const tl_table *t, const tl_sql_p
     tl_scan_filter *filters = NULL;
     size_t n = 0;
     bool latest = true;
+    tl_strlist nonnull = {0};
+    bool ok = true;
     for (size_t i = 0; i < plan->n_refs; i++) {
         const tl_sql_ref *r = &plan->refs[i];
         if (r->t != t) continue;
         latest &= r->all_latest;
+        for (size_t j = 0; ok && j < r->nonnull.len; j++)
+            ok = tl_strlist_push(&nonnull, r->nonnull.items[j]) == 0;
         tl_scan_filter *f = realloc(filters, (n + r->n_filters + 1) * sizeof *f);
         if (f == NULL) {
             free(filters);
+            tl_strlist_free(&nonnull);
             return tl_error_nomem(err);
         }
         filters = f;
         memcpy(filters + n, r->filters, r->n_filters * sizeof *f); /* borrowed */
         n += r->n_filters;
     }
-    tl_status st;
-    if (latest && lvi_url(t)) {
+    tl_status st = TL_OK;
+    bool nulls = false;
+    if (!ok) st = tl_error_nomem(err);
+    if (st == TL_OK && latest && lvi_url(t)) st = index_has_nulls(e, t, &nonnull, &nulls, err);
+    tl_strlist_free(&nonnull);
+    if (st != TL_OK) {
+        free(filters);
+        return st;
+    }
+    if (latest && !nulls && lvi_url(t)) {
         st = tl_query_lvi_sql(e, t, sql, err);
     } else {
         const tl_live_files *lf = NULL;
@@ -138,7 +177,9 @@ tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
     tl_sql_plan plan = {0};
     tl_scan_stats ss = {0};
     tl_status st = tl_sql_plan_build(e, query, lookup, &c, &plan, err);
+    e->query_text = query; /* for the columns remote fetches may leave out */
     if (st == TL_OK) st = register_tables(e, &c, &plan, &ss, err);
+    e->query_text = NULL;
     if (st == TL_OK) st = tl_query_use_namespace(e, ns, err);
     if (st == TL_OK) st = tl_query_run(e, query, out, err);
     if (st == TL_OK && stats)

@@ -5,44 +5,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/sql_plan_json.h"
+#include "query/sql_plan_latest.h"
+#include "query/sql_plan_time.h"
+
 typedef struct walker {
     tl_query_engine *e;
     tl_sql_lookup lookup;
     void *ctx;
     tl_sql_plan *plan;
-    json_t *ctes; /* names of CTEs seen (object used as a set) */
+    const json_t *root; /* the statement */
+    json_t *ctes;       /* CTEs seen: name -> definition (borrowed from the tree) */
     /* The filter and latest-only flag of each from_table that is a lake
      * table, found at its SELECT node before the walk reaches the table. */
     struct pending {
         const json_t *from;
         tl_scan_filter filter;
         bool latest;
+        tl_strlist nonnull;
     } * pending;
     size_t n_pending;
+    /* SELECT nodes whose row-numbering column `first` their reader keeps
+     * only where it is 1, found at the reader before the walk reaches them. */
+    struct first_only {
+        const json_t *select;
+        const char *first; /* borrowed from the tree */
+    } * firsts;
+    size_t n_firsts;
 } walker;
-
-static const char *str(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
-}
-
-static bool is_type(const json_t *o, const char *type)
-{
-    return strcmp(str(o, "type"), type) == 0;
-}
 
 /* ---- Constant expressions, evaluated by DuckDB ---- */
 
 static bool is_constant_expr(const json_t *e)
 {
-    const char *cls = str(e, "class");
+    const char *cls = tl_js_str(e, "class");
     if (strcmp(cls, "CONSTANT") == 0) return true;
     if (strcmp(cls, "CAST") == 0) return is_constant_expr(json_object_get(e, "child"));
     if (strcmp(cls, "FUNCTION") != 0) return false;
     static const char *const unsafe[] = {"random",  "uuid", "gen_random_uuid", "nextval", "setseed",
                                          "currval", NULL};
-    const char *name = str(e, "function_name");
+    const char *name = tl_js_str(e, "function_name");
     for (size_t i = 0; unsafe[i]; i++)
         if (strcmp(name, unsafe[i]) == 0) return false;
     if (json_object_get(e, "filter") && !json_is_null(json_object_get(e, "filter"))) return false;
@@ -58,7 +60,7 @@ static bool is_constant_expr(const json_t *e)
 static bool uses_clock(const json_t *e)
 {
     if (json_is_object(e)) {
-        const char *name = str(e, "function_name");
+        const char *name = tl_js_str(e, "function_name");
         if (strstr(name, "now") || strstr(name, "current_") || strstr(name, "transaction_"))
             return true;
         const char *k;
@@ -72,40 +74,24 @@ static bool uses_clock(const json_t *e)
     return false;
 }
 
-/* The text of a plain string or integer literal (NULL for anything else):
- * what CAST(literal AS VARCHAR) gives, without asking DuckDB. */
-static char *literal_text(const json_t *e)
-{
-    if (strcmp(str(e, "class"), "CONSTANT") != 0) return NULL;
-    const json_t *v = json_object_get(e, "value");
-    if (json_is_true(json_object_get(v, "is_null"))) return NULL;
-    const char *type = str(json_object_get(v, "type"), "id");
-    const json_t *value = json_object_get(v, "value");
-    if (strcmp(type, "VARCHAR") == 0 && json_is_string(value))
-        return strdup(json_string_value(value));
-    static const char *const ints[] = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", NULL};
-    for (size_t i = 0; ints[i]; i++)
-        if (strcmp(type, ints[i]) == 0 && json_is_integer(value))
-            return tl_strdup_printf("%lld", (long long)json_integer_value(value));
-    return NULL;
-}
-
 /* The SQL of a literal or a cast of a string literal to a time type
  * (TIMESTAMPTZ '...'), NULL for anything else. */
 static char *simple_constant_sql(const json_t *e)
 {
     const char *cast = NULL;
-    if (strcmp(str(e, "class"), "CAST") == 0 && !json_is_true(json_object_get(e, "try_cast"))) {
+    if (strcmp(tl_js_str(e, "class"), "CAST") == 0 &&
+        !json_is_true(json_object_get(e, "try_cast"))) {
         static const char *const times[] = {"TIMESTAMP WITH TIME ZONE", "TIMESTAMP", "DATE", NULL};
-        const char *id = str(json_object_get(e, "cast_type"), "id");
+        const char *id = tl_js_str(json_object_get(e, "cast_type"), "id");
         for (size_t i = 0; times[i]; i++)
             if (strcmp(id, times[i]) == 0) cast = times[i];
         if (cast == NULL) return NULL;
         e = json_object_get(e, "child");
-        if (strcmp(str(json_object_get(json_object_get(e, "value"), "type"), "id"), "VARCHAR"))
+        if (strcmp(tl_js_str(json_object_get(json_object_get(e, "value"), "type"), "id"),
+                   "VARCHAR"))
             return NULL;
     }
-    char *text = literal_text(e);
+    char *text = tl_js_literal_text(e);
     char *lit = text ? tl_sql_literal(text) : NULL;
     free(text);
     if (lit == NULL || cast == NULL) return lit;
@@ -152,28 +138,50 @@ static bool eval_constant(walker *w, const json_t *expr, const char *wrap, char 
 
 /* ---- WHERE clauses ---- */
 
-static bool names_column(const json_t *e, const char *alias, const char *column)
+/* The value of a time literal DuckDB would compare with the time column
+ * (a string, or a string cast to a time type), parsed in C; false for any
+ * other expression or form. The value is exact to the microsecond. */
+static bool literal_time(const json_t *e, int64_t *us)
 {
-    if (strcmp(str(e, "class"), "COLUMN_REF") != 0) return false;
-    const json_t *names = json_object_get(e, "column_names");
-    size_t n = json_array_size(names);
-    const char *a = json_string_value(json_array_get(names, 0));
-    const char *b = json_string_value(json_array_get(names, 1));
-    if (n == 1) return a && strcasecmp(a, column) == 0;
-    return n == 2 && a && b && strcasecmp(a, alias) == 0 && strcasecmp(b, column) == 0;
+    const char *cast = "";
+    if (tl_js_is_class(e, "CAST")) {
+        if (json_is_true(json_object_get(e, "try_cast"))) return false;
+        cast = tl_js_str(json_object_get(e, "cast_type"), "id");
+        e = json_object_get(e, "child");
+    }
+    const json_t *v = json_object_get(e, "value");
+    const char *text = json_string_value(json_object_get(v, "value"));
+    if (!tl_js_is_class(e, "CONSTANT") || json_is_true(json_object_get(v, "is_null")) ||
+        strcmp(tl_js_str(json_object_get(v, "type"), "id"), "VARCHAR") != 0 || text == NULL)
+        return false;
+    if (strcmp(cast, "DATE") == 0 && strlen(text) != 10) return false;
+    if (strcmp(cast, "TIMESTAMP") == 0 && strpbrk(text + (strlen(text) > 10 ? 10 : 0), "Zz+-"))
+        return false; /* a zone on a plain TIMESTAMP: DuckDB's to judge */
+    if (*cast && strcmp(cast, "DATE") && strcmp(cast, "TIMESTAMP") &&
+        strcmp(cast, "TIMESTAMP WITH TIME ZONE"))
+        return false;
+    return tl_sql_parse_time(text, us);
 }
 
-static void bound_time(walker *w, tl_scan_filter *f, const json_t *expr, int dir)
+/* dir: 1 lower bound, -1 upper bound, 0 both; strict: the comparison
+ * excludes the value itself. */
+static void bound_time(walker *w, tl_scan_filter *f, const json_t *expr, int dir, bool strict)
 {
-    /* dir: 1 lower bound, -1 upper bound, 0 both */
     if (!is_constant_expr(expr) || (dir <= 0 && uses_clock(expr))) return;
-    char *v = NULL;
-    if (!eval_constant(w, expr, "SELECT epoch_us(CAST((%s) AS TIMESTAMPTZ))", &v)) {
+    int64_t us;
+    if (literal_time(expr, &us)) {
+        /* Time columns hold whole microseconds: time < v is time <= v - 1us. */
+        if (strict && dir > 0 && us < INT64_MAX) us++;
+        if (strict && dir < 0 && us > INT64_MIN) us--;
+    } else {
+        char *v = NULL;
+        if (!eval_constant(w, expr, "SELECT epoch_us(CAST((%s) AS TIMESTAMPTZ))", &v)) {
+            free(v);
+            return;
+        }
+        us = strtoll(v, NULL, 10);
         free(v);
-        return;
     }
-    int64_t us = strtoll(v, NULL, 10);
-    free(v);
     if (dir >= 0 && (!f->has_lo || us > f->lo)) f->has_lo = true, f->lo = us;
     if (dir <= 0 && (!f->has_hi || us < f->hi)) f->has_hi = true, f->hi = us;
 }
@@ -185,7 +193,7 @@ static void restrict_keys(walker *w, tl_scan_filter *f, const json_t *values, si
     size_t k = 0;
     for (size_t i = from; keys && i < n; i++) {
         const json_t *v = json_array_get(values, i);
-        keys[k] = literal_text(v);
+        keys[k] = tl_js_literal_text(v);
         if (keys[k] == NULL && (!is_constant_expr(v) || uses_clock(v) ||
                                 !eval_constant(w, v, "SELECT CAST((%s) AS VARCHAR)", &keys[k]))) {
             for (size_t j = 0; j <= k; j++) free(keys[j]);
@@ -217,7 +225,7 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     const char *time = c->time_index >= 0 ? s->fields[c->time_index].name : NULL;
     const char *key = c->series_key.len ? s->fields[c->series_index[0]].name : NULL;
-    const char *type = str(e, "type");
+    const char *type = tl_js_str(e, "type");
     if (strcmp(type, "CONJUNCTION_AND") == 0) {
         size_t i;
         const json_t *ch;
@@ -225,19 +233,20 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
         return;
     }
     if (strcmp(type, "COMPARE_BETWEEN") == 0 && time &&
-        names_column(json_object_get(e, "input"), alias, time)) {
-        bound_time(w, f, json_object_get(e, "lower"), 1);
-        bound_time(w, f, json_object_get(e, "upper"), -1);
+        tl_js_names_column(json_object_get(e, "input"), alias, time)) {
+        bound_time(w, f, json_object_get(e, "lower"), 1, false);
+        bound_time(w, f, json_object_get(e, "upper"), -1, false);
         return;
     }
     if (strcmp(type, "COMPARE_IN") == 0 && key) {
         const json_t *ch = json_object_get(e, "children");
-        if (names_column(json_array_get(ch, 0), alias, key)) restrict_keys(w, f, ch, 1);
+        if (tl_js_names_column(json_array_get(ch, 0), alias, key)) restrict_keys(w, f, ch, 1);
         return;
     }
-    if (strcmp(str(e, "class"), "COMPARISON") != 0) return;
+    if (strcmp(tl_js_str(e, "class"), "COMPARISON") != 0) return;
     const json_t *l = json_object_get(e, "left"), *r = json_object_get(e, "right");
     int dir;
+    bool strict = strcmp(type, "COMPARE_GREATERTHAN") == 0 || strcmp(type, "COMPARE_LESSTHAN") == 0;
     if (strcmp(type, "COMPARE_EQUAL") == 0)
         dir = 0;
     else if (strcmp(type, "COMPARE_GREATERTHAN") == 0 ||
@@ -250,8 +259,9 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
         return;
     for (int side = 0; side < 2; side++) {
         const json_t *col = side ? r : l, *val = side ? l : r;
-        if (time && names_column(col, alias, time)) bound_time(w, f, val, flip(dir, side));
-        if (key && dir == 0 && names_column(col, alias, key)) {
+        if (time && tl_js_names_column(col, alias, time))
+            bound_time(w, f, val, flip(dir, side), strict);
+        if (key && dir == 0 && tl_js_names_column(col, alias, key)) {
             json_t *one = json_pack("[O]", val);
             if (one) restrict_keys(w, f, one, 0);
             json_decref(one);
@@ -259,106 +269,12 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
     }
 }
 
-/* DISTINCT ON (series key...) ... ORDER BY series key..., time DESC over the
- * bare table: only the newest row of each series can appear in the result. */
-static bool latest_only(const tl_table *t, const char *alias, const json_t *select)
-{
-    const tl_contract *c = &t->contract;
-    if (c->time_index < 0 || c->series_key.len == 0) return false;
-    if (!json_is_null(json_object_get(select, "where_clause")) ||
-        json_array_size(json_object_get(select, "group_expressions")) ||
-        !json_is_null(json_object_get(select, "qualify")) ||
-        !json_is_null(json_object_get(select, "having")))
-        return false;
-    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
-    const json_t *distinct = NULL, *orders = NULL, *m;
-    size_t i;
-    json_array_foreach(json_object_get(select, "modifiers"), i, m)
-    {
-        if (is_type(m, "DISTINCT_MODIFIER")) distinct = json_object_get(m, "distinct_on_targets");
-        if (is_type(m, "ORDER_MODIFIER") && orders == NULL) orders = json_object_get(m, "orders");
-    }
-    size_t nk = c->series_key.len;
-    if (distinct == NULL || json_array_size(distinct) != nk || json_array_size(orders) < nk + 1)
-        return false;
-    /* The DISTINCT ON targets and the first nk orders are the series key. */
-    for (size_t k = 0; k < nk; k++) {
-        const char *name = s->fields[c->series_index[k]].name;
-        bool in_distinct = false, in_orders = false;
-        for (size_t j = 0; j < nk; j++) {
-            in_distinct |= names_column(json_array_get(distinct, j), alias, name);
-            in_orders |=
-                names_column(json_object_get(json_array_get(orders, j), "expression"), alias, name);
-        }
-        if (!in_distinct || !in_orders) return false;
-    }
-    const json_t *o = json_array_get(orders, nk);
-    return is_type(o, "DESCENDING") &&
-           names_column(json_object_get(o, "expression"), alias, s->fields[c->time_index].name);
-}
-
-/* Each conjunct of `where` is `series key column = constant`. */
-static bool key_equalities_only(const tl_table *t, const char *alias, const json_t *where)
-{
-    if (is_type(where, "CONJUNCTION_AND")) {
-        const json_t *ch;
-        size_t i;
-        json_array_foreach(json_object_get(where, "children"), i,
-                           ch) if (!key_equalities_only(t, alias, ch)) return false;
-        return true;
-    }
-    if (!is_type(where, "COMPARE_EQUAL")) return false;
-    const tl_contract *c = &t->contract;
-    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
-    const json_t *l = json_object_get(where, "left"), *r = json_object_get(where, "right");
-    for (int side = 0; side < 2; side++) {
-        const json_t *col = side ? r : l, *val = side ? l : r;
-        if (strcmp(str(val, "class"), "CONSTANT") != 0) continue;
-        for (size_t k = 0; k < c->series_key.len; k++)
-            if (names_column(col, alias, s->fields[c->series_index[k]].name)) return true;
-    }
-    return false;
-}
-
-/* WHERE series key = ... ORDER BY time DESC LIMIT 1 over the bare table: the
- * newest row of one series, which is that series' row of the index. */
-static bool newest_of_one_series(const tl_table *t, const char *alias, const json_t *select)
-{
-    const tl_contract *c = &t->contract;
-    if (c->time_index < 0 || c->series_key.len == 0) return false;
-    const json_t *where = json_object_get(select, "where_clause");
-    if (where == NULL || json_is_null(where) || !key_equalities_only(t, alias, where) ||
-        json_array_size(json_object_get(select, "group_expressions")) ||
-        !json_is_null(json_object_get(select, "qualify")) ||
-        !json_is_null(json_object_get(select, "having")))
-        return false;
-    const json_t *orders = NULL, *limit = NULL, *m;
-    size_t i;
-    json_array_foreach(json_object_get(select, "modifiers"), i, m)
-    {
-        if (is_type(m, "ORDER_MODIFIER") && orders == NULL)
-            orders = json_object_get(m, "orders");
-        else if (is_type(m, "LIMIT_MODIFIER") && limit == NULL &&
-                 json_is_null(json_object_get(m, "offset")))
-            limit = json_object_get(m, "limit");
-        else
-            return false; /* DISTINCT, a second ORDER BY, OFFSET, ... */
-    }
-    char *n = limit ? literal_text(limit) : NULL;
-    bool one = n && strcmp(n, "1") == 0;
-    free(n);
-    const json_t *o = json_array_get(orders, 0);
-    const char *time = tl_ice_metadata_current_schema(t->md)->fields[c->time_index].name;
-    return one && is_type(o, "DESCENDING") &&
-           names_column(json_object_get(o, "expression"), alias, time);
-}
-
 /* ---- The walk ---- */
 
 static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
 {
-    const char *schema = str(bt, "schema_name"), *table = str(bt, "table_name");
-    if (*str(bt, "catalog_name")) return TL_OK; /* DuckDB's own catalogs */
+    const char *schema = tl_js_str(bt, "schema_name"), *table = tl_js_str(bt, "table_name");
+    if (*tl_js_str(bt, "catalog_name")) return TL_OK; /* DuckDB's own catalogs */
     if (!*schema && json_object_get(w->ctes, table)) return TL_OK;
     tl_sql_plan *p = w->plan;
     size_t i = 0;
@@ -371,20 +287,27 @@ static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
         tl_sql_ref *refs = realloc(p->refs, (p->n_refs + 1) * sizeof *refs);
         if (refs == NULL) return tl_error_nomem(err);
         p->refs = refs;
-        p->refs[i] = (tl_sql_ref){strdup(schema), strdup(table), t, NULL, 0, true};
+        p->refs[i] = (tl_sql_ref){strdup(schema), strdup(table), t, NULL, 0, true, {0}};
         p->n_refs++;
         if (!p->refs[i].schema || !p->refs[i].table) return tl_error_nomem(err);
     }
     tl_sql_ref *r = &p->refs[i];
     tl_scan_filter f = {0};
     bool latest = false;
+    tl_strlist nonnull = {0};
     for (size_t j = 0; j < w->n_pending; j++) {
         if (w->pending[j].from != bt) continue;
         f = w->pending[j].filter;
         latest = w->pending[j].latest;
+        nonnull = w->pending[j].nonnull;
         memset(&w->pending[j], 0, sizeof w->pending[j]);
     }
-    tl_scan_filter *fs = realloc(r->filters, (r->n_filters + 1) * sizeof *fs);
+    bool ok = true;
+    for (size_t j = 0; ok && j < nonnull.len; j++)
+        ok = tl_strlist_contains(&r->nonnull, nonnull.items[j]) ||
+             tl_strlist_push(&r->nonnull, nonnull.items[j]) == 0;
+    tl_strlist_free(&nonnull);
+    tl_scan_filter *fs = ok ? realloc(r->filters, (r->n_filters + 1) * sizeof *fs) : NULL;
     if (fs == NULL) {
         tl_scan_filter_clear(&f);
         return tl_error_nomem(err);
@@ -397,16 +320,71 @@ static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
 
 static tl_status walk(walker *w, json_t *node, tl_error *err);
 
+/* How many CTEs named `name` the tree defines and how many table references
+ * use that name unqualified. */
+static void count_named(const json_t *node, const char *name, size_t *defs, size_t *uses)
+{
+    if (json_is_array(node)) {
+        size_t i;
+        const json_t *v;
+        json_array_foreach(node, i, v) count_named(v, name, defs, uses);
+        return;
+    }
+    if (!json_is_object(node)) return;
+    const json_t *v;
+    size_t i;
+    json_array_foreach(json_object_get(json_object_get(node, "cte_map"), "map"), i, v)
+    {
+        *defs += strcasecmp(tl_js_str(v, "key"), name) == 0;
+    }
+    if (tl_js_is_type(node, "BASE_TABLE") && !*tl_js_str(node, "schema_name") &&
+        strcasecmp(tl_js_str(node, "table_name"), name) == 0)
+        (*uses)++;
+    const char *k;
+    json_object_foreach((json_t *)node, k, v) count_named(v, name, defs, uses);
+}
+
+/* When `node` reads a subquery, or a CTE defined and used once, and keeps
+ * only its rows where a row-numbering column is 1: notes that for the
+ * subquery's SELECT. */
+static tl_status note_first_only(walker *w, const json_t *node, tl_error *err)
+{
+    const json_t *from = json_object_get(node, "from_table"), *inner = NULL;
+    const char *rel = tl_js_str(from, "alias");
+    if (tl_js_is_type(from, "SUBQUERY")) {
+        inner = json_object_get(json_object_get(from, "subquery"), "node");
+    } else if (tl_js_is_type(from, "BASE_TABLE") && !*tl_js_str(from, "schema_name") &&
+               !*tl_js_str(from, "catalog_name")) {
+        const char *name = tl_js_str(from, "table_name");
+        const json_t *cte = json_object_get(w->ctes, name);
+        size_t defs = 0, uses = 0;
+        if (cte) count_named(w->root, name, &defs, &uses);
+        if (defs == 1 && uses == 1)
+            inner =
+                json_object_get(json_object_get(json_object_get(cte, "value"), "query"), "node");
+        if (!*rel) rel = name;
+    }
+    const char *first =
+        inner ? tl_sql_first_only(inner, json_object_get(node, "where_clause"), rel) : NULL;
+    if (first == NULL) return TL_OK;
+    struct first_only *f = realloc(w->firsts, (w->n_firsts + 1) * sizeof *f);
+    if (f == NULL) return tl_error_nomem(err);
+    w->firsts = f;
+    w->firsts[w->n_firsts++] = (struct first_only){inner, first};
+    return TL_OK;
+}
+
 static tl_status prepare_select(walker *w, json_t *node, tl_error *err)
 {
+    TL_TRY(note_first_only(w, node, err));
     json_t *from = json_object_get(node, "from_table");
-    if (!is_type(from, "BASE_TABLE") || *str(from, "catalog_name")) return TL_OK;
-    const char *schema = str(from, "schema_name"), *table = str(from, "table_name");
+    if (!tl_js_is_type(from, "BASE_TABLE") || *tl_js_str(from, "catalog_name")) return TL_OK;
+    const char *schema = tl_js_str(from, "schema_name"), *table = tl_js_str(from, "table_name");
     if (!*schema && json_object_get(w->ctes, table)) return TL_OK;
     tl_table *t = NULL;
     TL_TRY(w->lookup(w->ctx, schema, table, &t, err));
     if (t == NULL) return TL_OK;
-    const char *alias = *str(from, "alias") ? str(from, "alias") : table;
+    const char *alias = *tl_js_str(from, "alias") ? tl_js_str(from, "alias") : table;
     struct pending *p = realloc(w->pending, (w->n_pending + 1) * sizeof *p);
     if (p == NULL) return tl_error_nomem(err);
     w->pending = p;
@@ -414,7 +392,10 @@ static tl_status prepare_select(walker *w, json_t *node, tl_error *err)
     memset(p, 0, sizeof *p);
     const json_t *where = json_object_get(node, "where_clause");
     if (where && !json_is_null(where)) read_conjunct(w, t, alias, where, &p->filter);
-    p->latest = latest_only(t, alias, node) || newest_of_one_series(t, alias, node);
+    const char *first = NULL;
+    for (size_t i = 0; i < w->n_firsts; i++)
+        if (w->firsts[i].select == node) first = w->firsts[i].first;
+    p->latest = tl_sql_latest_shape(t, alias, node, first, &p->nonnull);
     p->from = from;
     return TL_OK;
 }
@@ -431,18 +412,24 @@ static tl_status walk(walker *w, json_t *node, tl_error *err)
     json_t *ctes = json_object_get(json_object_get(node, "cte_map"), "map");
     size_t i;
     json_t *v;
-    json_array_foreach(ctes, i, v) json_object_set(w->ctes, str(v, "key"), json_true());
-    if (is_type(node, "SELECT_NODE")) TL_TRY(prepare_select(w, node, err));
-    if (is_type(node, "BASE_TABLE")) return add_ref(w, node, err);
+    json_array_foreach(ctes, i, v) json_object_set(w->ctes, tl_js_str(v, "key"), v);
+    if (tl_js_is_type(node, "SELECT_NODE")) TL_TRY(prepare_select(w, node, err));
+    if (tl_js_is_type(node, "BASE_TABLE")) return add_ref(w, node, err);
     const char *k;
     json_object_foreach(node, k, v) TL_TRY(walk(w, v, err));
     return TL_OK;
 }
 
-tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup lookup, void *ctx,
-                            tl_sql_plan *out, tl_error *err)
+/* The syntax tree of `query` (a new reference): DuckDB's parse, kept by
+ * the engine for the queries it saw last, as a dashboard repeats its own. */
+static tl_status syntax_tree(tl_query_engine *e, const char *query, json_t **out, tl_error *err)
 {
-    memset(out, 0, sizeof *out);
+    size_t n = sizeof e->asts / sizeof e->asts[0];
+    for (size_t i = 0; i < n; i++)
+        if (e->asts[i].query && strcmp(e->asts[i].query, query) == 0) {
+            *out = json_incref(e->asts[i].doc);
+            return TL_OK;
+        }
     char *text = NULL;
     TL_TRY(tl_query_scalar_text(e, "SELECT json_serialize_sql(?::VARCHAR)", query, &text, err));
     /* An unknown query location is UINT64_MAX, beyond what jansson reads. */
@@ -453,18 +440,49 @@ tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup
     json_t *doc = text ? json_loads(text, 0, &je) : NULL;
     free(text);
     if (doc == NULL) return tl_error_set(err, TL_ERR_QUERY, "cannot read the query's syntax tree");
+    char *copy = strdup(query);
+    if (copy) {
+        struct tl_query_ast *slot = &e->asts[e->next_ast];
+        e->next_ast = (e->next_ast + 1) % n;
+        free(slot->query);
+        json_decref(slot->doc);
+        *slot = (struct tl_query_ast){copy, json_incref(doc)};
+    }
+    *out = doc;
+    return TL_OK;
+}
+
+void tl_sql_plan_cache_free(tl_query_engine *e)
+{
+    for (size_t i = 0; i < sizeof e->asts / sizeof e->asts[0]; i++) {
+        free(e->asts[i].query);
+        json_decref(e->asts[i].doc);
+        e->asts[i] = (struct tl_query_ast){NULL, NULL};
+    }
+}
+
+tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup lookup, void *ctx,
+                            tl_sql_plan *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    json_t *doc = NULL;
+    TL_TRY(syntax_tree(e, query, &doc, err));
     tl_status st = TL_OK;
     json_t *stmts = json_object_get(doc, "statements");
     if (json_is_true(json_object_get(doc, "error")))
-        st = tl_error_set(err, TL_ERR_QUERY, "%s", str(doc, "error_message"));
+        st = tl_error_set(err, TL_ERR_QUERY, "%s", tl_js_str(doc, "error_message"));
     else if (json_array_size(stmts) != 1)
         st = tl_error_set(err, TL_ERR_QUERY, "expected one SELECT statement, got %zu statements",
                           json_array_size(stmts));
-    walker w = {e, lookup, ctx, out, json_object(), NULL, 0};
+    walker w = {e, lookup, ctx, out, json_array_get(stmts, 0), json_object(), NULL, 0, NULL, 0};
     if (st == TL_OK && w.ctes == NULL) st = tl_error_nomem(err);
     if (st == TL_OK) st = walk(&w, json_array_get(stmts, 0), err);
-    for (size_t i = 0; i < w.n_pending; i++) tl_scan_filter_clear(&w.pending[i].filter);
+    for (size_t i = 0; i < w.n_pending; i++) {
+        tl_scan_filter_clear(&w.pending[i].filter);
+        tl_strlist_free(&w.pending[i].nonnull);
+    }
     free(w.pending);
+    free(w.firsts);
     json_decref(w.ctes);
     json_decref(doc);
     if (st != TL_OK) tl_sql_plan_free(out);
@@ -477,6 +495,7 @@ void tl_sql_plan_free(tl_sql_plan *plan)
         tl_sql_ref *r = &plan->refs[i];
         for (size_t j = 0; j < r->n_filters; j++) tl_scan_filter_clear(&r->filters[j]);
         free(r->filters);
+        tl_strlist_free(&r->nonnull);
         free(r->schema);
         free(r->table);
     }

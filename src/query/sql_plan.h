@@ -7,6 +7,7 @@
 #define TL_QUERY_SQL_PLAN_H
 
 #include "query/engine.h"
+#include "core/strlist.h"
 #include "query/scan.h"
 
 typedef struct tl_sql_ref {
@@ -15,7 +16,8 @@ typedef struct tl_sql_ref {
     tl_table *t;             /* from the lookup, which keeps ownership */
     tl_scan_filter *filters; /* one per reference of this table */
     size_t n_filters;
-    bool all_latest; /* every reference only needs the newest row per series */
+    bool all_latest;    /* every reference only needs the newest row per series */
+    tl_strlist nonnull; /* ... provided these columns have no null in the index */
 } tl_sql_ref;
 
 typedef struct tl_sql_plan {
@@ -32,5 +34,8 @@ typedef tl_status (*tl_sql_lookup)(void *ctx, const char *schema, const char *ta
 tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup lookup, void *ctx,
                             tl_sql_plan *out, tl_error *err);
 void tl_sql_plan_free(tl_sql_plan *plan);
+
+/* Frees the syntax trees the engine keeps of recent queries. */
+void tl_sql_plan_cache_free(tl_query_engine *e);
 
 #endif
