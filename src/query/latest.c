@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/latest_index.h"
 #include "query/query_cache.h"
 #include "query/scan.h"
 #include "query/sql_run.h"
@@ -51,8 +52,6 @@ tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStre
     if (table == NULL) return tl_error_set(err, TL_ERR_INVALID, "latest needs a table name");
     tl_qname qn;
     TL_TRY(tl_qname_parse(table, "default", &qn, err));
-    tl_query_engine *e = NULL;
-    TL_TRY(tl_query_engine_get(lake, &e, err));
     tl_table *t = NULL;
     TL_TRY(tl_table_load(lake, &qn, 0, &t, err));
     tl_status st = TL_OK;
@@ -61,6 +60,16 @@ tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStre
                           qn.full);
     const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
     const char *url = s ? tl_ice_snapshot_summary(s, TL_SUMMARY_LVI) : NULL;
+    /* The index answers alone, without starting the SQL engine: what makes
+     * a cold latest() cheap. */
+    bool done = false;
+    if (st == TL_OK && url) st = tl_latest_from_index(t, url, &done, out, err);
+    if (st != TL_OK || done) {
+        tl_table_close(t);
+        return st;
+    }
+    tl_query_engine *e = NULL;
+    st = tl_query_engine_get(lake, &e, err);
     tl_buf sql = {0};
     if (st == TL_OK) st = url ? tl_query_lvi_sql(e, t, &sql, err) : computed_sql(e, t, &sql, err);
     if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);

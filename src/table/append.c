@@ -8,6 +8,7 @@
 #include "arrow/stream.h"
 #include "core/clock.h"
 #include "table/append.h"
+#include "table/batch_ledger.h"
 #include "table/lvi.h"
 #include "table/maintain.h"
 
@@ -307,14 +308,16 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
     }
     /* A batch already committed costs no reading or writing at all. */
     out->attempts = 1;
-    if (o->batch_id && tl_batch_committed(t->md, o->batch_id)) {
-        out->duplicate = 1;
+    bool seen = false;
+    tl_status st = o->batch_id ? tl_batch_seen(t, o->batch_id, &seen, err) : TL_OK;
+    if (st != TL_OK || seen) {
+        out->duplicate = seen;
         tl_schema_release(&schema);
-        return TL_OK;
+        return st;
     }
     append_state s = {.t = t, .o = o, .started_us = started_us};
     int64_t before = t->version;
-    tl_status st = encode_stream(&s, stream, &schema, err);
+    st = encode_stream(&s, stream, &schema, err);
     if (st == TL_OK && s.files.n > 0) st = commit_files(&s, out, err);
     encoded_free(t, &s.files, s.uploaded > 0); /* what failed before the commit */
     if (s.has_newest) tl_rows_free(&s.newest);

@@ -19,6 +19,9 @@
 #include "core/random.h"
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
+#include "table/head.h"
+#include "table/head_write.h"
+#include "table/batch_ledger.h"
 #include "table/live_files.h"
 #include "table/lvi.h"
 
@@ -42,6 +45,7 @@ typedef struct commit_state {
     int64_t snapshot_id;
     char *manifest_key;
     tl_buf manifest_avro;           /* uploaded by the first attempt's batch */
+    tl_head_objects fresh;          /* the same, by URL, for the head object */
     tl_ice_manifest_file *manifest; /* the new manifest's list entry; seq set per attempt */
     char *list_key;                 /* this attempt's manifest list */
     char *lvi_key; /* this attempt's last-value index, merged with its parent's, or NULL */
@@ -102,7 +106,7 @@ static tl_status summarize_partitions(const tl_commit_request *req, tl_ice_manif
     return TL_OK;
 }
 
-/* The manifest, in memory (cs->manifest_avro) until the first attempt uploads it. */
+/* The manifest, in memory (cs->manifest_avro) for the first attempt to upload, and for the head. */
 static tl_status build_manifest(tl_table *t, const tl_commit_request *req, commit_state *cs,
                                 tl_error *err)
 {
@@ -127,6 +131,8 @@ static tl_status build_manifest(tl_table *t, const tl_commit_request *req, commi
     mf->added_rows_count = req->added_rows;
     mf->manifest_length = (int64_t)avro->len;
     if (mf->manifest_path == NULL) return tl_error_nomem(err);
+    if (!tl_store_is_local(t->lake->store))
+        TL_TRY(tl_head_objects_add(&cs->fresh, mf->manifest_path, avro->data, avro->len, err));
     return summarize_partitions(req, mf, err);
 }
 
@@ -139,8 +145,9 @@ static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot 
     tl_buf b = {0};
     char buf[1024];
     const char *key = tl_table_key_of_url(t, parent->manifest_list, buf, sizeof buf);
-    tl_status st = key ? tl_store_get(t->lake->store, key, &b, err)
-                       : tl_table_read_url(t, parent->manifest_list, &b, err);
+    bool held = tl_head_objects_find(t->head_objects, parent->manifest_list) != NULL;
+    tl_status st = key && !held ? tl_store_get(t->lake->store, key, &b, err)
+                                : tl_table_read_url(t, parent->manifest_list, &b, err);
     if (st == TL_ERR_NOT_FOUND) {
         /* Another writer expired the snapshot this handle is at: the table
          * moved on, so this attempt is lost like a race, and retried. */
@@ -285,7 +292,6 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
     if (cs->lvi_key) items[n++] = (tl_store_put_item){cs->lvi_key, lvi->data, lvi->len};
     tl_status st = tl_store_put_many(t->lake->store, items, n, err);
     free(items);
-    if (attempt == 1) tl_buf_free(&cs->manifest_avro); /* up there now */
     return st;
 }
 
@@ -351,11 +357,21 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
         st = tl_lvi_encode(t, req->rows, cs->snapshot_id, &cs->lvi_key, &lvi, err);
     if (st == TL_OK) st = next_metadata(t, cs, req, seq, &md, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
+    /* The head object is built during the upload batch and PUT in parallel
+     * with the conditional create (head_write.c): still two round trips. */
+    tl_head_job *head = NULL;
+    if (st == TL_OK)
+        head = tl_head_job_start(t, md, t->version + 1, &json, &list, cs->lvi_key ? &lvi : NULL,
+                                 &cs->fresh);
     if (st == TL_OK) st = upload_batch(t, cs, req, attempt, &list, &lvi, err);
+    bool won = false;
     if (st == TL_OK) {
+        tl_head_job_send(head);
         st = create_next_version(t, cs, md, &json, err);
         md = NULL;
+        won = st == TL_OK;
     }
+    tl_head_job_finish(t, head, won);
     tl_ice_metadata_free(md);
     tl_buf_free(&json);
     tl_buf_free(&list);
@@ -413,7 +429,9 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
         }
         backoff(attempt);
         st = tl_table_reload(t, 0, err);
-        if (st == TL_OK && req->batch_id && tl_batch_committed(t->md, req->batch_id)) {
+        bool seen = false; /* in the winner's snapshots, or its batch ledger */
+        if (st == TL_OK && req->batch_id) st = tl_batch_seen(t, req->batch_id, &seen, err);
+        if (st == TL_OK && seen) {
             out->duplicate = true;
             break;
         }
@@ -431,6 +449,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     free(cs.lvi_key);
     free(cs.manifest_key);
     tl_buf_free(&cs.manifest_avro);
+    tl_head_objects_clear(&cs.fresh);
     tl_ice_manifest_files_free(cs.manifest, cs.manifest ? 1 : 0);
     return st;
 }

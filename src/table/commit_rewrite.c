@@ -14,6 +14,7 @@
 #include "core/random.h"
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
+#include "table/head_write.h"
 #include "table/maintain.h"
 
 #define MAX_ATTEMPTS 40
@@ -28,6 +29,7 @@ typedef struct rw_ctx {
     tl_ice_manifest_file *manifests; /* the new snapshot's list */
     size_t n_manifests;
     int64_t deleted_records, removed_bytes;
+    tl_head_objects fresh; /* the manifests this attempt wrote, for the head object */
 } rw_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -130,6 +132,8 @@ static tl_status write_manifest(rw_ctx *c, const char *kind, const tl_ice_manife
             if (e[i].status == 2) mf->deleted_files_count++, mf->deleted_rows_count += rows;
         }
         st = mf->manifest_path ? summarize(e, n, mf, err) : tl_error_nomem(err);
+        if (st == TL_OK && !tl_store_is_local(t->lake->store))
+            st = tl_head_objects_add(&c->fresh, mf->manifest_path, avro.data, avro.len, err);
     }
     if (st == TL_OK) {
         st = add_list_entry(c, mf, err);
@@ -289,7 +293,6 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
     tl_status st = key ? tl_ice_manifest_list_write(c->snapshot_id, parent ? &parent_id : NULL, seq,
                                                     2, c->manifests, c->n_manifests, &avro, err)
                        : tl_error_nomem(err);
-    if (st == TL_OK) st = put_object(c, key, &avro, err);
     tl_strlist kv = {0};
     if (st == TL_OK) st = build_summary(c, parent, &kv, err);
     tl_kv *summary = calloc(kv.len / 2 + 1, sizeof *summary);
@@ -316,13 +319,24 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
         st = tl_ice_metadata_add_snapshot(md, &snap, t->metadata_url, err);
     }
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
+    /* The head object, as an append writes it (head_write.h): built while
+     * the list uploads, PUT in parallel with the conditional create. */
+    tl_head_job *head =
+        st == TL_OK ? tl_head_job_start(t, md, t->version + 1, &json, &avro, NULL, &c->fresh)
+                    : NULL;
+    if (st == TL_OK) st = put_object(c, key, &avro, err);
     char mkey[sizeof t->name.key + 64];
     tl_table_metadata_key(&t->name, t->version + 1, mkey, sizeof mkey);
-    if (st == TL_OK) st = tl_store_put_if_absent(t->lake->store, mkey, json.data, json.len, err);
     if (st == TL_OK) {
+        tl_head_job_send(head);
+        st = tl_store_put_if_absent(t->lake->store, mkey, json.data, json.len, err);
+    }
+    bool won = st == TL_OK;
+    if (won) {
         st = tl_table_adopt(t, md, t->version + 1, err);
         md = NULL;
     }
+    tl_head_job_finish(t, head, won && st == TL_OK);
     tl_ice_metadata_free(md);
     tl_strlist_free(&kv);
     free(summary);
@@ -338,6 +352,7 @@ static void attempt_cleanup(rw_ctx *c, bool remove)
     for (size_t i = 0; remove && i < c->written.len; i++)
         tl_store_remove(c->t->lake->store, c->written.items[i], NULL);
     tl_strlist_free(&c->written);
+    tl_head_objects_clear(&c->fresh);
     tl_ice_manifest_files_free(c->manifests, c->n_manifests);
     c->manifests = NULL;
     c->n_manifests = 0;

@@ -34,12 +34,13 @@ static const struct {
     {"read-dedup-strategy", SETTING_CHOICE, "merge,keys-first"},
     {"newest-first", SETTING_BOOL, NULL},
     {"version-check-interval", SETTING_DURATION, NULL},
+    {"batch-id-retention", SETTING_DURATION, NULL},
 };
 
 /* Contract keys, fixed at create time by the create options. */
 static const char *const fixed_settings[] = {"time-column", "series-key", "chunk-interval", "dedup",
                                              "ingest-time-column"};
-static const char *const system_settings[] = {"format-version", "rollups"};
+static const char *const system_settings[] = {"format-version", "rollups", "batch-ledger"};
 
 static bool parse_bool(const char *v, bool *out)
 {

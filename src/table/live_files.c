@@ -3,8 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table/head.h"
+
 tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_error *err)
 {
+    const tl_buf *held = tl_head_objects_find(t->head_objects, url);
+    if (held) {
+        out->len = 0;
+        return tl_buf_append(out, held->data, held->len) == 0 ? TL_OK : tl_error_nomem(err);
+    }
     char buf[1024];
     const char *key = tl_table_key_of_url(t, url, buf, sizeof buf);
     if (key == NULL)

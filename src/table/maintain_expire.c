@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "iceberg/manifest_list.h"
+#include "table/batch_ledger.h"
 #include "table/maintain.h"
 
 #define MAX_ATTEMPTS 40
@@ -148,6 +149,8 @@ static tl_status collect_snapshot(const tl_table *t, const tl_ice_snapshot *snap
 static tl_status collect_all(const tl_table *t, const tl_ice_metadata *md, key_set *out,
                              tl_error *err)
 {
+    const char *ledger = tl_ice_metadata_property(md, TL_PROP_BATCH_LEDGER);
+    if (ledger && !set_add_url(t, out, ledger)) return tl_error_nomem(err);
     for (size_t i = 0; i < md->n_snapshots; i++)
         TL_TRY(collect_snapshot(t, &md->snapshots[i], NULL, out, err));
     return TL_OK;
@@ -241,21 +244,30 @@ static tl_status drop_snapshots(const tl_table *t, tl_ice_metadata *md, const bo
     return TL_OK;
 }
 
-/* One attempt at committing the expiry; TL_ERR_EXISTS when another commit won. */
+/* One attempt at committing the expiry; TL_ERR_EXISTS when another commit won.
+ * The batch ids of the expired snapshots move to a new batch ledger. */
 static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
 {
     tl_ice_metadata *md = NULL;
     tl_buf json = {0};
+    char *ledger_key = NULL;
     tl_status st = tl_ice_metadata_copy(t->md, &md, err);
+    if (st == TL_OK) st = tl_batch_ledger_extend(t, expire, md, &ledger_key, err);
     if (st == TL_OK) st = drop_snapshots(t, md, expire, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
     char key[sizeof t->name.key + 64];
     tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
-    if (st == TL_OK) st = tl_store_put_if_absent(t->lake->store, key, json.data, json.len, err);
+    bool may_have_landed = false;
+    if (st == TL_OK) {
+        st = tl_store_put_if_absent(t->lake->store, key, json.data, json.len, err);
+        may_have_landed = st != TL_ERR_EXISTS;
+    }
     if (st == TL_OK) {
         st = tl_table_adopt(t, md, t->version + 1, err);
         md = NULL;
     }
+    if (ledger_key && !may_have_landed) tl_store_remove(t->lake->store, ledger_key, NULL);
+    free(ledger_key);
     tl_ice_metadata_free(md);
     tl_buf_free(&json);
     return st;
@@ -281,6 +293,9 @@ static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, bo
             key_set live = {0}, cand = {0};
             r->snapshots_expired += (int64_t)n_expired;
             st = collect_all(t, t->md, &live, err);
+            /* A replaced ledger is held by the new one. */
+            const char *old = tl_ice_metadata_property(before, TL_PROP_BATCH_LEDGER);
+            if (st == TL_OK && old && !set_add_url(t, &cand, old)) st = tl_error_nomem(err);
             for (size_t i = 0; st == TL_OK && i < n; i++)
                 if (expire[i]) st = collect_snapshot(t, &before->snapshots[i], &live, &cand, err);
             /* Keep only what no live snapshot references. */
@@ -350,7 +365,7 @@ static bool deletable_kind(const char *key, const char *table_key)
     bool parquet = bl > 8 && strcmp(base + bl - 8, ".parquet") == 0;
     if (strncmp(rest, "data/", 5) == 0) return parquet;
     if (strncmp(rest, "metadata/", 9) != 0 || strchr(rest + 9, '/') != NULL) return false;
-    bool avro = bl > 5 && strcmp(base + bl - 5, ".avro") == 0;
+    bool avro = bl > 5 && strcmp(base + bl - 5, ".avro") == 0; /* batch ledgers too */
     return avro || (parquet && strncmp(base, "lvi-", 4) == 0);
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table/head.h"
 #include "table/table_internal.h"
 
 void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size)
@@ -139,10 +140,22 @@ tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_e
 tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err)
 {
     tl_store *store = t->lake->store;
-    if (version <= 0) TL_TRY(latest_version(store, &t->name, &version, err));
     tl_ice_metadata *md = NULL;
-    TL_TRY(read_metadata(store, &t->name, version, &md, err));
-    return tl_table_adopt(t, md, version, err);
+    tl_head_objects *held = NULL;
+    /* On an object store the head may answer in the listing's round trip. */
+    if (version <= 0 && !tl_store_is_local(store))
+        TL_TRY(tl_head_load_latest(store, &t->name, &version, &md, &held, err));
+    else if (version <= 0)
+        TL_TRY(latest_version(store, &t->name, &version, err));
+    if (md == NULL) TL_TRY(read_metadata(store, &t->name, version, &md, err));
+    tl_status st = tl_table_adopt(t, md, version, err);
+    if (st == TL_OK && held) {
+        tl_head_objects_free(t->head_objects);
+        t->head_objects = held;
+        held = NULL;
+    }
+    tl_head_objects_free(held);
+    return st;
 }
 
 tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
@@ -172,6 +185,7 @@ void tl_table_close(tl_table *t)
 {
     if (t == NULL) return;
     table_clear_state(t);
+    tl_head_objects_free(t->head_objects);
     free(t);
 }
 

@@ -24,6 +24,10 @@ struct tl_table {
     int64_t version;      /* N of the current vN.metadata.json */
     tl_ice_metadata *md;  /* the current metadata */
     tl_contract contract; /* parsed from md's properties */
+    /* Immutable objects (manifest list, manifests, index) carried by the
+     * head object this handle read or wrote (table/head.h), or NULL: reads
+     * of these URLs are answered from memory. Kept across versions. */
+    struct tl_head_objects *head_objects;
 };
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */

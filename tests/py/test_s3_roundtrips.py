@@ -1,8 +1,10 @@
 """The append's write path over S3 (moto) through a recording proxy: two
 sequential storage round trips (one parallel batch, then the conditional
-create), a lost race re-uploading only the manifest list and the index, a cold
-open in two round trips, and an unknown commit outcome that keeps the files a
-landed commit refers to (checked by pyiceberg reading every row)."""
+create with the head object's PUT beside it, tests/py/test_s3_head.py); a
+lost race re-uploading only the manifest list and the index, a cold open in
+one round trip (the listing and the head at once), and an unknown commit
+outcome that keeps the files a landed commit refers to (checked by pyiceberg
+reading every row)."""
 
 import asyncio
 import datetime as dt
@@ -60,18 +62,26 @@ def test_append_is_two_round_trips(s3):
             rows = concat(three_days(20 + k))
             trips, reqs = trips_of(proxy, lambda: t.append(rows, batch_id=f"b{k}", maintain=False))
             paths = [r[3] for r in reqs]
+            # The batch: 3 data files, manifest, manifest list, index; then the
+            # commit and, in parallel with it, the head.
             assert trips == 2, paths
-            # The batch: 3 data files, manifest, manifest list, index; then the commit, last.
             assert all(r[2] == "PUT" for r in reqs), reqs
-            assert paths[-1].endswith(f"/metadata/v{k + 2}.metadata.json")
+            create = [r for r in reqs if r[3].endswith(f"/metadata/v{k + 2}.metadata.json")]
+            head = [r for r in reqs if r[3].endswith("/metadata/timelake-c-head")]
+            batch = [r for r in reqs if r not in create + head]
+            assert len(create) == 1 and len(head) == 1, paths
+            assert round_trips(batch) == 1, paths
+            assert min(create[0][0], head[0][0]) >= max(r[1] for r in batch), reqs
             assert sum(p.endswith(".parquet") and "/data/" in p for p in paths) == 3
             assert sum(p.endswith("-m0.avro") for p in paths) == 1
             assert sum("/metadata/snap-" in p for p in paths) == 1
             assert sum("/metadata/lvi-" in p for p in paths) == 1
             assert not any("version-hint" in p for p in paths)
-        # A cold open: list the versions, read the newest.
+        # A cold open: list the versions and read the head at once.
         trips, reqs = trips_of(proxy, lambda: tlc.Lake(url, opts).table("iot.r"))
-        assert trips == 2, [r[3] for r in reqs]
+        assert trips == 1, [r[3] for r in reqs]
+        assert sorted((r[2], "list-type=2" in r[3] or r[3].endswith("/timelake-c-head")) for r in reqs) == [
+            ("GET", True), ("GET", True)]
     assert iceberg(s3, url, "iot/r").scan().to_arrow().num_rows == 3 * (20 + 21 + 22)
     assert tlc.Lake(url, s3.options).table("iot.r").version == 4
 
@@ -92,7 +102,10 @@ def test_lost_race_reuploads_only_list_and_index(s3):
     assert sum("/metadata/snap-" in p for p in puts) == 2  # one per attempt
     assert sum("/metadata/lvi-" in p for p in puts) == 2
     assert sum(p.endswith("/v2.metadata.json") for p in puts) == 1  # lost
-    assert puts[-1].endswith("/v3.metadata.json")  # won
+    # Each attempt sends its head beside its create: the lost one's may have
+    # replaced the winner's head (readers then find it does not match v2).
+    assert sum(p.endswith("/metadata/timelake-c-head") for p in puts) == 2
+    assert {p.rsplit("/", 1)[1] for p in puts[-2:]} == {"v3.metadata.json", "timelake-c-head"}  # won
     assert loser.version == 3
     # The lost attempt's list and index are gone; the rest is referenced.
     keys = keys_under(s3, url)

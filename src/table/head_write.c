@@ -1,0 +1,254 @@
+/* Writing the head object with the commit (see head.h). The head of vN is
+ * built while the commit's first round trip (the upload batch) is in flight,
+ * and PUT in parallel with the conditional create of vN, so an append stays
+ * at two sequential round trips.
+ *
+ * The PUT goes out before the create's outcome is known, so a writer that
+ * loses the race for vN may overwrite the winner's head with one for the same
+ * N but with its own, never committed, metadata. Readers compare the head's
+ * metadata bytes with the listed size and MD5 of vN (head_read.c): such a
+ * head is not trusted and they read vN itself (correct, one round trip
+ * slower) until the next commit writes a head again. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iceberg/manifest_list.h"
+#include "table/head_write.h"
+#include "table/live_files.h"
+
+#define FETCH_THREADS 8
+
+struct tl_head_job {
+    /* What the head is built from: borrowed until built. */
+    const tl_table *t;
+    tl_store *store;
+    const tl_ice_metadata *md;
+    const tl_buf *json, *list, *lvi;
+    const tl_head_objects *fresh;
+    /* The outcome. */
+    tl_head h;
+    tl_buf bytes;
+    tl_status st;
+    char key[sizeof((tl_qname *)0)->key + 64];
+    /* The background thread's hand-over. */
+    bool threaded, built, go, cancel;
+    pthread_t tid;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+};
+
+static bool head_wanted(const tl_table *t, const tl_ice_metadata *md)
+{
+    if (tl_store_is_local(t->lake->store)) return false;
+    const char *f = tl_ice_metadata_property(md, "timelake.head-format");
+    return f == NULL || strcmp(f, "none") != 0;
+}
+
+/* Objects the head wants but neither the commit nor the handle holds,
+ * fetched in parallel. */
+typedef struct fetch_job {
+    const tl_table *t;
+    const char **urls;
+    tl_buf *bufs;
+    bool *ok;
+    size_t n, next;
+    pthread_mutex_t lock;
+} fetch_job;
+
+static void *fetch_worker(void *arg)
+{
+    fetch_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        size_t i = j->next++;
+        pthread_mutex_unlock(&j->lock);
+        if (i >= j->n) return NULL;
+        j->ok[i] = tl_table_read_url(j->t, j->urls[i], &j->bufs[i], NULL) == TL_OK;
+    }
+}
+
+static void fetch_all(fetch_job *j)
+{
+    pthread_mutex_init(&j->lock, NULL);
+    size_t threads = j->n < FETCH_THREADS ? j->n : FETCH_THREADS;
+    pthread_t tid[FETCH_THREADS];
+    size_t started = 0;
+    for (; started + 1 < threads; started++)
+        if (pthread_create(&tid[started], NULL, fetch_worker, j) != 0) break;
+    fetch_worker(j);
+    for (size_t i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    pthread_mutex_destroy(&j->lock);
+}
+
+static size_t objects_bytes(const tl_head_objects *o)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < o->n; i++) n += o->items[i].data.len;
+    return n;
+}
+
+/* The bytes of url if the commit or the handle has them in memory. */
+static const tl_buf *held(const tl_head_job *j, const char *url)
+{
+    const tl_buf *b = tl_head_objects_find(j->fresh, url);
+    return b ? b : tl_head_objects_find(j->t->head_objects, url);
+}
+
+/* Adds each of urls (size hints in sizes) within TL_HEAD_MAX_BYTES, in
+ * order: from memory, else fetched (in parallel). Those past the budget are
+ * neither carried nor fetched, so a large table does not pay a fetch on
+ * every commit. */
+static tl_status add_objects(const tl_head_job *hj, const char **urls, const int64_t *sizes,
+                             size_t n, tl_head_objects *o, tl_error *err)
+{
+    fetch_job j = {.t = hj->t};
+    j.urls = calloc(n + 1, sizeof *j.urls);
+    j.bufs = calloc(n + 1, sizeof *j.bufs);
+    j.ok = calloc(n + 1, sizeof *j.ok);
+    tl_status st = j.urls && j.bufs && j.ok ? TL_OK : tl_error_nomem(err);
+    size_t total = objects_bytes(o);
+    for (size_t i = 0; st == TL_OK && i < n; i++) {
+        const tl_buf *b = held(hj, urls[i]);
+        size_t size = b ? b->len : (size_t)(sizes[i] > 0 ? sizes[i] : 0);
+        if (total + size > TL_HEAD_MAX_BYTES) continue;
+        total += size;
+        if (b)
+            st = tl_head_objects_add(o, urls[i], b->data, b->len, err);
+        else
+            j.urls[j.n++] = urls[i];
+    }
+    if (st == TL_OK && j.n) fetch_all(&j);
+    for (size_t i = 0; st == TL_OK && i < j.n; i++)
+        if (j.ok[i]) st = tl_head_objects_add(o, j.urls[i], j.bufs[i].data, j.bufs[i].len, err);
+    for (size_t i = 0; j.bufs && i < j.n; i++) tl_buf_free(&j.bufs[i]);
+    free(j.urls);
+    free(j.bufs);
+    free(j.ok);
+    return st;
+}
+
+/* The index, then the snapshot's manifests, newest first. */
+static tl_status add_index_and_manifests(const tl_head_job *j, const char *lvi_url,
+                                         tl_head_objects *o, tl_error *err)
+{
+    tl_ice_manifest_file *mfs = NULL;
+    size_t n = 0;
+    TL_TRY(tl_ice_manifest_list_read(j->list->data, j->list->len, &mfs, &n, err));
+    const char **urls = calloc(n + 1, sizeof *urls);
+    int64_t *sizes = calloc(n + 1, sizeof *sizes);
+    tl_status st = urls && sizes ? TL_OK : tl_error_nomem(err);
+    size_t k = 0;
+    if (lvi_url) urls[k++] = lvi_url; /* size unknown until read: never past the budget */
+    for (size_t i = 0; st == TL_OK && i < n; i++, k++) {
+        urls[k] = mfs[i].manifest_path;
+        sizes[k] = mfs[i].manifest_length;
+    }
+    if (st == TL_OK) st = add_objects(j, urls, sizes, k, o, err);
+    free(urls);
+    free(sizes);
+    tl_ice_manifest_files_free(mfs, n);
+    return st;
+}
+
+static tl_status build(tl_head_job *j, tl_error *err)
+{
+    tl_head *h = &j->h;
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(j->md);
+    if (tl_buf_append(&h->metadata, j->json->data, j->json->len) != 0) return tl_error_nomem(err);
+    if (s && s->manifest_list) {
+        TL_TRY(
+            tl_head_objects_add(&h->objects, s->manifest_list, j->list->data, j->list->len, err));
+        const char *lvi_url = tl_ice_snapshot_summary(s, TL_SUMMARY_LVI);
+        if (lvi_url && j->lvi && j->lvi->len) {
+            TL_TRY(tl_head_objects_add(&h->objects, lvi_url, j->lvi->data, j->lvi->len, err));
+            lvi_url = NULL;
+        }
+        TL_TRY(add_index_and_manifests(j, lvi_url, &h->objects, err));
+    }
+    return tl_head_encode(h, &j->bytes, err);
+}
+
+static void put(tl_head_job *j)
+{
+    tl_store_put(j->store, j->key, j->bytes.data, j->bytes.len, NULL);
+}
+
+/* Builds, hands over, and PUTs once let go. It touches the table only while
+ * building: the caller changes the handle after tl_head_job_send only. */
+static void *run(void *arg)
+{
+    tl_head_job *j = arg;
+    tl_status st = build(j, NULL);
+    pthread_mutex_lock(&j->lock);
+    j->st = st;
+    j->built = true;
+    pthread_cond_broadcast(&j->cond);
+    while (!j->go && !j->cancel) pthread_cond_wait(&j->cond, &j->lock);
+    bool go = j->go && j->st == TL_OK;
+    pthread_mutex_unlock(&j->lock);
+    if (go) put(j);
+    return NULL;
+}
+
+tl_head_job *tl_head_job_start(tl_table *t, const tl_ice_metadata *md, int64_t version,
+                               const tl_buf *json, const tl_buf *list, const tl_buf *lvi,
+                               const tl_head_objects *fresh)
+{
+    if (!head_wanted(t, md)) return NULL;
+    tl_head_job *j = calloc(1, sizeof *j);
+    if (j == NULL) return NULL;
+    *j = (tl_head_job){.t = t,
+                       .store = t->lake->store,
+                       .md = md,
+                       .json = json,
+                       .list = list,
+                       .lvi = lvi,
+                       .fresh = fresh};
+    j->h.version = version;
+    tl_head_key(&t->name, j->key, sizeof j->key);
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->cond, NULL);
+    j->threaded = pthread_create(&j->tid, NULL, run, j) == 0;
+    return j;
+}
+
+void tl_head_job_send(tl_head_job *j)
+{
+    if (j == NULL) return;
+    if (!j->threaded) { /* no thread to spare: one more sequential round trip */
+        j->st = build(j, NULL);
+        j->built = j->go = true;
+        if (j->st == TL_OK) put(j);
+        return;
+    }
+    pthread_mutex_lock(&j->lock);
+    while (!j->built) pthread_cond_wait(&j->cond, &j->lock);
+    j->go = true;
+    pthread_cond_broadcast(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+}
+
+void tl_head_job_finish(tl_table *t, tl_head_job *j, bool won)
+{
+    if (j == NULL) return;
+    if (j->threaded) {
+        pthread_mutex_lock(&j->lock);
+        j->cancel = true; /* unless already let go */
+        pthread_cond_broadcast(&j->cond);
+        pthread_mutex_unlock(&j->lock);
+        pthread_join(j->tid, NULL);
+    }
+    tl_head_objects *keep = won && j->built && j->st == TL_OK ? malloc(sizeof *keep) : NULL;
+    if (keep) {
+        *keep = j->h.objects;
+        j->h.objects = (tl_head_objects){0};
+        tl_head_objects_free(t->head_objects);
+        t->head_objects = keep;
+    }
+    tl_head_clear(&j->h);
+    tl_buf_free(&j->bytes);
+    pthread_cond_destroy(&j->cond);
+    pthread_mutex_destroy(&j->lock);
+    free(j);
+}

@@ -1,0 +1,35 @@
+/* The commit's side job that writes the head object (head.h). */
+#ifndef TL_TABLE_HEAD_WRITE_H
+#define TL_TABLE_HEAD_WRITE_H
+
+#include <stdbool.h>
+
+#include "table/head.h"
+#include "table/table_internal.h"
+
+typedef struct tl_head_job tl_head_job;
+
+/* Starts building, in the background, the head of version `version` of t:
+ * its metadata md (serialized as json), the snapshot's manifest list `list`,
+ * its last-value index `lvi` (NULL: taken from what the handle holds, or
+ * fetched) and the manifests this commit wrote (`fresh`, may be NULL); other
+ * manifests come from the handle or are fetched. Everything passed is
+ * borrowed until tl_head_job_send or tl_head_job_finish returns, and t must
+ * not change until then. NULL when no head is wanted (a local store, or
+ * timelake.head-format none), or when out of memory. */
+tl_head_job *tl_head_job_start(tl_table *t, const tl_ice_metadata *md, int64_t version,
+                               const tl_buf *json, const tl_buf *list, const tl_buf *lvi,
+                               const tl_head_objects *fresh);
+
+/* Waits until the head is built, then lets its PUT go in the background:
+ * called right before the conditional create of vN, the two share one round
+ * trip. Without this call the head is never sent. NULL: nothing. */
+void tl_head_job_send(tl_head_job *j);
+
+/* Waits for the PUT to end and frees j (NULL: nothing). When `won` (the
+ * commit made `version`), the handle keeps the carried objects: the next
+ * commit's head needs them. Never fails the commit: a head that did not land
+ * leaves an older one, which readers find stale. */
+void tl_head_job_finish(tl_table *t, tl_head_job *j, bool won);
+
+#endif
