@@ -146,8 +146,10 @@ const cli_command cli_commands[] = {
      "nothing twice. Requests must carry Authorization: Bearer TOKEN. A request is answered 200 "
      "once its files are committed, 4xx for a problem a retry cannot fix (named in the body) and "
      "5xx when an object could not be read or committed, so the sender retries. GET /health "
-     "answers 200. One JSON line is logged per load. SIGTERM or SIGINT stops it after the "
-     "requests in flight.",
+     "answers 200. One JSON line is logged per load. Inline maintenance runs after a commit, "
+     "off the request's path (one line per pass that changed something). Objects are read by "
+     "the size the bucket reports, never the notification's. SIGTERM or SIGINT stops it after "
+     "the requests in flight.",
      cmd_serve_notifications,
      {OPT_LAKE,
       OPT_TABLE,
@@ -158,7 +160,7 @@ const cli_command cli_commands[] = {
       {"token", "TOKEN", "The bearer token; default $NOTIFY_TOKEN (prefer it: argv is visible).",
        false},
       {"port", "PORT", "The port to listen on; default $PORT or 8080.", false},
-      {"bind", "ADDR", "The IPv4 address to listen on; default all.", false},
+      {"bind", "ADDR", "The IPv4 or IPv6 address to listen on; default all of both.", false},
       {"s3-endpoint", "URL", "The landing buckets' S3 endpoint; default $AWS_ENDPOINT_URL_S3.",
        false},
       {"s3-region", "REGION", "The landing buckets' region; default $AWS_REGION.", false},

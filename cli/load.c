@@ -12,6 +12,7 @@ tl_status cli_loader_init(cli_loader *l, tl_table *table, tl_input_format format
     memset(l, 0, sizeof *l);
     l->table = table;
     l->format = format;
+    l->maintain = -1;
     struct ArrowSchema full;
     TL_TRY(tl_table_schema(table, &full, err));
     tl_table_info info;
@@ -178,7 +179,7 @@ tl_status cli_loader_append(cli_loader *l, const char *const *files, int n, cons
 {
     struct ArrowArrayStream s;
     TL_TRY(multi_open(l, files, n, &s, err));
-    tl_append_options o = {.batch_id = batch_id, .maintain = -1};
+    tl_append_options o = {.batch_id = batch_id, .maintain = l->maintain};
     tl_status st = tl_table_append(l->table, &s, &o, out, err);
     if (st != TL_OK) unwrap_stream_error(err);
     l->progress.done += cli_file_size(files[n - 1]);

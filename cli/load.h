@@ -20,6 +20,7 @@ typedef struct cli_loader {
     tl_table *table;
     struct ArrowSchema target; /* the table's columns without the ingest-time column */
     tl_input_format format;    /* TL_INPUT_AUTO: by extension */
+    int maintain;              /* as tl_append_options.maintain; -1 after init */
     cli_progress progress;
 } cli_loader;
 

@@ -116,28 +116,16 @@ static tl_status temp_file(char **path, FILE **f, tl_error *err)
     return TL_OK;
 }
 
-/* One GET: the whole object, for objects the event says are small. */
-static tl_status copy_whole(tl_store *s, const char *key, FILE *f, uint64_t *bytes, tl_error *err)
-{
-    tl_buf b = {0};
-    tl_status st = tl_store_get(s, key, &b, err);
-    if (st == TL_OK && b.len && fwrite(b.data, 1, b.len, f) != b.len)
-        st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
-    *bytes = b.len;
-    tl_buf_free(&b);
-    return st;
-}
-
 tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
-                                  int64_t size_hint, char **path, uint64_t *bytes, tl_error *err)
+                                  char **path, uint64_t *bytes, tl_error *err)
 {
     tl_store *s;
     TL_TRY(store_of(l, bucket, &s, err));
-    bool small = size_hint > 0 && size_hint <= (int64_t)CHUNK;
-    if (!small) TL_TRY(tl_store_size(s, key, bytes, err));
+    /* The size is the bucket's: each read is of known length, at most CHUNK. */
+    TL_TRY(tl_store_size(s, key, bytes, err));
     FILE *f = NULL;
     TL_TRY(temp_file(path, &f, err));
-    tl_status st = small ? copy_whole(s, key, f, bytes, err) : copy_chunks(s, key, *bytes, f, err);
+    tl_status st = copy_chunks(s, key, *bytes, f, err);
     if (fclose(f) != 0 && st == TL_OK)
         st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
     if (st != TL_OK) {

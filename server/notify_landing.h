@@ -18,10 +18,9 @@ void tl_notify_landing_free(tl_notify_landing *l);
 /* Copies object `key` of `bucket` into a new temporary file; *path (malloc'd)
  * is its name, which the caller unlinks and frees. A missing object is
  * TL_ERR_NOT_FOUND, any other failure TL_ERR_STORAGE; no file is left then.
- * `size_hint` is the size the notification gave (-1 if none): an object said
- * to be at most one chunk (8 MiB) is read with one GET, saving a round trip;
- * any other is sized first and read chunk by chunk. */
+ * The size read is the bucket's (one HEAD), never the notification's: each
+ * GET is of a known length, at most one chunk (8 MiB). */
 tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
-                                  int64_t size_hint, char **path, uint64_t *bytes, tl_error *err);
+                                  char **path, uint64_t *bytes, tl_error *err);
 
 #endif

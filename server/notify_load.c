@@ -58,8 +58,7 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     tl_error err = {0};
     char *tmp = NULL;
     uint64_t bytes = 0;
-    tl_status st =
-        tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, ev->size, &tmp, &bytes, &err);
+    tl_status st = tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, &tmp, &bytes, &err);
     if (st != TL_OK) {
         /* Deleted before it was fetched, or the bucket failed: the sender retries. */
         snprintf(why, why_size, "%s: cannot read the object: %s", ev->key, err.message);

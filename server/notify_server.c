@@ -3,6 +3,7 @@
  * requests for other tables). */
 #include <arpa/inet.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -145,21 +146,54 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* The listen address: --bind (IPv4 or IPv6), else every interface of both
+ * families (one dual-stack socket, or IPv4 alone where IPv6 is off). */
+static bool listen_address(const tl_notify_config *cfg, struct sockaddr_storage *addr,
+                           unsigned *flags)
+{
+    struct sockaddr_in *v4 = (struct sockaddr_in *)addr;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)addr;
+    memset(addr, 0, sizeof *addr);
+    if (cfg->bind && inet_pton(AF_INET, cfg->bind, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)cfg->port);
+        return true;
+    }
+    if (cfg->bind && inet_pton(AF_INET6, cfg->bind, &v6->sin6_addr) != 1) return false;
+    if (cfg->bind == NULL) v6->sin6_addr = in6addr_any;
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons((uint16_t)cfg->port);
+    *flags |= cfg->bind ? MHD_USE_IPv6 : MHD_USE_DUAL_STACK;
+    return true;
+}
+
+static struct MHD_Daemon *start_on(const tl_notify_config *cfg, tl_notify_ingest *in,
+                                   unsigned flags, const struct sockaddr *addr)
+{
+    return MHD_start_daemon(flags | MHD_USE_THREAD_PER_CONNECTION |
+                                MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+                            (uint16_t)cfg->port, NULL, NULL, on_request, in, MHD_OPTION_SOCK_ADDR,
+                            addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+}
+
 static struct MHD_Daemon *start_daemon(const tl_notify_config *cfg, tl_notify_ingest *in,
                                        tl_error *err)
 {
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (cfg->bind && inet_pton(AF_INET, cfg->bind, &addr.sin_addr) != 1) {
-        tl_error_set(err, TL_ERR_INVALID, "bad listen address \"%s\" (an IPv4 address)", cfg->bind);
+    struct sockaddr_storage addr;
+    unsigned flags = 0;
+    if (!listen_address(cfg, &addr, &flags)) {
+        tl_error_set(err, TL_ERR_INVALID, "bad listen address \"%s\" (an IPv4 or IPv6 address)",
+                     cfg->bind);
         return NULL;
     }
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-        (uint16_t)cfg->port, NULL, NULL, on_request, in, MHD_OPTION_SOCK_ADDR, &addr,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_END);
+    struct MHD_Daemon *d = start_on(cfg, in, flags, (const struct sockaddr *)&addr);
+    if (d == NULL && cfg->bind == NULL) { /* no IPv6 here: IPv4 alone */
+        struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
+        v4.sin_addr.s_addr = htonl(INADDR_ANY);
+        d = start_on(cfg, in, 0, (const struct sockaddr *)&v4);
+    }
     if (d == NULL)
         tl_error_set(err, TL_ERR_STORAGE, "cannot listen on port %d (in use?)", cfg->port);
     return d;
@@ -194,6 +228,10 @@ tl_status tl_notify_serve(const tl_notify_config *cfg, tl_error *err)
 {
     if (cfg->token == NULL || cfg->token[0] == 0)
         return tl_error_set(err, TL_ERR_INVALID, "no token: set NOTIFY_TOKEN or --token");
+    /* Every load allocates and frees buffers of megabytes: keep them in the
+     * heap for the next one rather than mapping fresh zeroed pages each time. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     tl_notify_ingest in = {.cfg = cfg};
     TL_TRY(open_tables(cfg, &in.tables, err));
     tl_status st = tl_notify_landing_new(cfg->landing_options, &in.landing, err);

@@ -1,10 +1,27 @@
 #include "notify_tables.h"
 
+#include <jansson.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../cli/load.h"
+#include "arrow/array.h"
+#include "arrow/stream.h"
+#include "table/maintain.h"
+
+/* Inline maintenance (compaction, expiry) runs after a commit, not inside the
+ * request: a request is answered once its rows are committed, and the
+ * table's maintainer thread catches up meanwhile, under the table's lock
+ * (the same handle: no commit races between the two), typically while the
+ * next request is still fetching its object. */
+typedef struct maintainer {
+    pthread_t thread;
+    bool running, pending, stop; /* pending, stop: guarded by lock */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+} maintainer;
 
 typedef struct notify_table {
     char *name;
@@ -13,7 +30,81 @@ typedef struct notify_table {
     cli_loader loader; /* the table's columns, to read files straight into their types */
     bool loader_ready;
     pthread_mutex_t lock;
+    maintainer m;
 } notify_table;
+
+static void log_maintenance(const char *table, int64_t version, const tl_append_result *r)
+{
+    json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:f}", "event", "maintained", "table", table,
+                          "partitions_compacted", (json_int_t)r->maintenance.partitions_compacted,
+                          "snapshots_expired", (json_int_t)r->maintenance.snapshots_expired,
+                          "version", (json_int_t)version, "ms", r->maintenance.seconds * 1000);
+    if (j && r->maintenance_error[0])
+        json_object_set_new(j, "error", json_string(r->maintenance_error));
+    char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (line) {
+        fprintf(r->maintenance_error[0] ? stderr : stdout, "%s\n", line);
+        fflush(r->maintenance_error[0] ? stderr : stdout);
+    }
+    free(line);
+    json_decref(j);
+}
+
+static void *maintain_loop(void *arg)
+{
+    notify_table *x = arg;
+    maintainer *m = &x->m;
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        while (!m->pending && !m->stop) pthread_cond_wait(&m->wake, &m->lock);
+        if (m->stop) break;
+        m->pending = false; /* commits made from now on call for another pass */
+        pthread_mutex_unlock(&m->lock);
+        tl_append_result r;
+        memset(&r, 0, sizeof r);
+        pthread_mutex_lock(&x->lock);
+        tl_maintain_after_append(x->table, -1, &r);
+        int64_t version = tl_table_version(x->table);
+        pthread_mutex_unlock(&x->lock);
+        if (r.maintained || r.maintenance_error[0]) log_maintenance(x->name, version, &r);
+        pthread_mutex_lock(&m->lock);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+static tl_status maintainer_start(notify_table *x, tl_error *err)
+{
+    maintainer *m = &x->m;
+    if (pthread_create(&m->thread, NULL, maintain_loop, x) != 0)
+        return tl_error_set(err, TL_ERR_INTERNAL, "cannot start the maintenance thread");
+    m->running = true;
+    x->loader.maintain = 0; /* the maintainer's job */
+    return TL_OK;
+}
+
+/* Lets a pass in progress finish; what is still pending is left to the next
+ * start (or the next append's inline maintenance). */
+static void maintainer_stop(maintainer *m)
+{
+    if (m->running) {
+        pthread_mutex_lock(&m->lock);
+        m->stop = true;
+        pthread_cond_signal(&m->wake);
+        pthread_mutex_unlock(&m->lock);
+        pthread_join(m->thread, NULL);
+    }
+    pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->wake);
+}
+
+static void maintainer_poke(maintainer *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->pending = true;
+    pthread_cond_signal(&m->wake);
+    pthread_mutex_unlock(&m->lock);
+}
 
 struct tl_notify_tables {
     notify_table *items;
@@ -23,13 +114,15 @@ struct tl_notify_tables {
 static tl_status open_one(notify_table *t, const char *lake, const char *name, tl_error *err)
 {
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->m.lock, NULL);
+    pthread_cond_init(&t->m.wake, NULL);
     t->name = strdup(name);
     if (t->name == NULL) return tl_error_nomem(err);
     TL_TRY(tl_lake_open(lake, NULL, &t->lake, err));
     TL_TRY(tl_lake_open_table(t->lake, name, &t->table, err));
     TL_TRY(cli_loader_init(&t->loader, t->table, TL_INPUT_AUTO, err));
     t->loader_ready = true;
-    return TL_OK;
+    return maintainer_start(t, err);
 }
 
 static notify_table *find(tl_notify_tables *t, const char *name)
@@ -66,6 +159,7 @@ void tl_notify_tables_free(tl_notify_tables *t)
     if (t == NULL) return;
     for (int i = 0; i < t->n; i++) {
         notify_table *x = &t->items[i];
+        maintainer_stop(&x->m);
         if (x->loader_ready) cli_loader_free(&x->loader);
         tl_table_close(x->table);
         tl_lake_close(x->lake);
@@ -76,15 +170,67 @@ void tl_notify_tables_free(tl_notify_tables *t)
     free(t);
 }
 
+/* Files up to this size are parsed before the table's lock is taken, so that
+ * concurrent requests for one table parse in parallel and hold the lock only
+ * to lay out, encode and commit; larger files stream under the lock, their
+ * memory bounded by the append's chunks. */
+#define PARSE_AHEAD_BYTES (16u << 20)
+
+/* TIMELAKE_NOTIFY_PARSE_AHEAD_BYTES overrides it, for tests of the streaming path. */
+static uint64_t parse_ahead_bytes(void)
+{
+    const char *v = getenv("TIMELAKE_NOTIFY_PARSE_AHEAD_BYTES");
+    return v && v[0] ? strtoull(v, NULL, 10) : PARSE_AHEAD_BYTES;
+}
+
+/* Reads the whole file into batches of the table's columns, as a stream. */
+static tl_status parse_ahead(notify_table *x, const char *path, tl_input_format format,
+                             struct ArrowArrayStream *out, tl_error *err)
+{
+    tl_input_options o = {.format = format, .target = &x->loader.target};
+    struct ArrowArrayStream in;
+    TL_TRY(tl_input_open(path, &o, &in, err));
+    struct ArrowSchema schema = {0};
+    struct ArrowArray *batches = NULL;
+    size_t n = 0;
+    tl_status st = tl_stream_collect(&in, &schema, &batches, &n, err);
+    in.release(&in);
+    if (st == TL_OK) st = tl_stream_from_batches(&schema, batches, n, out, err);
+    if (st != TL_OK && schema.release) {
+        for (size_t i = 0; i < n; i++) tl_array_release(&batches[i]);
+        tl_schema_release(&schema);
+    }
+    free(batches);
+    return st;
+}
+
+static tl_status append_parsed(notify_table *x, struct ArrowArrayStream *s, const char *batch_id,
+                               tl_append_result *out, tl_error *err)
+{
+    tl_append_options o = {.batch_id = batch_id, .maintain = x->loader.maintain};
+    pthread_mutex_lock(&x->lock);
+    tl_status st = tl_table_append(x->table, s, &o, out, err);
+    pthread_mutex_unlock(&x->lock);
+    return st;
+}
+
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
                                   tl_input_format format, const char *batch_id,
                                   tl_append_result *out, tl_error *err)
 {
     notify_table *x = find(t, name);
     if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
-    pthread_mutex_lock(&x->lock);
-    x->loader.format = format;
-    tl_status st = cli_loader_append(&x->loader, &path, 1, batch_id, out, err);
-    pthread_mutex_unlock(&x->lock);
+    tl_status st;
+    if (cli_file_size(path) <= parse_ahead_bytes()) {
+        struct ArrowArrayStream s;
+        st = parse_ahead(x, path, format, &s, err);
+        if (st == TL_OK) st = append_parsed(x, &s, batch_id, out, err); /* releases s */
+    } else {
+        pthread_mutex_lock(&x->lock);
+        x->loader.format = format;
+        st = cli_loader_append(&x->loader, &path, 1, batch_id, out, err);
+        pthread_mutex_unlock(&x->lock);
+    }
+    if (st == TL_OK && !out->duplicate && out->rows > 0 && x->m.running) maintainer_poke(&x->m);
     return st;
 }

@@ -6,7 +6,8 @@ usage: .venv/bin/python bench/notify/bench_notify.py [--files 60] [--mb 1] [--se
 Prints, for 1 MB CSV files: notifications/s with one sender (each request one
 file, answered once it is committed), p50/p99 time to commit, and notifications/s
 with several concurrent senders; the ratio is ours over the reference's
-(above 1 means we are faster).
+(above 1 means we are faster). TL_BUILD=DIR uses one's own optimised build instead
+of building build/; TL_BUILD_BASELINE=DIR runs an older build alongside ("before").
 """
 
 import argparse
@@ -120,8 +121,12 @@ def main():
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--senders", type=int, default=4)
     args = ap.parse_args()
-    common.release_library()
-    cli = common.ROOT / "build" / "timelake"
+    if os.environ.get("TL_BUILD"):  # an optimised build of one's own, as for the library
+        build = Path(os.environ["TL_BUILD"]).resolve()
+    else:
+        common.release_library()
+        build = common.ROOT / "build"
+    cli = build / "timelake"
     work = tempfile.mkdtemp(prefix="tl-bench-notify-")
     moto, backend = store_servers.start_moto(work)
     try:
@@ -136,13 +141,16 @@ def main():
                     AWS_REGION="us-east-1", AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
         urls, procs, logs = {}, [], []
         try:
-            for name in ("ours", "reference"):
+            # TL_BUILD_BASELINE: an older build of ours, run alongside as "before".
+            baseline = os.environ.get("TL_BUILD_BASELINE")
+            for name in ("ours", "reference") + (("before",) if baseline else ()):
                 lake_dir = Path(work) / f"lake-{name}"
                 create_table(cli, lake_dir, name == "reference")
                 port = store_servers.free_port()
                 env = dict(base, TIMELAKE_WAREHOUSE=str(lake_dir), PORT=str(port))
-                if name == "ours":
-                    cmd = [str(cli), "serve-notifications"]
+                if name in ("ours", "before"):
+                    exe = cli if name == "ours" else Path(baseline).resolve() / "timelake"
+                    cmd = [str(exe), "serve-notifications"]
                 else:
                     cmd = [str(common.REF_PYTHON), str(ns.seed_notify_script(Path(work) / "notify.py"))]
                 logs.append(open(Path(work) / f"{name}.log", "w"))
@@ -163,6 +171,13 @@ def main():
         print(f"{'p99 ms to commit':24} {o['p99']:>10.1f} {r['p99']:>10.1f} {r['p99'] / o['p99']:>6.2f}x")
         label = f"notifications/s ({args.senders})"
         print(f"{label:24} {o['rate_conc']:>10.2f} {r['rate_conc']:>10.2f} {o['rate_conc'] / r['rate_conc']:>6.2f}x")
+        if "before" in results:
+            b = results["before"]
+            print(f"before (TL_BUILD_BASELINE), against the same reference run:")
+            print(f"{'notifications/s (1)':24} {b['rate']:>10.2f} {r['rate']:>10.2f} {b['rate'] / r['rate']:>6.2f}x")
+            print(f"{'p50 ms to commit':24} {b['p50']:>10.1f} {r['p50']:>10.1f} {r['p50'] / b['p50']:>6.2f}x")
+            print(f"{'p99 ms to commit':24} {b['p99']:>10.1f} {r['p99']:>10.1f} {r['p99'] / b['p99']:>6.2f}x")
+            print(f"{label:24} {b['rate_conc']:>10.2f} {r['rate_conc']:>10.2f} {b['rate_conc'] / r['rate_conc']:>6.2f}x")
     finally:
         store_servers.stop(moto)
         shutil.rmtree(work, ignore_errors=True)

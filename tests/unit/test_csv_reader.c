@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "arrow/array.h"
+#include "core/buf.h"
 #include "formats/csv/csv_reader.h"
 #include "unit.h"
 
@@ -165,5 +166,35 @@ static void test_errors(void)
     expect_error("a\n1\n2\n2.5\n", NULL, "line 4, column \"a\": \"2.5\" is not a valid int64");
 }
 
+/* A batch big enough to convert its columns in threads: the values land in
+ * their columns, and of two bad columns the first is named, as one at a time. */
+static void test_large_batch(void)
+{
+    enum { ROWS = 6000 };
+    tl_buf text = {0};
+    tl_buf_append_str(&text, "a,b,c,d\n");
+    for (int i = 0; i < ROWS; i++) tl_buf_printf(&text, "%d,s%d,%d.5,%d\n", i, i, i, -i);
+    result r;
+    read_csv((const char *)text.data, "l,u,g,l", 1 << 20, 1 << 20, &r);
+    CHECK_OK(r.st, &r.err);
+    CHECK_INT(r.rows, ROWS);
+    char buf[32];
+    for (int i = 0; i < ROWS; i += 997) {
+        CHECK_INT(((const int64_t *)r.col[0].values)[i], i);
+        snprintf(buf + 16, 16, "s%d", i);
+        CHECK_STR(str_at(&r.col[1], i, buf), buf + 16);
+        CHECK(((const double *)r.col[2].values)[i] == i + 0.5);
+        CHECK_INT(((const int64_t *)r.col[3].values)[i], -i);
+    }
+    result_free(&r);
+    tl_buf_append_str(&text, "1,x,2.5,oops\n7,y,bad,8\n");
+    read_csv((const char *)text.data, "l,u,g,l", 1 << 20, 1 << 20, &r);
+    CHECK(r.st == TL_ERR_INVALID);
+    if (strstr(r.err.message, "line 6003, column \"c\": \"bad\"") == NULL)
+        unit_fail(__FILE__, __LINE__, "unexpected error \"%s\"", r.err.message);
+    result_free(&r);
+    tl_buf_free(&text);
+}
+
 UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_batches), UNIT(test_inference),
-           UNIT(test_target_types), UNIT(test_errors))
+           UNIT(test_target_types), UNIT(test_errors), UNIT(test_large_batch))

@@ -1,7 +1,9 @@
 /* Typing raw text columns into Arrow arrays. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arrow/array.h"
 #include "arrow/builder.h"
@@ -157,22 +159,97 @@ static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_s
     return TL_OK;
 }
 
+/* Columns convert independently: a large batch converts a few at a time, in
+ * threads. Which error is reported stays the same as one at a time: that of
+ * the first failing column. */
+#define CONVERT_THREADS 4
+#define PARALLEL_CELLS 16384
+
+typedef struct convert_job {
+    const tl_text_batch *b;
+    const tl_text_source *src;
+    const tl_arrow_type *types;
+    const char *const *names;
+    struct ArrowArray *out;
+    tl_status *status; /* per column */
+    tl_error *errs;    /* per column */
+    int next;          /* guarded by lock */
+    pthread_mutex_t lock;
+} convert_job;
+
+static tl_status convert_one(convert_job *j, int i)
+{
+    tl_builder bld;
+    tl_error *err = &j->errs[i];
+    tl_status st = tl_builder_init(&bld, &j->types[i], err);
+    if (st == TL_OK) st = convert_column(j->b, i, j->src, j->names[i], &bld, err);
+    if (st == TL_OK) st = tl_builder_finish(&bld, j->out->children[i], err);
+    tl_builder_free(&bld);
+    return st;
+}
+
+static void *convert_worker(void *arg)
+{
+    convert_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        int i = j->next++;
+        pthread_mutex_unlock(&j->lock);
+        if (i >= j->b->ncols) return NULL;
+        j->status[i] = convert_one(j, i);
+    }
+}
+
+static void convert_parallel(convert_job *j)
+{
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_t tid[CONVERT_THREADS - 1];
+    int started = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = cpus < CONVERT_THREADS ? (cpus > 1 ? (int)cpus : 1) : CONVERT_THREADS;
+    while (started < want - 1 && started + 1 < j->b->ncols &&
+           pthread_create(&tid[started], NULL, convert_worker, j) == 0)
+        started++;
+    convert_worker(j); /* this thread works too */
+    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    pthread_mutex_destroy(&j->lock);
+}
+
 tl_status tl_text_batch_convert(const tl_text_batch *b, const tl_text_source *src,
                                 const tl_arrow_type *types, const char *const *names,
                                 struct ArrowArray *out, tl_error *err)
 {
     TL_TRY(tl_array_init(out, 1, b->ncols, err));
     out->length = b->rows;
-    for (int i = 0; i < b->ncols; i++) {
-        tl_builder bld;
-        tl_status st = tl_builder_init(&bld, &types[i], err);
-        if (st == TL_OK) st = convert_column(b, i, src, names[i], &bld, err);
-        if (st == TL_OK) st = tl_builder_finish(&bld, out->children[i], err);
-        tl_builder_free(&bld);
-        if (st != TL_OK) {
-            tl_array_release(out);
-            return st;
-        }
+    int n = b->ncols;
+    tl_status *status = calloc((size_t)n + 1, sizeof *status);
+    tl_error *errs = calloc((size_t)n + 1, sizeof *errs);
+    if (status == NULL || errs == NULL) {
+        free(status);
+        free(errs);
+        tl_array_release(out);
+        return tl_error_nomem(err);
     }
-    return TL_OK;
+    convert_job j = {.b = b,
+                     .src = src,
+                     .types = types,
+                     .names = names,
+                     .out = out,
+                     .status = status,
+                     .errs = errs};
+    if (n > 1 && b->rows * n >= PARALLEL_CELLS) {
+        convert_parallel(&j);
+    } else {
+        for (int i = 0; i < n; i++)
+            if ((status[i] = convert_one(&j, i)) != TL_OK) break;
+    }
+    tl_status st = TL_OK;
+    for (int i = 0; i < n && st == TL_OK; i++) {
+        st = status[i];
+        if (st != TL_OK && err) *err = errs[i];
+    }
+    free(status);
+    free(errs);
+    if (st != TL_OK) tl_array_release(out);
+    return st;
 }

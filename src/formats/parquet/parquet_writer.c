@@ -56,7 +56,7 @@ struct tl_parquet_writer {
 };
 
 /* Rows below which a step runs on the calling thread alone. */
-#define TL_PQ_PARALLEL_ROWS 16384
+#define TL_PQ_PARALLEL_ROWS 4096
 
 static const tl_pq_codec_id codec_ids[] = {TL_PQ_CODEC_UNCOMPRESSED, TL_PQ_CODEC_SNAPPY,
                                            TL_PQ_CODEC_GZIP, TL_PQ_CODEC_ZSTD};
