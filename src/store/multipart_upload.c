@@ -1,7 +1,7 @@
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/parallel.h"
 #include "store/multipart.h"
 
 bool tl_multipart_wanted(const tl_remote *r, size_t len)
@@ -22,52 +22,20 @@ typedef struct task_job {
     tl_remote *r;
     tl_multipart_task fn;
     void *ctx;
-    size_t n;
-    size_t next; /* guarded by lock */
-    pthread_mutex_t lock;
-    tl_status st;
-    tl_error err;
 } task_job;
 
-static void *task_worker(void *arg)
+static tl_status run_task(void *ctx, size_t i, tl_error *err)
 {
-    task_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        size_t i = j->st == TL_OK ? j->next++ : j->n; /* nothing new after a failure */
-        pthread_mutex_unlock(&j->lock);
-        if (i >= j->n) return NULL;
-        tl_error e;
-        tl_status st = j->fn(j->r, j->ctx, i, &e);
-        if (st != TL_OK) {
-            pthread_mutex_lock(&j->lock);
-            if (j->st == TL_OK) {
-                j->st = st;
-                j->err = e;
-            }
-            pthread_mutex_unlock(&j->lock);
-        }
-    }
+    task_job *j = ctx;
+    return j->fn(j->r, j->ctx, i, err);
 }
 
 tl_status tl_multipart_parallel(tl_remote *r, size_t n, tl_multipart_task fn, void *ctx,
                                 tl_error *err)
 {
-    if (n == 0) return TL_OK;
     int threads = r->cfg.multipart_concurrency;
-    if (threads < 1) threads = 1;
-    if ((size_t)threads > n) threads = (int)n;
-    task_job j = {.r = r, .fn = fn, .ctx = ctx, .n = n, .st = TL_OK};
-    pthread_mutex_init(&j.lock, NULL);
-    pthread_t tid[threads];
-    int started = 0;
-    for (; started < threads - 1; started++)
-        if (pthread_create(&tid[started], NULL, task_worker, &j) != 0) break;
-    task_worker(&j); /* the caller's thread works too */
-    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    pthread_mutex_destroy(&j.lock);
-    if (j.st != TL_OK && err) *err = j.err;
-    return j.st;
+    task_job j = {r, fn, ctx};
+    return tl_parallel_run(n, threads < 1 ? 1 : (size_t)threads, true, run_task, &j, err);
 }
 
 typedef struct part_ctx {

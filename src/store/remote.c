@@ -1,9 +1,10 @@
 #include "store/remote.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/parallel.h"
 
 tl_status tl_remote_init(tl_remote *r, tl_store_config *cfg, const char *url_scheme, tl_error *err)
 {
@@ -147,51 +148,20 @@ tl_status tl_remote_put_if_absent(tl_remote *r, const tl_remote_call *call, cons
 typedef struct put_job {
     tl_store *s;
     const tl_store_put_item *items;
-    size_t n;
-    size_t next; /* guarded by lock */
-    pthread_mutex_t lock;
-    tl_status st;
-    tl_error err;
 } put_job;
 
-static void *put_worker(void *arg)
+static tl_status put_one(void *ctx, size_t i, tl_error *err)
 {
-    put_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        size_t i = j->st == TL_OK ? j->next++ : j->n;
-        pthread_mutex_unlock(&j->lock);
-        if (i >= j->n) return NULL;
-        tl_error e;
-        tl_status st = j->s->ops->put(j->s, j->items[i].key, j->items[i].data, j->items[i].len, &e);
-        if (st != TL_OK) {
-            pthread_mutex_lock(&j->lock);
-            if (j->st == TL_OK) {
-                j->st = st;
-                j->err = e;
-            }
-            pthread_mutex_unlock(&j->lock);
-        }
-    }
+    put_job *j = ctx;
+    const tl_store_put_item *it = &j->items[i];
+    return j->s->ops->put(j->s, it->key, it->data, it->len, err);
 }
 
 tl_status tl_store_put_parallel(tl_store *s, const tl_store_put_item *items, size_t n, int threads,
                                 tl_error *err)
 {
-    if (n == 0) return TL_OK;
-    if (threads < 1) threads = 1;
-    if ((size_t)threads > n) threads = (int)n;
-    put_job j = {.s = s, .items = items, .n = n, .st = TL_OK};
-    pthread_mutex_init(&j.lock, NULL);
-    pthread_t tid[threads];
-    int started = 0;
-    for (; started < threads - 1; started++)
-        if (pthread_create(&tid[started], NULL, put_worker, &j) != 0) break;
-    put_worker(&j); /* the caller's thread works too */
-    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    pthread_mutex_destroy(&j.lock);
-    if (j.st != TL_OK && err) *err = j.err;
-    return j.st;
+    put_job j = {s, items};
+    return tl_parallel_run(n, threads < 1 ? 1 : (size_t)threads, true, put_one, &j, err);
 }
 
 tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page,

@@ -1,12 +1,12 @@
 /* tl_table_append: read the stream, fit it to the table, lay it out, write
  * the data files, commit. Nothing is left behind when any step fails. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arrow/array.h"
 #include "arrow/stream.h"
 #include "core/clock.h"
+#include "core/parallel.h"
 #include "table/append.h"
 #include "table/batch_ledger.h"
 #include "table/lvi.h"
@@ -44,36 +44,16 @@ typedef struct encode_job {
     const tl_table *t;
     const tl_rows *rows;
     tl_partition_rows *parts;
-    size_t n_parts, next; /* next: guarded by lock */
     encoded *e;
     tl_status *status; /* per partition */
-    tl_error first_err;
-    tl_status first_st;
-    bool failed;
-    pthread_mutex_t lock;
 } encode_job;
 
-static void *encode_worker(void *arg)
+static tl_status encode_one(void *ctx, size_t i, tl_error *err)
 {
-    encode_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        size_t i = j->failed ? j->n_parts : j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (i >= j->n_parts) return NULL;
-        tl_error e;
-        j->status[i] = tl_data_file_encode(j->t, &j->rows->schema, &j->parts[i], &j->e->files[i],
-                                           &j->e->keys[i], &j->e->bytes[i], &e);
-        if (j->status[i] != TL_OK) {
-            pthread_mutex_lock(&j->lock);
-            if (!j->failed) {
-                j->first_err = e;
-                j->first_st = j->status[i];
-            }
-            j->failed = true;
-            pthread_mutex_unlock(&j->lock);
-        }
-    }
+    encode_job *j = ctx;
+    j->status[i] = tl_data_file_encode(j->t, &j->rows->schema, &j->parts[i], &j->e->files[i],
+                                       &j->e->keys[i], &j->e->bytes[i], err);
+    return j->status[i];
 }
 
 /* Keeps the encoded files at the front, so that encoded_free frees them. */
@@ -108,24 +88,11 @@ static tl_status encode_files(tl_table *t, const tl_rows *rows, tl_partition_row
         return tl_error_nomem(err);
     }
     for (size_t i = 0; i < n_parts; i++) status[i] = TL_ERR_INTERNAL; /* not encoded */
-    encode_job j = {
-        .t = t, .rows = rows, .parts = parts, .n_parts = n_parts, .e = e, .status = status};
-    pthread_mutex_init(&j.lock, NULL);
-    pthread_t tid[ENCODE_THREADS];
-    size_t started = 0;
-    while (started + 1 < ENCODE_THREADS && started + 1 < n_parts &&
-           pthread_create(&tid[started], NULL, encode_worker, &j) == 0)
-        started++;
-    encode_worker(&j); /* this thread works too */
-    for (size_t i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    pthread_mutex_destroy(&j.lock);
+    encode_job j = {.t = t, .rows = rows, .parts = parts, .e = e, .status = status};
+    tl_status st = tl_parallel_run(n_parts, ENCODE_THREADS, true, encode_one, &j, err);
     compact_encoded(e, status, n_parts);
     free(status);
-    if (j.failed) {
-        if (err) *err = j.first_err;
-        return j.first_st;
-    }
-    return TL_OK;
+    return st;
 }
 
 /* Moves src's files after dst's (src's arrays are freed, not its contents). */

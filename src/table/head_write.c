@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/parallel.h"
 #include "iceberg/manifest_list.h"
 #include "table/head_write.h"
 #include "table/live_files.h"
@@ -52,33 +53,20 @@ typedef struct fetch_job {
     const char **urls;
     tl_buf *bufs;
     bool *ok;
-    size_t n, next;
-    pthread_mutex_t lock;
+    size_t n;
 } fetch_job;
 
-static void *fetch_worker(void *arg)
+static tl_status fetch_one(void *ctx, size_t i, tl_error *err)
 {
-    fetch_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        size_t i = j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (i >= j->n) return NULL;
-        j->ok[i] = tl_table_read_url(j->t, j->urls[i], &j->bufs[i], NULL) == TL_OK;
-    }
+    (void)err; /* a missing object only leaves it out of the head */
+    fetch_job *j = ctx;
+    j->ok[i] = tl_table_read_url(j->t, j->urls[i], &j->bufs[i], NULL) == TL_OK;
+    return TL_OK;
 }
 
 static void fetch_all(fetch_job *j)
 {
-    pthread_mutex_init(&j->lock, NULL);
-    size_t threads = j->n < FETCH_THREADS ? j->n : FETCH_THREADS;
-    pthread_t tid[FETCH_THREADS];
-    size_t started = 0;
-    for (; started + 1 < threads; started++)
-        if (pthread_create(&tid[started], NULL, fetch_worker, j) != 0) break;
-    fetch_worker(j);
-    for (size_t i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    pthread_mutex_destroy(&j->lock);
+    tl_parallel_run(j->n, FETCH_THREADS, false, fetch_one, j, NULL);
 }
 
 static size_t objects_bytes(const tl_head_objects *o)

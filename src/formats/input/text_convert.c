@@ -1,5 +1,4 @@
 /* Typing raw text columns into Arrow arrays. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "arrow/array.h"
 #include "arrow/builder.h"
 #include "arrow/parse.h"
+#include "core/parallel.h"
 #include "formats/input/text_batch.h"
 
 bool tl_text_is_csv_null(const char *s, size_t len)
@@ -173,8 +173,6 @@ typedef struct convert_job {
     struct ArrowArray *out;
     tl_status *status; /* per column */
     tl_error *errs;    /* per column */
-    int next;          /* guarded by lock */
-    pthread_mutex_t lock;
 } convert_job;
 
 static tl_status convert_one(convert_job *j, int i)
@@ -188,31 +186,19 @@ static tl_status convert_one(convert_job *j, int i)
     return st;
 }
 
-static void *convert_worker(void *arg)
+static tl_status convert_item(void *ctx, size_t i, tl_error *err)
 {
-    convert_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        int i = j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (i >= j->b->ncols) return NULL;
-        j->status[i] = convert_one(j, i);
-    }
+    (void)err; /* each column keeps its own status and error */
+    convert_job *j = ctx;
+    j->status[i] = convert_one(j, (int)i);
+    return TL_OK;
 }
 
 static void convert_parallel(convert_job *j)
 {
-    pthread_mutex_init(&j->lock, NULL);
-    pthread_t tid[CONVERT_THREADS - 1];
-    int started = 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int want = cpus < CONVERT_THREADS ? (cpus > 1 ? (int)cpus : 1) : CONVERT_THREADS;
-    while (started < want - 1 && started + 1 < j->b->ncols &&
-           pthread_create(&tid[started], NULL, convert_worker, j) == 0)
-        started++;
-    convert_worker(j); /* this thread works too */
-    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    pthread_mutex_destroy(&j->lock);
+    size_t want = cpus < CONVERT_THREADS ? (cpus > 1 ? (size_t)cpus : 1) : CONVERT_THREADS;
+    tl_parallel_run((size_t)j->b->ncols, want, false, convert_item, j, NULL);
 }
 
 tl_status tl_text_batch_convert(const tl_text_batch *b, const tl_text_source *src,

@@ -1,0 +1,24 @@
+/* A small work queue: items 0..n-1 handed out to a few threads, the caller's
+ * thread among them. Used wherever independent pieces (uploads, reads,
+ * encodings, column conversions) overlap. */
+#ifndef TL_CORE_PARALLEL_H
+#define TL_CORE_PARALLEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/error.h"
+
+/* One item. Called from any of the threads, each item exactly once (unless the
+ * run stops early); fills err on failure. */
+typedef tl_status (*tl_parallel_fn)(void *ctx, size_t i, tl_error *err);
+
+/* Runs fn(ctx, i) for every i < n on up to max_threads threads (at least one:
+ * the caller's; fewer when thread creation fails, never an error). With
+ * stop_on_error, no item starts after one has failed. Returns TL_OK, or the
+ * status and message of the first failure to happen (callers that need the
+ * lowest failing index keep per-item statuses themselves). */
+tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_parallel_fn fn,
+                          void *ctx, tl_error *err);
+
+#endif
