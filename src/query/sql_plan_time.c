@@ -2,6 +2,8 @@
 
 #include <ctype.h>
 
+#include "arrow/parse.h"
+
 /* n decimal digits at *p, advancing it; -1 when they are not there. */
 static int digits(const char **p, int n)
 {
@@ -11,17 +13,6 @@ static int digits(const char **p, int n)
         v = v * 10 + (**p - '0');
     }
     return v;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
 }
 
 static int days_in_month(int y, int m)
@@ -81,7 +72,7 @@ bool tl_sql_parse_time(const char *s, int64_t *us)
     }
     int64_t offset;
     if (!zone(p, &offset)) return false;
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
+    int64_t secs = tl_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
     *us = secs * 1000000 + frac;
     return true;
 }

@@ -40,6 +40,20 @@ typedef tl_status (*tl_multipart_task)(tl_remote *r, void *ctx, size_t index, tl
 tl_status tl_multipart_parallel(tl_remote *r, size_t n, tl_multipart_task fn, void *ctx,
                                 tl_error *err);
 
+/* Upload state for backends whose parts are named by the client (Azure block
+ * ids, GCS part objects): a random tag keeps this upload's part names apart
+ * from those of any other upload of the same key. */
+typedef struct tl_tagged_upload {
+    char *key;
+    char tag[17]; /* 16 hex digits */
+    size_t n_parts;
+} tl_tagged_upload;
+
+/* begin/free for tl_multipart_ops over a tl_tagged_upload. */
+tl_status tl_tagged_upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
+                                 tl_error *err);
+void tl_tagged_upload_free(void *upload);
+
 /* After a finish whose answer was lost: is the object at key exactly data?
  * TL_OK yes; TL_ERR_STORAGE naming the key otherwise. */
 tl_status tl_multipart_verify(tl_remote *r, const char *key, const void *data, size_t len,

@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "core/random.h"
+#include "store/digest.h"
 #include "store/multipart.h"
 
 bool tl_multipart_wanted(const tl_remote *r, size_t len)
@@ -67,6 +69,30 @@ tl_status tl_multipart_put(tl_remote *r, const tl_multipart_ops *ops, const char
     if (st != TL_OK) ops->abort(r, upload);
     ops->free(upload);
     return st;
+}
+
+tl_status tl_tagged_upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
+                                 tl_error *err)
+{
+    (void)r;
+    tl_tagged_upload *u = calloc(1, sizeof *u);
+    if (u == NULL || (u->key = strdup(key)) == NULL) {
+        tl_tagged_upload_free(u);
+        return tl_error_nomem(err);
+    }
+    u->n_parts = n_parts;
+    uint8_t rnd[8];
+    tl_random_bytes(rnd, sizeof rnd);
+    tl_hex(rnd, sizeof rnd, u->tag);
+    *out = u;
+    return TL_OK;
+}
+
+void tl_tagged_upload_free(void *upload)
+{
+    tl_tagged_upload *u = upload;
+    if (u) free(u->key);
+    free(u);
 }
 
 tl_status tl_multipart_verify(tl_remote *r, const char *key, const void *data, size_t len,

@@ -8,7 +8,6 @@
 #include <strings.h>
 #include <time.h>
 
-#include "core/random.h"
 #include "store/digest.h"
 #include "store/multipart.h"
 #include "store/remote.h"
@@ -218,51 +217,19 @@ static tl_status azure_size(tl_store *s, const char *key, uint64_t *out, tl_erro
     return st;
 }
 
-/* One block upload: a random tag makes the block ids of this upload differ
- * from those of any other upload of the same blob. */
-typedef struct azure_upload {
-    char *key;
-    char tag[17];
-    size_t n_parts;
-} azure_upload;
-
 /* The base64 block id of part index: every id of a blob has the same length. */
-static int block_id(const azure_upload *u, size_t index, tl_buf *out)
+static int block_id(const tl_tagged_upload *u, size_t index, tl_buf *out)
 {
     char raw[48];
     snprintf(raw, sizeof raw, "%s-%08zu", u->tag, index);
     return tl_base64_encode(out, raw, strlen(raw), 0);
 }
 
-static void upload_free(void *u_)
-{
-    azure_upload *u = u_;
-    if (u) free(u->key);
-    free(u);
-}
-
-static tl_status upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
-                              tl_error *err)
-{
-    (void)r;
-    azure_upload *u = calloc(1, sizeof *u);
-    if (u == NULL || (u->key = strdup(key)) == NULL) {
-        upload_free(u);
-        return tl_error_nomem(err);
-    }
-    u->n_parts = n_parts;
-    uint8_t rnd[8];
-    tl_random_bytes(rnd, sizeof rnd);
-    tl_hex(rnd, sizeof rnd, u->tag);
-    *out = u;
-    return TL_OK;
-}
-
 /* Put Block: the block stays uncommitted (invisible) until the block list names it. */
 static tl_status upload_part(tl_remote *r, void *u_, size_t index, const uint8_t *data, size_t len,
                              tl_error *err)
 {
-    azure_upload *u = u_;
+    tl_tagged_upload *u = u_;
     tl_buf id = {0}, enc = {0};
     int rc = block_id(u, index, &id);
     rc |= tl_http_encode(&enc, rc ? "" : (char *)id.data, false);
@@ -286,7 +253,7 @@ static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size
 {
     (void)data;
     (void)len;
-    azure_upload *u = u_;
+    tl_tagged_upload *u = u_;
     tl_buf list = {0};
     int rc = tl_buf_append_str(&list, "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>");
     for (size_t i = 0; i < u->n_parts && rc == 0; i++) {
@@ -315,8 +282,8 @@ static void upload_abort(tl_remote *r, void *u)
     (void)u;
 }
 
-static const tl_multipart_ops azure_multipart = {upload_begin, upload_part, upload_finish,
-                                                 upload_abort, upload_free};
+static const tl_multipart_ops azure_multipart = {tl_tagged_upload_begin, upload_part, upload_finish,
+                                                 upload_abort, tl_tagged_upload_free};
 
 static tl_status azure_put(tl_store *s, const char *key, const void *data, size_t len,
                            tl_error *err)

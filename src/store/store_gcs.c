@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/random.h"
 #include "store/digest.h"
 #include "store/gcs_auth.h"
 #include "store/multipart.h"
@@ -151,40 +150,10 @@ static tl_status gcs_remove(tl_store *s, const char *key, tl_error *err);
  * compose takes 32 sources at most), then the parts are deleted. */
 #define MAX_PARTS 32
 
-typedef struct gcs_upload {
-    char *key;
-    char tag[17];
-    size_t n_parts;
-} gcs_upload;
-
 /* The key of part index: beside the object, named after this upload. */
-static char *part_key(const gcs_upload *u, size_t index)
+static char *part_key(const tl_tagged_upload *u, size_t index)
 {
     return tl_strdup_printf("%s.tl-part-%s-%04zu", u->key, u->tag, index);
-}
-
-static void upload_free(void *u_)
-{
-    gcs_upload *u = u_;
-    if (u) free(u->key);
-    free(u);
-}
-
-static tl_status upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
-                              tl_error *err)
-{
-    (void)r;
-    gcs_upload *u = calloc(1, sizeof *u);
-    if (u == NULL || (u->key = strdup(key)) == NULL) {
-        upload_free(u);
-        return tl_error_nomem(err);
-    }
-    u->n_parts = n_parts;
-    uint8_t rnd[8];
-    tl_random_bytes(rnd, sizeof rnd);
-    for (size_t i = 0; i < sizeof rnd; i++) snprintf(u->tag + 2 * i, 3, "%02x", rnd[i]);
-    *out = u;
-    return TL_OK;
 }
 
 static tl_status upload_part(tl_remote *r, void *u_, size_t index, const uint8_t *data, size_t len,
@@ -207,12 +176,12 @@ static tl_status delete_part(tl_remote *r, void *u, size_t index, tl_error *err)
 }
 
 /* Deletes every part object, in parallel; a missing one is fine. */
-static void delete_parts(tl_remote *r, gcs_upload *u)
+static void delete_parts(tl_remote *r, tl_tagged_upload *u)
 {
     tl_multipart_parallel(r, u->n_parts, delete_part, u, NULL);
 }
 
-static char *compose_body(tl_remote *r, const gcs_upload *u)
+static char *compose_body(tl_remote *r, const tl_tagged_upload *u)
 {
     json_t *sources = json_array();
     for (size_t i = 0; sources && i < u->n_parts; i++) {
@@ -240,7 +209,7 @@ static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size
 {
     (void)data;
     (void)len;
-    gcs_upload *u = u_;
+    tl_tagged_upload *u = u_;
     char *body = compose_body(r, u);
     char *object = body ? tl_remote_object(r, u->key) : NULL;
     if (object == NULL) {
@@ -266,8 +235,8 @@ static void upload_abort(tl_remote *r, void *u)
     delete_parts(r, u);
 }
 
-static const tl_multipart_ops gcs_multipart = {upload_begin, upload_part, upload_finish,
-                                               upload_abort, upload_free};
+static const tl_multipart_ops gcs_multipart = {tl_tagged_upload_begin, upload_part, upload_finish,
+                                               upload_abort, tl_tagged_upload_free};
 
 static tl_status gcs_put(tl_store *s, const char *key, const void *data, size_t len, tl_error *err)
 {
