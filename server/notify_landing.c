@@ -84,16 +84,26 @@ static tl_status store_of(tl_notify_landing *l, const char *bucket, tl_store **o
     return st;
 }
 
-static tl_status copy_chunks(tl_store *s, const char *key, uint64_t size, FILE *f, tl_error *err)
+static tl_status write_all(FILE *f, const uint8_t *buf, size_t len, tl_error *err)
 {
-    uint8_t *buf = malloc(size < CHUNK ? (size ? size : 1) : CHUNK);
+    if (fwrite(buf, 1, len, f) == len) return TL_OK;
+    return tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
+}
+
+/* The first chunk and the object's size in one GET (the bucket's size, never
+ * the sender's); a larger object's rest in further chunks of known length,
+ * so memory stays bounded by one chunk whatever the object's size. */
+static tl_status copy_chunks(tl_store *s, const char *key, uint64_t *size, FILE *f, tl_error *err)
+{
+    uint8_t *buf = malloc(CHUNK);
     if (buf == NULL) return tl_error_nomem(err);
-    tl_status st = TL_OK;
-    for (uint64_t off = 0; off < size && st == TL_OK; off += CHUNK) {
-        size_t len = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+    size_t got = 0;
+    tl_status st = tl_store_get_first(s, key, CHUNK, buf, &got, size, err);
+    if (st == TL_OK) st = write_all(f, buf, got, err);
+    for (uint64_t off = got; off < *size && st == TL_OK; off += CHUNK) {
+        size_t len = *size - off < CHUNK ? (size_t)(*size - off) : CHUNK;
         st = tl_store_get_range(s, key, off, len, buf, err);
-        if (st == TL_OK && fwrite(buf, 1, len, f) != len)
-            st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
+        if (st == TL_OK) st = write_all(f, buf, len, err);
     }
     free(buf);
     return st;
@@ -121,11 +131,9 @@ tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, cons
 {
     tl_store *s;
     TL_TRY(store_of(l, bucket, &s, err));
-    /* The size is the bucket's: each read is of known length, at most CHUNK. */
-    TL_TRY(tl_store_size(s, key, bytes, err));
     FILE *f = NULL;
     TL_TRY(temp_file(path, &f, err));
-    tl_status st = copy_chunks(s, key, *bytes, f, err);
+    tl_status st = copy_chunks(s, key, bytes, f, err);
     if (fclose(f) != 0 && st == TL_OK)
         st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
     if (st != TL_OK) {

@@ -18,8 +18,9 @@ void tl_notify_landing_free(tl_notify_landing *l);
 /* Copies object `key` of `bucket` into a new temporary file; *path (malloc'd)
  * is its name, which the caller unlinks and frees. A missing object is
  * TL_ERR_NOT_FOUND, any other failure TL_ERR_STORAGE; no file is left then.
- * The size read is the bucket's (one HEAD), never the notification's: each
- * GET is of a known length, at most one chunk (8 MiB). */
+ * The size is the bucket's, never the notification's, learnt from the first
+ * ranged GET (one round trip for an object up to one chunk, 8 MiB); each GET
+ * is of at most one chunk, so memory stays bounded for any size. */
 tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
                                   char **path, uint64_t *bytes, tl_error *err);
 

@@ -111,8 +111,9 @@ def breakdown(log):
         mine = [l for l in loads if l["key"].startswith(phase + "/")]
         fetch = statistics.median(l["fetch_ms"] for l in mine)
         append = statistics.median(l["ms"] - l["fetch_ms"] for l in mine)
+        commit = statistics.median(l.get("commit_ms", 0) for l in mine)
         print(f"ours, {phase}: median {fetch:.1f} ms fetching, {append:.1f} ms appending "
-              "(lock waits included)")
+              f"(parsing and lock waits included; {commit:.1f} ms encoding and committing)")
 
 
 def main():

@@ -467,6 +467,13 @@ static void cache_free(tl_store *s)
     free(c);
 }
 
+/* A read that learns the size: passed through (it is for objects that may change). */
+static tl_status cache_get_first(tl_store *s, const char *key, size_t len, uint8_t *dst,
+                                 size_t *got, uint64_t *total, tl_error *err)
+{
+    return tl_store_get_first(((cache_store *)s)->inner, key, len, dst, got, total, err);
+}
+
 static const tl_store_ops cache_ops = {
     .get = cache_get,
     .get_range = cache_get_range,
@@ -478,6 +485,7 @@ static const tl_store_ops cache_ops = {
     .remove = cache_remove,
     .free = cache_free,
     .put_many = cache_put_many,
+    .get_first = cache_get_first,
 };
 
 bool tl_store_cache_stats(const tl_store *s, tl_cache_stats *out)

@@ -209,6 +209,34 @@ void tl_remote_range_header(char *buf, size_t size, const char *name, uint64_t o
              (unsigned long long)(offset + len - 1));
 }
 
+/* The size after the slash of "bytes 0-E/TOTAL"; false when absent ("*") or malformed. */
+static bool content_range_total(const char *v, uint64_t *total)
+{
+    const char *slash = v ? strchr(v, '/') : NULL;
+    if (slash == NULL || slash[1] < '0' || slash[1] > '9') return false;
+    char *end;
+    *total = strtoull(slash + 1, &end, 10);
+    return *end == '\0' || *end == '\r' || *end == ' ';
+}
+
+tl_status tl_remote_first_result(const tl_http_response *resp, const char *key, size_t len,
+                                 size_t *got, uint64_t *total, tl_error *err)
+{
+    const char *cl = tl_http_header(resp, "content-length");
+    bool known = resp->status == 206
+                     ? content_range_total(tl_http_header(resp, "content-range"), total)
+                     : cl != NULL && (*total = strtoull(cl, NULL, 10), true);
+    if (!known)
+        return tl_error_set(err, TL_ERR_STORAGE, "reading %s: the response does not give its size",
+                            key);
+    *got = resp->dst_written;
+    size_t want = *total < len ? (size_t)*total : len;
+    if (*got != want)
+        return tl_error_set(err, TL_ERR_STORAGE, "reading %s: %zu of its first %zu bytes received",
+                            key, *got, want);
+    return TL_OK;
+}
+
 tl_status tl_remote_check_range(const tl_http_response *resp, const char *key, uint64_t offset,
                                 size_t len, tl_error *err)
 {

@@ -68,6 +68,12 @@ void tl_remote_range_header(char *buf, size_t size, const char *name, uint64_t o
 tl_status tl_remote_check_range(const tl_http_response *resp, const char *key, uint64_t offset,
                                 size_t len, tl_error *err);
 
+/* The outcome of a GET of bytes 0..len-1 (tl_store_get_first): a 206's
+ * Content-Range ("bytes 0-E/TOTAL") or a 200's Content-Length gives *total,
+ * and the bytes received must be all of them up to len. Not for other statuses. */
+tl_status tl_remote_first_result(const tl_http_response *resp, const char *key, size_t len,
+                                 size_t *got, uint64_t *total, tl_error *err);
+
 /* One page of a listing: the objects under object_prefix after `token`
  * (NULL: the first page) go into out, keys relative to the store's root,
  * with their sizes and digests; *next is the next page's token, or NULL. */

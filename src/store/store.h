@@ -58,6 +58,9 @@ typedef struct tl_store_ops {
     /* As list, with each object's size and digest. NULL: keys only (through list). */
     tl_status (*list_detailed)(tl_store *s, const char *prefix, tl_store_listing *out,
                                tl_error *err);
+    /* As tl_store_get_first, in one round trip. NULL: size, then get_range. */
+    tl_status (*get_first)(tl_store *s, const char *key, size_t len, uint8_t *dst, size_t *got,
+                           uint64_t *total, tl_error *err);
 } tl_store_ops;
 
 struct tl_store {
@@ -128,6 +131,13 @@ typedef struct tl_store_get_item {
 /* Reads every item, in parallel on remote stores (one round trip of wall
  * time); each item gets its own status. Returns the first failure, if any. */
 tl_status tl_store_get_many(tl_store *s, tl_store_get_item *items, size_t n, tl_error *err);
+
+/* Reads the start of an object and learns its size together (store_get_first.c):
+ * min(len, size) bytes from offset 0 into dst (*got of them) and the object's
+ * size in *total, which may exceed len (read the rest with get_range). One
+ * round trip where the backend can; the size is always the store's. */
+tl_status tl_store_get_first(tl_store *s, const char *key, size_t len, uint8_t *dst, size_t *got,
+                             uint64_t *total, tl_error *err);
 
 /* Deletes every object under prefix. */
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err);

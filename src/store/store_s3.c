@@ -120,6 +120,43 @@ static tl_status s3_get_range(tl_store *st_, const char *key, uint64_t offset, s
     return st;
 }
 
+static tl_status s3_size(tl_store *st_, const char *key, uint64_t *out, tl_error *err);
+
+/* A GET of bytes 0..len-1: S3 answers 206 with the object's size in
+ * Content-Range, and a body of at most len bytes (the client refuses more).
+ * Only an empty object cannot satisfy the range (416): its size is then asked. */
+static tl_status s3_get_first(tl_store *st_, const char *key, size_t len, uint8_t *dst, size_t *got,
+                              uint64_t *total, tl_error *err)
+{
+    tl_remote *r = (tl_remote *)st_;
+    if (len == 0) {
+        *got = 0;
+        return s3_size(st_, key, total, err);
+    }
+    char range[96];
+    tl_remote_range_header(range, sizeof range, "range", 0, len);
+    char *line = range;
+    tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
+    char *object = tl_remote_object(r, key);
+    if (object == NULL) return tl_error_nomem(err);
+    tl_remote_call call = {"GET", object, "", &headers, NULL, 0, dst, len};
+    tl_http_response resp;
+    tl_status st = tl_remote_send(r, &call, &resp, NULL, err);
+    free(object);
+    bool empty = st == TL_OK && resp.status == 416;
+    if (st == TL_OK && !empty && !ok_status(resp.status))
+        st = tl_remote_fail(&resp, "reading", key, err);
+    if (st == TL_OK && !empty) st = tl_remote_first_result(&resp, key, len, got, total, err);
+    tl_http_response_clear(&resp);
+    if (empty) {
+        *got = 0;
+        st = s3_size(st_, key, total, err);
+        if (st == TL_OK && *total != 0) /* replaced meanwhile: the sender retries */
+            st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: changed while read", key);
+    }
+    return st;
+}
+
 static tl_status s3_size(tl_store *st_, const char *key, uint64_t *out, tl_error *err)
 {
     tl_remote *r = (tl_remote *)st_;
@@ -448,6 +485,7 @@ static const tl_store_ops s3_ops = {
     .remove = s3_remove,
     .free = s3_free,
     .put_many = s3_put_many,
+    .get_first = s3_get_first,
 };
 
 /* Endpoint and addressing: path style puts the bucket in the path. */

@@ -50,7 +50,7 @@ def test_store_contract(backend):
     env.pop("LD_PRELOAD", None)  # a separate executable, linked with the sanitizers itself
     proc = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "6 passed, 0 failed" in proc.stdout
+    assert "7 passed, 0 failed" in proc.stdout
 
 
 def test_tables_end_to_end(backend):

@@ -137,8 +137,8 @@ static void test_put_if_absent(void)
  * Azure block list, GCS compose). */
 static void test_large_object(void)
 {
-    const char *extra[] = {"cache_memory",        "0",    "multipart_threshold", "8MiB",
-                           "multipart_part_size", "8MiB", NULL};
+    const char *extra[] = {
+        "cache_memory", "0", "multipart_threshold", "8MiB", "multipart_part_size", "8MiB", NULL};
     tl_store *s = open_store_with(extra);
     if (s == NULL) return;
     size_t n = 19u << 20;
@@ -219,5 +219,31 @@ static void test_cache_serves_immutable_objects(void)
     tl_store_free(s);
 }
 
-UNIT_TESTS(UNIT(test_basic_objects), UNIT(test_odd_keys), UNIT(test_put_if_absent),
-           UNIT(test_large_object), UNIT(test_put_many), UNIT(test_cache_serves_immutable_objects))
+/* The start of an object and its size in one call (one GET on S3). */
+static void test_get_first(void)
+{
+    tl_store *s = open_store("cache_memory", "0");
+    if (s == NULL) return;
+    tl_error err;
+    CHECK_OK(tl_store_put(s, "first/ten.txt", "0123456789", 10, &err), &err);
+    CHECK_OK(tl_store_put(s, "first/empty.txt", "", 0, &err), &err);
+    uint8_t buf[64];
+    size_t got = 99;
+    uint64_t total = 0;
+    CHECK_OK(tl_store_get_first(s, "first/ten.txt", 4, buf, &got, &total, &err), &err);
+    CHECK(got == 4 && total == 10 && memcmp(buf, "0123", 4) == 0);
+    CHECK_OK(tl_store_get_first(s, "first/ten.txt", sizeof buf, buf, &got, &total, &err), &err);
+    CHECK(got == 10 && total == 10 && memcmp(buf, "0123456789", 10) == 0);
+    CHECK_OK(tl_store_get_first(s, "first/ten.txt", 10, buf, &got, &total, &err), &err);
+    CHECK(got == 10 && total == 10);
+    total = 7;
+    CHECK_OK(tl_store_get_first(s, "first/empty.txt", sizeof buf, buf, &got, &total, &err), &err);
+    CHECK(got == 0 && total == 0);
+    CHECK_INT(tl_store_get_first(s, "first/missing", 4, buf, &got, &total, &err), TL_ERR_NOT_FOUND);
+    CHECK_OK(tl_store_remove_prefix(s, "first/", &err), &err);
+    tl_store_free(s);
+}
+
+UNIT_TESTS(UNIT(test_basic_objects), UNIT(test_get_first), UNIT(test_odd_keys),
+           UNIT(test_put_if_absent), UNIT(test_large_object), UNIT(test_put_many),
+           UNIT(test_cache_serves_immutable_objects))
