@@ -69,6 +69,10 @@ static bool time_may_match(const tl_scan_filter *f, const tl_pq_statistics *s, i
 static int compare_key(const tl_pq_schema_element *e, const char *key, const tl_pq_bytes *b)
 {
     if (e->type == TL_PQ_BYTE_ARRAY) {
+        /* A DECIMAL in bytes is a big-endian number, not the key's text. */
+        if (e->logical.kind == TL_PQ_LT_DECIMAL ||
+            (e->has_converted && e->converted == TL_PQ_CT_DECIMAL))
+            return -2;
         size_t n = strlen(key), m = b->len < n ? b->len : n;
         int c = m ? memcmp(key, b->data, m) : 0;
         if (c != 0) return c < 0 ? -1 : 1;
@@ -76,6 +80,11 @@ static int compare_key(const tl_pq_schema_element *e, const char *key, const tl_
     }
     if ((e->type == TL_PQ_INT32 && b->len == 4) || (e->type == TL_PQ_INT64 && b->len == 8)) {
         if (e->logical.kind == TL_PQ_LT_INTEGER && !e->logical.is_signed) return -2;
+        /* Only plain integers hold the key's number itself: not a DECIMAL
+         * (unscaled), DATE (days), TIME or TIMESTAMP. */
+        if (e->logical.kind != TL_PQ_LT_NONE && e->logical.kind != TL_PQ_LT_INTEGER) return -2;
+        if (e->has_converted && (e->converted < TL_PQ_CT_INT_8 || e->converted > TL_PQ_CT_INT_64))
+            return -2;
         char *end;
         long long v = strtoll(key, &end, 10);
         if (*end || end == key) return -2;

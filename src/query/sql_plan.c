@@ -186,16 +186,24 @@ static void bound_time(walker *w, tl_scan_filter *f, const json_t *expr, int dir
     if (dir <= 0 && (!f->has_hi || us < f->hi)) f->has_hi = true, f->hi = us;
 }
 
-static void restrict_keys(walker *w, tl_scan_filter *f, const json_t *values, size_t from)
+/* text: the key column is a string. DuckDB compares it with a number by
+ * casting the column ('01' = 1), so only string values bound its text. */
+static void restrict_keys(walker *w, tl_scan_filter *f, const json_t *values, size_t from,
+                          bool text)
 {
+    static const char text_only[] =
+        "SELECT CAST(v AS VARCHAR) FROM (SELECT (%s) AS v) WHERE typeof(v) = 'VARCHAR'";
     size_t n = json_array_size(values);
     char **keys = calloc(n + 1, sizeof *keys);
     size_t k = 0;
     for (size_t i = from; keys && i < n; i++) {
         const json_t *v = json_array_get(values, i);
-        keys[k] = tl_js_literal_text(v);
-        if (keys[k] == NULL && (!is_constant_expr(v) || uses_clock(v) ||
-                                !eval_constant(w, v, "SELECT CAST((%s) AS VARCHAR)", &keys[k]))) {
+        bool varchar = strcmp(tl_js_str(json_object_get(json_object_get(v, "value"), "type"), "id"),
+                              "VARCHAR") == 0;
+        keys[k] = !text || varchar ? tl_js_literal_text(v) : NULL;
+        if (keys[k] == NULL &&
+            (!is_constant_expr(v) || uses_clock(v) || (text && tl_js_is_class(v, "CONSTANT")) ||
+             !eval_constant(w, v, text ? text_only : "SELECT CAST((%s) AS VARCHAR)", &keys[k]))) {
             for (size_t j = 0; j <= k; j++) free(keys[j]);
             free(keys);
             return;
@@ -225,6 +233,7 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     const char *time = c->time_index >= 0 ? s->fields[c->time_index].name : NULL;
     const char *key = c->series_key.len ? s->fields[c->series_index[0]].name : NULL;
+    bool text_key = key && s->fields[c->series_index[0]].type.id == TL_ICE_STRING;
     const char *type = tl_js_str(e, "type");
     if (strcmp(type, "CONJUNCTION_AND") == 0) {
         size_t i;
@@ -240,7 +249,8 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
     }
     if (strcmp(type, "COMPARE_IN") == 0 && key) {
         const json_t *ch = json_object_get(e, "children");
-        if (tl_js_names_column(json_array_get(ch, 0), alias, key)) restrict_keys(w, f, ch, 1);
+        if (tl_js_names_column(json_array_get(ch, 0), alias, key))
+            restrict_keys(w, f, ch, 1, text_key);
         return;
     }
     if (strcmp(tl_js_str(e, "class"), "COMPARISON") != 0) return;
@@ -263,7 +273,7 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
             bound_time(w, f, val, flip(dir, side), strict);
         if (key && dir == 0 && tl_js_names_column(col, alias, key)) {
             json_t *one = json_pack("[O]", val);
-            if (one) restrict_keys(w, f, one, 0);
+            if (one) restrict_keys(w, f, one, 0, text_key);
             json_decref(one);
         }
     }
@@ -359,11 +369,15 @@ static tl_status note_first_only(walker *w, const json_t *node, tl_error *err)
         const json_t *cte = json_object_get(w->ctes, name);
         size_t defs = 0, uses = 0;
         if (cte) count_named(w->root, name, &defs, &uses);
-        if (defs == 1 && uses == 1)
+        /* WITH r(a, b) renames the columns: `rn` would then name another one. */
+        if (defs == 1 && uses == 1 &&
+            json_array_size(json_object_get(json_object_get(cte, "value"), "aliases")) == 0)
             inner =
                 json_object_get(json_object_get(json_object_get(cte, "value"), "query"), "node");
         if (!*rel) rel = name;
     }
+    /* FROM (...) s(a, b) renames them the same way. */
+    if (json_array_size(json_object_get(from, "column_name_alias"))) inner = NULL;
     const char *first =
         inner ? tl_sql_first_only(inner, json_object_get(node, "where_clause"), rel) : NULL;
     if (first == NULL) return TL_OK;
@@ -384,6 +398,8 @@ static tl_status prepare_select(walker *w, json_t *node, tl_error *err)
     tl_table *t = NULL;
     TL_TRY(w->lookup(w->ctx, schema, table, &t, err));
     if (t == NULL) return TL_OK;
+    /* FROM t x(a, b) gives the columns other names: no filter or shape is read. */
+    if (json_array_size(json_object_get(from, "column_name_alias"))) return TL_OK;
     const char *alias = *tl_js_str(from, "alias") ? tl_js_str(from, "alias") : table;
     struct pending *p = realloc(w->pending, (w->n_pending + 1) * sizeof *p);
     if (p == NULL) return tl_error_nomem(err);

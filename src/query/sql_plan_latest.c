@@ -187,6 +187,24 @@ static bool newest_of_one_series(const shape_ctx *x, const json_t *select)
 
 /* ---- row_number() ... = 1, by QUALIFY or by the enclosing WHERE ---- */
 
+/* Whether exactly one select-list item is named `name`: with two, DuckDB
+ * renames one (name_1), and which one a reference means is not the window's
+ * to decide. */
+static bool named_once(const json_t *select, const char *name)
+{
+    const json_t *e;
+    size_t i, n = 0;
+    json_array_foreach(json_object_get(select, "select_list"), i, e)
+    {
+        const char *a = tl_js_str(e, "alias");
+        const json_t *cn = json_object_get(e, "column_names");
+        if (!*a && tl_js_is_class(e, "COLUMN_REF"))
+            a = json_string_value(json_array_get(cn, json_array_size(cn) - 1));
+        n += a && strcasecmp(a, name) == 0;
+    }
+    return n == 1;
+}
+
 /* The alias of a newest-row window of the select list named by `e`. */
 static bool names_window_alias(const shape_ctx *x, const json_t *select, const json_t *e)
 {
@@ -195,7 +213,8 @@ static bool names_window_alias(const shape_ctx *x, const json_t *select, const j
     json_array_foreach(json_object_get(select, "select_list"), i, item)
     {
         const char *a = tl_js_str(item, "alias");
-        if (*a && is_newest_window(x, item) && tl_js_names_column(e, NULL, a)) return true;
+        if (*a && is_newest_window(x, item) && tl_js_names_column(e, NULL, a))
+            return named_once(select, a);
     }
     return false;
 }
@@ -311,11 +330,40 @@ static bool grouped_newest(const shape_ctx *x, const json_t *select, tl_strlist 
     return true;
 }
 
+/* Whether a window function appears anywhere in `node`. */
+static bool has_window(const json_t *node)
+{
+    if (json_is_array(node)) {
+        const json_t *v;
+        size_t i;
+        json_array_foreach(node, i, v)
+        {
+            if (has_window(v)) return true;
+        }
+        return false;
+    }
+    if (!json_is_object(node)) return false;
+    if (tl_js_is_class(node, "WINDOW")) return true;
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)node, k, v)
+    {
+        if (has_window(v)) return true;
+    }
+    return false;
+}
+
 bool tl_sql_latest_shape(const tl_table *t, const char *alias, const json_t *select,
                          const char *first_only, tl_strlist *nonnull)
 {
     const tl_contract *c = &t->contract;
     if (c->time_index < 0 || c->series_key.len == 0 || !c->dedup) return false;
+    /* A window in ORDER BY runs before QUALIFY, over the older rows too. */
+    if (has_window(json_object_get(select, "modifiers"))) return false;
+    /* A sample is drawn from every row, not from the newest ones. */
+    if (!is_null_or_absent(select, "sample") ||
+        !is_null_or_absent(json_object_get(select, "from_table"), "sample"))
+        return false;
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     shape_ctx x = {t, s, alias, s->fields[c->time_index].name};
     if (distinct_on(&x, select) || newest_of_one_series(&x, select) ||
@@ -357,7 +405,8 @@ const char *tl_sql_first_only(const json_t *select, const json_t *where, const c
     json_array_foreach(json_object_get(select, "select_list"), i, item)
     {
         const char *a = tl_js_str(item, "alias");
-        if (*a && tl_js_is_class(item, "WINDOW") && keeps_first(where, rel, a)) return a;
+        if (*a && tl_js_is_class(item, "WINDOW") && keeps_first(where, rel, a))
+            return named_once(select, a) ? a : NULL;
     }
     return NULL;
 }

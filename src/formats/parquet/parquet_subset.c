@@ -90,6 +90,13 @@ static tl_status copy_row_group(const tl_pq_row_group *src, const bool *keep_col
             return tl_error_set(err, TL_ERR_STORAGE, "column chunk without inline metadata");
         uint64_t off, len;
         tl_pq_chunk_range(c, &off, &len);
+        /* Its data pages start inside it (else the offsets rewritten below
+         * could overflow, and would point nowhere anyway). */
+        int64_t dict = c->meta.has_dictionary_page_offset ? c->meta.dictionary_page_offset : 0;
+        if (c->meta.data_page_offset < (int64_t)off ||
+            (uint64_t)c->meta.data_page_offset >= off + len ||
+            (dict > 0 && (dict < (int64_t)off || (uint64_t)dict >= off + len)))
+            return tl_error_set(err, TL_ERR_STORAGE, "column chunk offsets out of range");
         const uint8_t *p = bytes(ctx, off, len);
         if (p == NULL)
             return tl_error_set(err, TL_ERR_STORAGE, "column chunk bytes %llu+%llu not fetched",
