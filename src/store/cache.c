@@ -376,7 +376,7 @@ static tl_status cache_get_range(tl_store *s, const char *key, uint64_t offset, 
         return tl_store_get_range(c->inner, key, offset, len, dst, err);
     pthread_mutex_lock(&c->lock);
     entry *e = find(c, WHOLE, key, 0, 0);
-    bool hit = e && offset + len <= e->size;
+    bool hit = e && offset <= e->size && len <= e->size - offset; /* no wrap-around */
     if (hit) memcpy(dst, e->data + offset, len);
     if (!hit && (e = find(c, RANGE, key, offset, len)) != NULL) {
         hit = true;

@@ -363,7 +363,8 @@ static bool deletable_kind(const char *key, const char *table_key)
     const char *rest = key + n + 1, *base = strrchr(key, '/') + 1;
     size_t bl = strlen(base);
     bool parquet = bl > 8 && strcmp(base + bl - 8, ".parquet") == 0;
-    if (strncmp(rest, "data/", 5) == 0) return parquet;
+    /* Part objects of a GCS upload that crashed before its compose. */
+    if (strncmp(rest, "data/", 5) == 0) return parquet || strstr(base, ".parquet.tl-part-");
     if (strncmp(rest, "metadata/", 9) != 0 || strchr(rest + 9, '/') != NULL) return false;
     bool avro = bl > 5 && strcmp(base + bl - 5, ".avro") == 0; /* batch ledgers too */
     return avro || (parquet && strncmp(base, "lvi-", 4) == 0);

@@ -117,3 +117,22 @@ def test_sigkill_during_maintain_loses_nothing_and_orphans_go_later(lake_dir):
     # manifests and lists maintenance wrote are all referenced or gone.
     ours = {a for a in avro if "-added-m" in a or "-existing-m" in a or "-deleted-m" in a}
     assert ours <= referenced
+
+
+def test_orphan_cleanup_removes_parts_of_a_crashed_upload_only(lake_dir):
+    t = make_table(lake_dir, **{"timelake.auto-maintain": "false"})
+    t.append(batch("w", 0), maintain=False)
+    live = next((Path(lake_dir) / "default" / "t" / "data").rglob("*.parquet"))
+    # Named after the upload's object, whose uuidv7 dates it.
+    part = live.with_name(live.name + ".tl-part-0123456789abcdef-0000")
+    other = live.with_name(live.name + ".notes")
+    part.write_bytes(b"part")
+    other.write_bytes(b"a user's file")
+    os.environ["TIMELAKE_ORPHAN_WINDOW"] = "0s"
+    try:
+        t.maintain()
+    finally:
+        del os.environ["TIMELAKE_ORPHAN_WINDOW"]
+    assert not part.exists()
+    assert other.exists() and live.exists()
+    assert t.info()["rows"] == ROWS
