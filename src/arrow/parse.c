@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "arrow/parse_float.h"
+
 static tl_status parse_error(const char *s, size_t len, const char *what, tl_error *err)
 {
     if (err == NULL) return TL_ERR_INVALID;
@@ -210,6 +212,16 @@ tl_status tl_parse_double(const char *s, size_t len, double *out, tl_error *err)
     if (t.mantissa == 0) {
         *out = t.neg ? -0.0 : 0.0;
         return TL_OK;
+    }
+    /* Eisel-Lemire. With digits dropped the value lies strictly between
+     * mantissa and mantissa + 1 (times 10^exp10): decided when both agree. */
+    double v;
+    if (tl_eisel_lemire(t.mantissa, t.exp10, t.neg, &v)) {
+        double v1;
+        if (!t.truncated || (tl_eisel_lemire(t.mantissa + 1, t.exp10, t.neg, &v1) && v1 == v)) {
+            *out = v;
+            return TL_OK;
+        }
     }
     return parse_double_slow(s, len, out, err);
 }
