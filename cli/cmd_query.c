@@ -187,7 +187,9 @@ int cmd_sql(cli_args *a)
     struct ArrowArrayStream s;
     tl_error err;
     tl_query_stats stats = {0};
-    if (tl_lake_sql(lake, a->pos[0], cli_opt(a, "namespace"), &s, &stats, &err) != TL_OK)
+    /* Stats cost local tables a read of each footer: only when asked for. */
+    tl_query_stats *want = cli_flag(a, "stats") ? &stats : NULL;
+    if (tl_lake_sql(lake, a->pos[0], cli_opt(a, "namespace"), &s, want, &err) != TL_OK)
         rc = cli_fail(a, &err);
     else
         rc = emit(a, &s, format);

@@ -2,10 +2,14 @@
 (Python) over the same Parquet files, side by side in one run.
 
 usage: python bench/query/bench_query.py [--hosts 100] [--hours 24] [--repeat 5]
+       [--row-group-limit N]
        (--hosts 1000 --hours 24 is the issue's full size, ~8.6M rows)
 The table (hosts x 10 metrics every 10 s) is written by our library in hourly
 appends; then each query runs `repeat` times in each engine. Prints median ms
 and the ratios reference/ours and ours/DuckDB (ours/DuckDB below 1.5 is the goal).
+"DuckDB" is the Python duckdb of .venv; "duck144" is the same read_parquet SQL on
+the DuckDB release we embed (1.4.4), in a throwaway virtualenv this script makes
+under .deps/ from PyPI when it is absent: the same engine, so the fair peer.
 """
 
 import argparse
@@ -13,6 +17,7 @@ import glob
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -62,6 +67,37 @@ def hour_batch(hosts, hour):
     })
 
 
+DUCK_EMBEDDED = "1.4.4"  # scripts/setup.d/duckdb.sh's pin
+DUCK_VENV = common.ROOT / ".deps" / f"bench-duckdb-{DUCK_EMBEDDED}"
+
+
+def embedded_duckdb_python():
+    """The python of a virtualenv holding the embedded DuckDB release (made once)."""
+    py = DUCK_VENV / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(DUCK_VENV)], check=True)
+        pins = [f"duckdb=={DUCK_EMBEDDED}"]
+        try:
+            import pyarrow
+
+            pins.append(f"pyarrow=={pyarrow.__version__}")
+        except ImportError:
+            pass
+        subprocess.run([str(py), "-m", "pip", "install", "-q", *pins], check=True)
+    return py
+
+
+def raw_duckdb(files, qs, repeat):
+    """DuckDB (whichever this python has) over the Parquet files themselves."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"CREATE VIEW cpu AS SELECT * FROM read_parquet({files!r}, hive_partitioning = false)")
+    fetch = "to_arrow_table" if hasattr(duckdb.DuckDBPyRelation, "to_arrow_table") else "fetch_arrow_table"
+    return run(lambda q: getattr(con.sql(q), fetch)(), qs, repeat)
+
+
 def run(sql, qs, repeat):
     out = {}
     for name, q in qs.items():
@@ -75,9 +111,14 @@ def main():
     ap.add_argument("--hosts", type=int, default=100)
     ap.add_argument("--hours", type=int, default=24)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--row-group-limit", type=int, help="write.parquet.row-group-limit of the table")
     ap.add_argument("--lake", help=argparse.SUPPRESS)
+    ap.add_argument("--raw", help=argparse.SUPPRESS)
     args = ap.parse_args()
     qs = queries(args.hosts)
+    if args.raw:  # the embedded DuckDB release's side, in its own virtualenv
+        print(json.dumps(raw_duckdb(json.loads(Path(args.raw).read_text()), qs, args.repeat)))
+        return
     if args.lake:  # the reference's side, in its own virtualenv
         import timelake
 
@@ -93,22 +134,34 @@ def main():
 
         lake = tlc.Lake(work)
         first = hour_batch(args.hosts, 0)
-        t = lake.create_table("tsbs.cpu", first.schema, time_column="time", series_key=["hostname"])
+        props = {"write.parquet.row-group-limit": str(args.row_group_limit)} if args.row_group_limit else None
+        t = lake.create_table("tsbs.cpu", first.schema, time_column="time", series_key=["hostname"],
+                              properties=props)
         for hour in range(args.hours):
             t.append(first if hour == 0 else hour_batch(args.hosts, hour), maintain=False)
         rows = args.hosts * 360 * args.hours
         ours = run(lambda q: lake.sql(q, namespace="tsbs"), qs, args.repeat)
         ref = common.run_reference(__file__, "--lake", work, "--hosts", str(args.hosts), "--repeat", str(args.repeat))
         files = sorted(glob.glob(f"{work}/tsbs/cpu/data/*/*.parquet"))
-        con = duckdb.connect()
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute(f"CREATE VIEW cpu AS SELECT * FROM read_parquet({files!r}, hive_partitioning = false)")
-        raw = run(lambda q: con.sql(q).to_arrow_table(), qs, args.repeat)
-        print(f"{rows:,} rows, {len(files)} files, median of {args.repeat}")
-        print(f"{'query':<24} {'ours ms':>9} {'ref ms':>9} {'duckdb ms':>10} {'ref/ours':>9} {'ours/duckdb':>12}")
+        raw = raw_duckdb(files, qs, args.repeat)
+        listing = Path(work) / "files.json"
+        listing.write_text(json.dumps(files))
+        proc = subprocess.run([str(embedded_duckdb_python()), __file__, "--raw", str(listing), "--hosts",
+                               str(args.hosts), "--repeat", str(args.repeat)], capture_output=True, text=True,
+                              check=True)
+        raw144 = json.loads(proc.stdout.strip().splitlines()[-1])
+        size = sum(os.path.getsize(f) for f in files)
+        import pyarrow.parquet as pq
+
+        groups = sum(pq.ParquetFile(f).metadata.num_row_groups for f in files)
+        print(f"{rows:,} rows, {len(files)} files, {groups} row groups, {size / 1e6:.1f} MB; "
+              f"median of {args.repeat}; duckdb {duckdb.__version__}, duck144 = DuckDB {DUCK_EMBEDDED}")
+        print(f"{'query':<24} {'ours ms':>9} {'ref ms':>9} {'duckdb ms':>10} {'duck144 ms':>11} {'ref/ours':>9} "
+              f"{'ours/duckdb':>12} {'ours/duck144':>13}")
         for name in qs:
-            o, r, d = ours[name], ref[name], raw[name]
-            print(f"{name:<24} {o:>9.2f} {r:>9.2f} {d:>10.2f} {r / o:>8.2f}x {o / d:>11.2f}x")
+            o, r, d, d4 = ours[name], ref[name], raw[name], raw144[name]
+            print(f"{name:<24} {o:>9.2f} {r:>9.2f} {d:>10.2f} {d4:>11.2f} {r / o:>8.2f}x {o / d:>11.2f}x "
+                  f"{o / d4:>12.2f}x")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -7,7 +7,9 @@
 #include "core/strlist.h"
 #include "query/engine.h"
 #include "query/local_file.h"
+#include "query/query_columns.h"
 #include "query/remote_fetch.h"
+#include "query/scan_local.h"
 
 void tl_scan_filter_clear(tl_scan_filter *f)
 {
@@ -243,6 +245,44 @@ static void free_picked(picked *p, size_t n)
     free(p);
 }
 
+static bool is_local_url(const char *url)
+{
+    return url[0] == '/' || strncmp(url, "file://", 7) == 0;
+}
+
+/* Local files: the row groups and bytes the query reads, from their footers;
+ * a file none of whose row groups can match is left out (path NULL). */
+static tl_status exact_local_reads(tl_query_engine *e, const tl_table *t, tl_fetch_file *ff,
+                                   size_t n, const tl_scan_filter *filters, size_t n_filters,
+                                   tl_error *err)
+{
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    bool *fields = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (ff[i].path == NULL || !is_local_url(ff[i].f->file.file_path)) continue;
+        if (fields == NULL) {
+            if ((fields = calloc(s->n_fields + 1, sizeof *fields)) == NULL)
+                return tl_error_nomem(err);
+            tl_query_columns(e, e->query_text, t, fields);
+        }
+        tl_scan_local_read r;
+        tl_status st = tl_scan_local_read_of(t, ff[i].path, fields, filters, n_filters, &r, err);
+        if (st != TL_OK) {
+            free(fields);
+            return st;
+        }
+        ff[i].row_groups_total = r.row_groups_total;
+        ff[i].row_groups_read = r.row_groups_read;
+        ff[i].bytes_read = r.bytes_read;
+        if (r.row_groups_read == 0 && r.row_groups_total > 0) {
+            free(ff[i].path);
+            ff[i].path = NULL;
+        }
+    }
+    free(fields);
+    return TL_OK;
+}
+
 tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
                       const tl_scan_filter *filters, size_t n_filters, bool all_files, tl_buf *sql,
                       tl_scan_stats *stats, tl_error *err)
@@ -263,6 +303,8 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
     }
     /* Remote files: fetched in one parallel batch, large ones by ranges. */
     tl_status fst = tl_query_fetch(e, t, ff, n, filters, all_files ? 0 : n_filters, err);
+    if (fst == TL_OK && stats->exact)
+        fst = exact_local_reads(e, t, ff, n, filters, all_files ? 0 : n_filters, err);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (fst == TL_OK && ff[i].path == NULL) continue; /* no row group can match */
@@ -273,9 +315,9 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
         stats->row_groups_total += ff[i].row_groups_total;
         stats->row_groups_read += ff[i].row_groups_read;
         /* Remote files: the bytes fetched (none when already here). */
-        const char *url = ff[i].f->file.file_path;
-        bool local = url[0] == '/' || strncmp(url, "file://", 7) == 0;
-        stats->bytes_read += local ? ff[i].f->file.file_size_in_bytes : ff[i].bytes_read;
+        bool local = is_local_url(ff[i].f->file.file_path);
+        stats->bytes_read +=
+            local && !stats->exact ? ff[i].f->file.file_size_in_bytes : ff[i].bytes_read;
     }
     free(ff);
     n = kept;

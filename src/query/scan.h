@@ -36,6 +36,10 @@ bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
 char *tl_scan_local_path(const char *url);
 
 typedef struct tl_scan_stats {
+    /* in: count row groups and bytes of local files exactly, from their
+     * footers (scan_local.h); otherwise whole local files are counted, at
+     * no cost to the query */
+    bool exact;
     int64_t files_total, files_read, row_groups_total, row_groups_read, bytes_read;
 } tl_scan_stats;
 

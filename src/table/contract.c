@@ -104,6 +104,10 @@ static tl_status check_value(const char *key, setting_kind kind, const char *cho
 
 tl_status tl_contract_check_property(const char *key, const char *value, tl_error *err)
 {
+    int64_t n;
+    if (strcmp(key, TL_PROP_ROW_GROUP_LIMIT) == 0 && (!parse_int(value, &n) || n == 0))
+        return tl_error_set(err, TL_ERR_INVALID, "%s: must be a positive integer, got \"%s\"", key,
+                            value);
     if (strncmp(key, "timelake.", 9) != 0) return TL_OK; /* Iceberg and user properties */
     const char *name = key + 9;
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
@@ -188,6 +192,7 @@ tl_status tl_contract_load(const tl_ice_metadata *md, tl_contract *c, tl_error *
     c->auto_maintain = v == NULL || !parse_bool(v, &flag) || flag;
     c->target_file_size = int_property(md, TL_PROP_TARGET_FILE_SIZE, TL_DEFAULT_TARGET_FILE_SIZE);
     c->data_page_rows = int_property(md, TL_PROP_DATA_PAGE_ROWS, TL_DEFAULT_DATA_PAGE_ROWS);
+    c->row_group_limit = int_property(md, TL_PROP_ROW_GROUP_LIMIT, TL_DEFAULT_ROW_GROUP_LIMIT);
     tl_status st = load_series_key(md, schema, c, err);
     if (st != TL_OK) tl_contract_free(c);
     return st;

@@ -20,6 +20,8 @@
 #define TL_PROP_AUTO_MAINTAIN "timelake.auto-maintain"
 #define TL_PROP_TARGET_FILE_SIZE "timelake.target-file-size-bytes"
 #define TL_PROP_DATA_PAGE_ROWS "timelake.data-page-rows"
+/* Iceberg's (pyiceberg's) name: the most rows one Parquet row group of a data file holds. */
+#define TL_PROP_ROW_GROUP_LIMIT "write.parquet.row-group-limit"
 #define TL_SUMMARY_BATCH_ID "timelake.batch-id"
 #define TL_SUMMARY_LVI "timelake.last-value-index"
 
@@ -28,6 +30,15 @@
 #define TL_INGEST_COLUMN "_ingest_ts"
 #define TL_DEFAULT_TARGET_FILE_SIZE (INT64_C(256) * 1024 * 1024)
 #define TL_DEFAULT_DATA_PAGE_ROWS 20000
+/* Row groups small enough that files sorted by (series key, time) let readers
+ * skip most of a file by the row groups' statistics, large enough that their
+ * overhead stays well under 1% of the file. bench/query at 1,000 hosts: 65536
+ * makes high-cpu-1 2.4x and single-groupby-1-1-1 1.7x faster than one group
+ * per file, full scans unchanged, files 0.25% larger. (32768 is faster still
+ * for many-series queries, but remote reads guess a file's column chunks from
+ * the manifest's column sizes, which holds for files of one row group: most
+ * appends stay one group at 65536.) */
+#define TL_DEFAULT_ROW_GROUP_LIMIT 65536
 
 typedef struct tl_contract {
     const char *time_column; /* NULL: a plain table; points into the metadata */
@@ -41,6 +52,7 @@ typedef struct tl_contract {
     bool auto_maintain;
     int64_t target_file_size;
     int64_t data_page_rows;
+    int64_t row_group_limit; /* rows per Parquet row group, at most */
 } tl_contract;
 
 /* Reads the contract from the metadata (which must outlive it). */

@@ -12,7 +12,6 @@
 #include "table/append.h"
 
 #define CREATED_BY "timelake-c " TIMELAKE_VERSION
-#define ROW_GROUP_ROWS (INT64_C(1) << 40) /* one row group per file, as the reference */
 /* Iceberg's default metrics mode truncates string bounds to 16 characters. */
 #define STRING_BOUND_CHARS 16
 
@@ -44,7 +43,7 @@ static tl_status write_parquet(const tl_table *t, const struct ArrowSchema *sche
         .codec = TL_PARQUET_ZSTD,
         .compression_level = 3,
         .page_rows = c->data_page_rows,
-        .row_group_rows = ROW_GROUP_ROWS,
+        .row_group_rows = c->row_group_limit,
         .field_ids = field_ids,
         .sorting_columns = sorting,
         .n_sorting_columns = n_sorting,

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table/metadata_cache.h"
 #include "table/table_internal.h"
 
 tl_status tl_lake_open(const char *location, const char *const *options, tl_lake **out,
@@ -13,6 +14,7 @@ tl_status tl_lake_open(const char *location, const char *const *options, tl_lake
         free(lake);
         return st;
     }
+    lake->md_cache = tl_md_cache_new(); /* NULL: no cache, every load parses */
     *out = lake;
     return TL_OK;
 }
@@ -22,6 +24,7 @@ void tl_lake_close(tl_lake *lake)
     if (lake == NULL) return;
     if (lake->query_free) lake->query_free(lake->query);
     tl_store_free(lake->store);
+    tl_md_cache_free(lake->md_cache);
     free(lake);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "table/head.h"
+#include "table/metadata_cache.h"
 #include "table/table_internal.h"
 
 void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size)
@@ -86,15 +87,23 @@ static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *
     return TL_OK;
 }
 
-static tl_status read_metadata(tl_store *store, const tl_qname *name, int64_t version,
-                               tl_ice_metadata **out, tl_error *err)
+/* Reads version `version`; parses it unless the lake's cache holds the parse
+ * of exactly these bytes (*token then says where it goes back). */
+static tl_status read_metadata(tl_lake *lake, const tl_qname *name, int64_t version,
+                               tl_ice_metadata **out, uint64_t *token, tl_error *err)
 {
     char key[sizeof name->key + 64];
     tl_table_metadata_key(name, version, key, sizeof key);
     tl_buf b = {0};
-    tl_status st = tl_store_get(store, key, &b, err);
+    *token = 0;
+    tl_status st = tl_store_get(lake->store, key, &b, err);
     if (st == TL_ERR_NOT_FOUND) st = tl_error_set(err, TL_ERR_NOT_FOUND, "%s", name->full);
+    if (st == TL_OK && (*out = tl_md_cache_take(lake->md_cache, key, &b, token)) != NULL) {
+        tl_buf_free(&b);
+        return TL_OK;
+    }
     if (st == TL_OK) st = tl_ice_metadata_parse((const char *)b.data, b.len, out, err);
+    if (st == TL_OK) tl_md_cache_remember(lake->md_cache, key, &b, token);
     if (st != TL_OK && st != TL_ERR_NOT_FOUND) tl_error_prefix(err, "reading %s", key);
     tl_buf_free(&b);
     return st;
@@ -103,7 +112,8 @@ static tl_status read_metadata(tl_store *store, const tl_qname *name, int64_t ve
 static void table_clear_state(tl_table *t)
 {
     tl_contract_free(&t->contract);
-    tl_ice_metadata_free(t->md);
+    tl_md_cache_give_back(t->md_cache, t->md_token, t->md); /* frees it if not cacheable */
+    t->md_token = 0;
     free(t->location);
     free(t->metadata_url);
     t->md = NULL;
@@ -147,8 +157,13 @@ tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err)
         TL_TRY(tl_head_load_latest(store, &t->name, &version, &md, &held, err));
     else if (version <= 0)
         TL_TRY(latest_version(store, &t->name, &version, err));
-    if (md == NULL) TL_TRY(read_metadata(store, &t->name, version, &md, err));
+    uint64_t token = 0;
+    if (md == NULL) TL_TRY(read_metadata(t->lake, &t->name, version, &md, &token, err));
     tl_status st = tl_table_adopt(t, md, version, err);
+    if (st == TL_OK && token != 0) { /* on failure adopt freed md: it never comes back */
+        if (t->md_cache == NULL) t->md_cache = tl_md_cache_ref(t->lake->md_cache);
+        t->md_token = token;
+    }
     if (st == TL_OK && held) {
         tl_head_objects_free(t->head_objects);
         t->head_objects = held;
@@ -185,6 +200,7 @@ void tl_table_close(tl_table *t)
 {
     if (t == NULL) return;
     table_clear_state(t);
+    tl_md_cache_free(t->md_cache); /* this handle's reference */
     tl_head_objects_free(t->head_objects);
     free(t);
 }

@@ -14,6 +14,7 @@ struct tl_lake {
      * query layer sets query_free so that closing the lake frees it. */
     void *query;
     void (*query_free)(void *query);
+    struct tl_md_cache *md_cache; /* parsed metadata of unchanged tables (metadata_cache.h) */
 };
 
 struct tl_table {
@@ -24,6 +25,10 @@ struct tl_table {
     int64_t version;      /* N of the current vN.metadata.json */
     tl_ice_metadata *md;  /* the current metadata */
     tl_contract contract; /* parsed from md's properties */
+    /* md came from, and goes back to, md_cache (a reference to the lake's,
+     * taken on first use) under md_token; 0: md is the handle's own. */
+    uint64_t md_token;
+    struct tl_md_cache *md_cache;
     /* Immutable objects (manifest list, manifests, index) carried by the
      * head object this handle read or wrote (table/head.h), or NULL: reads
      * of these URLs are answered from memory. Kept across versions. */

@@ -229,7 +229,8 @@ class Lake:
         err, qs = Error(), QueryStats()
         buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
         ns = namespace.encode() if namespace is not None else None
-        _check(_lib.tl_lake_sql(self._h, query.encode(), ns, buf, ctypes.byref(qs), ctypes.byref(err)), err)
+        want = ctypes.byref(qs) if stats is not None else None  # stats cost footer reads
+        _check(_lib.tl_lake_sql(self._h, query.encode(), ns, buf, want, ctypes.byref(err)), err)
         if stats is not None:
             stats.update({n: getattr(qs, n) for n, _ in QueryStats._fields_})
         return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()
