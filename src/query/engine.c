@@ -1,5 +1,6 @@
 #include "query/engine.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,15 +27,64 @@ static const char *const setup_sql[] = {
     ", ts) END, (w, ts, origin) AS system.main.time_bucket(w, ts, origin)",
 };
 
+/* Opening DuckDB (some 10 ms of CPU: its built-in functions are catalogued)
+ * is what a cold query pays before its first round trip. Extensions are never
+ * installed or loaded behind the caller's back: nothing is downloaded. */
+static tl_status engine_open(tl_query_engine *e, tl_error *err)
+{
+    duckdb_config conf = NULL;
+    if (duckdb_create_config(&conf) == DuckDBError) return tl_error_nomem(err);
+    duckdb_set_config(conf, "autoinstall_known_extensions", "false");
+    duckdb_set_config(conf, "autoload_known_extensions", "false");
+    char *msg = NULL;
+    tl_status st = TL_OK;
+    if (duckdb_open_ext(NULL, &e->db, conf, &msg) == DuckDBError) {
+        st = tl_error_set(err, TL_ERR_QUERY, "cannot start DuckDB: %s", msg ? msg : "?");
+        e->db = NULL;
+    }
+    duckdb_free(msg);
+    duckdb_destroy_config(&conf);
+    TL_TRY(st);
+    if (duckdb_connect(e->db, &e->conn) == DuckDBError) {
+        e->conn = NULL;
+        return tl_error_set(err, TL_ERR_QUERY, "cannot connect to DuckDB");
+    }
+    if (tl_query_register_bucket(e->conn, err) != TL_OK)
+        return tl_error_prefix(err, "setting up DuckDB");
+    for (size_t i = 0; i < sizeof setup_sql / sizeof setup_sql[0]; i++)
+        if (tl_query_exec(e, setup_sql[i], err) != TL_OK)
+            return tl_error_prefix(err, "setting up DuckDB");
+    return TL_OK;
+}
+
+static void *engine_open_thread(void *p)
+{
+    tl_query_engine *e = p;
+    e->start_status = engine_open(e, &e->start_error);
+    return NULL;
+}
+
+/* Waits for a background start; its outcome is the engine's status. */
+static tl_status engine_join(tl_query_engine *e, tl_error *err)
+{
+    if (e->starting) {
+        pthread_join(e->starter, NULL);
+        e->starting = false;
+    }
+    if (e->start_status != TL_OK && err) *err = e->start_error;
+    return e->start_status;
+}
+
 static void engine_free(void *p)
 {
     tl_query_engine *e = p;
     if (e == NULL) return;
+    engine_join(e, NULL);
     tl_query_cache_free(e);
     tl_sql_plan_cache_free(e);
     tl_query_local_files_free(e);
-    duckdb_disconnect(&e->conn);
-    duckdb_close(&e->db);
+    if (e->conn) duckdb_disconnect(&e->conn);
+    if (e->db) duckdb_close(&e->db);
     free(e);
 }
 
@@ -50,36 +100,37 @@ tl_status tl_query_exec(tl_query_engine *e, const char *sql, tl_error *err)
     return st;
 }
 
-tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *err)
+void tl_query_engine_start(tl_lake *lake)
 {
-    if (lake->query) {
-        *out = lake->query;
-        return TL_OK;
-    }
+    if (lake->query) return;
     tl_query_engine *e = calloc(1, sizeof *e);
-    if (e == NULL) return tl_error_nomem(err);
-    if (duckdb_open(NULL, &e->db) == DuckDBError) {
-        free(e);
-        return tl_error_set(err, TL_ERR_QUERY, "cannot start DuckDB");
-    }
-    if (duckdb_connect(e->db, &e->conn) == DuckDBError) {
-        duckdb_close(&e->db);
-        free(e);
-        return tl_error_set(err, TL_ERR_QUERY, "cannot connect to DuckDB");
-    }
-    if (tl_query_register_bucket(e->conn, err) != TL_OK) {
-        engine_free(e);
-        return tl_error_prefix(err, "setting up DuckDB");
-    }
-    for (size_t i = 0; i < sizeof setup_sql / sizeof setup_sql[0]; i++) {
-        tl_status st = tl_query_exec(e, setup_sql[i], err);
-        if (st != TL_OK) {
-            engine_free(e);
-            return tl_error_prefix(err, "setting up DuckDB");
-        }
+    if (e == NULL) return; /* tl_query_engine_get reports it */
+    e->starting = pthread_create(&e->starter, NULL, engine_open_thread, e) == 0;
+    if (!e->starting) {
+        free(e); /* no thread to spare: started on first use instead */
+        return;
     }
     lake->query = e;
     lake->query_free = engine_free;
+}
+
+tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *err)
+{
+    tl_query_engine *e = lake->query;
+    if (e == NULL) {
+        e = calloc(1, sizeof *e);
+        if (e == NULL) return tl_error_nomem(err);
+        e->start_status = engine_open(e, &e->start_error);
+        lake->query = e;
+        lake->query_free = engine_free;
+    }
+    if (engine_join(e, err) != TL_OK) {
+        /* Not kept: the next query tries again. */
+        lake->query = NULL;
+        lake->query_free = NULL;
+        engine_free(e);
+        return TL_ERR_QUERY;
+    }
     *out = e;
     return TL_OK;
 }

@@ -7,12 +7,19 @@
 #define TL_QUERY_ENGINE_H
 
 #include <duckdb.h>
+#include <pthread.h>
 
 #include "table/table_internal.h"
 
 typedef struct tl_query_engine {
     duckdb_database db;
     duckdb_connection conn;
+    /* A start in the background (tl_query_engine_start): joined, and its
+     * outcome taken, by tl_query_engine_get. */
+    bool starting;
+    pthread_t starter;
+    tl_status start_status;
+    tl_error start_error;
     char *fetch_dir; /* files fetched from a remote store (local_file.h); NULL until needed */
     struct tl_query_cached *cached; /* per table (query_cache.h) */
     size_t n_cached;
@@ -28,8 +35,15 @@ typedef struct tl_query_engine {
     size_t next_ast; /* slot to replace next */
 } tl_query_engine;
 
-/* The lake's engine, created on first use (owned by the lake). */
+/* The lake's engine, created on first use (owned by the lake); waits for a
+ * start under way. A failed start is reported here and not kept. */
 tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *err);
+
+/* Starts creating the lake's engine on a background thread, so that DuckDB
+ * opens while the caller waits on the store; nothing when it exists or is
+ * under way, or when no thread can be had. The lake must not be used from
+ * another thread meanwhile; tl_query_engine_get (or closing the lake) joins. */
+void tl_query_engine_start(tl_lake *lake);
 
 /* Runs a statement whose result is not needed; a failure is TL_ERR_QUERY
  * with DuckDB's message. */

@@ -9,15 +9,48 @@
 #include "query/local_file.h"
 #include "query/query_cache.h"
 #include "query/result_stream.h"
+#include "query/sql_guess.h"
 #include "query/sql_plan.h"
 #include "query/sql_run.h"
+
+/* Tables loaded ahead, on a guess, while DuckDB starts (sql_guess.h). */
+#define MAX_PRELOADED 4
 
 typedef struct lookup_ctx {
     tl_lake *lake;
     const char *ns;
     tl_table **tables;
     size_t n;
+    tl_table *pre[MAX_PRELOADED]; /* loaded ahead; taken by lookup when named */
+    size_t n_pre;
 } lookup_ctx;
+
+/* Loads the tables the query text seems to name (remote lakes, while the
+ * engine starts in the background: the first round trip overlaps DuckDB's
+ * start). Failures are left for the lookup to meet and report. */
+static void preload(lookup_ctx *c, const char *query)
+{
+    tl_strlist names = {0};
+    if (tl_sql_guess_tables(query, MAX_PRELOADED, &names) != 0) names.len = 0;
+    for (size_t i = 0; i < names.len && c->n_pre < MAX_PRELOADED; i++) {
+        tl_qname qn;
+        if (tl_qname_parse(names.items[i], c->ns, &qn, NULL) != TL_OK) continue;
+        if (tl_table_load(c->lake, &qn, 0, &c->pre[c->n_pre], NULL) == TL_OK) c->n_pre++;
+    }
+    tl_strlist_free(&names);
+}
+
+/* Hands over a preloaded handle of `full`, or NULL. */
+static tl_table *take_preloaded(lookup_ctx *c, const char *full)
+{
+    for (size_t i = 0; i < c->n_pre; i++)
+        if (c->pre[i] && strcmp(c->pre[i]->name.full, full) == 0) {
+            tl_table *t = c->pre[i];
+            c->pre[i] = NULL;
+            return t;
+        }
+    return NULL;
+}
 
 static tl_status lookup(void *p, const char *schema, const char *table, tl_table **out,
                         tl_error *err)
@@ -38,7 +71,8 @@ static tl_status lookup(void *p, const char *schema, const char *table, tl_table
     tl_table **ts = realloc(c->tables, (c->n + 1) * sizeof *ts);
     if (ts == NULL) return tl_error_nomem(err);
     c->tables = ts;
-    st = tl_table_load(c->lake, &qn, 0, &ts[c->n], err);
+    ts[c->n] = take_preloaded(c, qn.full);
+    st = ts[c->n] ? TL_OK : tl_table_load(c->lake, &qn, 0, &ts[c->n], err);
     if (st == TL_ERR_NOT_FOUND)
         return tl_error_set(err, TL_ERR_NOT_FOUND, "table %s does not exist", qn.full);
     TL_TRY(st);
@@ -172,11 +206,15 @@ tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
     tl_qname check;
     TL_TRY(tl_qname_parse("x", ns, &check, err));
     tl_query_engine *e = NULL;
-    TL_TRY(tl_query_engine_get(lake, &e, err));
-    lookup_ctx c = {lake, ns, NULL, 0};
+    lookup_ctx c = {lake, ns, NULL, 0, {NULL}, 0};
+    if (lake->query == NULL && !tl_store_is_local(lake->store)) {
+        tl_query_engine_start(lake);
+        preload(&c, query);
+    }
     tl_sql_plan plan = {0};
-    tl_scan_stats ss = {0};
-    tl_status st = tl_sql_plan_build(e, query, lookup, &c, &plan, err);
+    tl_scan_stats ss = {.exact = stats != NULL}; /* footers read only when asked */
+    tl_status st = tl_query_engine_get(lake, &e, err);
+    if (st == TL_OK) st = tl_sql_plan_build(e, query, lookup, &c, &plan, err);
     e->query_text = query; /* for the columns remote fetches may leave out */
     if (st == TL_OK) st = register_tables(e, &c, &plan, &ss, err);
     e->query_text = NULL;
@@ -187,6 +225,7 @@ tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
                                   ss.row_groups_read, ss.bytes_read};
     tl_sql_plan_free(&plan);
     for (size_t i = 0; i < c.n; i++) tl_table_close(c.tables[i]);
+    for (size_t i = 0; i < c.n_pre; i++) tl_table_close(c.pre[i]);
     free(c.tables);
     return st;
 }

@@ -17,6 +17,8 @@
 #include "core/clock.h"
 #include "iceberg/manifest_list.h"
 #include "table/batch_ledger.h"
+#include "table/head_write.h"
+#include "table/live_files.h"
 #include "table/maintain.h"
 
 #define MAX_ATTEMPTS 40
@@ -244,28 +246,51 @@ static tl_status drop_snapshots(const tl_table *t, tl_ice_metadata *md, const bo
     return TL_OK;
 }
 
+/* The head of the expiry's version (head_write.h), so that cold readers stay
+ * at one round trip: the current snapshot is unchanged, its manifest list
+ * comes from the handle's head objects or is read. NULL when no head is
+ * wanted or the list cannot be had (readers then find the old head stale). */
+static tl_head_job *start_head(tl_table *t, const tl_ice_metadata *md, const tl_buf *json,
+                               tl_buf *list)
+{
+    if (tl_store_is_local(t->lake->store)) return NULL;
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
+    if (s && s->manifest_list) {
+        const tl_buf *held = tl_head_objects_find(t->head_objects, s->manifest_list);
+        if (held ? tl_buf_append(list, held->data, held->len) != 0
+                 : tl_table_read_url(t, s->manifest_list, list, NULL) != TL_OK)
+            return NULL;
+    }
+    return tl_head_job_start(t, md, t->version + 1, json, list, NULL, NULL);
+}
+
 /* One attempt at committing the expiry; TL_ERR_EXISTS when another commit won.
  * The batch ids of the expired snapshots move to a new batch ledger. */
 static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
 {
     tl_ice_metadata *md = NULL;
-    tl_buf json = {0};
+    tl_buf json = {0}, list = {0};
     char *ledger_key = NULL;
     tl_status st = tl_ice_metadata_copy(t->md, &md, err);
     if (st == TL_OK) st = tl_batch_ledger_extend(t, expire, md, &ledger_key, err);
     if (st == TL_OK) st = drop_snapshots(t, md, expire, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
+    tl_head_job *head = st == TL_OK ? start_head(t, md, &json, &list) : NULL;
     char key[sizeof t->name.key + 64];
     tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
     bool may_have_landed = false;
     if (st == TL_OK) {
+        tl_head_job_send(head); /* in parallel with the conditional create */
         st = tl_store_put_if_absent(t->lake->store, key, json.data, json.len, err);
         may_have_landed = st != TL_ERR_EXISTS;
     }
-    if (st == TL_OK) {
+    bool won = st == TL_OK;
+    if (won) {
         st = tl_table_adopt(t, md, t->version + 1, err);
         md = NULL;
     }
+    tl_head_job_finish(t, head, won && st == TL_OK);
+    tl_buf_free(&list);
     if (ledger_key && !may_have_landed) tl_store_remove(t->lake->store, ledger_key, NULL);
     free(ledger_key);
     tl_ice_metadata_free(md);

@@ -159,6 +159,32 @@ def test_cold_read_after_maintain_is_one_round_trip(s3):
     assert info["version"] == before + 1 and info["rows"] == 3 * (10 + 11 + 12)
 
 
+def test_cold_read_after_snapshot_expiry_is_one_round_trip(s3):
+    """The expiry commit writes the head too: a cold reader does not wait for
+    the next append to be back at one round trip."""
+    url = s3.url()
+    _, t = make_table(s3, url, appends=4,
+                      properties={"timelake.max-snapshots": "2", "timelake.min-snapshots": "1"})
+    before = t.version
+    report = t.maintain(compact=False, retention=False, expire=True)
+    assert report["snapshots_expired"] >= 2, report
+    assert t.version == before + 1, report  # the expiry is the only commit
+    t.close()
+    direct = tlc.Lake(url, s3.options)
+    expect_latest, expect_n = newest(direct), direct.sql(QUERY).column("n")[0].as_py()
+    with SlowProxy(s3.endpoint) as proxy:
+        opts = s3.option_list(aws_endpoint=proxy.endpoint)
+        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)))
+        assert round_trips(reqs) == 1, [r[2:4] for r in reqs]
+        info, reqs = traced(proxy, lambda: tlc.Lake(url, opts).table("iot.r").info())
+        assert round_trips(reqs) == 1, [r[2:4] for r in reqs]
+        n, reqs = traced(proxy, lambda: tlc.Lake(url, opts).sql(QUERY).column("n")[0].as_py())
+        assert round_trips([r for r in reqs if "/data/" not in r[3]]) == 1, [r[2:4] for r in reqs]
+    assert got == expect_latest and n == expect_n == 10
+    assert info["version"] == before + 1 and info["snapshots"] <= 2
+    assert info["rows"] == 3 * (10 + 11 + 12 + 13)
+
+
 def test_no_head_when_the_table_says_none(s3):
     url = s3.url()
     make_table(s3, url, appends=1, properties={"timelake.head-format": "none"})
