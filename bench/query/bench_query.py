@@ -1,9 +1,9 @@
 """SQL over the lake, TSBS cpu-only style: ours, the reference and DuckDB
 (Python) over the same Parquet files, side by side in one run.
 
-usage: python bench/query/bench_query.py [--hosts 100] [--hours 24] [--repeat 5]
+usage: python bench/query/bench_query.py [--hosts 1000] [--hours 24] [--repeat 5]
        [--row-group-limit N]
-       (--hosts 1000 --hours 24 is the issue's full size, ~8.6M rows)
+       (the default, 1000 hosts x 24 hours, is the issue's size, ~8.6M rows)
 The table (hosts x 10 metrics every 10 s) is written by our library in hourly
 appends; then each query runs `repeat` times in each engine. Prints median ms
 and the ratios reference/ours and ours/DuckDB (ours/DuckDB below 1.5 is the goal).
