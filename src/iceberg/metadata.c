@@ -351,3 +351,14 @@ const char *tl_ice_snapshot_summary(const tl_ice_snapshot *s, const char *key)
 {
     return tl_kv_find(s->summary, s->n_summary, key);
 }
+
+int64_t tl_ice_metadata_version_of_key(const char *key)
+{
+    const char *base = strrchr(key, '/');
+    base = base ? base + 1 : key;
+    if (base[0] != 'v') return -1;
+    char *end = NULL;
+    long long v = strtoll(base + 1, &end, 10);
+    if (end == base + 1 || strcmp(end, ".metadata.json") != 0 || v <= 0) return -1;
+    return v;
+}

@@ -9,18 +9,6 @@
 #include "store/digest.h"
 #include "table/head.h"
 
-/* The version in "…/metadata/vN.metadata.json", or -1. */
-static int64_t version_of_key(const char *key)
-{
-    const char *base = strrchr(key, '/');
-    base = base ? base + 1 : key;
-    if (base[0] != 'v') return -1;
-    char *end = NULL;
-    long long v = strtoll(base + 1, &end, 10);
-    if (end == base + 1 || strcmp(end, ".metadata.json") != 0 || v <= 0) return -1;
-    return v;
-}
-
 typedef struct head_get {
     tl_store *store;
     char key[sizeof((tl_qname *)0)->key + 64];
@@ -51,7 +39,7 @@ static tl_status newest_listed(tl_store *store, const tl_qname *name, newest *ou
     TL_TRY(tl_store_list_detailed(store, prefix, &l, err));
     *out = (newest){0};
     for (size_t i = 0; i < l.len; i++) {
-        int64_t v = version_of_key(l.items[i].key);
+        int64_t v = tl_ice_metadata_version_of_key(l.items[i].key);
         if (v <= out->version) continue;
         *out = (newest){v, l.items[i].size, l.items[i].has_md5, {0}};
         memcpy(out->md5, l.items[i].md5, sizeof out->md5);

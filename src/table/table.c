@@ -23,18 +23,6 @@ const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, s
     return buf;
 }
 
-/* The version in "…/metadata/vN.metadata.json", or -1. */
-static int64_t version_of_key(const char *key)
-{
-    const char *base = strrchr(key, '/');
-    base = base ? base + 1 : key;
-    if (base[0] != 'v') return -1;
-    char *end = NULL;
-    long long v = strtoll(base + 1, &end, 10);
-    if (end == base + 1 || strcmp(end, ".metadata.json") != 0 || v <= 0) return -1;
-    return v;
-}
-
 /* The newest vN.metadata.json listed. The "metadata/v" prefix leaves the
  * manifests, lists and indexes out of the listing. */
 static tl_status version_from_listing(tl_store *store, const tl_qname *name, int64_t *out,
@@ -46,7 +34,7 @@ static tl_status version_from_listing(tl_store *store, const tl_qname *name, int
     TL_TRY(tl_store_list(store, prefix, &keys, err));
     int64_t best = 0;
     for (size_t i = 0; i < keys.len; i++) {
-        int64_t v = version_of_key(keys.items[i]);
+        int64_t v = tl_ice_metadata_version_of_key(keys.items[i]);
         if (v > best) best = v;
     }
     tl_strlist_free(&keys);
