@@ -10,6 +10,8 @@
 #include "query/query_columns.h"
 #include "query/row_group_prune.h"
 #include "store/digest.h"
+#include "table/head.h"
+#include "table/head_footer.h"
 
 typedef enum mode { M_DONE, M_WHOLE, M_RANGED } mode;
 
@@ -35,6 +37,7 @@ typedef struct job {
     range *pre; /* the chunk reads predicted from the manifest, made with the tail's */
     size_t n_pre;
     char *target; /* where the result goes */
+    bool planned; /* its footer came with the head: its reads join the first batch */
 } job;
 
 typedef struct fetch {
@@ -156,6 +159,47 @@ static void predict(fetch *f, job *j)
     j->n_pre = n;
 }
 
+static tl_status parse_footer(job *j, tl_error *err);
+
+/* Whether the parsed footer fits j's file as the manifest describes it: its
+ * row count, and every column chunk between the magic and the footer. */
+static bool footer_fits(const job *j)
+{
+    if (j->meta.num_rows != j->ff->f->file.record_count) return false;
+    for (size_t g = 0; g < j->meta.n_row_groups; g++) {
+        const tl_pq_row_group *rg = &j->meta.row_groups[g];
+        for (size_t c = 0; c < rg->n_columns; c++) {
+            uint64_t off, len;
+            tl_pq_chunk_range(&rg->columns[c], &off, &len);
+            if (off < 4 || off + len < off || off + len > j->tail_off) return false;
+        }
+    }
+    return true;
+}
+
+/* Takes the footer the head carries for j's file, if any, as j's tail once
+ * it parses and agrees with the manifest entry; otherwise the tail is read. */
+static bool footer_from_head(fetch *f, job *j)
+{
+    char url[1100];
+    const tl_buf *b = NULL;
+    if (tl_head_footer_url(j->url, url, sizeof url))
+        b = tl_head_objects_find(f->t->head_objects, url);
+    uint64_t len;
+    if (b == NULL || b->len < 12 || b->len > j->size ||
+        tl_pq_footer_len(b->data + b->len - 8, j->size, &len, NULL) != TL_OK || len + 8 != b->len)
+        return false;
+    if (tl_buf_append(&j->tail, b->data, b->len) != 0) return false;
+    uint64_t tail_off = j->tail_off;
+    j->tail_off = j->size - b->len;
+    if (parse_footer(j, NULL) == TL_OK && footer_fits(j)) return true;
+    tl_buf_free(&j->tail);
+    tl_arena_free(&j->arena);
+    memset(&j->meta, 0, sizeof j->meta);
+    j->tail_off = tail_off;
+    return false;
+}
+
 static tl_status plan_file(fetch *f, job *j, tl_error *err)
 {
     j->url = j->ff->f->file.file_path;
@@ -177,7 +221,10 @@ static tl_status plan_file(fetch *f, job *j, tl_error *err)
     j->mode = f->narrow && j->size >= TL_RANGED_READ_MIN ? M_RANGED : M_WHOLE;
     uint64_t tail = j->size < TL_FOOTER_READ ? j->size : TL_FOOTER_READ;
     j->tail_off = j->size - tail;
-    if (j->mode == M_RANGED) predict(f, j);
+    if (j->mode == M_RANGED && footer_from_head(f, j))
+        j->planned = true;
+    else if (j->mode == M_RANGED)
+        predict(f, j);
     return TL_OK;
 }
 
@@ -193,12 +240,18 @@ static bool take_pre(job *j, uint64_t offset, tl_buf *out)
     return false;
 }
 
+static void take_range(job *j, tl_store_get_item *it);
+
 /* Moves what the first batch read into the jobs; whole files are done. */
 static tl_status take_first(batch *b, tl_error *err)
 {
     for (size_t i = 0; i < b->n; i++) {
         job *j = b->owner[i];
         tl_buf *out = &b->items[i].out;
+        if (j->planned) {
+            take_range(j, &b->items[i]);
+            continue;
+        }
         j->ff->bytes_read += (int64_t)out->len;
         if (j->mode == M_WHOLE) {
             TL_TRY(tl_query_write_local(j->target, out->data, out->len, err));
@@ -331,7 +384,7 @@ static void selection_suffix(const job *j, char *out, size_t size)
 static tl_status plan_ranges(fetch *f, job *j, const tl_scan_filter *filters, size_t n_filters,
                              batch *b, tl_error *err)
 {
-    TL_TRY(parse_footer(j, err));
+    if (!j->planned) TL_TRY(parse_footer(j, err));
     size_t ng = j->meta.n_row_groups, kept = 0;
     if ((j->keep_rg = calloc(ng + 1, sizeof *j->keep_rg)) == NULL) return tl_error_nomem(err);
     for (size_t g = 0; g < ng; g++) {
@@ -396,25 +449,28 @@ static tl_status finish(job *j, tl_error *err)
     return TL_OK;
 }
 
+/* Moves a read planned from the footer into its job's range. */
+static void take_range(job *j, tl_store_get_item *it)
+{
+    j->ff->bytes_read += (int64_t)it->out.len;
+    if (j->mode == M_WHOLE && j->n_ranges == 0) { /* the one head read */
+        j->ranges = calloc(1, sizeof *j->ranges);
+        if (j->ranges == NULL) return; /* finish reports the short read */
+        j->ranges[0].off = 0;
+        j->n_ranges = 1;
+    }
+    for (size_t r = 0; r < j->n_ranges; r++)
+        if (j->ranges[r].off == it->offset && j->ranges[r].data.data == NULL) {
+            j->ranges[r].data = it->out;
+            it->out = (tl_buf){0};
+            return;
+        }
+}
+
 /* Moves the second batch's reads into their jobs' ranges. */
 static void take_second(batch *b)
 {
-    for (size_t i = 0; i < b->n; i++) {
-        job *j = b->owner[i];
-        j->ff->bytes_read += (int64_t)b->items[i].out.len;
-        if (j->mode == M_WHOLE && j->n_ranges == 0) { /* the one head read */
-            j->ranges = calloc(1, sizeof *j->ranges);
-            if (j->ranges == NULL) continue; /* finish reports the short read */
-            j->ranges[0].off = 0;
-            j->n_ranges = 1;
-        }
-        for (size_t r = 0; r < j->n_ranges; r++)
-            if (j->ranges[r].off == b->items[i].offset && j->ranges[r].data.data == NULL) {
-                j->ranges[r].data = b->items[i].out;
-                b->items[i].out = (tl_buf){0};
-                break;
-            }
-    }
+    for (size_t i = 0; i < b->n; i++) take_range(b->owner[i], &b->items[i]);
 }
 
 static tl_status run(fetch *f, const tl_scan_filter *filters, size_t n_filters, tl_error *err)
@@ -423,24 +479,30 @@ static tl_status run(fetch *f, const tl_scan_filter *filters, size_t n_filters, 
     tl_status st = TL_OK;
     for (size_t i = 0; st == TL_OK && i < f->n; i++) {
         job *j = &f->jobs[i];
+        if (j->planned) { /* the footer is at hand: the chunks it needs now */
+            st = plan_ranges(f, j, filters, n_filters, &b, err);
+            continue;
+        }
         if (j->mode == M_WHOLE) st = batch_add(&b, j, 0, 0, err);
         if (j->mode == M_RANGED) st = batch_add(&b, j, j->tail_off, j->size - j->tail_off, err);
         for (size_t r = 0; st == TL_OK && j->mode == M_RANGED && r < j->n_pre; r++)
             st = batch_add(&b, j, j->pre[r].off, j->pre[r].len, err);
     }
-    /* Round trip 1: small files whole, large files' tails. */
+    /* Round trip 1: small files whole, large files' tails, or the chunks
+     * of those whose footers the head carried. */
     if (st == TL_OK) st = batch_run(f->t, &b, err);
     if (st == TL_OK) st = take_first(&b, err);
     batch_free(&b);
     for (size_t i = 0; st == TL_OK && i < f->n; i++)
-        if (f->jobs[i].mode == M_RANGED) st = footer_rest(&f->jobs[i], &b, err);
+        if (f->jobs[i].mode == M_RANGED && !f->jobs[i].planned)
+            st = footer_rest(&f->jobs[i], &b, err);
     if (st == TL_OK && b.n) { /* only for footers beyond TL_FOOTER_READ */
         st = batch_run(f->t, &b, err);
         if (st == TL_OK) st = take_first(&b, err);
     }
     batch_free(&b);
     for (size_t i = 0; st == TL_OK && i < f->n; i++)
-        if (f->jobs[i].mode == M_RANGED)
+        if (f->jobs[i].mode == M_RANGED && !f->jobs[i].planned)
             st = plan_ranges(f, &f->jobs[i], filters, n_filters, &b, err);
     /* Round trip 2: the column chunks the query needs. */
     if (st == TL_OK) st = batch_run(f->t, &b, err);

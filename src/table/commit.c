@@ -20,6 +20,7 @@
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
 #include "table/head.h"
+#include "table/head_footer.h"
 #include "table/head_write.h"
 #include "table/batch_ledger.h"
 #include "table/live_files.h"
@@ -133,6 +134,8 @@ static tl_status build_manifest(tl_table *t, const tl_commit_request *req, commi
     if (mf->manifest_path == NULL) return tl_error_nomem(err);
     if (!tl_store_is_local(t->lake->store))
         TL_TRY(tl_head_objects_add(&cs->fresh, mf->manifest_path, avro->data, avro->len, err));
+    if (!tl_store_is_local(t->lake->store))
+        TL_TRY(tl_head_footers_of_commit(t, req, &cs->fresh, err));
     return summarize_partitions(req, mf, err);
 }
 

@@ -14,7 +14,10 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "core/strlist.h"
+#include "iceberg/manifest.h"
 #include "iceberg/manifest_list.h"
+#include "table/head_footer.h"
 #include "table/head_write.h"
 #include "table/live_files.h"
 
@@ -139,6 +142,94 @@ static tl_status add_index_and_manifests(const tl_head_job *j, const char *lvi_u
     return st;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The paths of the snapshot's live data files, sorted, from the manifests
+ * the head carries; false when one is not carried (the head is full then). */
+static bool live_paths(const tl_head_objects *o, const tl_ice_manifest_file *mfs, size_t n_mfs,
+                       tl_strlist *out)
+{
+    for (size_t m = 0; m < n_mfs; m++) {
+        if (mfs[m].content != 0) continue;
+        const tl_buf *b = tl_head_objects_find(o, mfs[m].manifest_path);
+        tl_ice_manifest_entry *e = NULL;
+        size_t n = 0;
+        if (b == NULL || tl_ice_manifest_read(b->data, b->len, &e, &n, NULL) != TL_OK) return false;
+        bool ok = true;
+        for (size_t i = 0; ok && i < n; i++)
+            if (e[i].status != 2 && e[i].file.content == 0)
+                ok = tl_strlist_push(out, e[i].file.file_path) == 0;
+        tl_ice_manifest_entries_free(e, n);
+        if (!ok) return false;
+    }
+    qsort(out->items, out->len, sizeof *out->items, cmp_str);
+    return true;
+}
+
+static bool is_live(const tl_strlist *live, const char *footer_url)
+{
+    size_t n = strlen(footer_url) - strlen(TL_HEAD_FOOTER_SUFFIX);
+    char path[1100];
+    if (n >= sizeof path) return false;
+    memcpy(path, footer_url, n);
+    path[n] = 0;
+    const char *key = path;
+    return bsearch(&key, live->items, live->len, sizeof *live->items, cmp_str) != NULL;
+}
+
+static bool is_footer(const char *url)
+{
+    size_t n = strlen(url), k = strlen(TL_HEAD_FOOTER_SUFFIX);
+    return n > k && strcmp(url + n - k, TL_HEAD_FOOTER_SUFFIX) == 0;
+}
+
+/* Adds the footers of the files in `from` that are live, within the budget,
+ * in order. Footers never cost a fetch: only those in memory are carried. */
+static tl_status add_footers_from(const tl_head_objects *from, const tl_strlist *live,
+                                  tl_head_objects *o, tl_error *err)
+{
+    size_t total = objects_bytes(o);
+    for (size_t i = 0; from && i < from->n; i++) {
+        const tl_head_object *f = &from->items[i];
+        if (!is_footer(f->url) || tl_head_objects_find(o, f->url) || !is_live(live, f->url))
+            continue;
+        if (total + f->data.len > TL_HEAD_MAX_BYTES) continue;
+        total += f->data.len;
+        TL_TRY(tl_head_objects_add(o, f->url, f->data.data, f->data.len, err));
+    }
+    return TL_OK;
+}
+
+/* The footers of live large data files: this commit's first (the newest),
+ * then those the handle's head carried. */
+static bool has_footers(const tl_head_objects *o)
+{
+    for (size_t i = 0; o && i < o->n; i++)
+        if (is_footer(o->items[i].url)) return true;
+    return false;
+}
+
+static tl_status add_footers(const tl_head_job *j, tl_head_objects *o, tl_error *err)
+{
+    if (!has_footers(j->fresh) && !has_footers(j->t->head_objects))
+        return TL_OK; /* spares the parse */
+    tl_ice_manifest_file *mfs = NULL;
+    size_t n = 0;
+    TL_TRY(tl_ice_manifest_list_read(j->list->data, j->list->len, &mfs, &n, err));
+    tl_strlist live = {0};
+    tl_status st = TL_OK;
+    if (live_paths(o, mfs, n, &live)) {
+        st = add_footers_from(j->fresh, &live, o, err);
+        if (st == TL_OK) st = add_footers_from(j->t->head_objects, &live, o, err);
+    }
+    tl_strlist_free(&live);
+    tl_ice_manifest_files_free(mfs, n);
+    return st;
+}
+
 static tl_status build(tl_head_job *j, tl_error *err)
 {
     tl_head *h = &j->h;
@@ -153,6 +244,7 @@ static tl_status build(tl_head_job *j, tl_error *err)
             lvi_url = NULL;
         }
         TL_TRY(add_index_and_manifests(j, lvi_url, &h->objects, err));
+        TL_TRY(add_footers(j, &h->objects, err));
     }
     return tl_head_encode(h, &j->bytes, err);
 }
