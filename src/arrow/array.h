@@ -95,6 +95,22 @@ static inline bool tl_view_is_null(const tl_array_view *v, int64_t i)
     return v->validity != NULL && !tl_bit_get(v->validity, v->offset + i);
 }
 
+/* Element i of a view of signed integers (or temporal values) of 8 to 64 bits. */
+static inline int64_t tl_view_int(const tl_array_view *v, int64_t i)
+{
+    int64_t j = v->offset + i;
+    switch (tl_arrow_type_bit_width(&v->type)) {
+    case 8:
+        return ((const int8_t *)v->values)[j];
+    case 16:
+        return ((const int16_t *)v->values)[j];
+    case 32:
+        return ((const int32_t *)v->values)[j];
+    default:
+        return ((const int64_t *)v->values)[j];
+    }
+}
+
 /* Start and length of element i of a var-width view. */
 static inline const uint8_t *tl_view_bytes(const tl_array_view *v, int64_t i, int64_t *len)
 {

@@ -97,21 +97,6 @@ static bool key_type_ok(const tl_array_view *v)
     }
 }
 
-static int64_t int_at(const tl_array_view *v, int64_t i)
-{
-    int64_t j = v->offset + i;
-    switch (tl_arrow_type_bit_width(&v->type)) {
-    case 8:
-        return ((const int8_t *)v->values)[j];
-    case 16:
-        return ((const int16_t *)v->values)[j];
-    case 32:
-        return ((const int32_t *)v->values)[j];
-    default:
-        return ((const int64_t *)v->values)[j];
-    }
-}
-
 /* Nulls first, integers by value, bytes lexicographically: the sort's order. */
 static int cmp_value(const tl_array_view *a, int64_t i, const tl_array_view *b, int64_t j)
 {
@@ -123,7 +108,7 @@ static int cmp_value(const tl_array_view *a, int64_t i, const tl_array_view *b, 
         int c = memcmp(pa, pb, (size_t)(la < lb ? la : lb));
         return c ? (c < 0 ? -1 : 1) : (la > lb) - (la < lb);
     }
-    int64_t x = int_at(a, i), y = int_at(b, j);
+    int64_t x = tl_view_int(a, i), y = tl_view_int(b, j);
     return (x > y) - (x < y);
 }
 
@@ -146,7 +131,7 @@ static int cmp_cursors(const cursor *a, const cursor *b)
 
 static int64_t ingest_at(const chunk *c, int64_t row)
 {
-    return c->has_ingest && !tl_view_is_null(&c->ingest, row) ? int_at(&c->ingest, row) : 0;
+    return c->has_ingest && !tl_view_is_null(&c->ingest, row) ? tl_view_int(&c->ingest, row) : 0;
 }
 
 /* ---- Reading inputs a row group at a time ---- */

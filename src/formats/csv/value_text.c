@@ -21,20 +21,6 @@ bool tl_value_is_null(const tl_array_view *v, int64_t i)
     return d != v && tl_view_is_null(d, i);
 }
 
-static int64_t int_at(const tl_array_view *v, int64_t j)
-{
-    switch (tl_arrow_type_bit_width(&v->type)) {
-    case 8:
-        return ((const int8_t *)v->values)[j];
-    case 16:
-        return ((const int16_t *)v->values)[j];
-    case 32:
-        return ((const int32_t *)v->values)[j];
-    default:
-        return ((const int64_t *)v->values)[j];
-    }
-}
-
 static uint64_t uint_at(const tl_array_view *v, int64_t j)
 {
     switch (tl_arrow_type_bit_width(&v->type)) {
@@ -87,7 +73,7 @@ int tl_value_text(const tl_array_view *v, int64_t i, tl_buf *out)
     case TL_ATYPE_INT16:
     case TL_ATYPE_INT32:
     case TL_ATYPE_INT64:
-        return tl_buf_printf(out, "%" PRId64, int_at(v, j));
+        return tl_buf_printf(out, "%" PRId64, tl_view_int(v, i));
     case TL_ATYPE_UINT8:
     case TL_ATYPE_UINT16:
     case TL_ATYPE_UINT32:
