@@ -9,17 +9,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device_id", pa.string()),
-                    ("temp", pa.float64()), ("site", pa.int32())])
-T0 = dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)
-
-
-def batch(rng, n, days=3, devices=7):
-    times = [T0 + dt.timedelta(minutes=rng.randrange(days * 24 * 60)) for _ in range(n)]
-    return pa.table({"time": times,
-                     "device_id": [f"dev-{rng.randrange(devices)}" for _ in range(n)],
-                     "temp": [round(rng.uniform(-10, 40), 3) for _ in range(n)],
-                     "site": [rng.randrange(3) for _ in range(n)]}, schema=SCHEMA)
+from test_sql import SCHEMA, T0, batch  # the same generated readings
 
 
 @pytest.fixture
