@@ -10,6 +10,7 @@
 #include "core/random.h"
 #include "store/multipart.h"
 #include "store/store_options.h"
+#include "store_test_options.h"
 #include "unit.h"
 
 static tl_status parse(const char *k, const char *v, tl_store_config *c, tl_error *err)
@@ -54,24 +55,6 @@ static void test_part_size(void)
     CHECK((1001 + p - 1) / p <= 10);
 }
 
-static char **parse_env_options(void)
-{
-    const char *env = getenv("TL_TEST_STORE_OPTIONS");
-    char **opts = calloc(64, sizeof *opts);
-    size_t n = 0;
-    char *copy = strdup(env ? env : "");
-    for (char *save = NULL, *p = strtok_r(copy, ";", &save); p && n < 62;
-         p = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(p, '=');
-        if (eq == NULL) continue;
-        *eq = '\0';
-        opts[n++] = strdup(p);
-        opts[n++] = strdup(eq + 1);
-    }
-    free(copy);
-    return opts;
-}
-
 static void write_file(const char *path, const void *data, size_t len)
 {
     FILE *f = fopen(path, "wb");
@@ -86,12 +69,11 @@ static void test_upload_from_env(void)
     const char *url = getenv("TL_TEST_STORE_URL"), *sizes = getenv("TL_TEST_SIZES");
     const char *out = getenv("TL_TEST_OUT");
     if (url == NULL || sizes == NULL || out == NULL) return;
-    char **opts = parse_env_options();
+    char **opts = test_store_options();
     tl_store *s = NULL;
     tl_error err;
     CHECK_OK(tl_store_open(url, (const char *const *)opts, &s, &err), &err);
-    for (size_t i = 0; opts[i]; i++) free(opts[i]);
-    free(opts);
+    test_store_options_free(opts);
     if (s == NULL) return;
     tl_store_put_item items[16];
     char keys[16][32];

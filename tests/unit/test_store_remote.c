@@ -8,31 +8,8 @@
 #include "core/random.h"
 #include "store/cache.h"
 #include "store/store.h"
+#include "store_test_options.h"
 #include "unit.h"
-
-static char **parse_options(void)
-{
-    const char *env = getenv("TL_TEST_STORE_OPTIONS");
-    char **opts = calloc(64, sizeof *opts);
-    size_t n = 0;
-    char *copy = strdup(env ? env : "");
-    for (char *save = NULL, *p = strtok_r(copy, ";", &save); p && n < 56;
-         p = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(p, '=');
-        if (eq == NULL) continue;
-        *eq = '\0';
-        opts[n++] = strdup(p);
-        opts[n++] = strdup(eq + 1);
-    }
-    free(copy);
-    return opts;
-}
-
-static void free_options(char **opts)
-{
-    for (size_t i = 0; opts[i]; i++) free(opts[i]);
-    free(opts);
-}
 
 /* Opens the store under test with extra key/value options (a NULL-terminated
  * list) appended; NULL when not configured. */
@@ -40,14 +17,14 @@ static tl_store *open_store_with(const char *const *extra)
 {
     const char *url = getenv("TL_TEST_STORE_URL");
     if (url == NULL) return NULL;
-    char **opts = parse_options();
+    char **opts = test_store_options();
     size_t n = 0;
     while (opts[n]) n++;
     for (size_t i = 0; extra && extra[i] && n < 62; i++) opts[n++] = strdup(extra[i]);
     tl_store *s = NULL;
     tl_error err;
     CHECK_OK(tl_store_open(url, (const char *const *)opts, &s, &err), &err);
-    free_options(opts);
+    test_store_options_free(opts);
     return s;
 }
 
