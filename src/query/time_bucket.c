@@ -8,15 +8,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* DuckDB's infinite timestamps: passed through as they are. */
-#define TL_TS_INFINITY INT64_MAX
-#define TL_TS_NINFINITY (-INT64_MAX)
+#include "query/time_floor.h"
 
-static inline int64_t floor_to(int64_t v, int64_t w)
+/* The common case: valid rows and one positive width for the whole chunk. */
+static bool bucket_uniform(const int64_t *w, const int64_t *ts, idx_t n, int64_t *out)
 {
-    if (v == TL_TS_INFINITY || v == TL_TS_NINFINITY) return v;
-    int64_t r = v % w;
-    return v - (r < 0 ? r + w : r);
+    if (n == 0) return true;
+    int64_t width = w[0];
+    if (width <= 0) return false;
+    for (idx_t i = 1; i < n; i++)
+        if (w[i] != width) return false;
+    double inv = 1.0 / (double)width;
+    bool ok = true;
+    for (idx_t i = 0; i < n; i++) ok &= tl_time_floor(ts[i], width, inv, &out[i]);
+    return ok;
 }
 
 static void bucket(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output)
@@ -29,12 +34,7 @@ static void bucket(duckdb_function_info info, duckdb_data_chunk input, duckdb_ve
     uint64_t *tvalid = duckdb_vector_get_validity(tv);
     int64_t *out = duckdb_vector_get_data(output);
     uint64_t *ovalid = NULL;
-    bool all_valid = wvalid == NULL && tvalid == NULL, positive = true;
-    for (idx_t i = 0; all_valid && i < n; i++) {
-        positive &= w[i] > 0;
-        out[i] = positive ? floor_to(ts[i], w[i]) : 0;
-    }
-    if (all_valid && positive) return;
+    if (wvalid == NULL && tvalid == NULL && bucket_uniform(w, ts, n, out)) return;
     for (idx_t i = 0; i < n; i++) {
         if (!duckdb_validity_row_is_valid(wvalid, i) || !duckdb_validity_row_is_valid(tvalid, i)) {
             if (ovalid == NULL) {
@@ -49,7 +49,10 @@ static void bucket(duckdb_function_info info, duckdb_data_chunk input, duckdb_ve
             duckdb_scalar_function_set_error(info, "time_bucket: the width must be positive");
             return;
         }
-        out[i] = floor_to(ts[i], w[i]);
+        if (!tl_time_floor_exact(ts[i], w[i], &out[i])) {
+            duckdb_scalar_function_set_error(info, "time_bucket: the bucket is out of range");
+            return;
+        }
     }
 }
 
