@@ -9,6 +9,7 @@
 #include "core/parallel.h"
 #include "table/append.h"
 #include "table/batch_ledger.h"
+#include "table/head_footer.h"
 #include "table/lvi.h"
 #include "table/maintain.h"
 
@@ -142,6 +143,7 @@ typedef struct append_state {
     size_t uploaded;
     tl_rows newest; /* rows of the index to be: the winners of earlier chunks */
     bool has_newest;
+    tl_head_objects footers; /* of the large files uploaded ahead of the commit */
 } append_state;
 
 /* Lays out and encodes a chunk; *tails gets the newest rows of its series in
@@ -168,6 +170,10 @@ static tl_status upload_pending(append_state *s, tl_error *err)
 {
     size_t n = s->files.n - s->uploaded;
     if (n == 0) return TL_OK;
+    /* The head carries these files' footers too: kept while the bytes are here. */
+    for (size_t i = s->uploaded; i < s->files.n; i++)
+        TL_TRY(tl_head_footer_keep(s->t, s->files.files[i].file_path, s->files.bytes[i].data,
+                                   s->files.bytes[i].len, &s->footers, err));
     TL_TRY(tl_store_put_many(s->t->lake->store, s->files.items + s->uploaded, n, err));
     for (size_t i = s->uploaded; i < s->files.n; i++) tl_buf_free(&s->files.bytes[i]);
     s->uploaded = s->files.n;
@@ -201,7 +207,8 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
                              .n_files = e->n,
                              .rows = s->has_newest ? &s->newest : NULL,
                              .uploads = e->items + s->uploaded,
-                             .n_uploads = e->n - s->uploaded};
+                             .n_uploads = e->n - s->uploaded,
+                             .footers = &s->footers};
     for (size_t i = 0; i < e->n; i++) {
         req.added_rows += e->files[i].record_count;
         req.added_bytes += e->files[i].file_size_in_bytes;
@@ -288,6 +295,7 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
     if (st == TL_OK && s.files.n > 0) st = commit_files(&s, out, err);
     encoded_free(t, &s.files, s.uploaded > 0); /* what failed before the commit */
     if (s.has_newest) tl_rows_free(&s.newest);
+    tl_head_objects_clear(&s.footers);
     tl_schema_release(&schema);
     if (st == TL_OK && t->version != before) write_version_hint(t);
     return st;

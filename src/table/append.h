@@ -58,10 +58,12 @@ tl_status tl_data_file_encode(const tl_table *t, const struct ArrowSchema *schem
                               tl_buf *file_out, tl_error *err);
 
 /* tl_data_file_encode, then the upload: *key_out is the object key written
- * (malloc'd), so a failed caller can delete it. */
+ * (malloc'd), so a failed caller can delete it. The file's Parquet footer
+ * goes to `footers` (NULL: nowhere) when the head object carries it
+ * (tl_head_footer_keep). */
 tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema,
                              const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
-                             tl_error *err);
+                             struct tl_head_objects *footers, tl_error *err);
 
 typedef struct tl_commit_request {
     const char *batch_id;          /* or NULL */
@@ -74,6 +76,9 @@ typedef struct tl_commit_request {
      * attempt's parallel batch (borrowed). */
     const tl_store_put_item *uploads;
     size_t n_uploads;
+    /* Parquet footers of the large data files uploaded before the commit
+     * (earlier chunks of a large append), for the head object; or NULL. */
+    const struct tl_head_objects *footers;
 } tl_commit_request;
 
 typedef struct tl_commit_result {

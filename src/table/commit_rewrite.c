@@ -29,7 +29,8 @@ typedef struct rw_ctx {
     tl_ice_manifest_file *manifests; /* the new snapshot's list */
     size_t n_manifests;
     int64_t deleted_records, removed_bytes;
-    tl_head_objects fresh; /* the manifests this attempt wrote, for the head object */
+    tl_head_objects fresh; /* the manifests this attempt wrote and the added files' footers,
+                              for the head object */
 } rw_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -376,6 +377,9 @@ static tl_status attempt(rw_ctx *c, tl_error *err)
     c->snapshot_id = new_snapshot_id(c->t->md);
     TL_TRY(tl_maintain_live_files(c->t, &lf, err));
     tl_status st = classify(c, &lf, &es, err);
+    /* The head carries the added files' footers as an append's (head_footer.h). */
+    if (st == TL_OK && c->req->footers)
+        st = tl_head_objects_add_all(&c->fresh, c->req->footers, err);
     if (st == TL_OK) st = write_manifest(c, "added", es.added, es.n_added, seq, err);
     if (st == TL_OK) st = write_manifest(c, "existing", es.kept, es.n_kept, seq, err);
     if (st == TL_OK) st = write_manifest(c, "deleted", es.deleted, es.n_deleted, seq, err);

@@ -10,6 +10,7 @@
 #include "iceberg/bounds.h"
 #include "iceberg/transform.h"
 #include "table/append.h"
+#include "table/head_footer.h"
 
 #define CREATED_BY "timelake-c " TIMELAKE_VERSION
 /* Iceberg's default metrics mode truncates string bounds to 16 characters. */
@@ -198,11 +199,13 @@ tl_status tl_data_file_encode(const tl_table *t, const struct ArrowSchema *schem
 
 tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema,
                              const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
-                             tl_error *err)
+                             struct tl_head_objects *footers, tl_error *err)
 {
     tl_buf file;
     TL_TRY(tl_data_file_encode(t, schema, part, out, key_out, &file, err));
-    tl_status st = tl_store_put(t->lake->store, *key_out, file.data, file.len, err);
+    tl_status st =
+        footers ? tl_head_footer_keep(t, out->file_path, file.data, file.len, footers, err) : TL_OK;
+    if (st == TL_OK) st = tl_store_put(t->lake->store, *key_out, file.data, file.len, err);
     if (st != TL_OK) {
         tl_ice_data_file_clear(out);
         free(*key_out);

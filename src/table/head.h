@@ -34,8 +34,10 @@
 
 #define TL_HEAD_NAME "timelake-c-head"
 #define TL_HEAD_CODEC "tlc-objects"
-/* Past this many bytes of carried objects, further manifests are left out
- * (readers fetch those): a head stays one quick GET. */
+/* Past this many bytes of carried objects, further manifests, then footers,
+ * are left out (readers fetch those): a head stays one quick GET. Manifests
+ * come first; data files' footers (head_footer.h) share what is left, the
+ * newest files' first. */
 #define TL_HEAD_MAX_BYTES (8u << 20)
 
 typedef struct tl_head_object {
@@ -66,6 +68,8 @@ void tl_head_clear(tl_head *h);
 /* Adds a copy of data under url (kept by the collection). */
 tl_status tl_head_objects_add(tl_head_objects *o, const char *url, const void *data, size_t len,
                               tl_error *err);
+/* Adds a copy of each of from's objects whose URL o does not have yet. */
+tl_status tl_head_objects_add_all(tl_head_objects *o, const tl_head_objects *from, tl_error *err);
 const tl_buf *tl_head_objects_find(const tl_head_objects *o, const char *url);
 void tl_head_objects_clear(tl_head_objects *o);
 

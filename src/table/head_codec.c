@@ -34,6 +34,16 @@ const tl_buf *tl_head_objects_find(const tl_head_objects *o, const char *url)
     return NULL;
 }
 
+tl_status tl_head_objects_add_all(tl_head_objects *o, const tl_head_objects *from, tl_error *err)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        const tl_head_object *it = &from->items[i];
+        if (tl_head_objects_find(o, it->url) == NULL)
+            TL_TRY(tl_head_objects_add(o, it->url, it->data.data, it->data.len, err));
+    }
+    return TL_OK;
+}
+
 void tl_head_objects_clear(tl_head_objects *o)
 {
     for (size_t i = 0; i < o->n; i++) {

@@ -1,9 +1,11 @@
 #include "table/head_footer.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
+#include "formats/parquet/parquet_subset.h"
 
 const char *tl_head_footer_url(const char *url, char *buf, size_t size)
 {
@@ -30,18 +32,49 @@ static const tl_ice_data_file *file_of_key(const tl_table *t, const tl_commit_re
     return NULL;
 }
 
+tl_status tl_head_footer_keep(const tl_table *t, const char *url, const void *data, size_t len,
+                              tl_head_objects *o, tl_error *err)
+{
+    char key[1100];
+    if (len < TL_HEAD_FOOTER_MIN_FILE || tl_store_is_local(t->lake->store)) return TL_OK;
+    size_t fs = footer_size((const uint8_t *)data, len);
+    if (fs == 0 || tl_head_footer_url(url, key, sizeof key) == NULL) return TL_OK;
+    return tl_head_objects_add(o, key, (const uint8_t *)data + len - fs, fs, err);
+}
+
 tl_status tl_head_footers_of_commit(const tl_table *t, const tl_commit_request *req,
                                     tl_head_objects *o, tl_error *err)
 {
-    char url[1100];
     for (size_t i = 0; i < req->n_uploads; i++) {
         const tl_store_put_item *u = &req->uploads[i];
-        if (u->len < TL_HEAD_FOOTER_MIN_FILE) continue;
         const tl_ice_data_file *d = file_of_key(t, req, u->key);
-        size_t fs = footer_size((const uint8_t *)u->data, u->len);
-        if (d == NULL || fs == 0 || tl_head_footer_url(d->file_path, url, sizeof url) == NULL)
-            continue;
-        TL_TRY(tl_head_objects_add(o, url, (const uint8_t *)u->data + u->len - fs, fs, err));
+        if (d) TL_TRY(tl_head_footer_keep(t, d->file_path, u->data, u->len, o, err));
     }
-    return TL_OK;
+    return req->footers ? tl_head_objects_add_all(o, req->footers, err) : TL_OK;
+}
+
+tl_status tl_head_footer_fetch(const tl_table *t, const char *url, uint64_t size, tl_buf *out,
+                               tl_error *err)
+{
+    char buf[1024];
+    const char *key = tl_table_key_of_url(t, url, buf, sizeof buf);
+    if (key == NULL || size < 12)
+        return tl_error_set(err, TL_ERR_INVALID, "%s: not a Parquet file of the table", url);
+    size_t tail = (size_t)(size < TL_HEAD_FOOTER_TAIL ? size : TL_HEAD_FOOTER_TAIL);
+    uint8_t *b = malloc(tail);
+    if (b == NULL) return tl_error_nomem(err);
+    uint64_t meta = 0;
+    tl_status st = tl_store_get_range(t->lake->store, key, size - tail, tail, b, err);
+    if (st == TL_OK) st = tl_pq_footer_len(b + tail - 8, size, &meta, err);
+    size_t fs = (size_t)meta + 8;
+    if (st == TL_OK && fs > tail) { /* a long footer: its start too */
+        if (tl_buf_reserve(out, fs) != 0) st = tl_error_nomem(err);
+        if (st == TL_OK)
+            st = tl_store_get_range(t->lake->store, key, size - fs, fs - tail, out->data, err);
+        if (st == TL_OK) out->len = fs - tail;
+        fs = tail;
+    }
+    if (st == TL_OK && tl_buf_append(out, b + tail - fs, fs) != 0) st = tl_error_nomem(err);
+    free(b);
+    return st;
 }

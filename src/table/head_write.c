@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "core/parallel.h"
-#include "core/strlist.h"
 #include "iceberg/manifest.h"
 #include "iceberg/manifest_list.h"
 #include "table/head_footer.h"
@@ -142,15 +141,45 @@ static tl_status add_index_and_manifests(const tl_head_job *j, const char *lvi_u
     return st;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* A live data file of the snapshot: its path and size (the manifest's). */
+typedef struct live_file {
+    char *path;
+    int64_t size;
+} live_file;
+
+typedef struct live_set {
+    live_file *items;
+    size_t n, cap;
+} live_set;
+
+static int cmp_live(const void *a, const void *b)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    return strcmp(((const live_file *)a)->path, ((const live_file *)b)->path);
 }
 
-/* The paths of the snapshot's live data files, sorted, from the manifests
- * the head carries; false when one is not carried (the head is full then). */
-static bool live_paths(const tl_head_objects *o, const tl_ice_manifest_file *mfs, size_t n_mfs,
-                       tl_strlist *out)
+static void live_free(live_set *l)
+{
+    for (size_t i = 0; i < l->n; i++) free(l->items[i].path);
+    free(l->items);
+}
+
+static bool live_push(live_set *l, const tl_ice_data_file *f)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        live_file *p = realloc(l->items, cap * sizeof *p);
+        if (p == NULL) return false;
+        l->items = p;
+        l->cap = cap;
+    }
+    l->items[l->n] = (live_file){strdup(f->file_path), f->file_size_in_bytes};
+    return l->items[l->n++].path != NULL;
+}
+
+/* The snapshot's live data files, sorted by path, from the manifests the
+ * head carries; false when one is not carried (the head is full then). */
+static bool live_files(const tl_head_objects *o, const tl_ice_manifest_file *mfs, size_t n_mfs,
+                       live_set *out)
 {
     for (size_t m = 0; m < n_mfs; m++) {
         if (mfs[m].content != 0) continue;
@@ -160,24 +189,23 @@ static bool live_paths(const tl_head_objects *o, const tl_ice_manifest_file *mfs
         if (b == NULL || tl_ice_manifest_read(b->data, b->len, &e, &n, NULL) != TL_OK) return false;
         bool ok = true;
         for (size_t i = 0; ok && i < n; i++)
-            if (e[i].status != 2 && e[i].file.content == 0)
-                ok = tl_strlist_push(out, e[i].file.file_path) == 0;
+            if (e[i].status != 2 && e[i].file.content == 0) ok = live_push(out, &e[i].file);
         tl_ice_manifest_entries_free(e, n);
         if (!ok) return false;
     }
-    qsort(out->items, out->len, sizeof *out->items, cmp_str);
+    if (out->n) qsort(out->items, out->n, sizeof *out->items, cmp_live);
     return true;
 }
 
-static bool is_live(const tl_strlist *live, const char *footer_url)
+static bool is_live(const live_set *live, const char *footer_url)
 {
     size_t n = strlen(footer_url) - strlen(TL_HEAD_FOOTER_SUFFIX);
     char path[1100];
     if (n >= sizeof path) return false;
     memcpy(path, footer_url, n);
     path[n] = 0;
-    const char *key = path;
-    return bsearch(&key, live->items, live->len, sizeof *live->items, cmp_str) != NULL;
+    live_file key = {.path = path};
+    return live->n && bsearch(&key, live->items, live->n, sizeof *live->items, cmp_live) != NULL;
 }
 
 static bool is_footer(const char *url)
@@ -187,8 +215,8 @@ static bool is_footer(const char *url)
 }
 
 /* Adds the footers of the files in `from` that are live, within the budget,
- * in order. Footers never cost a fetch: only those in memory are carried. */
-static tl_status add_footers_from(const tl_head_objects *from, const tl_strlist *live,
+ * in order. */
+static tl_status add_footers_from(const tl_head_objects *from, const live_set *live,
                                   tl_head_objects *o, tl_error *err)
 {
     size_t total = objects_bytes(o);
@@ -203,29 +231,78 @@ static tl_status add_footers_from(const tl_head_objects *from, const tl_strlist 
     return TL_OK;
 }
 
-/* The footers of live large data files: this commit's first (the newest),
- * then those the handle's head carried. */
-static bool has_footers(const tl_head_objects *o)
+/* Footers of live large files that neither the commit nor the handle holds
+ * (written by another writer whose head this one's replaced, or before the
+ * handle read a trusted head), read from the files in parallel while the
+ * commit's uploads are in flight. The head carries them from then on, so a
+ * file's footer is read at most once per gap, and only while the budget
+ * has room for a footer read whole (TL_HEAD_FOOTER_TAIL). */
+typedef struct footer_fetch {
+    const tl_table *t;
+    const live_file **files;
+    tl_buf *bufs;
+    bool *ok;
+    size_t n;
+} footer_fetch;
+
+static tl_status fetch_footer(void *ctx, size_t i, tl_error *err)
 {
-    for (size_t i = 0; o && i < o->n; i++)
-        if (is_footer(o->items[i].url)) return true;
-    return false;
+    (void)err; /* a footer not read is only left out of the head */
+    footer_fetch *f = ctx;
+    const live_file *l = f->files[i];
+    f->ok[i] = tl_head_footer_fetch(f->t, l->path, (uint64_t)l->size, &f->bufs[i], NULL) == TL_OK;
+    return TL_OK;
 }
 
+static tl_status add_missing_footers(const tl_head_job *j, const live_set *live, tl_head_objects *o,
+                                     tl_error *err)
+{
+    footer_fetch f = {.t = j->t};
+    f.files = calloc(live->n + 1, sizeof *f.files);
+    f.bufs = calloc(live->n + 1, sizeof *f.bufs);
+    f.ok = calloc(live->n + 1, sizeof *f.ok);
+    tl_status st = f.files && f.bufs && f.ok ? TL_OK : tl_error_nomem(err);
+    size_t total = objects_bytes(o);
+    char url[1100];
+    for (size_t i = 0; st == TL_OK && i < live->n; i++) {
+        const live_file *l = &live->items[i];
+        if ((uint64_t)l->size < TL_HEAD_FOOTER_MIN_FILE ||
+            tl_head_footer_url(l->path, url, sizeof url) == NULL || tl_head_objects_find(o, url))
+            continue;
+        if (total + TL_HEAD_FOOTER_TAIL > TL_HEAD_MAX_BYTES) break;
+        total += TL_HEAD_FOOTER_TAIL;
+        f.files[f.n++] = l;
+    }
+    if (st == TL_OK && f.n) tl_parallel_run(f.n, FETCH_THREADS, false, fetch_footer, &f, NULL);
+    total = objects_bytes(o);
+    for (size_t i = 0; st == TL_OK && i < f.n; i++) {
+        if (!f.ok[i] || total + f.bufs[i].len > TL_HEAD_MAX_BYTES) continue;
+        total += f.bufs[i].len;
+        tl_head_footer_url(f.files[i]->path, url, sizeof url);
+        st = tl_head_objects_add(o, url, f.bufs[i].data, f.bufs[i].len, err);
+    }
+    for (size_t i = 0; f.bufs && i < f.n; i++) tl_buf_free(&f.bufs[i]);
+    free(f.files);
+    free(f.bufs);
+    free(f.ok);
+    return st;
+}
+
+/* The footers of live large data files, newest first: this commit's, then
+ * those the handle holds, then those read from the files. */
 static tl_status add_footers(const tl_head_job *j, tl_head_objects *o, tl_error *err)
 {
-    if (!has_footers(j->fresh) && !has_footers(j->t->head_objects))
-        return TL_OK; /* spares the parse */
     tl_ice_manifest_file *mfs = NULL;
     size_t n = 0;
     TL_TRY(tl_ice_manifest_list_read(j->list->data, j->list->len, &mfs, &n, err));
-    tl_strlist live = {0};
+    live_set live = {0};
     tl_status st = TL_OK;
-    if (live_paths(o, mfs, n, &live)) {
+    if (live_files(o, mfs, n, &live)) {
         st = add_footers_from(j->fresh, &live, o, err);
         if (st == TL_OK) st = add_footers_from(j->t->head_objects, &live, o, err);
+        if (st == TL_OK) st = add_missing_footers(j, &live, o, err);
     }
-    tl_strlist_free(&live);
+    live_free(&live);
     tl_ice_manifest_files_free(mfs, n);
     return st;
 }

@@ -12,10 +12,11 @@ typedef struct tl_head_job tl_head_job;
 /* Starts building, in the background, the head of version `version` of t:
  * its metadata md (serialized as json), the snapshot's manifest list `list`,
  * its last-value index `lvi` (NULL: taken from what the handle holds, or
- * fetched) and the manifests this commit wrote (`fresh`, may be NULL); other
- * manifests come from the handle or are fetched. Everything passed is
- * borrowed until tl_head_job_send or tl_head_job_finish returns, and t must
- * not change until then. NULL when no head is wanted (a local store, or
+ * fetched) and the manifests and data-file footers this commit wrote
+ * (`fresh`, may be NULL); other manifests and the footers of other live
+ * large files (head_footer.h) come from the handle or are fetched.
+ * Everything passed is borrowed until tl_head_job_send or tl_head_job_finish
+ * returns, and t must not change until then. NULL when no head is wanted (a local store, or
  * timelake.head-format none), or when out of memory. */
 tl_head_job *tl_head_job_start(tl_table *t, const tl_ice_metadata *md, int64_t version,
                                const tl_buf *json, const tl_buf *list, const tl_buf *lvi,

@@ -12,6 +12,7 @@
 #ifndef TL_TABLE_MAINTAIN_H
 #define TL_TABLE_MAINTAIN_H
 
+#include "table/head.h"
 #include "table/live_files.h"
 
 #define TL_PROP_COMPACT_MIN_FILES "timelake.compact-min-files"
@@ -64,6 +65,7 @@ typedef struct tl_rewrite_output {
     char **keys; /* object keys of the added files, to delete them if the commit fails */
     size_t n_added;
     int64_t rows_in, rows_out, bytes_out;
+    tl_head_objects footers; /* of the large added files, for the head (head_footer.h) */
 } tl_rewrite_output;
 
 tl_status tl_rewrite_files(const tl_table *t, const tl_live_file *const *files, size_t n,
@@ -91,6 +93,7 @@ typedef struct tl_rewrite_request {
     const tl_ice_data_file *added; /* borrowed */
     size_t n_added;
     const int64_t *added_sequence_numbers; /* data sequence number of each added file */
+    const tl_head_objects *footers;        /* of the added files, for the head; or NULL */
 } tl_rewrite_request;
 
 /* Commits a snapshot that removes and adds data files. On a lost race it

@@ -181,6 +181,9 @@ static tl_status rewrite_group(const tl_table *t, const tl_maintain_settings *s,
     }
     free(o.added);
     free(o.keys);
+    tl_status st = tl_head_objects_add_all(&rb->out.footers, &o.footers, err);
+    tl_head_objects_clear(&o.footers);
+    TL_TRY(st);
     r->partitions_compacted++;
     r->files_rewritten += (int64_t)n;
     r->files_written += (int64_t)o.n_added;
@@ -211,6 +214,7 @@ tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_com
             .added = rb.out.added,
             .n_added = rb.out.n_added,
             .added_sequence_numbers = rb.seqs,
+            .footers = &rb.out.footers,
         };
         st = tl_commit_rewrite(t, &req, NULL, err);
     }

@@ -354,7 +354,8 @@ static tl_status flush(merge *m, tl_error *err)
     tl_status st = gather(m, &part.array, err);
     tl_ice_data_file df;
     char *key = NULL;
-    if (st == TL_OK) st = tl_data_file_write(m->t, &m->schema, &part, &df, &key, err);
+    if (st == TL_OK)
+        st = tl_data_file_write(m->t, &m->schema, &part, &df, &key, &m->out->footers, err);
     if (st == TL_OK) st = tl_rewrite_output_push(m->t, m->out, &df, key, err);
     tl_array_release(&part.array);
     for (size_t i = 0; i < m->n_segs; i++) chunk_unref(m->segs[i].c);

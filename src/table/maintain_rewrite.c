@@ -23,6 +23,7 @@ void tl_rewrite_output_free(const tl_table *t, tl_rewrite_output *out, bool remo
     }
     free(out->added);
     free(out->keys);
+    tl_head_objects_clear(&out->footers);
     memset(out, 0, sizeof *out);
 }
 
@@ -152,7 +153,8 @@ static tl_status write_partition(const tl_table *t, const tl_rows *rows, tl_part
         tl_ice_data_file df;
         char *key = NULL;
         if (st == TL_OK)
-            st = tl_data_file_write(t, &rows->schema, n_files > 1 ? &chunk : part, &df, &key, err);
+            st = tl_data_file_write(t, &rows->schema, n_files > 1 ? &chunk : part, &df, &key,
+                                    &out->footers, err);
         if (n_files > 1) tl_array_release(&chunk.array);
         if (st == TL_OK) st = tl_rewrite_output_push(t, out, &df, key, err);
         if (total == 0) break;

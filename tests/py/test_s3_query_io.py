@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 import duckdb
@@ -416,18 +417,12 @@ def test_footers_in_the_head_make_a_cold_filtered_query_two_round_trips(s3):
     _, objs = head_objects(bucket_client(s3).get_object(
         Bucket=s3.bucket, Key=url.split("/", 3)[3] + "/" + HEAD_KEY)["Body"].read())
     assert sorted(u for u, _ in objs if u.endswith("#footer")) == sorted(footers)
-    # Compaction removes files: their footers are no longer carried.
+    # Compaction removes files: their footers go, and the files it writes bring theirs.
     t = tlc.Lake(url, s3.option_list()).table("m.cpu")
     t.maintain(retention=False, expire=False)
     t.close()
-    _, objs = head_objects(bucket_client(s3).get_object(
-        Bucket=s3.bucket, Key=url.split("/", 3)[3] + "/" + HEAD_KEY)["Body"].read())
-    live = set()
-    for u, d in objs:  # the manifests the head carries (all of them, for this small table)
-        if u.endswith(".avro") and "/snap-" not in u:
-            live |= {e["data_file"]["file_path"] for e in fastavro.reader(io.BytesIO(d)) if e["status"] != 2}
-    carried = {u[:-len("#footer")] for u, _ in objs if u.endswith("#footer")}
-    assert carried <= live and carried <= {u[:-len("#footer")] for u in footers}, (carried, live)
+    large = check_footers_of_large_files(s3, url)
+    assert large - {u[:-len("#footer")] for u in footers}, large  # day 1, compacted
     check_queries(url, s3.option_list(), QUERIES[:4])
 
 
@@ -454,3 +449,142 @@ def test_a_head_without_good_footers_still_reads_by_the_tail(s3, damage):
     assert trips == 3
     want = oracle().sql(FILTERED).arrow()
     assert normal(got) == normal(want.read_all() if hasattr(want, "read_all") else want)
+
+
+# ---- Footers of every live large file: after maintenance, appends, chunks ----
+
+MiB = 1 << 20
+HALF = LARGE_ROWS // 2
+# Each of days 0 and 1 in two large halves: a full maintain merges each pair
+# into one large file of several row groups.
+HALVES = [batch(0, HALF, 11), batch(0, HALF, 12, start=HALF), batch(1, HALF, 13), batch(1, HALF, 14, start=HALF)]
+EXACT = ("SELECT host, count(*) AS n, min(m2) AS lo, max(m2) AS hi FROM m.cpu WHERE host IN ('h07', 'h08') "
+         "AND time >= '2026-01-01 20:00:00+00' AND time < '2026-01-02 02:00:00+00' GROUP BY host")
+
+
+def live_data_files(s3, url):
+    """{path: size} of the live data files, read from the newest metadata's
+    manifests in the bucket; and {path: footer bytes} the head carries."""
+    c = bucket_client(s3)
+    prefix = url.split("/", 3)[3] + "/m/cpu/metadata/"
+    get = lambda u: c.get_object(Bucket=s3.bucket, Key=u.split("/", 3)[3])["Body"].read()
+    versions = [o["Key"] for o in c.list_objects_v2(Bucket=s3.bucket, Prefix=prefix + "v")["Contents"]
+                if o["Key"].endswith(".metadata.json")]
+    newest = max(versions, key=lambda k: int(k.rsplit("/v", 1)[1].split(".")[0]))
+    md = json.loads(c.get_object(Bucket=s3.bucket, Key=newest)["Body"].read())
+    snap = next(x for x in md["snapshots"] if x["snapshot-id"] == md["current-snapshot-id"])
+    live = {}
+    for mf in fastavro.reader(io.BytesIO(get(snap["manifest-list"]))):
+        for e in fastavro.reader(io.BytesIO(get(mf["manifest_path"]))):
+            if e["status"] != 2:
+                live[e["data_file"]["file_path"]] = e["data_file"]["file_size_in_bytes"]
+    _, objs = head_objects(c.get_object(Bucket=s3.bucket, Key=prefix + "timelake-c-head")["Body"].read())
+    return live, {u[:-len("#footer")]: d for u, d in objs if u.endswith("#footer")}
+
+
+def check_footers_of_large_files(s3, url):
+    """Every live file of 1 MiB or more has its footer in the head, and the
+    footer is that file's tail; no other footer is carried. Returns the large
+    files' paths."""
+    live, footers = live_data_files(s3, url)
+    large = {p for p, size in live.items() if size >= MiB}
+    assert set(footers) == large, (sorted(footers), sorted(large))
+    c = bucket_client(s3)
+    for p, d in footers.items():
+        tail = c.get_object(Bucket=s3.bucket, Key=p.split("/", 3)[3], Range=f"bytes=-{len(d)}")["Body"].read()
+        assert tail == d, p
+    return large
+
+
+def files_oracle(s3, url):
+    """DuckDB over the table's live data files themselves, read with pyarrow."""
+    live, _ = live_data_files(s3, url)
+    c = bucket_client(s3)
+    get = lambda p: c.get_object(Bucket=s3.bucket, Key=p.split("/", 3)[3])["Body"].read()
+    rows = pa.concat_tables([pq.read_table(io.BytesIO(get(p))) for p in live])
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("all_rows", rows)
+    con.execute("CREATE SCHEMA m")
+    con.execute("CREATE VIEW m.cpu AS SELECT * EXCLUDE (_ingest_ts, __rn) FROM (SELECT *, row_number() OVER "
+                "(PARTITION BY host, time ORDER BY _ingest_ts DESC) AS __rn FROM all_rows) WHERE __rn = 1")
+    return con
+
+
+def test_after_a_full_maintain_a_cold_filtered_query_is_two_round_trips(s3):
+    url = s3.url()
+    t = tlc.Lake(url, s3.option_list()).create_table(
+        "m.cpu", SCHEMA, time_column="time", series_key=["host"],
+        properties={"write.parquet.row-group-limit": "10000"})
+    for b in HALVES:
+        t.append(b, maintain=False)
+    t.close()
+    before = check_footers_of_large_files(s3, url)
+    with FaultProxy(s3.endpoint) as proxy:  # a handle opened through the head; no read cache
+        t = tlc.Lake(url, s3.option_list(aws_endpoint=proxy.endpoint, cache_memory="0")).table("m.cpu")
+        t.maintain()
+        t.close()
+        gets = [urllib.parse.unquote(r[3]) for r in proxy.requests_since(0) if r[2] == "GET"]
+    large = check_footers_of_large_files(s3, url)
+    assert len(large) == 2 and not large & before, (large, before)  # both days compacted
+    # The footers were kept as the files were written, not read back.
+    assert any("/data/" in g for g in gets)  # the inputs were read
+    assert not [g for g in gets if any(p.split("/", 3)[3] in g for p in large)], gets
+    # A fresh process: the head, then the chunks of the row groups the
+    # filter keeps, read in one batch with the footers the head carries.
+    with RangeProxy(s3.endpoint) as proxy:
+        time.sleep(0.1)
+        mark = proxy.mark()
+        got = result_of(run_query_proc(url, s3.option_list(aws_endpoint=proxy.endpoint), EXACT))
+        reqs = proxy.requests_since(mark)
+    assert round_trips(reqs) == 2, sorted(reqs)
+    assert got["stats"]["row_groups_read"] < got["stats"]["row_groups_total"], got["stats"]
+    want = files_oracle(s3, url).sql(EXACT).arrow()
+    want = want.read_all() if hasattr(want, "read_all") else want
+    assert got["rows"] == sorted(repr(r) for r in want.to_pylist()) and got["rows"]
+    con = duckdb.connect()  # the same rows as the appended batches say
+    con.register("all_rows", pa.concat_tables(HALVES))
+    con.execute("CREATE SCHEMA m")
+    con.execute("CREATE VIEW m.cpu AS SELECT * FROM all_rows")
+    assert normal(want) == normal(con.sql(EXACT).arrow().read_all())
+    # A later append (another handle) keeps the compacted files' footers.
+    t = tlc.Lake(url, s3.option_list()).table("m.cpu")
+    t.append(batch(2, LARGE_ROWS, 15), maintain=False)
+    t.close()
+    assert check_footers_of_large_files(s3, url) > large
+
+
+def test_every_live_large_file_keeps_its_footer_across_appends(s3, monkeypatch):
+    url = s3.url()
+    stale = tlc.Lake(url, s3.option_list()).create_table(
+        "m.cpu", SCHEMA, time_column="time", series_key=["host"],
+        properties={"write.parquet.row-group-limit": "10000"})
+    # Each append from a new process's view: a handle opened through the head.
+    for day in range(3):
+        t = tlc.Lake(url, s3.option_list()).table("m.cpu")
+        t.append(batch(day, LARGE_ROWS, 20 + day), maintain=False)
+        t.close()
+        assert len(check_footers_of_large_files(s3, url)) == day + 1
+    # A handle left at the empty table loses the race, reloads and rebases.
+    stale.append(batch(3, LARGE_ROWS, 23), maintain=False)
+    assert len(check_footers_of_large_files(s3, url)) == 4
+    # An append larger than a chunk: every chunk's large file, not only the last's.
+    stale.close()
+    monkeypatch.setenv("TIMELAKE_APPEND_CHUNK_ROWS", str(HALF))
+    chunks = pa.concat_tables([batch(4, HALF, 24), batch(4, HALF, 25, start=HALF)])  # two record batches
+    with FaultProxy(s3.endpoint) as proxy:
+        t = tlc.Lake(url, s3.option_list(aws_endpoint=proxy.endpoint, cache_memory="0")).table("m.cpu")
+        t.append(chunks, maintain=False)
+        t.close()
+        # The first chunk's footer was kept before its upload, not read back.
+        assert not [r for r in proxy.requests_since(0) if r[2] == "GET" and "/data/" in urllib.parse.unquote(r[3])]
+    large = check_footers_of_large_files(s3, url)
+    live, _ = live_data_files(s3, url)
+    assert len([p for p in large if "time_day=20458" in p or "2026-01-05" in p]) == 2, live
+    assert len(large) == 6
+    # Files of several row groups each: only their footers in the head make it two.
+    q = "SELECT host, count(*), max(m1) FROM m.cpu WHERE host = 'h07' AND time >= '2026-01-05' GROUP BY host"
+    got, trips, stats = cold_round_trips(s3, url, q)
+    assert trips == 2 and stats["row_groups_read"] < stats["row_groups_total"], (trips, stats)
+    m1 = [r["m1"] for r in chunks.to_pylist() if r["host"] == "h07"]
+    assert normal(got) == [("h07", len(m1), round(max(m1), 9))]

@@ -57,6 +57,28 @@ static void test_round_trip(void)
     tl_buf_free(&b);
 }
 
+/* Copies of the objects o lacks, by URL: the rest of o stays as it was. */
+static void test_add_all(void)
+{
+    tl_head a, b;
+    sample(&a);
+    memset(&b, 0, sizeof b);
+    tl_error err = {0};
+    CHECK_OK(tl_head_objects_add(&b.objects, "s3://b/t/metadata/m0.avro", "OURS", 4, &err), &err);
+    CHECK_OK(tl_head_objects_add_all(&b.objects, &a.objects, &err), &err);
+    CHECK_INT(b.objects.n, 3);
+    const tl_buf *m0 = tl_head_objects_find(&b.objects, "s3://b/t/metadata/m0.avro");
+    CHECK(m0 && m0->len == 4 && memcmp(m0->data, "OURS", 4) == 0);
+    const tl_buf *list = tl_head_objects_find(&b.objects, "s3://b/t/metadata/snap-1.avro");
+    CHECK(list && list->len == 4 &&
+          list != tl_head_objects_find(&a.objects, "s3://b/t/metadata/snap-1.avro"));
+    tl_head_clear(&a); /* b holds copies */
+    CHECK(memcmp(list->data, "LIST", 4) == 0);
+    CHECK_OK(tl_head_objects_add_all(&b.objects, &a.objects, &err), &err);
+    CHECK_INT(b.objects.n, 3);
+    tl_head_clear(&b);
+}
+
 static void check_rejected(const uint8_t *data, size_t len)
 {
     tl_head h;
@@ -371,7 +393,7 @@ static void test_no_digest_no_trust(void)
     tl_store_free(st);
 }
 
-UNIT_TESTS(UNIT(test_round_trip), UNIT(test_no_digest_no_trust), UNIT(test_listed_digests),
-           UNIT(test_every_truncation_is_rejected), UNIT(test_every_bit_flip_is_rejected),
-           UNIT(test_forged_bodies_are_rejected), UNIT(test_random_sealed_bodies),
-           UNIT(test_head_validity))
+UNIT_TESTS(UNIT(test_round_trip), UNIT(test_add_all), UNIT(test_no_digest_no_trust),
+           UNIT(test_listed_digests), UNIT(test_every_truncation_is_rejected),
+           UNIT(test_every_bit_flip_is_rejected), UNIT(test_forged_bodies_are_rejected),
+           UNIT(test_random_sealed_bodies), UNIT(test_head_validity))
