@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "query/footer_cache.h"
 #include "query/local_file.h"
 #include "query/query_cache.h"
+#include "query/rows_function.h"
 #include "query/sql_plan.h"
 #include "query/time_bucket.h"
 
@@ -51,6 +53,8 @@ static tl_status engine_open(tl_query_engine *e, tl_error *err)
     }
     if (tl_query_register_bucket(e->conn, err) != TL_OK)
         return tl_error_prefix(err, "setting up DuckDB");
+    if (tl_rows_register_function(e, err) != TL_OK)
+        return tl_error_prefix(err, "setting up DuckDB");
     for (size_t i = 0; i < sizeof setup_sql / sizeof setup_sql[0]; i++)
         if (tl_query_exec(e, setup_sql[i], err) != TL_OK)
             return tl_error_prefix(err, "setting up DuckDB");
@@ -83,6 +87,8 @@ static void engine_free(void *p)
     tl_query_cache_free(e);
     tl_sql_plan_cache_free(e);
     tl_query_local_files_free(e);
+    tl_rowsets_free(e);
+    tl_footer_cache_free(e);
     if (e->conn) duckdb_disconnect(&e->conn);
     if (e->db) duckdb_close(&e->db);
     free(e);

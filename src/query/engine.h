@@ -32,7 +32,9 @@ typedef struct tl_query_engine {
         char *query;
         void *doc; /* json_t */
     } asts[16];
-    size_t next_ast; /* slot to replace next */
+    size_t next_ast;                 /* slot to replace next */
+    struct tl_rowsets *rowsets;      /* rows decoded for the query (rows_function.h) */
+    struct tl_footer_cache *footers; /* parsed footers of local files (footer_cache.h) */
 } tl_query_engine;
 
 /* The lake's engine, created on first use (owned by the lake); waits for a

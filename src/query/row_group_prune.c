@@ -56,10 +56,11 @@ static int64_t to_us(int64_t v, int64_t scale)
     return v * 1000;
 }
 
-static bool time_may_match(const tl_scan_filter *f, const tl_pq_statistics *s, int64_t scale)
+static bool time_bounds_match(const tl_scan_filter *f, const tl_pq_bytes *min,
+                              const tl_pq_bytes *max, int64_t scale)
 {
-    if (s == NULL || scale == 0 || s->min_value.len != 8 || s->max_value.len != 8) return true;
-    int64_t lo = to_us(le_int(&s->min_value), scale), hi = to_us(le_int(&s->max_value), scale);
+    if (scale == 0 || min->len != 8 || max->len != 8) return true;
+    int64_t lo = to_us(le_int(min), scale), hi = to_us(le_int(max), scale);
     if (f->has_lo && hi < f->lo) return false;
     if (f->has_hi && lo > f->hi) return false;
     return true;
@@ -94,16 +95,39 @@ static int compare_key(const tl_pq_schema_element *e, const char *key, const tl_
     return -2;
 }
 
-static bool key_may_match(const tl_scan_filter *f, const tl_pq_schema_element *e,
-                          const tl_pq_statistics *s)
+static bool time_may_match(const tl_scan_filter *f, const tl_pq_statistics *s, int64_t scale)
 {
-    if (!f->has_keys || s == NULL || e == NULL) return true;
+    return s == NULL || time_bounds_match(f, &s->min_value, &s->max_value, scale);
+}
+
+static bool key_bounds_match(const tl_scan_filter *f, const tl_pq_schema_element *e,
+                             const tl_pq_bytes *min, const tl_pq_bytes *max)
+{
+    if (!f->has_keys || e == NULL) return true;
     for (size_t i = 0; i < f->n_keys; i++) {
-        int a = compare_key(e, f->keys[i], &s->min_value);
-        int b = compare_key(e, f->keys[i], &s->max_value);
+        int a = compare_key(e, f->keys[i], min);
+        int b = compare_key(e, f->keys[i], max);
         if (a == -2 || b == -2 || (a >= 0 && b <= 0)) return true;
     }
     return false;
+}
+
+static bool key_may_match(const tl_scan_filter *f, const tl_pq_schema_element *e,
+                          const tl_pq_statistics *s)
+{
+    return s == NULL || key_bounds_match(f, e, &s->min_value, &s->max_value);
+}
+
+bool tl_time_bounds_match(const tl_scan_filter *f, const tl_pq_schema_element *e,
+                          const tl_pq_bytes *min, const tl_pq_bytes *max)
+{
+    return time_bounds_match(f, min, max, time_scale(e));
+}
+
+bool tl_key_bounds_match(const tl_scan_filter *f, const tl_pq_schema_element *e,
+                         const tl_pq_bytes *min, const tl_pq_bytes *max)
+{
+    return key_bounds_match(f, e, min, max);
 }
 
 bool tl_row_group_needed(const tl_table *t, const tl_pq_file_meta *m, size_t g,

@@ -18,4 +18,14 @@ int tl_pq_leaf_of_field(const tl_pq_file_meta *m, const tl_ice_field *field);
 bool tl_row_group_needed(const tl_table *t, const tl_pq_file_meta *m, size_t g,
                          const tl_scan_filter *filters, size_t n_filters);
 
+/* Whether values between min and max (statistics of a page or chunk of the
+ * time column, schema element e) may fall in the filter's time range; true
+ * when the bounds cannot tell. */
+bool tl_time_bounds_match(const tl_scan_filter *f, const tl_pq_schema_element *e,
+                          const tl_pq_bytes *min, const tl_pq_bytes *max);
+
+/* The same for the first series-key column and the filter's keys. */
+bool tl_key_bounds_match(const tl_scan_filter *f, const tl_pq_schema_element *e,
+                         const tl_pq_bytes *min, const tl_pq_bytes *max);
+
 #endif

@@ -9,7 +9,9 @@
 #include "query/local_file.h"
 #include "query/query_columns.h"
 #include "query/remote_fetch.h"
+#include "query/rows_function.h"
 #include "query/scan_local.h"
+#include "query/selective_scan.h"
 
 void tl_scan_filter_clear(tl_scan_filter *f)
 {
@@ -283,6 +285,70 @@ static tl_status exact_local_reads(tl_query_engine *e, const tl_table *t, tl_fet
     return TL_OK;
 }
 
+/* Whether rows of one (series key..., time) may lie in two of the files
+ * (then they are deduplicated on read, which the selective scan does not do). */
+static tl_status any_overlap(const tl_table *t, const tl_fetch_file *ff, size_t n, bool *out,
+                             tl_error *err)
+{
+    *out = false;
+    if (!t->contract.dedup || t->contract.time_index < 0) return TL_OK;
+    picked *p = calloc(n + 1, sizeof *p);
+    if (p == NULL) return tl_error_nomem(err);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ff[i].path) bounds_of(t, ff[i].f, &p[k++]);
+    mark_overlaps(p, k);
+    for (size_t i = 0; i < k; i++) *out |= p[i].dedup;
+    free(p);
+    return TL_OK;
+}
+
+/* The selective scan (selective_scan.h) of the fetched files; *id 0 when
+ * declined. Local files count what it reads; remote ones what was fetched. */
+static tl_status try_selective(tl_query_engine *e, const tl_table *t, tl_fetch_file *ff, size_t n,
+                               const tl_scan_filter *filters, size_t n_filters,
+                               tl_scan_stats *stats, int64_t *id, tl_error *err)
+{
+    bool overlap = false;
+    *id = 0;
+    TL_TRY(any_overlap(t, ff, n, &overlap, err));
+    if (overlap) return TL_OK;
+    tl_selective_file *sf = calloc(n + 1, sizeof *sf);
+    size_t *of = calloc(n + 1, sizeof *of);
+    tl_status st = sf && of ? TL_OK : tl_error_nomem(err);
+    size_t k = 0;
+    for (size_t i = 0; st == TL_OK && i < n; i++)
+        if (ff[i].path) {
+            of[k] = i;
+            sf[k++].path = ff[i].path;
+        }
+    if (st == TL_OK) st = tl_selective_scan(e, t, sf, k, filters, n_filters, id, err);
+    for (size_t j = 0; st == TL_OK && *id && j < k; j++) {
+        const tl_fetch_file *f = &ff[of[j]];
+        if (is_local_url(f->f->file.file_path)) {
+            stats->files_read += sf[j].row_groups_read > 0;
+            stats->row_groups_total += sf[j].row_groups_total;
+            stats->row_groups_read += sf[j].row_groups_read;
+            stats->bytes_read += sf[j].row_groups_read > 0 ? sf[j].bytes_read : 0;
+        } else {
+            stats->files_read++;
+            stats->row_groups_total += f->row_groups_total;
+            stats->row_groups_read += f->row_groups_read;
+            stats->bytes_read += f->bytes_read;
+        }
+    }
+    free(sf);
+    free(of);
+    return st;
+}
+
+static tl_status rows_sql(int64_t id, tl_buf *sql, tl_error *err)
+{
+    return tl_buf_printf(sql, "SELECT * FROM " TL_ROWS_FUNCTION "(%lld)", (long long)id) == 0
+               ? TL_OK
+               : tl_error_nomem(err);
+}
+
 tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
                       const tl_scan_filter *filters, size_t n_filters, bool all_files, tl_buf *sql,
                       tl_scan_stats *stats, tl_error *err)
@@ -303,6 +369,15 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
     }
     /* Remote files: fetched in one parallel batch, large ones by ranges. */
     tl_status fst = tl_query_fetch(e, t, ff, n, filters, all_files ? 0 : n_filters, err);
+    int64_t rows_id = 0;
+    if (fst == TL_OK && !all_files && n_filters > 0)
+        fst = try_selective(e, t, ff, n, filters, n_filters, stats, &rows_id, err);
+    if (fst == TL_OK && rows_id) {
+        for (size_t i = 0; i < n; i++) free(ff[i].path);
+        free(ff);
+        free(p);
+        return rows_sql(rows_id, sql, err);
+    }
     if (fst == TL_OK && stats->exact)
         fst = exact_local_reads(e, t, ff, n, filters, all_files ? 0 : n_filters, err);
     size_t kept = 0;

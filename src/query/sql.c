@@ -9,6 +9,7 @@
 #include "query/local_file.h"
 #include "query/query_cache.h"
 #include "query/result_stream.h"
+#include "query/rows_function.h"
 #include "query/sql_guess.h"
 #include "query/sql_plan.h"
 #include "query/sql_run.h"
@@ -215,11 +216,14 @@ tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
     tl_scan_stats ss = {.exact = stats != NULL}; /* footers read only when asked */
     tl_status st = tl_query_engine_get(lake, &e, err);
     if (st == TL_OK) st = tl_sql_plan_build(e, query, lookup, &c, &plan, err);
-    e->query_text = query; /* for the columns remote fetches may leave out */
-    if (st == TL_OK) st = register_tables(e, &c, &plan, &ss, err);
-    e->query_text = NULL;
+    if (st == TL_OK) {         /* e is NULL when DuckDB did not start */
+        e->query_text = query; /* for the columns remote fetches may leave out */
+        st = register_tables(e, &c, &plan, &ss, err);
+        e->query_text = NULL;
+    }
     if (st == TL_OK) st = tl_query_use_namespace(e, ns, err);
     if (st == TL_OK) st = tl_query_run(e, query, out, err);
+    if (e) tl_rowsets_clear(e); /* the result holds its rows: the decoded ones can go */
     if (st == TL_OK && stats)
         *stats = (tl_query_stats){ss.files_total, ss.files_read, ss.row_groups_total,
                                   ss.row_groups_read, ss.bytes_read};

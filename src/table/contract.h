@@ -29,7 +29,13 @@
 #define TL_FORMAT_VERSION "0.3.0"
 #define TL_INGEST_COLUMN "_ingest_ts"
 #define TL_DEFAULT_TARGET_FILE_SIZE (INT64_C(256) * 1024 * 1024)
-#define TL_DEFAULT_DATA_PAGE_ROWS 20000
+/* Pages of 4096 rows (aligned across columns) let a query's page index
+ * pruning (query/selective_scan.h) read a few thousand rows around the
+ * series it wants instead of 20,000. bench/query at 1,000 hosts against
+ * 20,000-row pages: cpu-max-all-8 2.3x, single-groupby-5-8-1 4x, high-cpu-1
+ * 4.5x faster; files 2% larger; full scans and appends unchanged within
+ * the noise. */
+#define TL_DEFAULT_DATA_PAGE_ROWS 4096
 /* Row groups small enough that files sorted by (series key, time) let readers
  * skip most of a file by the row groups' statistics, large enough that their
  * overhead stays well under 1% of the file. bench/query at 1,000 hosts: 65536

@@ -531,21 +531,27 @@ static void colread_free(colread *c)
     free(c->storage);
 }
 
-static tl_status read_pages(colread *c, const uint8_t *chunk, size_t len, tl_error *err)
+/* Reads pages from the parts in turn until every row is decoded: a chunk is
+ * one part; a page subset is its dictionary page and runs of data pages. */
+static tl_status read_pages(colread *c, const tl_pq_span *parts, size_t n_parts, tl_error *err)
 {
-    size_t pos = 0;
+    size_t part = 0, pos = 0;
     for (int64_t page = 0; c->done < c->rows; page++) {
-        tl_status st = pos < len ? read_page(c, chunk, len, &pos, err)
-                                 : tl_error_set(err, TL_ERR_INVALID,
-                                                "column chunk ends after %lld of %lld rows",
-                                                (long long)c->done, (long long)c->rows);
+        while (part < n_parts && pos >= parts[part].len) {
+            part++;
+            pos = 0;
+        }
+        tl_status st = part < n_parts ? read_page(c, parts[part].data, parts[part].len, &pos, err)
+                                      : tl_error_set(err, TL_ERR_INVALID,
+                                                     "column chunk ends after %lld of %lld rows",
+                                                     (long long)c->done, (long long)c->rows);
         if (st != TL_OK) return tl_error_prefix(err, "page %lld", (long long)page);
     }
     return TL_OK;
 }
 
-tl_status tl_pq_read_column_chunk(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
-                                  const uint8_t *chunk, size_t len, int64_t rows,
+tl_status tl_pq_read_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                  const tl_pq_span *parts, size_t n_parts, int64_t rows,
                                   tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err)
 {
     colread c = {.d = desc, .codec = codec, .cctx = cctx, .rows = rows, .width = arrow_width(desc)};
@@ -555,9 +561,17 @@ tl_status tl_pq_read_column_chunk(const tl_pq_column_desc *desc, tl_pq_codec_id 
                        : tl_error_set(err, TL_ERR_INVALID, "unsupported compression codec %s",
                                       tl_pq_codec_name(codec));
     if (st == TL_OK) st = alloc_output(&c, out, err);
-    if (st == TL_OK) st = read_pages(&c, chunk, len, err);
+    if (st == TL_OK) st = read_pages(&c, parts, n_parts, err);
     if (st == TL_OK) st = finish_output(&c, out, err);
     colread_free(&c);
     if (st != TL_OK) tl_array_release(out);
     return st;
+}
+
+tl_status tl_pq_read_column_chunk(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                  const uint8_t *chunk, size_t len, int64_t rows,
+                                  tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err)
+{
+    tl_pq_span part = {chunk, len};
+    return tl_pq_read_column_pages(desc, codec, &part, 1, rows, cctx, out, err);
 }

@@ -1,4 +1,4 @@
-/* Decodes one column chunk (all its pages: dictionary, data v1 and v2, any
+/* Decodes one column chunk (all its pages, or a chosen subset: dictionary, data v1 and v2, any
  * supported encoding and codec) into an owned Arrow array. */
 #ifndef TL_PARQUET_COLUMN_READER_H
 #define TL_PARQUET_COLUMN_READER_H
@@ -16,6 +16,19 @@
  * *out receives an owned array; on failure it is left released. */
 tl_status tl_pq_read_column_chunk(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
                                   const uint8_t *chunk, size_t len, int64_t rows,
+                                  tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err);
+
+/* Bytes holding whole pages (each header and its body). */
+typedef struct tl_pq_span {
+    const uint8_t *data;
+    size_t len;
+} tl_pq_span;
+
+/* Decodes the pages in parts (in order: the dictionary page, if any, then
+ * data pages) until `rows` rows are read: a chosen subset of a chunk's pages
+ * decodes to the concatenation of their rows. */
+tl_status tl_pq_read_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                  const tl_pq_span *parts, size_t n_parts, int64_t rows,
                                   tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err);
 
 #endif

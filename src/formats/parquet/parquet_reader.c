@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "arrow/array.h"
+#include "arrow/concat.h"
+#include "arrow/take.h"
 #include "core/arena.h"
 #include "formats/parquet/parquet_column_reader.h"
 #include "formats/parquet/parquet_compress.h"
@@ -22,7 +24,16 @@ struct tl_parquet_reader {
     size_t n_cols;
     tl_pq_column_desc *cols;
     tl_pq_codec_ctx *cctx;
+    struct page_index *pidx; /* per row group and column, parsed on first use */
 };
+
+/* The parsed page index of one column chunk. */
+typedef struct page_index {
+    tl_status st; /* TL_OK, or TL_ERR_NOT_FOUND when the chunk has none */
+    bool loaded;
+    tl_pq_column_index ci;
+    tl_pq_offset_index oi;
+} page_index;
 
 static tl_status mem_read(void *ctx, uint64_t offset, size_t len, uint8_t *dst, tl_error *err)
 {
@@ -163,6 +174,7 @@ void tl_parquet_reader_free(tl_parquet_reader *r)
 {
     if (r == NULL) return;
     tl_pq_codec_ctx_free(r->cctx);
+    free(r->pidx);
     tl_arena_free(&r->arena);
     free(r);
 }
@@ -382,13 +394,9 @@ static tl_status read_index_bytes(tl_parquet_reader *r, int64_t offset, int32_t 
     return st;
 }
 
-tl_status tl_parquet_reader_page_index(tl_parquet_reader *r, int rg, int column,
-                                       tl_pq_column_index *ci, tl_pq_offset_index *oi,
-                                       tl_error *err)
+static tl_status load_page_index(tl_parquet_reader *r, int rg, int column, tl_pq_column_index *ci,
+                                 tl_pq_offset_index *oi, tl_error *err)
 {
-    memset(ci, 0, sizeof *ci);
-    memset(oi, 0, sizeof *oi);
-    TL_TRY(check_rg_column(r, rg, column, err));
     const tl_pq_column_chunk *cc = &r->meta.row_groups[rg].columns[column];
     if (!cc->has_offset_index)
         return tl_error_set(err, TL_ERR_NOT_FOUND, "column chunk has no page index");
@@ -401,5 +409,205 @@ tl_status tl_parquet_reader_page_index(tl_parquet_reader *r, int rg, int column,
     TL_TRY(read_index_bytes(r, cc->column_index_offset, cc->column_index_length, &buf, err));
     st = tl_pq_parse_column_index(buf, (size_t)cc->column_index_length, &r->arena, ci, err);
     free(buf);
+    return st;
+}
+
+tl_status tl_parquet_reader_page_index(tl_parquet_reader *r, int rg, int column,
+                                       tl_pq_column_index *ci, tl_pq_offset_index *oi,
+                                       tl_error *err)
+{
+    memset(ci, 0, sizeof *ci);
+    memset(oi, 0, sizeof *oi);
+    TL_TRY(check_rg_column(r, rg, column, err));
+    if (r->pidx == NULL &&
+        (r->pidx = calloc(r->meta.n_row_groups * r->n_cols + 1, sizeof *r->pidx)) == NULL)
+        return tl_error_nomem(err);
+    page_index *p = &r->pidx[(size_t)rg * r->n_cols + (size_t)column];
+    if (!p->loaded) {
+        tl_status st = load_page_index(r, rg, column, &p->ci, &p->oi, err);
+        if (st != TL_OK && st != TL_ERR_NOT_FOUND) {
+            memset(&p->ci, 0, sizeof p->ci);
+            memset(&p->oi, 0, sizeof p->oi);
+            return st; /* a read failure: tried again next time */
+        }
+        p->st = st;
+        p->loaded = true;
+        if (st != TL_OK) return st;
+    }
+    if (p->st != TL_OK)
+        return tl_error_set(err, TL_ERR_NOT_FOUND, "column chunk has no page index");
+    *ci = p->ci;
+    *oi = p->oi;
+    return TL_OK;
+}
+
+/* ---- Rows of a chunk through its page index ---- */
+
+/* The rows [first_row_index of page k, that of page k + 1). */
+static int64_t page_end(const tl_pq_offset_index *oi, size_t k, int64_t rows)
+{
+    return k + 1 < oi->n_pages ? oi->pages[k + 1].first_row_index : rows;
+}
+
+static tl_status check_offset_index(const tl_pq_offset_index *oi, uint64_t start, uint64_t len,
+                                    int64_t rows, tl_error *err)
+{
+    for (size_t k = 0; k < oi->n_pages; k++) {
+        const tl_pq_page_location *p = &oi->pages[k];
+        int64_t first = p->first_row_index;
+        if ((k == 0 && first != 0) || first < 0 || first > rows ||
+            (k > 0 && first <= oi->pages[k - 1].first_row_index))
+            return tl_error_set(err, TL_ERR_INVALID, "page %zu starts at row %lld", k,
+                                (long long)first);
+        if (p->offset < 0 || (uint64_t)p->offset < start || p->compressed_page_size < 0 ||
+            (uint64_t)p->offset + (uint64_t)p->compressed_page_size > start + len ||
+            (k > 0 && p->offset < oi->pages[k - 1].offset + oi->pages[k - 1].compressed_page_size))
+            return tl_error_set(err, TL_ERR_INVALID, "page %zu lies outside its column chunk", k);
+    }
+    return TL_OK;
+}
+
+/* Marks the pages holding a row of the ranges; returns how many rows they hold. */
+static int64_t select_pages(const tl_pq_offset_index *oi, int64_t rows,
+                            const tl_pq_row_range *ranges, size_t n, bool *sel)
+{
+    int64_t total = 0;
+    size_t j = 0;
+    for (size_t k = 0; k < oi->n_pages; k++) {
+        int64_t a = oi->pages[k].first_row_index, b = page_end(oi, k, rows);
+        while (j < n && ranges[j].end <= a) j++;
+        sel[k] = j < n && ranges[j].start < b;
+        if (sel[k]) total += b - a;
+    }
+    return total;
+}
+
+/* Reads the dictionary page and each run of selected pages into one buffer. */
+static tl_status read_parts(tl_parquet_reader *r, const tl_pq_offset_index *oi, const bool *sel,
+                            uint64_t start, uint8_t **buf, tl_pq_span *parts, size_t *n_parts,
+                            int64_t *bytes, tl_error *err)
+{
+    uint64_t total = (uint64_t)oi->pages[0].offset - start;
+    for (size_t k = 0; k < oi->n_pages; k++)
+        if (sel[k]) total += (uint64_t)oi->pages[k].compressed_page_size;
+    if ((*buf = malloc(total ? (size_t)total : 1)) == NULL) return tl_error_nomem(err);
+    size_t n = 0, at = 0;
+    uint64_t dict = (uint64_t)oi->pages[0].offset - start;
+    if (dict > 0) {
+        TL_TRY(read_range(r, start, dict, *buf, err));
+        parts[n++] = (tl_pq_span){*buf, (size_t)dict};
+        at = (size_t)dict;
+    }
+    for (size_t k = 0; k < oi->n_pages;) {
+        if (!sel[k]) {
+            k++;
+            continue;
+        }
+        size_t e = k;
+        while (e + 1 < oi->n_pages && sel[e + 1]) e++;
+        uint64_t off = (uint64_t)oi->pages[k].offset;
+        uint64_t len =
+            (uint64_t)oi->pages[e].offset + (uint64_t)oi->pages[e].compressed_page_size - off;
+        TL_TRY(read_range(r, off, len, *buf + at, err));
+        parts[n++] = (tl_pq_span){*buf + at, (size_t)len};
+        at += (size_t)len;
+        k = e + 1;
+    }
+    *n_parts = n;
+    *bytes += (int64_t)at;
+    return TL_OK;
+}
+
+/* The rows of the ranges out of `all`, which holds the rows of the selected
+ * pages (all pages when oi is NULL) one after another. */
+static tl_status slice_ranges(const tl_pq_column_desc *d, const tl_pq_offset_index *oi,
+                              const bool *sel, int64_t rows, const tl_pq_row_range *ranges,
+                              size_t n, struct ArrowArray *all, struct ArrowArray *out,
+                              tl_error *err)
+{
+    if (n == 1 && ranges[0].end - ranges[0].start == all->length) {
+        tl_array_move(all, out);
+        return TL_OK;
+    }
+    struct ArrowSchema schema = {0};
+    tl_array_view v;
+    TL_TRY(export_field(d, &schema, err));
+    tl_status st = tl_array_view_init(&v, &schema, all, err);
+    bool viewed = st == TL_OK;
+    tl_array_view *slices = st == TL_OK ? calloc(n + 1, sizeof *slices) : NULL;
+    if (st == TL_OK && slices == NULL) st = tl_error_nomem(err);
+    size_t k = 0;
+    int64_t base = 0; /* position in `all` of page k's first row */
+    for (size_t i = 0; st == TL_OK && i < n; i++) {
+        int64_t s = ranges[i].start;
+        if (oi) {
+            while (k < oi->n_pages && page_end(oi, k, rows) <= s) {
+                if (sel[k]) base += page_end(oi, k, rows) - oi->pages[k].first_row_index;
+                k++;
+            }
+            s = base + s - oi->pages[k].first_row_index;
+        }
+        st = tl_arrow_view_slice(&v, s, ranges[i].end - ranges[i].start, &slices[i], err);
+    }
+    if (st == TL_OK) st = tl_arrow_concat(slices, n, out, err);
+    free(slices);
+    if (viewed) tl_array_view_free(&v);
+    tl_schema_release(&schema);
+    return st;
+}
+
+static tl_status check_ranges(const tl_pq_row_range *ranges, size_t n, int64_t rows, tl_error *err)
+{
+    if (n == 0) return tl_error_set(err, TL_ERR_INVALID, "no row range to read");
+    for (size_t i = 0; i < n; i++)
+        if (ranges[i].start < (i ? ranges[i - 1].end : 0) || ranges[i].end <= ranges[i].start ||
+            ranges[i].end > rows)
+            return tl_error_set(err, TL_ERR_INVALID, "row range %lld..%lld is out of order",
+                                (long long)ranges[i].start, (long long)ranges[i].end);
+    return TL_OK;
+}
+
+tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
+                                      const tl_pq_row_range *ranges, size_t n_ranges,
+                                      struct ArrowArray *out, int64_t *bytes_read, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    TL_TRY(check_rg_column(r, rg, column, err));
+    const tl_pq_row_group *g = &r->meta.row_groups[rg];
+    const tl_pq_column_chunk *cc = &g->columns[column];
+    const tl_pq_column_desc *d = &r->cols[column];
+    TL_TRY(check_ranges(ranges, n_ranges, g->num_rows, err));
+    uint64_t start = 0, len = 0;
+    TL_TRY(chunk_range(r, cc, d, &start, &len, err));
+    tl_pq_column_index ci;
+    tl_pq_offset_index oi;
+    tl_status st = tl_parquet_reader_page_index(r, rg, column, &ci, &oi, err);
+    if (st == TL_ERR_NOT_FOUND || (st == TL_OK && oi.n_pages == 0)) {
+        struct ArrowArray all = {0};
+        st = read_column(r, rg, column, &all, err);
+        if (st == TL_OK) *bytes_read += (int64_t)len;
+        if (st == TL_OK)
+            st = slice_ranges(d, NULL, NULL, g->num_rows, ranges, n_ranges, &all, out, err);
+        tl_array_release(&all);
+        return st;
+    }
+    TL_TRY(st);
+    TL_TRY(check_offset_index(&oi, start, len, g->num_rows, err));
+    bool *sel = calloc(oi.n_pages + 1, sizeof *sel);
+    tl_pq_span *parts = calloc(oi.n_pages + 2, sizeof *parts);
+    uint8_t *buf = NULL;
+    size_t n_parts = 0;
+    struct ArrowArray all = {0};
+    st = sel && parts ? TL_OK : tl_error_nomem(err);
+    int64_t rows = st == TL_OK ? select_pages(&oi, g->num_rows, ranges, n_ranges, sel) : 0;
+    if (st == TL_OK) st = read_parts(r, &oi, sel, start, &buf, parts, &n_parts, bytes_read, err);
+    if (st == TL_OK)
+        st = tl_pq_read_column_pages(d, cc->meta.codec, parts, n_parts, rows, r->cctx, &all, err);
+    if (st == TL_OK) st = slice_ranges(d, &oi, sel, g->num_rows, ranges, n_ranges, &all, out, err);
+    tl_array_release(&all);
+    free(buf);
+    free(parts);
+    free(sel);
+    if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
     return st;
 }

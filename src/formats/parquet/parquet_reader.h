@@ -53,10 +53,23 @@ tl_status tl_parquet_reader_column_stats(const tl_parquet_reader *r, int rg, int
 /* The parsed footer, for callers that need more (page index offsets, key/value metadata). */
 const tl_pq_file_meta *tl_parquet_reader_meta(const tl_parquet_reader *r);
 
-/* Reads and parses the page index of one column chunk; entries live until the reader is
- * freed. TL_ERR_NOT_FOUND when the chunk has none. */
+/* Reads and parses the page index of one column chunk (once: kept with the reader);
+ * entries live until the reader is freed. TL_ERR_NOT_FOUND when the chunk has none. */
 tl_status tl_parquet_reader_page_index(tl_parquet_reader *r, int rg, int column,
                                        tl_pq_column_index *ci, tl_pq_offset_index *oi,
                                        tl_error *err);
+
+/* Rows [start, end) of a row group. */
+typedef struct tl_pq_row_range {
+    int64_t start, end;
+} tl_pq_row_range;
+
+/* Reads the rows of `ranges` (sorted, disjoint, non-empty, inside the row group) of one
+ * column of row group rg into *out (owned by the caller): only the data pages holding
+ * them (by the chunk's offset index) and the dictionary page are read and decoded;
+ * without an offset index, the whole chunk. *bytes_read grows by the bytes read. */
+tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
+                                      const tl_pq_row_range *ranges, size_t n_ranges,
+                                      struct ArrowArray *out, int64_t *bytes_read, tl_error *err);
 
 #endif

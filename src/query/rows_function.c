@@ -1,0 +1,296 @@
+#include "query/rows_function.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+
+struct tl_rowsets {
+    tl_rowset **sets;
+    int64_t *ids;
+    size_t n;
+    int64_t next_id;
+};
+
+/* Rowsets larger than this many blocks (of duckdb_vector_size() rows) are
+ * scanned in parallel; smaller ones on one thread, in order, as a single
+ * file's read_parquet. */
+#define PARALLEL_BLOCKS 64
+
+static duckdb_type duck_type_of(const char *f)
+{
+    if (strcmp(f, "b") == 0) return DUCKDB_TYPE_BOOLEAN;
+    if (strcmp(f, "i") == 0) return DUCKDB_TYPE_INTEGER;
+    if (strcmp(f, "l") == 0) return DUCKDB_TYPE_BIGINT;
+    if (strcmp(f, "f") == 0) return DUCKDB_TYPE_FLOAT;
+    if (strcmp(f, "g") == 0) return DUCKDB_TYPE_DOUBLE;
+    if (strcmp(f, "tdD") == 0) return DUCKDB_TYPE_DATE;
+    if (strcmp(f, "tsu:") == 0) return DUCKDB_TYPE_TIMESTAMP;
+    if (strncmp(f, "tsu:", 4) == 0) return DUCKDB_TYPE_TIMESTAMP_TZ;
+    if (strcmp(f, "u") == 0) return DUCKDB_TYPE_VARCHAR;
+    if (strcmp(f, "z") == 0) return DUCKDB_TYPE_BLOB;
+    return DUCKDB_TYPE_INVALID;
+}
+
+bool tl_rows_type_mapped(const char *format)
+{
+    return duck_type_of(format) != DUCKDB_TYPE_INVALID;
+}
+
+void tl_rowset_free(tl_rowset *rs)
+{
+    if (rs == NULL) return;
+    for (size_t s = 0; s < rs->n_segs; s++) {
+        for (size_t c = 0; rs->segs[s].cols && c < rs->n_cols; c++)
+            tl_array_release(&rs->segs[s].cols[c]);
+        free(rs->segs[s].cols);
+    }
+    for (size_t c = 0; c < rs->n_cols; c++) {
+        if (rs->names) free(rs->names[c]);
+        if (rs->formats) free(rs->formats[c]);
+    }
+    free(rs->names);
+    free(rs->formats);
+    free(rs->segs);
+    free(rs);
+}
+
+/* ---- The scan ---- */
+
+typedef struct block {
+    size_t seg;
+    int64_t start, rows;
+} block;
+
+/* Bind data: the rowset (borrowed from the engine) cut into blocks. */
+typedef struct bound {
+    const tl_rowset *rs;
+    block *blocks;
+    size_t n_blocks;
+} bound;
+
+typedef struct scan_state {
+    atomic_size_t next;
+    idx_t *cols; /* rowset column of each output vector */
+    idx_t n_cols;
+} scan_state;
+
+static void bound_free(void *p)
+{
+    bound *b = p;
+    if (b == NULL) return;
+    free(b->blocks);
+    free(b);
+}
+
+static const tl_rowset *find(const struct tl_rowsets *r, int64_t id)
+{
+    for (size_t i = 0; r && i < r->n; i++)
+        if (r->ids[i] == id) return r->sets[i];
+    return NULL;
+}
+
+static bool cut_blocks(bound *b)
+{
+    idx_t size = duckdb_vector_size();
+    size_t n = 0;
+    for (size_t s = 0; s < b->rs->n_segs; s++)
+        n += (size_t)((b->rs->segs[s].rows + (int64_t)size - 1) / (int64_t)size);
+    if ((b->blocks = calloc(n + 1, sizeof *b->blocks)) == NULL) return false;
+    for (size_t s = 0; s < b->rs->n_segs; s++)
+        for (int64_t r = 0; r < b->rs->segs[s].rows; r += (int64_t)size) {
+            int64_t left = b->rs->segs[s].rows - r;
+            b->blocks[b->n_blocks++] = (block){s, r, left < (int64_t)size ? left : (int64_t)size};
+        }
+    return true;
+}
+
+static void rows_bind(duckdb_bind_info info)
+{
+    tl_query_engine *e = duckdb_bind_get_extra_info(info);
+    duckdb_value v = duckdb_bind_get_parameter(info, 0);
+    int64_t id = duckdb_get_int64(v);
+    duckdb_destroy_value(&v);
+    const tl_rowset *rs = find(e->rowsets, id);
+    if (rs == NULL) {
+        duckdb_bind_set_error(info, "Timelake rows are only available to the query they were "
+                                    "prepared for");
+        return;
+    }
+    bound *b = calloc(1, sizeof *b);
+    if (b == NULL || (b->rs = rs, !cut_blocks(b))) {
+        bound_free(b);
+        duckdb_bind_set_error(info, "out of memory");
+        return;
+    }
+    for (size_t c = 0; c < rs->n_cols; c++) {
+        duckdb_logical_type t = duckdb_create_logical_type(duck_type_of(rs->formats[c]));
+        duckdb_bind_add_result_column(info, rs->names[c], t);
+        duckdb_destroy_logical_type(&t);
+    }
+    duckdb_bind_set_cardinality(info, (idx_t)rs->rows, true);
+    duckdb_bind_set_bind_data(info, b, bound_free);
+}
+
+static void state_free(void *p)
+{
+    scan_state *s = p;
+    if (s == NULL) return;
+    free(s->cols);
+    free(s);
+}
+
+static void rows_init(duckdb_init_info info)
+{
+    const bound *b = duckdb_init_get_bind_data(info);
+    scan_state *s = calloc(1, sizeof *s);
+    idx_t n = duckdb_init_get_column_count(info);
+    if (s == NULL || (s->cols = calloc(n + 1, sizeof *s->cols)) == NULL) {
+        state_free(s);
+        duckdb_init_set_error(info, "out of memory");
+        return;
+    }
+    s->n_cols = n;
+    for (idx_t i = 0; i < n; i++) {
+        s->cols[i] = duckdb_init_get_column_index(info, i);
+        if (s->cols[i] >= b->rs->n_cols) continue; /* the row id: not given */
+        for (size_t g = 0; g < b->rs->n_segs; g++)
+            if (b->rs->segs[g].cols[s->cols[i]].release == NULL) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "Timelake did not decode column \"%s\"",
+                         b->rs->names[s->cols[i]]);
+                state_free(s);
+                duckdb_init_set_error(info, msg);
+                return;
+            }
+    }
+    atomic_init(&s->next, 0);
+    duckdb_init_set_max_threads(info, b->n_blocks > PARALLEL_BLOCKS ? b->n_blocks : 1);
+    duckdb_init_set_init_data(info, s, state_free);
+}
+
+static void local_init(duckdb_init_info info)
+{
+    (void)info; /* blocks are handed out by the global state */
+}
+
+static void copy_validity(const struct ArrowArray *a, int64_t start, int64_t n, duckdb_vector v)
+{
+    const uint8_t *bits = a->n_buffers > 0 ? a->buffers[0] : NULL;
+    if (a->null_count == 0 || bits == NULL) return;
+    duckdb_vector_ensure_validity_writable(v);
+    uint64_t *valid = duckdb_vector_get_validity(v);
+    for (int64_t i = 0; i < n; i++)
+        if (!tl_bit_get(bits, a->offset + start + i)) duckdb_validity_set_row_invalid(valid, i);
+}
+
+static void copy_column(const struct ArrowArray *a, const char *format, int64_t start, int64_t n,
+                        duckdb_vector v)
+{
+    int64_t at = a->offset + start;
+    duckdb_type t = duck_type_of(format);
+    void *out = duckdb_vector_get_data(v);
+    if (t == DUCKDB_TYPE_BOOLEAN) {
+        const uint8_t *bits = a->buffers[1];
+        bool *o = out;
+        for (int64_t i = 0; i < n; i++) o[i] = tl_bit_get(bits, at + i);
+    } else if (t == DUCKDB_TYPE_VARCHAR || t == DUCKDB_TYPE_BLOB) {
+        const int32_t *off = a->buffers[1];
+        const char *data = a->buffers[2];
+        const uint8_t *bits = a->null_count ? a->buffers[0] : NULL;
+        for (int64_t i = 0; i < n; i++)
+            if (bits == NULL || tl_bit_get(bits, at + i))
+                duckdb_vector_assign_string_element_len(v, (idx_t)i, data + off[at + i],
+                                                        (idx_t)(off[at + i + 1] - off[at + i]));
+    } else {
+        size_t w =
+            t == DUCKDB_TYPE_INTEGER || t == DUCKDB_TYPE_FLOAT || t == DUCKDB_TYPE_DATE ? 4 : 8;
+        memcpy(out, (const uint8_t *)a->buffers[1] + (size_t)at * w, (size_t)n * w);
+    }
+    copy_validity(a, start, n, v);
+}
+
+static void rows_scan(duckdb_function_info info, duckdb_data_chunk output)
+{
+    const bound *b = duckdb_function_get_bind_data(info);
+    scan_state *s = duckdb_function_get_init_data(info);
+    size_t i = atomic_fetch_add(&s->next, 1);
+    if (i >= b->n_blocks) {
+        duckdb_data_chunk_set_size(output, 0);
+        return;
+    }
+    const block *k = &b->blocks[i];
+    const tl_rows_segment *seg = &b->rs->segs[k->seg];
+    for (idx_t j = 0; j < s->n_cols; j++) {
+        duckdb_vector v = duckdb_data_chunk_get_vector(output, j);
+        if (s->cols[j] >= b->rs->n_cols) {
+            int64_t *ids = duckdb_vector_get_data(v); /* a row id: any distinct number */
+            for (int64_t r = 0; r < k->rows; r++) ids[r] = (int64_t)i * 1000000 + r;
+            continue;
+        }
+        copy_column(&seg->cols[s->cols[j]], b->rs->formats[s->cols[j]], k->start, k->rows, v);
+    }
+    duckdb_data_chunk_set_size(output, (idx_t)k->rows);
+}
+
+tl_status tl_rows_register_function(tl_query_engine *e, tl_error *err)
+{
+    duckdb_table_function f = duckdb_create_table_function();
+    if (f == NULL) return tl_error_nomem(err);
+    duckdb_table_function_set_name(f, TL_ROWS_FUNCTION);
+    duckdb_logical_type big = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
+    duckdb_table_function_add_parameter(f, big);
+    duckdb_destroy_logical_type(&big);
+    duckdb_table_function_set_extra_info(f, e, NULL);
+    duckdb_table_function_set_bind(f, rows_bind);
+    duckdb_table_function_set_init(f, rows_init);
+    duckdb_table_function_set_local_init(f, local_init);
+    duckdb_table_function_set_function(f, rows_scan);
+    duckdb_table_function_supports_projection_pushdown(f, true);
+    duckdb_state ok = duckdb_register_table_function(e->conn, f);
+    duckdb_destroy_table_function(&f);
+    return ok == DuckDBSuccess
+               ? TL_OK
+               : tl_error_set(err, TL_ERR_QUERY, "cannot register " TL_ROWS_FUNCTION);
+}
+
+tl_status tl_rowsets_add(tl_query_engine *e, tl_rowset *rs, int64_t *id, tl_error *err)
+{
+    if (e->rowsets == NULL && (e->rowsets = calloc(1, sizeof *e->rowsets)) == NULL) {
+        tl_rowset_free(rs);
+        return tl_error_nomem(err);
+    }
+    struct tl_rowsets *r = e->rowsets;
+    tl_rowset **sets = realloc(r->sets, (r->n + 1) * sizeof *sets);
+    if (sets) r->sets = sets;
+    int64_t *ids = sets ? realloc(r->ids, (r->n + 1) * sizeof *ids) : NULL;
+    if (ids) r->ids = ids;
+    if (sets == NULL || ids == NULL) {
+        tl_rowset_free(rs);
+        return tl_error_nomem(err);
+    }
+    *id = ++r->next_id;
+    r->sets[r->n] = rs;
+    r->ids[r->n++] = *id;
+    return TL_OK;
+}
+
+void tl_rowsets_clear(tl_query_engine *e)
+{
+    struct tl_rowsets *r = e->rowsets;
+    if (r == NULL) return;
+    for (size_t i = 0; i < r->n; i++) tl_rowset_free(r->sets[i]);
+    r->n = 0;
+}
+
+void tl_rowsets_free(tl_query_engine *e)
+{
+    tl_rowsets_clear(e);
+    if (e->rowsets == NULL) return;
+    free(e->rowsets->sets);
+    free(e->rowsets->ids);
+    free(e->rowsets);
+    e->rowsets = NULL;
+}

@@ -1,0 +1,286 @@
+#include "query/selective_scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "core/parallel.h"
+#include "formats/input/text_batch.h"
+#include "query/footer_cache.h"
+#include "query/page_select.h"
+#include "query/query_columns.h"
+#include "query/row_group_prune.h"
+#include "query/row_refine.h"
+#include "query/rows_function.h"
+
+#define DECODE_THREADS 4
+
+typedef enum mode { MODE_AUTO, MODE_OFF, MODE_ALWAYS } mode;
+
+static mode mode_of_env(void)
+{
+    const char *v = getenv("TL_SELECTIVE_SCAN");
+    if (v && strcmp(v, "off") == 0) return MODE_OFF;
+    if (v && strcmp(v, "always") == 0) return MODE_ALWAYS;
+    return MODE_AUTO;
+}
+
+/* One file of the scan. */
+typedef struct file_plan {
+    tl_footer_entry *fe;
+    tl_selective_file *out;
+    bool *keep;            /* per column: decoded */
+    tl_row_ranges *ranges; /* per row group */
+    bool *refined;         /* per row group and column: its pages were read by the refinement */
+    tl_rows_segment *segs; /* per row group with ranges, once decoded */
+    size_t n_segs;
+} file_plan;
+
+typedef struct plan {
+    const tl_table *t;
+    file_plan *files;
+    size_t n;
+    const tl_scan_filter *filters;
+    size_t n_filters;
+} plan;
+
+/* Whether the file's columns are those of the first file, and mapped. */
+static bool same_schema(const struct ArrowSchema *a, const struct ArrowSchema *b)
+{
+    if (a->n_children != b->n_children) return false;
+    for (int64_t i = 0; i < a->n_children; i++) {
+        const struct ArrowSchema *x = a->children[i], *y = b->children[i];
+        if (strcmp(x->name, y->name) != 0 || strcmp(x->format, y->format) != 0 ||
+            !tl_rows_type_mapped(x->format))
+            return false;
+    }
+    return true;
+}
+
+/* Per column of the file: whether the query may use it; columns no field of
+ * the current schema maps to are kept. */
+static tl_status columns_kept(const tl_table *t, const tl_pq_file_meta *m, const bool *fields,
+                              size_t n_cols, bool **out, tl_error *err)
+{
+    bool *keep = calloc(n_cols + 1, sizeof *keep);
+    if (keep == NULL) return tl_error_nomem(err);
+    for (size_t c = 0; c < n_cols; c++) keep[c] = true;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    for (size_t i = 0; i < s->n_fields; i++) {
+        int leaf = tl_pq_leaf_of_field(m, &s->fields[i]);
+        if (leaf >= 0 && (size_t)leaf < n_cols) keep[leaf] = fields[i];
+    }
+    *out = keep;
+    return TL_OK;
+}
+
+static tl_status plan_file(plan *p, file_plan *fp, const bool *fields, int64_t *chosen,
+                           int64_t *total, tl_error *err)
+{
+    tl_parquet_reader *r = fp->fe->reader;
+    const tl_pq_file_meta *m = tl_parquet_reader_meta(r);
+    int n_rg = tl_parquet_reader_num_row_groups(r);
+    TL_TRY(columns_kept(p->t, m, fields, (size_t)fp->fe->schema.n_children, &fp->keep, err));
+    size_t n_cols = (size_t)fp->fe->schema.n_children;
+    if ((fp->ranges = calloc((size_t)n_rg + 1, sizeof *fp->ranges)) == NULL ||
+        (fp->refined = calloc((size_t)n_rg * n_cols + 1, sizeof *fp->refined)) == NULL)
+        return tl_error_nomem(err);
+    fp->out->row_groups_total = n_rg;
+    fp->out->bytes_read = fp->fe->footer_bytes;
+    *total += tl_parquet_reader_num_rows(r);
+    for (int g = 0; g < n_rg; g++) {
+        TL_TRY(tl_page_select(p->t, r, g, p->filters, p->n_filters, &fp->ranges[g], err));
+        int64_t rows = tl_row_ranges_rows(&fp->ranges[g]);
+        fp->out->rows_read += rows;
+        fp->out->row_groups_read += rows > 0;
+        *chosen += rows;
+    }
+    return TL_OK;
+}
+
+/* Narrows the file's ranges to the rows that pass (row_refine.h) and
+ * counts them again. */
+static tl_status refine_file(void *ctx, size_t i, tl_error *err)
+{
+    plan *p = ctx;
+    file_plan *fp = &p->files[i];
+    tl_parquet_reader *r = fp->fe->reader;
+    fp->out->rows_read = fp->out->row_groups_read = 0;
+    for (int g = 0; g < tl_parquet_reader_num_row_groups(r); g++) {
+        size_t n_cols = (size_t)fp->fe->schema.n_children;
+        tl_status st = tl_row_refine(p->t, r, g, p->filters, p->n_filters, &fp->ranges[g],
+                                     &fp->out->bytes_read, &fp->refined[(size_t)g * n_cols], err);
+        if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
+        int64_t rows = tl_row_ranges_rows(&fp->ranges[g]);
+        fp->out->rows_read += rows;
+        fp->out->row_groups_read += rows > 0;
+    }
+    return TL_OK;
+}
+
+static size_t threads_for(size_t n)
+{
+    return n < DECODE_THREADS ? n : DECODE_THREADS;
+}
+
+/* DuckDB takes VARCHAR values on trust (invalid UTF-8 is undefined behaviour
+ * later), while its read_parquet checks them: the values, as one run of
+ * bytes, must be valid and no value may start inside a character. */
+static bool strings_valid(const struct ArrowArray *a)
+{
+    const int32_t *off = a->buffers[1];
+    const uint8_t *data = a->buffers[2];
+    if (a->length == 0) return true;
+    int32_t first = off[a->offset], last = off[a->offset + a->length];
+    for (int64_t i = a->offset + 1; i < a->offset + a->length; i++)
+        if (off[i] < last && (data[off[i]] & 0xC0) == 0x80) return false;
+    return tl_utf8_valid(data + first, (size_t)(last - first));
+}
+
+static tl_status decode_file(void *ctx, size_t i, tl_error *err)
+{
+    plan *p = ctx;
+    file_plan *fp = &p->files[i];
+    tl_parquet_reader *r = fp->fe->reader;
+    size_t n_cols = (size_t)fp->fe->schema.n_children;
+    int n_rg = tl_parquet_reader_num_row_groups(r);
+    if ((fp->segs = calloc((size_t)n_rg + 1, sizeof *fp->segs)) == NULL) return tl_error_nomem(err);
+    for (int g = 0; g < n_rg; g++) {
+        const tl_row_ranges *rr = &fp->ranges[g];
+        if (rr->n == 0) continue;
+        tl_rows_segment *seg = &fp->segs[fp->n_segs++];
+        seg->rows = tl_row_ranges_rows(rr);
+        if ((seg->cols = calloc(n_cols + 1, sizeof *seg->cols)) == NULL) return tl_error_nomem(err);
+        for (size_t c = 0; c < n_cols; c++) {
+            if (!fp->keep[c]) continue;
+            /* Pages the refinement read (a superset of these) are counted once. */
+            int64_t again = 0;
+            bool counted = fp->refined[(size_t)g * n_cols + c];
+            tl_status st =
+                tl_parquet_reader_read_rows(r, g, (int)c, rr->r, rr->n, &seg->cols[c],
+                                            counted ? &again : &fp->out->bytes_read, err);
+            if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
+            if (strcmp(fp->fe->schema.children[c]->format, "u") == 0 &&
+                !strings_valid(&seg->cols[c]))
+                return tl_error_set(err, TL_ERR_INVALID, "%s: column %s is not valid UTF-8",
+                                    fp->fe->path, fp->fe->schema.children[c]->name);
+        }
+    }
+    return TL_OK;
+}
+
+/* Moves the decoded segments of every file into a new rowset. */
+static tl_status make_rowset(plan *p, tl_rowset **out, tl_error *err)
+{
+    const struct ArrowSchema *s = &p->files[0].fe->schema;
+    tl_rowset *rs = calloc(1, sizeof *rs);
+    size_t n_cols = (size_t)s->n_children, n_segs = 0;
+    for (size_t i = 0; i < p->n; i++) n_segs += p->files[i].n_segs;
+    if (rs == NULL) return tl_error_nomem(err);
+    rs->n_cols = n_cols;
+    rs->names = calloc(n_cols + 1, sizeof *rs->names);
+    rs->formats = calloc(n_cols + 1, sizeof *rs->formats);
+    rs->segs = calloc(n_segs + 1, sizeof *rs->segs);
+    bool ok = rs->names && rs->formats && rs->segs;
+    for (size_t c = 0; ok && c < n_cols; c++)
+        ok = (rs->names[c] = strdup(s->children[c]->name)) != NULL &&
+             (rs->formats[c] = strdup(s->children[c]->format)) != NULL;
+    if (!ok) {
+        tl_rowset_free(rs);
+        return tl_error_nomem(err);
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        file_plan *fp = &p->files[i];
+        for (size_t k = 0; k < fp->n_segs; k++) {
+            rs->segs[rs->n_segs++] = fp->segs[k];
+            rs->rows += fp->segs[k].rows;
+        }
+        fp->n_segs = 0;
+    }
+    *out = rs;
+    return TL_OK;
+}
+
+static void plan_free(plan *p)
+{
+    for (size_t i = 0; p->files && i < p->n; i++) {
+        file_plan *fp = &p->files[i];
+        int n_rg = fp->fe ? tl_parquet_reader_num_row_groups(fp->fe->reader) : 0;
+        for (int g = 0; fp->ranges && g < n_rg; g++) tl_row_ranges_free(&fp->ranges[g]);
+        size_t n_cols = fp->fe ? (size_t)fp->fe->schema.n_children : 0;
+        for (size_t k = 0; k < fp->n_segs; k++) {
+            for (size_t c = 0; fp->segs[k].cols && c < n_cols; c++)
+                tl_array_release(&fp->segs[k].cols[c]);
+            free(fp->segs[k].cols);
+        }
+        free(fp->segs);
+        free(fp->ranges);
+        free(fp->refined);
+        free(fp->keep);
+    }
+    free(p->files);
+}
+
+/* Footers, schemas and row ranges of every file; *ok false when declined. */
+static tl_status plan_files(tl_query_engine *e, plan *p, tl_selective_file *files, bool *ok,
+                            int64_t *chosen, int64_t *total, tl_error *err)
+{
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(p->t->md);
+    bool *fields = calloc(s->n_fields + 1, sizeof *fields);
+    if (fields == NULL) return tl_error_nomem(err);
+    tl_query_columns(e, e->query_text, p->t, fields);
+    tl_status st = TL_OK;
+    *ok = true;
+    for (size_t i = 0; st == TL_OK && *ok && i < p->n; i++) {
+        file_plan *fp = &p->files[i];
+        fp->out = &files[i];
+        st = tl_footer_get(e, files[i].path, &fp->fe, err);
+        if (st == TL_OK) *ok = same_schema(&p->files[0].fe->schema, &fp->fe->schema);
+        if (st == TL_OK && *ok) st = plan_file(p, fp, fields, chosen, total, err);
+    }
+    free(fields);
+    return st;
+}
+
+tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_file *files,
+                            size_t n, const tl_scan_filter *filters, size_t n_filters, int64_t *id,
+                            tl_error *err)
+{
+    *id = 0;
+    mode m = mode_of_env();
+    /* Beyond the footer cache's size, read_parquet (which keeps its own) does
+     * as well, without holding as many files open. */
+    if (m == MODE_OFF || n == 0 || n_filters == 0 || n > TL_FOOTER_CACHE_MAX) return TL_OK;
+    for (size_t i = 0; i < n; i++) {
+        files[i].row_groups_total = files[i].row_groups_read = 0;
+        files[i].bytes_read = files[i].rows_read = 0;
+    }
+    plan p = {t, calloc(n, sizeof *p.files), n, filters, n_filters};
+    if (p.files == NULL) return tl_error_nomem(err);
+    tl_footer_cache_begin(e);
+    bool ok = false;
+    int64_t chosen = 0, total = 0;
+    tl_status st = plan_files(e, &p, files, &ok, &chosen, &total, err);
+    /* Pages hold neighbours of the rows wanted: the values of the filtered
+     * columns tell them apart, unless the pages are most of the rows. */
+    if (st == TL_OK && ok && (m == MODE_ALWAYS || chosen <= total / 4 * 3)) {
+        st = tl_parallel_run(n, threads_for(n), true, refine_file, &p, err);
+        chosen = 0;
+        for (size_t i = 0; st == TL_OK && i < n; i++) chosen += files[i].rows_read;
+    }
+    if (st == TL_OK && ok && m == MODE_AUTO)
+        ok = chosen <= total / 4 && chosen <= TL_SELECTIVE_MAX_ROWS;
+    if (st == TL_OK && ok) st = tl_parallel_run(n, threads_for(n), true, decode_file, &p, err);
+    /* A file our reader cannot decode (a codec, an encoding it lacks) is
+     * left to read_parquet. */
+    if (st == TL_ERR_INVALID) {
+        st = TL_OK;
+        ok = false;
+    }
+    tl_rowset *rs = NULL;
+    if (st == TL_OK && ok) st = make_rowset(&p, &rs, err);
+    if (st == TL_OK && ok) st = tl_rowsets_add(e, rs, id, err);
+    plan_free(&p);
+    tl_footer_cache_end(e);
+    return st;
+}

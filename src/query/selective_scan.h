@@ -1,0 +1,40 @@
+/* The selective scan of a table reference: when a query's filters (time
+ * ranges, series keys) select a small part of the rows of the files left
+ * after file pruning, Timelake decodes just those rows itself and hands them
+ * to DuckDB (rows_function.h) instead of a read_parquet of whole files.
+ *
+ * For each local file: the footer (footer_cache.h), the row groups and
+ * pages that may match (page_select.h), then, when the rows chosen are at
+ * most a quarter of the files' rows and TL_SELECTIVE_MAX_ROWS, the data
+ * pages holding them of only the columns the query uses (query_columns.h),
+ * sliced to those rows; files are decoded in parallel. The rows are a
+ * superset of those the query's WHERE keeps (DuckDB still applies it).
+ *
+ * Declined (the caller reads the files with read_parquet) when the files'
+ * schemas differ or hold a type the rows function does not map, or when our
+ * reader finds one it cannot decode (TL_ERR_INVALID). The
+ * environment variable TL_SELECTIVE_SCAN=off|always overrides the rule (for
+ * tests and benchmarks). */
+#ifndef TL_QUERY_SELECTIVE_SCAN_H
+#define TL_QUERY_SELECTIVE_SCAN_H
+
+#include <stdbool.h>
+
+#include "query/engine.h"
+#include "query/scan.h"
+
+#define TL_SELECTIVE_MAX_ROWS 2000000
+
+/* What the scan read of one file. */
+typedef struct tl_selective_file {
+    const char *path;                                                 /* in: a local path */
+    int64_t row_groups_total, row_groups_read, bytes_read, rows_read; /* out */
+} tl_selective_file;
+
+/* On success *id is the rowset to scan (rows_function.h), or 0 when the scan
+ * is declined. n_filters > 0. */
+tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_file *files,
+                            size_t n, const tl_scan_filter *filters, size_t n_filters, int64_t *id,
+                            tl_error *err);
+
+#endif

@@ -1,0 +1,376 @@
+/* Reading chosen rows of a column chunk through its page index
+ * (tl_parquet_reader_read_rows) against decoding the whole chunk, on files
+ * our writer makes (pages aligned on row boundaries across columns) and on
+ * files pyarrow makes (tests/data/parquet/make_pages.py: pages cut by size,
+ * nulls, dictionary and plain pages, data page v1 and v2); and page
+ * selection (tl_page_select) against the rows a filter really wants. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "arrow/array.h"
+#include "formats/parquet/parquet_reader.h"
+#include "formats/parquet/parquet_writer.h"
+#include "query/page_select.h"
+#include "query/row_refine.h"
+#include "table/table_internal.h"
+#include "test_arrow_helpers.h"
+
+static int load(const char *name, tl_buf *out)
+{
+    char path[1024];
+    const char *here = __FILE__, *slash = strrchr(here, '/');
+    int dir = slash ? (int)(slash - here) : 1;
+    snprintf(path, sizeof path, "%.*s/../data/parquet/%s", dir, slash ? here : ".", name);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return -1;
+    uint8_t chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(out, chunk, n);
+    fclose(f);
+    return 0;
+}
+
+static bool same_value(const tl_array_view *a, int64_t i, const tl_array_view *b, int64_t j)
+{
+    bool na = tl_view_is_null(a, i), nb = tl_view_is_null(b, j);
+    if (na || nb) return na == nb;
+    if (a->type.id == TL_ATYPE_BOOL)
+        return tl_bit_get(a->values, a->offset + i) == tl_bit_get(b->values, b->offset + j);
+    if (tl_atype_is_varbinary(a->type.id)) {
+        int64_t la, lb;
+        const uint8_t *x = tl_view_bytes(a, i, &la), *y = tl_view_bytes(b, j, &lb);
+        return la == lb && (la == 0 || memcmp(x, y, (size_t)la) == 0);
+    }
+    size_t w = (size_t)tl_arrow_type_bit_width(&a->type) / 8;
+    return memcmp((const uint8_t *)a->values + (size_t)(a->offset + i) * w,
+                  (const uint8_t *)b->values + (size_t)(b->offset + j) * w, w) == 0;
+}
+
+/* Reads the ranges of one column and compares them with the whole chunk;
+ * returns the bytes read. */
+static int64_t check_ranges(tl_parquet_reader *r, const struct ArrowSchema *schema, int rg, int col,
+                            const tl_pq_row_range *ranges, size_t n)
+{
+    tl_error err;
+    struct ArrowArray whole = {0}, part = {0};
+    int64_t bytes = 0;
+    CHECK_OK(tl_parquet_reader_read_row_group(r, rg, &col, 1, &whole, &err), &err);
+    CHECK_OK(tl_parquet_reader_read_rows(r, rg, col, ranges, n, &part, &bytes, &err), &err);
+    if (whole.release == NULL || part.release == NULL) {
+        tl_array_release(&whole);
+        tl_array_release(&part);
+        return 0;
+    }
+    tl_array_view a, b;
+    CHECK_OK(tl_array_view_init(&a, schema->children[col], whole.children[0], &err), &err);
+    CHECK_OK(tl_array_view_init(&b, schema->children[col], &part, &err), &err);
+    int64_t at = 0, bad = 0;
+    for (size_t k = 0; k < n; k++)
+        for (int64_t i = ranges[k].start; i < ranges[k].end; i++)
+            bad += !same_value(&a, i, &b, at++);
+    CHECK_INT(part.length, at);
+    CHECK_INT(bad, 0);
+    int64_t nulls = 0;
+    for (int64_t i = 0; i < part.length; i++) nulls += tl_view_is_null(&b, i);
+    CHECK_INT(part.null_count, nulls);
+    tl_array_view_free(&a);
+    tl_array_view_free(&b);
+    tl_array_release(&whole);
+    tl_array_release(&part);
+    return bytes;
+}
+
+/* Random sorted disjoint ranges inside [0, rows). */
+static size_t random_ranges(uint64_t *seed, int64_t rows, tl_pq_row_range *out, size_t max)
+{
+    size_t n = 0;
+    int64_t at = (int64_t)(trand(seed) % (uint64_t)rows);
+    while (n < max && at < rows) {
+        int64_t len = 1 + (int64_t)(trand(seed) % 40);
+        if (at + len > rows) len = rows - at;
+        out[n++] = (tl_pq_row_range){at, at + len};
+        at += len + 1 + (int64_t)(trand(seed) % 60);
+    }
+    return n;
+}
+
+static void check_file(const uint8_t *data, size_t len)
+{
+    tl_parquet_source src;
+    tl_parquet_source_from_memory(&src, data, len);
+    tl_parquet_reader *r = NULL;
+    tl_error err;
+    CHECK_OK(tl_parquet_reader_open(&src, &r, &err), &err);
+    if (r == NULL) return;
+    struct ArrowSchema schema;
+    CHECK_OK(tl_parquet_reader_schema(r, &schema, &err), &err);
+    uint64_t seed = 42;
+    for (int g = 0; g < tl_parquet_reader_num_row_groups(r); g++) {
+        int64_t rows = tl_parquet_reader_row_group_rows(r, g);
+        for (int c = 0; c < tl_parquet_reader_num_columns(r); c++) {
+            tl_pq_row_range all = {0, rows}, first = {0, 1}, last = {rows - 1, rows};
+            check_ranges(r, &schema, g, c, &all, 1);
+            int64_t one = check_ranges(r, &schema, g, c, &first, 1);
+            check_ranges(r, &schema, g, c, &last, 1);
+            const tl_pq_column_chunk *cc = &tl_parquet_reader_meta(r)->row_groups[g].columns[c];
+            tl_pq_column_index ci;
+            tl_pq_offset_index oi;
+            CHECK_OK(tl_parquet_reader_page_index(r, g, c, &ci, &oi, &err), &err);
+            if (oi.n_pages > 1) CHECK(one < cc->meta.total_compressed_size); /* pages skipped */
+            for (int k = 0; k < 20; k++) {
+                tl_pq_row_range ranges[16];
+                size_t n = random_ranges(&seed, rows, ranges, 16);
+                check_ranges(r, &schema, g, c, ranges, n);
+            }
+        }
+    }
+    /* Bad ranges are refused. */
+    struct ArrowArray out;
+    int64_t bytes = 0;
+    tl_pq_row_range bad[2] = {{5, 10}, {8, 12}};
+    CHECK(tl_parquet_reader_read_rows(r, 0, 0, bad, 2, &out, &bytes, &err) == TL_ERR_INVALID);
+    tl_pq_row_range past = {0, tl_parquet_reader_row_group_rows(r, 0) + 1};
+    CHECK(tl_parquet_reader_read_rows(r, 0, 0, &past, 1, &out, &bytes, &err) == TL_ERR_INVALID);
+    tl_schema_release(&schema);
+    tl_parquet_reader_free(r);
+}
+
+static void test_pyarrow_pages(void)
+{
+    const char *names[] = {"pyarrow_pages_v1.parquet", "pyarrow_pages_v2.parquet"};
+    for (size_t i = 0; i < 2; i++) {
+        tl_buf file = {0};
+        CHECK(load(names[i], &file) == 0);
+        check_file(file.data, file.len);
+        tl_buf_free(&file);
+    }
+}
+
+enum { N = 1000 };
+
+static void test_our_pages(void)
+{
+    tl_error err;
+    struct ArrowSchema schema;
+    struct ArrowArray batch;
+    CHECK_OK(tl_schema_init(&schema, "+s", NULL, 0, 4, &err), &err);
+    CHECK_OK(tl_schema_init(schema.children[0], "l", "id", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    CHECK_OK(tl_schema_init(schema.children[1], "u", "key", 0, 0, &err), &err);
+    CHECK_OK(tl_schema_init(schema.children[2], "g", "v", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    CHECK_OK(tl_schema_init(schema.children[3], "tsu:UTC", "ts", 0, 0, &err), &err);
+    static int64_t ids[N], times[N];
+    static double vals[N];
+    static char idn[N], vn[N], names[N][16];
+    static const char *keys[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = i * 11 - 300;
+        idn[i] = i % 6 == 1;
+        vals[i] = i * 0.5;
+        vn[i] = i % 4 == 0;
+        times[i] = 1700000000000000 + (int64_t)i * 1000000;
+        snprintf(names[i], sizeof names[i], "host_%03d", i / 37);
+        keys[i] = names[i];
+    }
+    tcol c[4];
+    tcol_ints(&c[0], "l", ids, idn, N);
+    tcol_strs(&c[1], "u", keys, N);
+    tcol_doubles(&c[2], "g", vals, vn, N);
+    tcol_ints(&c[3], "tsu:UTC", times, NULL, N);
+    CHECK_OK(tl_array_init(&batch, 1, 4, &err), &err);
+    batch.length = N;
+    for (int i = 0; i < 4; i++) {
+        tl_array_move(&c[i].array, batch.children[i]);
+        tcol_free(&c[i]);
+    }
+    for (int enc = 0; enc < 2; enc++) {
+        tl_parquet_write_options o = {.codec = TL_PARQUET_ZSTD,
+                                      .page_rows = 7,
+                                      .row_group_rows = 300,
+                                      .write_page_index = true,
+                                      .encodings = enc,
+                                      .threads = 1};
+        tl_parquet_writer *w = NULL;
+        tl_buf file = {0};
+        CHECK_OK(tl_parquet_writer_open(&schema, &o, &w, &err), &err);
+        CHECK_OK(tl_parquet_writer_write(w, &batch, &err), &err);
+        CHECK_OK(tl_parquet_writer_finish(w, &file, NULL, &err), &err);
+        tl_parquet_writer_free(w);
+        check_file(file.data, file.len);
+        tl_buf_free(&file);
+    }
+    tl_array_release(&batch);
+    tl_schema_release(&schema);
+}
+
+/* ---- Page selection ---- */
+
+static const int64_t T0 = 1767225600000000; /* 2026-01-01 */
+
+static tl_table *make_table(tl_lake **lake, struct ArrowSchema *schema)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/pages-lake", unit_tmpdir());
+    tl_error err;
+    CHECK_OK(tl_lake_open(dir, NULL, lake, &err), &err);
+    CHECK_OK(tl_schema_init(schema, "+s", NULL, 0, 2, &err), &err);
+    CHECK_OK(tl_schema_init(schema->children[0], "tsu:UTC", "time", 0, 0, &err), &err);
+    CHECK_OK(tl_schema_init(schema->children[1], "u", "host", 0, 0, &err), &err);
+    const char *key[] = {"host"};
+    tl_table_options opts = {.time_column = "time",
+                             .series_key = key,
+                             .series_key_len = 1,
+                             .dedup = -1,
+                             .ingest_time = -1};
+    tl_table *t = NULL;
+    CHECK_OK(tl_lake_create_table(*lake, "m.cpu", schema, &opts, &t, &err), &err);
+    return t;
+}
+
+/* Rows sorted by (host, time): host h<i / 25>, time T0 + (i % 25) s. */
+static void write_sorted(const tl_table *t, const struct ArrowSchema *schema, tl_buf *out)
+{
+    tl_error err;
+    static int64_t times[N];
+    static char names[N][8];
+    static const char *hosts[N];
+    for (int i = 0; i < N; i++) {
+        times[i] = T0 + (int64_t)(i % 25) * 1000000;
+        snprintf(names[i], sizeof names[i], "h%02d", i / 25);
+        hosts[i] = names[i];
+    }
+    tcol c0, c1;
+    tcol_ints(&c0, "tsu:UTC", times, NULL, N);
+    tcol_strs(&c1, "u", hosts, N);
+    struct ArrowArray batch;
+    CHECK_OK(tl_array_init(&batch, 1, 2, &err), &err);
+    batch.length = N;
+    tl_array_move(&c0.array, batch.children[0]);
+    tl_array_move(&c1.array, batch.children[1]);
+    tcol_free(&c0);
+    tcol_free(&c1);
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    int32_t ids[2] = {s->fields[0].id, s->fields[1].id};
+    tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED,
+                                  .page_rows = 10,
+                                  .row_group_rows = 200,
+                                  .field_ids = ids,
+                                  .write_page_index = true,
+                                  .threads = 1};
+    tl_parquet_writer *w = NULL;
+    CHECK_OK(tl_parquet_writer_open(schema, &o, &w, &err), &err);
+    CHECK_OK(tl_parquet_writer_write(w, &batch, &err), &err);
+    CHECK_OK(tl_parquet_writer_finish(w, out, NULL, &err), &err);
+    tl_parquet_writer_free(w);
+    tl_array_release(&batch);
+}
+
+/* The ranges of every row group, as "g:start-end ..." */
+static bool refine; /* selected(): narrowed to rows too */
+
+static void selected(const tl_table *t, tl_parquet_reader *r, const tl_scan_filter *f, size_t n,
+                     char *out, size_t size, int64_t *rows)
+{
+    tl_error err;
+    size_t at = 0;
+    out[0] = '\0';
+    *rows = 0;
+    for (int g = 0; g < tl_parquet_reader_num_row_groups(r); g++) {
+        tl_row_ranges rr = {0};
+        int64_t bytes = 0;
+        bool read[2] = {false, false};
+        CHECK_OK(tl_page_select(t, r, g, f, n, &rr, &err), &err);
+        if (refine && rr.n > 0) { /* reads the time and key pages of the ranges */
+            CHECK_OK(tl_row_refine(t, r, g, f, n, &rr, &bytes, read, &err), &err);
+            CHECK(read[0] == (f->has_lo || f->has_hi || (n > 1 && (f[1].has_lo || f[1].has_hi))));
+            CHECK(read[1] == (f->has_keys || (n > 1 && f[1].has_keys)));
+            CHECK(bytes > 0);
+        }
+        for (size_t k = 0; k < rr.n; k++)
+            at += (size_t)snprintf(out + at, size - at, "%s%d:%lld-%lld", at ? " " : "", g,
+                                   (long long)rr.r[k].start, (long long)rr.r[k].end);
+        *rows += tl_row_ranges_rows(&rr);
+        tl_row_ranges_free(&rr);
+    }
+}
+
+/* Every row the filter wants (host h<i / 25>, second i % 25) is selected. */
+static void check_superset(const tl_table *t, tl_parquet_reader *r, const tl_scan_filter *f)
+{
+    tl_error err;
+    for (int g = 0; g < tl_parquet_reader_num_row_groups(r); g++) {
+        tl_row_ranges rr = {0};
+        CHECK_OK(tl_page_select(t, r, g, f, 1, &rr, &err), &err);
+        for (int j = 0; j < 200; j++) {
+            int64_t time = T0 + (int64_t)((g * 200 + j) % 25) * 1000000;
+            if ((f->has_lo && time < f->lo) || (f->has_hi && time > f->hi)) continue;
+            bool in = false;
+            for (size_t k = 0; k < rr.n; k++) in |= rr.r[k].start <= j && j < rr.r[k].end;
+            CHECK(in);
+        }
+        tl_row_ranges_free(&rr);
+    }
+}
+
+static void test_page_select(void)
+{
+    tl_lake *lake = NULL;
+    struct ArrowSchema schema;
+    tl_table *t = make_table(&lake, &schema);
+    tl_buf file = {0};
+    write_sorted(t, &schema, &file);
+    tl_parquet_source src;
+    tl_parquet_source_from_memory(&src, file.data, file.len);
+    tl_parquet_reader *r = NULL;
+    tl_error err;
+    CHECK_OK(tl_parquet_reader_open(&src, &r, &err), &err);
+    char got[512];
+    int64_t rows;
+    /* h03: rows 75..99 of row group 0, on pages 70-80 .. 90-100. */
+    char *k3[] = {"h03"};
+    tl_scan_filter key = {.has_keys = true, .keys = k3, .n_keys = 1};
+    selected(t, r, &key, 1, got, sizeof got, &rows);
+    CHECK_STR(got, "0:70-100");
+    /* h07 and h08 (rows 175..224) span two row groups; "h99" matches nothing. */
+    char *k78[] = {"h08", "h07", "h99"};
+    tl_scan_filter keys = {.has_keys = true, .keys = k78, .n_keys = 3};
+    selected(t, r, &keys, 1, got, sizeof got, &rows);
+    CHECK_STR(got, "0:170-200 1:0-30");
+    /* Time: seconds 22..24 of every host; pages whose time range misses them go. */
+    tl_scan_filter late = {.has_lo = true, .lo = T0 + 22 * 1000000};
+    selected(t, r, &late, 1, got, sizeof got, &rows);
+    CHECK(rows < N);
+    check_superset(t, r, &late);
+    /* Key and time together: the intersection; two references: the union. */
+    tl_scan_filter both = key;
+    both.has_hi = true;
+    both.hi = T0 + 4 * 1000000; /* h03 seconds 0..4: rows 75..79, page 70-80 */
+    selected(t, r, &both, 1, got, sizeof got, &rows);
+    CHECK_STR(got, "0:70-80");
+    tl_scan_filter two[2] = {both, keys};
+    selected(t, r, two, 2, got, sizeof got, &rows);
+    CHECK_STR(got, "0:70-80 0:170-200 1:0-30");
+    /* Narrowed to rows by the values themselves. */
+    refine = true;
+    selected(t, r, &key, 1, got, sizeof got, &rows);
+    CHECK_STR(got, "0:75-100");
+    selected(t, r, &keys, 1, got, sizeof got, &rows);
+    CHECK_STR(got, "0:175-200 1:0-25");
+    selected(t, r, &both, 1, got, sizeof got, &rows);
+    CHECK_STR(got, "0:75-80");
+    selected(t, r, two, 2, got, sizeof got, &rows);
+    CHECK_STR(got, "0:75-80 0:175-200 1:0-25");
+    selected(t, r, &late, 1, got, sizeof got, &rows);
+    CHECK_INT(rows, N / 25 * 3); /* seconds 22, 23 and 24 of every host */
+    refine = false;
+    /* No restriction at all: everything. */
+    tl_scan_filter none = {0};
+    selected(t, r, &none, 1, got, sizeof got, &rows);
+    CHECK_INT(rows, N);
+    tl_parquet_reader_free(r);
+    tl_buf_free(&file);
+    tl_schema_release(&schema);
+    tl_table_close(t);
+    tl_lake_close(lake);
+}
+
+UNIT_TESTS(UNIT(test_pyarrow_pages), UNIT(test_our_pages), UNIT(test_page_select))
