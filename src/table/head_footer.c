@@ -66,15 +66,14 @@ tl_status tl_head_footer_fetch(const tl_table *t, const char *url, uint64_t size
     uint64_t meta = 0;
     tl_status st = tl_store_get_range(t->lake->store, key, size - tail, tail, b, err);
     if (st == TL_OK) st = tl_pq_footer_len(b + tail - 8, size, &meta, err);
-    size_t fs = (size_t)meta + 8;
-    if (st == TL_OK && fs > tail) { /* a long footer: its start too */
-        if (tl_buf_reserve(out, fs) != 0) st = tl_error_nomem(err);
-        if (st == TL_OK)
-            st = tl_store_get_range(t->lake->store, key, size - fs, fs - tail, out->data, err);
-        if (st == TL_OK) out->len = fs - tail;
-        fs = tail;
-    }
-    if (st == TL_OK && tl_buf_append(out, b + tail - fs, fs) != 0) st = tl_error_nomem(err);
+    /* Its 4-byte length is the file's word: a second read for a longer
+     * footer would cost a round trip the append has not got, and the
+     * length may claim most of a large file. */
+    if (st == TL_OK && meta + 8 > tail)
+        st = tl_error_set(err, TL_ERR_INVALID, "%s: a Parquet footer of %llu bytes is not carried",
+                          url, (unsigned long long)meta);
+    if (st == TL_OK && tl_buf_append(out, b + tail - (meta + 8), (size_t)meta + 8) != 0)
+        st = tl_error_nomem(err);
     free(b);
     return st;
 }

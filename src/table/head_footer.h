@@ -35,9 +35,10 @@ tl_status tl_head_footer_keep(const tl_table *t, const char *url, const void *da
                               tl_head_objects *o, tl_error *err);
 
 /* Reads the footer of the data file at url, of `size` bytes as its manifest
- * entry says, from the store into out (empty): its last TL_HEAD_FOOTER_TAIL
- * bytes and, for a longer footer, the rest. For the footers of live files
- * that no head or commit carried (head_write.c). */
+ * entry says, from the store into out (empty), in one read of its last
+ * TL_HEAD_FOOTER_TAIL bytes; a longer footer is refused (TL_ERR_INVALID).
+ * For the footers of live files that no head or commit carried
+ * (head_write.c). */
 tl_status tl_head_footer_fetch(const tl_table *t, const char *url, uint64_t size, tl_buf *out,
                                tl_error *err);
 

@@ -33,6 +33,7 @@ struct tl_head_job {
     tl_head h;
     tl_buf bytes;
     tl_status st;
+    bool no_large; /* no live data file of the snapshot is large enough for a footer */
     char key[sizeof((tl_qname *)0)->key + 64];
     /* The background thread's hand-over. */
     bool threaded, built, go, cancel;
@@ -236,7 +237,9 @@ static tl_status add_footers_from(const tl_head_objects *from, const live_set *l
  * handle read a trusted head), read from the files in parallel while the
  * commit's uploads are in flight. The head carries them from then on, so a
  * file's footer is read at most once per gap, and only while the budget
- * has room for a footer read whole (TL_HEAD_FOOTER_TAIL). */
+ * has room for a footer read whole (TL_HEAD_FOOTER_TAIL). One GET each, and
+ * FETCH_THREADS of them at most, in one wave: a commit pays one round trip
+ * for them at most, however many are missing; later commits read the rest. */
 typedef struct footer_fetch {
     const tl_table *t;
     const live_file **files;
@@ -269,7 +272,7 @@ static tl_status add_missing_footers(const tl_head_job *j, const live_set *live,
         if ((uint64_t)l->size < TL_HEAD_FOOTER_MIN_FILE ||
             tl_head_footer_url(l->path, url, sizeof url) == NULL || tl_head_objects_find(o, url))
             continue;
-        if (total + TL_HEAD_FOOTER_TAIL > TL_HEAD_MAX_BYTES) break;
+        if (f.n == FETCH_THREADS || total + TL_HEAD_FOOTER_TAIL > TL_HEAD_MAX_BYTES) break;
         total += TL_HEAD_FOOTER_TAIL;
         f.files[f.n++] = l;
     }
@@ -288,16 +291,39 @@ static tl_status add_missing_footers(const tl_head_job *j, const live_set *live,
     return st;
 }
 
-/* The footers of live large data files, newest first: this commit's, then
- * those the handle holds, then those read from the files. */
-static tl_status add_footers(const tl_head_job *j, tl_head_objects *o, tl_error *err)
+static bool has_footers(const tl_head_objects *o)
 {
+    for (size_t i = 0; o && i < o->n; i++)
+        if (is_footer(o->items[i].url)) return true;
+    return false;
+}
+
+static bool any_large(const live_set *live)
+{
+    for (size_t i = 0; i < live->n; i++)
+        if (live->items[i].size >= (int64_t)TL_HEAD_FOOTER_MIN_FILE) return true;
+    return false;
+}
+
+/* The footers of live large data files, newest first: this commit's, then
+ * those the handle holds, then those read from the files; *no_large when
+ * there are none. A table of small files is spared the parse of every
+ * manifest on every commit: its handle knows its version has none, and
+ * this commit adds none. */
+static tl_status add_footers(const tl_head_job *j, tl_head_objects *o, bool *no_large,
+                             tl_error *err)
+{
+    if (j->t->no_large_files && !has_footers(j->fresh)) {
+        *no_large = true;
+        return TL_OK;
+    }
     tl_ice_manifest_file *mfs = NULL;
     size_t n = 0;
     TL_TRY(tl_ice_manifest_list_read(j->list->data, j->list->len, &mfs, &n, err));
     live_set live = {0};
     tl_status st = TL_OK;
     if (live_files(o, mfs, n, &live)) {
+        *no_large = !any_large(&live);
         st = add_footers_from(j->fresh, &live, o, err);
         if (st == TL_OK) st = add_footers_from(j->t->head_objects, &live, o, err);
         if (st == TL_OK) st = add_missing_footers(j, &live, o, err);
@@ -321,7 +347,7 @@ static tl_status build(tl_head_job *j, tl_error *err)
             lvi_url = NULL;
         }
         TL_TRY(add_index_and_manifests(j, lvi_url, &h->objects, err));
-        TL_TRY(add_footers(j, &h->objects, err));
+        TL_TRY(add_footers(j, &h->objects, &j->no_large, err));
     }
     return tl_head_encode(h, &j->bytes, err);
 }
@@ -403,6 +429,7 @@ void tl_head_job_finish(tl_table *t, tl_head_job *j, bool won)
         tl_head_objects_free(t->head_objects);
         t->head_objects = keep;
     }
+    if (won) t->no_large_files = keep && j->no_large;
     tl_head_clear(&j->h);
     tl_buf_free(&j->bytes);
     pthread_cond_destroy(&j->cond);

@@ -132,6 +132,7 @@ tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_e
     t->location = location;
     t->metadata_url = url;
     t->version = version;
+    t->no_large_files = false; /* until a head of this version says so */
     return TL_OK;
 }
 

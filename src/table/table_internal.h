@@ -33,6 +33,11 @@ struct tl_table {
      * head object this handle read or wrote (table/head.h), or NULL: reads
      * of these URLs are answered from memory. Kept across versions. */
     struct tl_head_objects *head_objects;
+    /* The head this handle wrote for `version` found no live data file
+     * large enough to carry a footer (head_footer.h): the next head need
+     * not look for one unless its commit adds one. False after any other
+     * change of version. */
+    bool no_large_files;
 };
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */
