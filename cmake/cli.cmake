@@ -14,7 +14,7 @@ if(TARGET timelake_cli)
   install(DIRECTORY ${TL_MAN_DIR}/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 FILES_MATCHING PATTERN "*.1")
 endif()
 
-set(TL_FUZZ_TARGETS fuzz_csv fuzz_ndjson fuzz_parquet)
+set(TL_FUZZ_TARGETS fuzz_csv fuzz_ndjson fuzz_parquet fuzz_sql)
 set(TL_FUZZ_CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus)
 find_program(TL_CLANG clang)
 if(TL_BUILD_TESTS AND TL_CLANG)
@@ -39,6 +39,9 @@ elseif(TL_BUILD_TESTS)
     string(REPLACE "fuzz_" "" kind ${name})
     add_executable(${name} fuzz/${name}.c fuzz/standalone_main.c)
     target_link_libraries(${name} PRIVATE timelake_static)
+    # fuzz_sql reaches into the query engine, whose header includes duckdb.h.
+    target_include_directories(${name} SYSTEM PRIVATE
+      $<TARGET_PROPERTY:timelake_obj,INTERFACE_INCLUDE_DIRECTORIES>)
     add_test(NAME ${name} COMMAND ${name} ${TL_FUZZ_CORPUS}/${kind})
   endforeach()
 endif()

@@ -1,5 +1,6 @@
 #include "query/sql_plan.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <strings.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ typedef struct walker {
     void *ctx;
     tl_sql_plan *plan;
     const json_t *root; /* the statement */
-    json_t *ctes;       /* CTEs seen: name -> definition (borrowed from the tree) */
+    json_t *ctes;       /* CTEs in scope: lowercased name -> definition (from the tree) */
     /* The filter and latest-only flag of each from_table that is a lake
      * table, found at its SELECT node before the walk reaches the table. */
     struct pending {
@@ -281,11 +282,60 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
 
 /* ---- The walk ---- */
 
+/* CTE names as DuckDB matches them: without regard to (ASCII) case. */
+static char *cte_key(const char *name)
+{
+    char *key = strdup(name);
+    for (char *c = key; c && *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    return key;
+}
+
+/* The CTE in scope named `name`, or NULL. */
+static const json_t *cte_named(const walker *w, const char *name)
+{
+    char *key = cte_key(name);
+    const json_t *cte = key ? json_object_get(w->ctes, key) : NULL;
+    free(key);
+    return cte;
+}
+
+/* Brings a CTE into scope; -1 when out of memory. */
+static int cte_enter(walker *w, const json_t *cte)
+{
+    char *key = cte_key(tl_js_str(cte, "key"));
+    int rc = key ? json_object_set(w->ctes, key, (json_t *)cte) : -1;
+    free(key);
+    return rc;
+}
+
+/* Whether a table reference names one of DuckDB's other catalogs (system,
+ * temp). Lake tables are views in its default one, "memory": written out,
+ * memory.ns.table is still a lake table, and must be resolved (and its view
+ * brought up to date) like ns.table. */
+static bool foreign_catalog(const json_t *ref)
+{
+    const char *catalog = tl_js_str(ref, "catalog_name");
+    return *catalog && strcasecmp(catalog, "memory") != 0;
+}
+
+/* Table functions that read tables named in their arguments' text, which
+ * the walk cannot see: they would read a view as an earlier query left it. */
+static tl_status check_table_function(const json_t *node, tl_error *err)
+{
+    const char *name = tl_js_str(json_object_get(node, "function"), "function_name");
+    if (strcasecmp(name, "query") == 0 || strcasecmp(name, "query_table") == 0)
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "%s() cannot read lake tables: name the tables in the query itself",
+                            name);
+    return TL_OK;
+}
+
 static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
 {
     const char *schema = tl_js_str(bt, "schema_name"), *table = tl_js_str(bt, "table_name");
-    if (*tl_js_str(bt, "catalog_name")) return TL_OK; /* DuckDB's own catalogs */
-    if (!*schema && json_object_get(w->ctes, table)) return TL_OK;
+    if (foreign_catalog(bt)) return TL_OK;
+    if (!*schema && cte_named(w, table)) return TL_OK;
     tl_sql_plan *p = w->plan;
     size_t i = 0;
     for (; i < p->n_refs; i++)
@@ -366,7 +416,7 @@ static tl_status note_first_only(walker *w, const json_t *node, tl_error *err)
     } else if (tl_js_is_type(from, "BASE_TABLE") && !*tl_js_str(from, "schema_name") &&
                !*tl_js_str(from, "catalog_name")) {
         const char *name = tl_js_str(from, "table_name");
-        const json_t *cte = json_object_get(w->ctes, name);
+        const json_t *cte = cte_named(w, name);
         size_t defs = 0, uses = 0;
         if (cte) count_named(w->root, name, &defs, &uses);
         /* WITH r(a, b) renames the columns: `rn` would then name another one. */
@@ -392,9 +442,9 @@ static tl_status prepare_select(walker *w, json_t *node, tl_error *err)
 {
     TL_TRY(note_first_only(w, node, err));
     json_t *from = json_object_get(node, "from_table");
-    if (!tl_js_is_type(from, "BASE_TABLE") || *tl_js_str(from, "catalog_name")) return TL_OK;
+    if (!tl_js_is_type(from, "BASE_TABLE") || foreign_catalog(from)) return TL_OK;
     const char *schema = tl_js_str(from, "schema_name"), *table = tl_js_str(from, "table_name");
-    if (!*schema && json_object_get(w->ctes, table)) return TL_OK;
+    if (!*schema && cte_named(w, table)) return TL_OK;
     tl_table *t = NULL;
     TL_TRY(w->lookup(w->ctx, schema, table, &t, err));
     if (t == NULL) return TL_OK;
@@ -416,6 +466,47 @@ static tl_status prepare_select(walker *w, json_t *node, tl_error *err)
     return TL_OK;
 }
 
+/* The members of a node other than its CTE definitions. */
+static tl_status walk_members(walker *w, json_t *node, tl_error *err)
+{
+    if (tl_js_is_type(node, "SELECT_NODE")) TL_TRY(prepare_select(w, node, err));
+    if (tl_js_is_type(node, "BASE_TABLE")) return add_ref(w, node, err);
+    if (tl_js_is_type(node, "TABLE_FUNCTION")) TL_TRY(check_table_function(node, err));
+    const char *k;
+    json_t *v;
+    json_object_foreach(node, k, v) if (strcmp(k, "cte_map") != 0) TL_TRY(walk(w, v, err));
+    return TL_OK;
+}
+
+/* A node defining CTEs, scoped as DuckDB binds them: the node itself sees
+ * all of them; the body of each sees those defined before it, and itself
+ * only when recursive (a name it does not see is a table's). */
+static tl_status walk_scoped(walker *w, json_t *node, const json_t *map, tl_error *err)
+{
+    json_t *outer = json_copy(w->ctes);
+    if (outer == NULL) return tl_error_nomem(err);
+    size_t i;
+    json_t *v;
+    tl_status st = TL_OK;
+    json_array_foreach(map, i, v) if (st == TL_OK && cte_enter(w, v) != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) st = walk_members(w, node, err);
+    json_object_clear(w->ctes);
+    if (json_object_update(w->ctes, outer) != 0 && st == TL_OK) st = tl_error_nomem(err);
+    json_array_foreach(map, i, v)
+    {
+        if (st != TL_OK) break;
+        json_t *body = json_object_get(json_object_get(v, "value"), "query");
+        bool recursive = tl_js_is_type(json_object_get(body, "node"), "RECURSIVE_CTE_NODE");
+        if (recursive && cte_enter(w, v) != 0) st = tl_error_nomem(err);
+        if (st == TL_OK) st = walk(w, json_object_get(v, "value"), err);
+        if (st == TL_OK && cte_enter(w, v) != 0) st = tl_error_nomem(err);
+    }
+    json_object_clear(w->ctes);
+    if (json_object_update(w->ctes, outer) != 0 && st == TL_OK) st = tl_error_nomem(err);
+    json_decref(outer);
+    return st;
+}
+
 static tl_status walk(walker *w, json_t *node, tl_error *err)
 {
     if (json_is_array(node)) {
@@ -425,15 +516,49 @@ static tl_status walk(walker *w, json_t *node, tl_error *err)
         return TL_OK;
     }
     if (!json_is_object(node)) return TL_OK;
-    json_t *ctes = json_object_get(json_object_get(node, "cte_map"), "map");
-    size_t i;
-    json_t *v;
-    json_array_foreach(ctes, i, v) json_object_set(w->ctes, tl_js_str(v, "key"), v);
-    if (tl_js_is_type(node, "SELECT_NODE")) TL_TRY(prepare_select(w, node, err));
-    if (tl_js_is_type(node, "BASE_TABLE")) return add_ref(w, node, err);
-    const char *k;
-    json_object_foreach(node, k, v) TL_TRY(walk(w, v, err));
-    return TL_OK;
+    const json_t *ctes = json_object_get(json_object_get(node, "cte_map"), "map");
+    if (json_array_size(ctes)) return walk_scoped(w, node, ctes, err);
+    return walk_members(w, node, err);
+}
+
+/* The serialized tree with each integer beyond int64 (a literal such as
+ * 18446744073709551615, which jansson cannot read) turned into a string:
+ * the value is then no integer literal to the walk, which leaves it alone. */
+static char *quote_big_integers(const char *text)
+{
+    tl_buf out = {0};
+    bool ok = true, in_string = false;
+    for (const char *p = text; ok && *p;) {
+        if (in_string || *p == '"') {
+            if (in_string && *p == '\\' && p[1]) {
+                ok = tl_buf_append(&out, p, 2) == 0;
+                p += 2;
+                continue;
+            }
+            in_string = *p == '"' ? !in_string : in_string;
+            ok = tl_buf_append_byte(&out, (uint8_t)*p++) == 0;
+            continue;
+        }
+        size_t n =
+            *p == '-' || (*p >= '0' && *p <= '9') ? strspn(p + (*p == '-'), "0123456789") : 0;
+        size_t len = n + (*p == '-');
+        bool integer = n > 0 && !strchr(".eE", p[len]);
+        if (integer && n >= 19) {
+            errno = 0;
+            (void)strtoll(p, NULL, 10);
+            if (errno == ERANGE) {
+                ok = tl_buf_printf(&out, "\"%.*s\"", (int)len, p) == 0;
+                p += len;
+                continue;
+            }
+        }
+        len = len ? len : 1;
+        ok = tl_buf_append(&out, p, len) == 0;
+        p += len;
+    }
+    ok = ok && tl_buf_append_byte(&out, 0) == 0;
+    if (!ok) tl_buf_free(&out);
+    return ok ? (char *)out.data : NULL;
 }
 
 /* The syntax tree of `query` (a new reference): DuckDB's parse, kept by
@@ -452,9 +577,11 @@ static tl_status syntax_tree(tl_query_engine *e, const char *query, json_t **out
     static const char unknown[] = "\"query_location\":18446744073709551615";
     for (char *p = text; p && (p = strstr(p, unknown)) != NULL;)
         memcpy(p, "\"query_location\":0                   ", sizeof unknown - 1);
-    json_error_t je;
-    json_t *doc = text ? json_loads(text, 0, &je) : NULL;
+    char *readable = text ? quote_big_integers(text) : NULL;
     free(text);
+    json_error_t je;
+    json_t *doc = readable ? json_loads(readable, 0, &je) : NULL;
+    free(readable);
     if (doc == NULL) return tl_error_set(err, TL_ERR_QUERY, "cannot read the query's syntax tree");
     char *copy = strdup(query);
     if (copy) {

@@ -94,6 +94,7 @@ static bool is_newest_window(const shape_ctx *x, const json_t *w)
         return false;
     const json_t *parts = json_object_get(w, "partitions");
     size_t n = json_array_size(parts);
+    if (n != x->t->contract.series_key.len) return false; /* (and p[] stays small) */
     const json_t *p[n + 1];
     for (size_t i = 0; i < n; i++) p[i] = json_array_get(parts, i);
     const json_t *orders = json_object_get(w, "orders");
@@ -314,7 +315,8 @@ static bool grouped_newest(const shape_ctx *x, const json_t *select, tl_strlist 
     size_t n = json_array_size(groups);
     if (n == 0 || !where_keys_only(x, select) || !is_null_or_absent(select, "having") ||
         !is_null_or_absent(select, "qualify") || json_array_size(sets) != 1 ||
-        json_array_size(json_array_get(sets, 0)) != n)
+        json_array_size(json_array_get(sets, 0)) != n ||
+        n != x->t->contract.series_key.len) /* (and g[] stays small) */
         return false;
     const json_t *g[n + 1];
     for (size_t i = 0; i < n; i++) g[i] = group_expr(select, json_array_get(groups, i));
