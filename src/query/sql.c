@@ -3,6 +3,7 @@
  * last-value index when the query only wants the newest row per series; then
  * let DuckDB run the query and stream its result as Arrow. */
 #include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 
 #include "query/engine.h"
@@ -53,6 +54,39 @@ static tl_table *take_preloaded(lookup_ctx *c, const char *full)
     return NULL;
 }
 
+/* SQL identifiers are case-insensitive (DuckDB's catalog and the
+ * reference's both fold them) while lake table names keep their case: a
+ * name no table has exactly resolves to the one table equal to it but for
+ * (ASCII) case. */
+static tl_status load_folded(lookup_ctx *c, const tl_qname *qn, tl_table **out, tl_error *err)
+{
+    char **names = NULL;
+    TL_TRY(tl_lake_list_tables(c->lake, &names, err));
+    const char *match = NULL;
+    size_t matches = 0;
+    for (char **n = names; *n; n++)
+        if (strcasecmp(*n, qn->full) == 0) {
+            match = *n;
+            matches++;
+        }
+    tl_status st = TL_OK;
+    tl_qname folded;
+    if (matches == 0)
+        st = tl_error_set(err, TL_ERR_NOT_FOUND, "table %s does not exist", qn->full);
+    else if (matches > 1)
+        st = tl_error_set(err, TL_ERR_INVALID,
+                          "table %s is ambiguous: %zu tables differ from it only in case; "
+                          "SQL cannot tell them apart",
+                          qn->full, matches);
+    else
+        st = tl_qname_parse(match, "default", &folded, err);
+    if (st == TL_OK) st = tl_table_load(c->lake, &folded, 0, out, err);
+    if (st == TL_ERR_NOT_FOUND && matches == 1) /* dropped meanwhile */
+        tl_error_set(err, TL_ERR_NOT_FOUND, "table %s does not exist", qn->full);
+    tl_strings_free(names);
+    return st;
+}
+
 static tl_status lookup(void *p, const char *schema, const char *table, tl_table **out,
                         tl_error *err)
 {
@@ -74,8 +108,7 @@ static tl_status lookup(void *p, const char *schema, const char *table, tl_table
     c->tables = ts;
     ts[c->n] = take_preloaded(c, qn.full);
     st = ts[c->n] ? TL_OK : tl_table_load(c->lake, &qn, 0, &ts[c->n], err);
-    if (st == TL_ERR_NOT_FOUND)
-        return tl_error_set(err, TL_ERR_NOT_FOUND, "table %s does not exist", qn.full);
+    if (st == TL_ERR_NOT_FOUND) st = load_folded(c, &qn, &ts[c->n], err);
     TL_TRY(st);
     *out = ts[c->n++];
     return TL_OK;

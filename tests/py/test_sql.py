@@ -331,6 +331,25 @@ def test_time_literals_prune_exactly(lake, lake_dir, filled, where):
     assert stats["files_read"] <= stats["files_total"]
 
 
+def test_table_names_in_sql_fold_case_as_identifiers_do(lake, lake_dir, filled):
+    """Unquoted SQL identifiers are case-insensitive; a name no table has
+    exactly finds the one table equal to it but for case, and two such
+    tables are an ambiguity, not a guess."""
+    q = "SELECT device_id, count(*) AS n FROM {} GROUP BY 1"
+    expected = rows(lake.sql(q.format("iot.readings")))
+    assert rows(lake.sql(q.format("IOT.Readings"))) == expected
+    assert rows(lake.sql(q.format("Readings"), namespace="iot")) == expected
+    assert expected == rows(oracle(lake_dir, q.format("iot.readings")))
+    lake.create_table("m.Cpu", SCHEMA, time_column="time", series_key=["device_id"])
+    assert lake.sql("SELECT count(*) AS n FROM m.cpu").to_pylist() == [{"n": 0}]
+    lake.create_table("m.CPU", SCHEMA, time_column="time", series_key=["device_id"])
+    assert lake.sql("SELECT count(*) AS n FROM m.CPU").to_pylist() == [{"n": 0}]  # exact wins
+    with pytest.raises(ValueError, match="ambiguous"):
+        lake.sql("SELECT count(*) FROM m.cpu")
+    with pytest.raises(KeyError, match="m.gpu"):
+        lake.sql("SELECT count(*) FROM m.gpu")
+
+
 def test_errors_are_clear_and_of_the_right_class(lake, filled):
     with pytest.raises(KeyError, match="iot.nope"):
         lake.sql("SELECT * FROM iot.nope")
