@@ -2,10 +2,12 @@
 (Python) over the same Parquet files, side by side in one run.
 
 usage: python bench/query/bench_query.py [--hosts 1000] [--hours 24] [--repeat 5]
-       [--row-group-limit N]
+       [--row-group-limit N] [--maintain]
        (the default, 1000 hosts x 24 hours, is the issue's size, ~8.6M rows)
 The table (hosts x 10 metrics every 10 s) is written by our library in hourly
-appends; then each query runs `repeat` times in each engine. Prints median ms
+appends, as they come (24 files), or with --maintain as the writer's inline
+maintenance (the default of an append) compacts them; then each query runs
+`repeat` times in each engine. Prints median ms
 and the ratios reference/ours and ours/DuckDB (ours/DuckDB below 1.5 is the goal).
 "DuckDB" is the Python duckdb of .venv; "duck144" is the same read_parquet SQL on
 the DuckDB release we embed (1.4.4), in a throwaway virtualenv this script makes
@@ -98,6 +100,17 @@ def raw_duckdb(files, qs, repeat):
     return run(lambda q: getattr(con.sql(q), fetch)(), qs, repeat)
 
 
+def live_files(work):
+    """The table's data files as pyiceberg plans them: after maintenance the
+    folder also holds replaced files until orphan removal."""
+    from pyiceberg.table import StaticTable
+
+    meta = max(glob.glob(f"{work}/tsbs/cpu/metadata/v*.metadata.json"),
+               key=lambda f: int(os.path.basename(f)[1:].split(".")[0]))
+    tasks = StaticTable.from_metadata(meta).scan().plan_files()
+    return sorted(task.file.file_path.removeprefix("file://") for task in tasks)
+
+
 def run(sql, qs, repeat):
     out = {}
     for name, q in qs.items():
@@ -112,6 +125,7 @@ def main():
     ap.add_argument("--hours", type=int, default=24)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--row-group-limit", type=int, help="write.parquet.row-group-limit of the table")
+    ap.add_argument("--maintain", action="store_true", help="append with inline maintenance (compacted files)")
     ap.add_argument("--lake", help=argparse.SUPPRESS)
     ap.add_argument("--raw", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -138,11 +152,11 @@ def main():
         t = lake.create_table("tsbs.cpu", first.schema, time_column="time", series_key=["hostname"],
                               properties=props)
         for hour in range(args.hours):
-            t.append(first if hour == 0 else hour_batch(args.hosts, hour), maintain=False)
+            t.append(first if hour == 0 else hour_batch(args.hosts, hour), maintain=args.maintain)
         rows = args.hosts * 360 * args.hours
         ours = run(lambda q: lake.sql(q, namespace="tsbs"), qs, args.repeat)
         ref = common.run_reference(__file__, "--lake", work, "--hosts", str(args.hosts), "--repeat", str(args.repeat))
-        files = sorted(glob.glob(f"{work}/tsbs/cpu/data/*/*.parquet"))
+        files = live_files(work)
         raw = raw_duckdb(files, qs, args.repeat)
         listing = Path(work) / "files.json"
         listing.write_text(json.dumps(files))
@@ -154,7 +168,8 @@ def main():
         import pyarrow.parquet as pq
 
         groups = sum(pq.ParquetFile(f).metadata.num_row_groups for f in files)
-        print(f"{rows:,} rows, {len(files)} files, {groups} row groups, {size / 1e6:.1f} MB; "
+        layout = "compacted by inline maintenance" if args.maintain else "as appended"
+        print(f"{rows:,} rows, {len(files)} files ({layout}), {groups} row groups, {size / 1e6:.1f} MB; "
               f"median of {args.repeat}; duckdb {duckdb.__version__}, duck144 = DuckDB {DUCK_EMBEDDED}")
         print(f"{'query':<24} {'ours ms':>9} {'ref ms':>9} {'duckdb ms':>10} {'duck144 ms':>11} {'ref/ours':>9} "
               f"{'ours/duckdb':>12} {'ours/duck144':>13}")
