@@ -9,21 +9,6 @@
 #include "formats/parquet/parquet_reader.h"
 #include "unit.h"
 
-static int load(const char *name, tl_buf *out)
-{
-    char path[1024];
-    const char *here = __FILE__, *slash = strrchr(here, '/');
-    int dir = slash ? (int)(slash - here) : 1;
-    snprintf(path, sizeof path, "%.*s/../data/parquet/%s", dir, slash ? here : ".", name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return -1;
-    uint8_t chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(out, chunk, n);
-    fclose(f);
-    return 0;
-}
-
 static int find_column(const struct ArrowSchema *s, const char *name)
 {
     for (int64_t i = 0; i < s->n_children; i++)
@@ -61,7 +46,7 @@ static void check_row(const struct ArrowArray *b, const int *col, int64_t r, int
 static void check_file(const char *name, const char *ts_format, int row_groups)
 {
     tl_buf file = {0};
-    if (load(name, &file) != 0) {
+    if (unit_read_data("parquet", name, &file) != 0) {
         unit_fail(__FILE__, __LINE__, "cannot read %s", name);
         return;
     }
@@ -145,7 +130,7 @@ static void test_duckdb_v2(void)
 static void test_bad_requests(void)
 {
     tl_buf file = {0};
-    CHECK(load("duckdb_v2.parquet", &file) == 0);
+    CHECK(unit_read_data("parquet", "duckdb_v2.parquet", &file) == 0);
     tl_parquet_source src;
     tl_parquet_source_from_memory(&src, file.data, file.len);
     tl_parquet_reader *r;

@@ -15,21 +15,6 @@
 #include "table/table_internal.h"
 #include "test_arrow_helpers.h"
 
-static int load(const char *name, tl_buf *out)
-{
-    char path[1024];
-    const char *here = __FILE__, *slash = strrchr(here, '/');
-    int dir = slash ? (int)(slash - here) : 1;
-    snprintf(path, sizeof path, "%.*s/../data/parquet/%s", dir, slash ? here : ".", name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return -1;
-    uint8_t chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(out, chunk, n);
-    fclose(f);
-    return 0;
-}
-
 static bool same_value(const tl_array_view *a, int64_t i, const tl_array_view *b, int64_t j)
 {
     bool na = tl_view_is_null(a, i), nb = tl_view_is_null(b, j);
@@ -140,7 +125,7 @@ static void test_pyarrow_pages(void)
     const char *names[] = {"pyarrow_pages_v1.parquet", "pyarrow_pages_v2.parquet"};
     for (size_t i = 0; i < 2; i++) {
         tl_buf file = {0};
-        CHECK(load(names[i], &file) == 0);
+        CHECK(unit_read_data("parquet", names[i], &file) == 0);
         check_file(file.data, file.len);
         tl_buf_free(&file);
     }

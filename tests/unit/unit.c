@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/buf.h"
+
 int unit_failures;
 
 void unit_fail(const char *file, int line, const char *fmt, ...)
@@ -28,6 +30,22 @@ const char *unit_tmpdir(void)
     snprintf(path, sizeof path, "%s/unit-%d", base, (int)getpid());
     mkdir(path, 0755);
     return path;
+}
+
+int unit_read_data(const char *dir, const char *name, tl_buf *out)
+{
+    char path[1024];
+    const char *here = __FILE__, *slash = strrchr(here, '/');
+    int len = slash ? (int)(slash - here) : 1;
+    snprintf(path, sizeof path, "%.*s/../data/%s/%s", len, slash ? here : ".", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return -1;
+    uint8_t chunk[4096];
+    size_t n;
+    int rc = 0;
+    while (rc == 0 && (n = fread(chunk, 1, sizeof chunk, f)) > 0) rc = tl_buf_append(out, chunk, n);
+    fclose(f);
+    return rc == 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv)

@@ -25,6 +25,11 @@ void unit_fail(const char *file, int line, const char *fmt, ...);
 /* A scratch directory unique to this process, created on first use. */
 const char *unit_tmpdir(void);
 
+/* Appends the bytes of tests/data/<dir>/<name> to *out (the caller frees
+ * it); -1 when the file cannot be read. */
+struct tl_buf;
+int unit_read_data(const char *dir, const char *name, struct tl_buf *out);
+
 #define UNIT(fn)                                                                                   \
     {                                                                                              \
 #fn, fn                                                                                    \
