@@ -2,14 +2,12 @@
 crashed, each checked against an independent oracle (DuckDB over the table's
 own Parquet files, deduplicated by the latest write)."""
 import datetime as dt
-import glob
 import random
 
-import duckdb
 import pyarrow as pa
 import pytest
 
-from test_sql import SCHEMA, T0, batch  # the same generated readings
+from test_sql import SCHEMA, T0, batch, oracle  # the same readings and oracle
 
 
 @pytest.fixture
@@ -20,17 +18,6 @@ def filled(lake):
     t.append(batch(rng, 200))
     yield t
     t.close()
-
-
-def oracle(lake_dir, query):
-    files = sorted(glob.glob(f"{lake_dir}/iot/readings/data/*/*.parquet"))
-    con = duckdb.connect()
-    con.execute("SET TimeZone='UTC'")
-    con.execute(f"""CREATE VIEW readings AS SELECT * EXCLUDE (rn, file_row_number) FROM (
-        SELECT *, row_number() OVER (PARTITION BY device_id, time
-               ORDER BY _ingest_ts DESC, file_row_number DESC) rn
-        FROM read_parquet({files!r}, file_row_number=true, hive_partitioning=false)) WHERE rn = 1""")
-    return con.sql(query.replace("iot.readings", "readings")).to_arrow_table()
 
 
 def rows(table):

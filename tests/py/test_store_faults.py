@@ -22,7 +22,7 @@ import tlc
 from fault_proxy import FaultProxy, Faults
 from store_objects import list_names, object_name, read
 from store_servers import server_fixture
-from test_store_multipart import upload
+from test_store_multipart import through, upload
 from writer import ROWS, SCHEMA, batch
 
 WRITER = str(Path(__file__).with_name("store_writer.py"))
@@ -35,14 +35,6 @@ gcs_server = pytest.fixture(scope="module")(server_fixture("gcs"))
 @pytest.fixture(params=["s3", "azure", "gcs"])
 def backend(request):
     return request.getfixturevalue(f"{request.param}_server")
-
-
-ENDPOINT_OPTION = {"s3": "aws_endpoint", "azure": "azure_storage_endpoint", "gcs": "google_endpoint"}
-
-
-def through(backend, proxy, **extra):
-    endpoint = proxy.endpoint + ("/devstoreaccount1" if backend.name == "azure" else "")
-    return backend.option_list(**{ENDPOINT_OPTION[backend.name]: endpoint}, **extra)
 
 
 def make_table(backend, url):

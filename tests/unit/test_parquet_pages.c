@@ -14,6 +14,7 @@
 #include "query/row_refine.h"
 #include "table/table_internal.h"
 #include "test_arrow_helpers.h"
+#include "test_table_helpers.h"
 
 static bool same_value(const tl_array_view *a, int64_t i, const tl_array_view *b, int64_t j)
 {
@@ -193,22 +194,7 @@ static const int64_t T0 = 1767225600000000; /* 2026-01-01 */
 
 static tl_table *make_table(tl_lake **lake, struct ArrowSchema *schema)
 {
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s/pages-lake", unit_tmpdir());
-    tl_error err;
-    CHECK_OK(tl_lake_open(dir, NULL, lake, &err), &err);
-    CHECK_OK(tl_schema_init(schema, "+s", NULL, 0, 2, &err), &err);
-    CHECK_OK(tl_schema_init(schema->children[0], "tsu:UTC", "time", 0, 0, &err), &err);
-    CHECK_OK(tl_schema_init(schema->children[1], "u", "host", 0, 0, &err), &err);
-    const char *key[] = {"host"};
-    tl_table_options opts = {.time_column = "time",
-                             .series_key = key,
-                             .series_key_len = 1,
-                             .dedup = -1,
-                             .ingest_time = -1};
-    tl_table *t = NULL;
-    CHECK_OK(tl_lake_create_table(*lake, "m.cpu", schema, &opts, &t, &err), &err);
-    return t;
+    return ttable_create(lake, "pages-lake", "m.cpu", "host", "u", false, schema);
 }
 
 /* Rows sorted by (host, time): host h<i / 25>, time T0 + (i % 25) s. */

@@ -9,27 +9,11 @@
 #include "query/row_group_prune.h"
 #include "table/table_internal.h"
 #include "test_arrow_helpers.h"
+#include "test_table_helpers.h"
 
 static tl_table *make_table(tl_lake **lake, const char *key_format)
 {
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s/review-lake", unit_tmpdir());
-    tl_error err;
-    CHECK_OK(tl_lake_open(dir, NULL, lake, &err), &err);
-    struct ArrowSchema schema;
-    CHECK_OK(tl_schema_init(&schema, "+s", NULL, 0, 2, &err), &err);
-    CHECK_OK(tl_schema_init(schema.children[0], "tsu:UTC", "time", 0, 0, &err), &err);
-    CHECK_OK(tl_schema_init(schema.children[1], key_format, "k", 0, 0, &err), &err);
-    const char *key[] = {"k"};
-    tl_table_options opts = {.time_column = "time",
-                             .series_key = key,
-                             .series_key_len = 1,
-                             .dedup = -1,
-                             .ingest_time = -1};
-    tl_table *t = NULL;
-    CHECK_OK(tl_lake_create_table(*lake, "m.review", &schema, &opts, &t, &err), &err);
-    tl_schema_release(&schema);
-    return t;
+    return ttable_create(lake, "review-lake", "m.review", "k", key_format, false, NULL);
 }
 
 static void le64(uint8_t *p, int64_t v)

@@ -10,6 +10,7 @@
 #include "query/row_group_prune.h"
 #include "table/table_internal.h"
 #include "test_arrow_helpers.h"
+#include "test_table_helpers.h"
 
 enum { GROUPS = 10, GROUP = 100 };
 static const int64_t T0 = 1767225600000000; /* 2026-01-01, microseconds */
@@ -60,25 +61,7 @@ static void write_file(const tl_table *t, tl_buf *out)
 
 static tl_table *make_table(tl_lake **lake)
 {
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s/prune-lake", unit_tmpdir());
-    tl_error err;
-    CHECK_OK(tl_lake_open(dir, NULL, lake, &err), &err);
-    struct ArrowSchema schema;
-    CHECK_OK(tl_schema_init(&schema, "+s", NULL, 0, 3, &err), &err);
-    CHECK_OK(tl_schema_init(schema.children[0], "tsu:UTC", "time", 0, 0, &err), &err);
-    CHECK_OK(tl_schema_init(schema.children[1], "u", "host", 0, 0, &err), &err);
-    CHECK_OK(tl_schema_init(schema.children[2], "g", "v", ARROW_FLAG_NULLABLE, 0, &err), &err);
-    const char *key[] = {"host"};
-    tl_table_options opts = {.time_column = "time",
-                             .series_key = key,
-                             .series_key_len = 1,
-                             .dedup = -1,
-                             .ingest_time = -1};
-    tl_table *t = NULL;
-    CHECK_OK(tl_lake_create_table(*lake, "m.cpu", &schema, &opts, &t, &err), &err);
-    tl_schema_release(&schema);
-    return t;
+    return ttable_create(lake, "prune-lake", "m.cpu", "host", "u", true, NULL);
 }
 
 /* Which row groups the filters keep, as a string of 0/1. */

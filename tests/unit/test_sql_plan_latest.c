@@ -8,30 +8,16 @@
 
 #include "query/sql_plan_latest.h"
 #include "test_arrow_helpers.h"
+#include "test_table_helpers.h"
 
 /* More expressions than an 8 MB stack holds pointers to. */
 #define HUGE_N (2u << 20)
 
 static tl_table *make_table(tl_lake **lake, const char *name)
 {
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s/latest-shape-%s", unit_tmpdir(), name);
-    tl_error err;
-    CHECK_OK(tl_lake_open(dir, NULL, lake, &err), &err);
-    struct ArrowSchema schema;
-    CHECK_OK(tl_schema_init(&schema, "+s", NULL, 0, 2, &err), &err);
-    CHECK_OK(tl_schema_init(schema.children[0], "tsu:UTC", "time", 0, 0, &err), &err);
-    CHECK_OK(tl_schema_init(schema.children[1], "u", "k", 0, 0, &err), &err);
-    const char *key[] = {"k"};
-    tl_table_options opts = {.time_column = "time",
-                             .series_key = key,
-                             .series_key_len = 1,
-                             .dedup = -1,
-                             .ingest_time = -1};
-    tl_table *t = NULL;
-    CHECK_OK(tl_lake_create_table(*lake, name, &schema, &opts, &t, &err), &err);
-    tl_schema_release(&schema);
-    return t;
+    char dir[300];
+    snprintf(dir, sizeof dir, "latest-shape-%s", name);
+    return ttable_create(lake, dir, name, "k", "u", false, NULL);
 }
 
 static json_t *column(const char *name)

@@ -1,0 +1,47 @@
+/* A table for the tests that need one: a lake in the process's scratch
+ * directory and a table of a time column and one series-key column (and,
+ * when asked, a nullable double "v"). Header-only. */
+#ifndef TEST_TABLE_HELPERS_H
+#define TEST_TABLE_HELPERS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "arrow/array.h"
+#include "timelake.h"
+#include "unit.h"
+
+/* Opens the lake <scratch>/<dir_name> into *lake and creates table `name`:
+ * time (tsu:UTC), `key` (key_format, the series key), then v (g) when
+ * with_value. *schema_out, when not NULL, gets the schema (the caller
+ * releases it). The table is the caller's to close. */
+static inline tl_table *ttable_create(tl_lake **lake, const char *dir_name, const char *name,
+                                      const char *key, const char *key_format, bool with_value,
+                                      struct ArrowSchema *schema_out)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/%s", unit_tmpdir(), dir_name);
+    tl_error err;
+    CHECK_OK(tl_lake_open(dir, NULL, lake, &err), &err);
+    struct ArrowSchema schema;
+    CHECK_OK(tl_schema_init(&schema, "+s", NULL, 0, with_value ? 3 : 2, &err), &err);
+    CHECK_OK(tl_schema_init(schema.children[0], "tsu:UTC", "time", 0, 0, &err), &err);
+    CHECK_OK(tl_schema_init(schema.children[1], key_format, key, 0, 0, &err), &err);
+    if (with_value)
+        CHECK_OK(tl_schema_init(schema.children[2], "g", "v", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    const char *keys[] = {key};
+    tl_table_options opts = {.time_column = "time",
+                             .series_key = keys,
+                             .series_key_len = 1,
+                             .dedup = -1,
+                             .ingest_time = -1};
+    tl_table *t = NULL;
+    CHECK_OK(tl_lake_create_table(*lake, name, &schema, &opts, &t, &err), &err);
+    if (schema_out)
+        *schema_out = schema; /* moved */
+    else
+        tl_schema_release(&schema);
+    return t;
+}
+
+#endif
