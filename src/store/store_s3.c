@@ -99,11 +99,12 @@ static tl_status s3_get(tl_store *st_, const char *key, tl_buf *out, tl_error *e
     return st;
 }
 
-static tl_status s3_get_range(tl_store *st_, const char *key, uint64_t offset, size_t len,
-                              uint8_t *dst, tl_error *err)
+/* Sends a GET of bytes offset..offset+len-1 of key into dst; *resp is
+ * the caller's to clear, whatever the outcome. */
+static tl_status send_ranged_get(tl_remote *r, const char *key, uint64_t offset, size_t len,
+                                 uint8_t *dst, tl_http_response *resp, tl_error *err)
 {
-    tl_remote *r = (tl_remote *)st_;
-    if (len == 0) return TL_OK;
+    memset(resp, 0, sizeof *resp);
     char range[96];
     tl_remote_range_header(range, sizeof range, "range", offset, len);
     char *line = range;
@@ -111,12 +112,20 @@ static tl_status s3_get_range(tl_store *st_, const char *key, uint64_t offset, s
     char *object = tl_remote_object(r, key);
     if (object == NULL) return tl_error_nomem(err);
     tl_remote_call call = {"GET", object, "", &headers, NULL, 0, dst, len};
+    tl_status st = tl_remote_send(r, &call, resp, NULL, err);
+    free(object);
+    return st;
+}
+
+static tl_status s3_get_range(tl_store *st_, const char *key, uint64_t offset, size_t len,
+                              uint8_t *dst, tl_error *err)
+{
+    if (len == 0) return TL_OK;
     tl_http_response resp;
-    tl_status st = tl_remote_send(r, &call, &resp, NULL, err);
+    tl_status st = send_ranged_get((tl_remote *)st_, key, offset, len, dst, &resp, err);
     if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "reading", key, err);
     if (st == TL_OK) st = tl_remote_check_range(&resp, key, offset, len, err);
     tl_http_response_clear(&resp);
-    free(object);
     return st;
 }
 
@@ -128,21 +137,12 @@ static tl_status s3_size(tl_store *st_, const char *key, uint64_t *out, tl_error
 static tl_status s3_get_first(tl_store *st_, const char *key, size_t len, uint8_t *dst, size_t *got,
                               uint64_t *total, tl_error *err)
 {
-    tl_remote *r = (tl_remote *)st_;
     if (len == 0) {
         *got = 0;
         return s3_size(st_, key, total, err);
     }
-    char range[96];
-    tl_remote_range_header(range, sizeof range, "range", 0, len);
-    char *line = range;
-    tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
-    char *object = tl_remote_object(r, key);
-    if (object == NULL) return tl_error_nomem(err);
-    tl_remote_call call = {"GET", object, "", &headers, NULL, 0, dst, len};
     tl_http_response resp;
-    tl_status st = tl_remote_send(r, &call, &resp, NULL, err);
-    free(object);
+    tl_status st = send_ranged_get((tl_remote *)st_, key, 0, len, dst, &resp, err);
     bool empty = st == TL_OK && resp.status == 416;
     if (st == TL_OK && !empty && !ok_status(resp.status))
         st = tl_remote_fail(&resp, "reading", key, err);
