@@ -9,6 +9,7 @@ typedef enum setting_kind {
     SETTING_DURATION,
     SETTING_BOOL,
     SETTING_INT,
+    SETTING_PERCENT,
     SETTING_CHOICE
 } setting_kind;
 
@@ -25,6 +26,7 @@ static const struct {
     {"keep-snapshots-until", SETTING_INT, NULL},
     {"compact-min-files", SETTING_INT, NULL},
     {"data-page-rows", SETTING_INT, NULL},
+    {"compression-min-saving", SETTING_PERCENT, NULL},
     {"filter-pushdown", SETTING_BOOL, NULL},
     {"head-format", SETTING_CHOICE, "arrow,json,none"},
     {"min-snapshots", SETTING_INT, NULL},
@@ -93,6 +95,11 @@ static tl_status check_value(const char *key, setting_kind kind, const char *cho
             return tl_error_set(err, TL_ERR_INVALID,
                                 "%s: must be a non-negative integer, got \"%s\"", key, value);
         return TL_OK;
+    case SETTING_PERCENT:
+        if (!parse_int(value, &n) || n > 100)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "%s: must be a percentage from 0 to 100, got \"%s\"", key, value);
+        return TL_OK;
     case SETTING_CHOICE:
         if (!choice_ok(choices, value))
             return tl_error_set(err, TL_ERR_INVALID, "%s: must be one of %s, got \"%s\"", key,
@@ -102,12 +109,45 @@ static tl_status check_value(const char *key, setting_kind kind, const char *cho
     return TL_OK;
 }
 
-tl_status tl_contract_check_property(const char *key, const char *value, tl_error *err)
+/* The codecs this writer has, by Iceberg's names. */
+static const struct {
+    const char *name;
+    tl_parquet_codec codec;
+} codecs[] = {{"zstd", TL_PARQUET_ZSTD},
+              {"snappy", TL_PARQUET_SNAPPY},
+              {"gzip", TL_PARQUET_GZIP},
+              {"uncompressed", TL_PARQUET_UNCOMPRESSED}};
+
+static bool parse_codec(const char *v, tl_parquet_codec *out)
+{
+    for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++)
+        if (strcmp(codecs[i].name, v) == 0) {
+            *out = codecs[i].codec;
+            return true;
+        }
+    return false;
+}
+
+static tl_status check_iceberg_property(const char *key, const char *value, tl_error *err)
 {
     int64_t n;
+    tl_parquet_codec codec;
     if (strcmp(key, TL_PROP_ROW_GROUP_LIMIT) == 0 && (!parse_int(value, &n) || n == 0))
         return tl_error_set(err, TL_ERR_INVALID, "%s: must be a positive integer, got \"%s\"", key,
                             value);
+    if (strcmp(key, TL_PROP_CODEC) == 0 && !parse_codec(value, &codec))
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "%s: must be zstd, snappy, gzip or uncompressed, got \"%s\"", key,
+                            value);
+    if (strcmp(key, TL_PROP_CODEC_LEVEL) == 0 && (!parse_int(value, &n) || n > 22))
+        return tl_error_set(err, TL_ERR_INVALID, "%s: must be an integer from 0 to 22, got \"%s\"",
+                            key, value);
+    return TL_OK;
+}
+
+tl_status tl_contract_check_property(const char *key, const char *value, tl_error *err)
+{
+    TL_TRY(check_iceberg_property(key, value, err));
     if (strncmp(key, "timelake.", 9) != 0) return TL_OK; /* Iceberg and user properties */
     const char *name = key + 9;
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
@@ -167,6 +207,20 @@ static int64_t int_property(const tl_ice_metadata *md, const char *key, int64_t 
     return v && parse_int(v, &n) && n > 0 ? n : fallback;
 }
 
+/* Settings another writer left out of range fall back to the defaults: they
+ * only shape new files, and every choice makes valid ones. */
+static void load_codec(const tl_ice_metadata *md, tl_contract *c)
+{
+    const char *v = tl_ice_metadata_property(md, TL_PROP_CODEC);
+    if (v == NULL || !parse_codec(v, &c->codec)) parse_codec(TL_DEFAULT_CODEC, &c->codec);
+    int64_t n;
+    v = tl_ice_metadata_property(md, TL_PROP_CODEC_LEVEL);
+    c->codec_level = v && parse_int(v, &n) && n <= 22 ? (int)n : TL_DEFAULT_CODEC_LEVEL;
+    if (c->codec == TL_PARQUET_GZIP && c->codec_level > 9) c->codec_level = 9; /* zlib's most */
+    v = tl_ice_metadata_property(md, TL_PROP_CODEC_MIN_SAVING);
+    c->codec_min_saving = v && parse_int(v, &n) && n <= 100 ? (int)n : TL_DEFAULT_CODEC_MIN_SAVING;
+}
+
 tl_status tl_contract_load(const tl_ice_metadata *md, tl_contract *c, tl_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -193,6 +247,7 @@ tl_status tl_contract_load(const tl_ice_metadata *md, tl_contract *c, tl_error *
     c->target_file_size = int_property(md, TL_PROP_TARGET_FILE_SIZE, TL_DEFAULT_TARGET_FILE_SIZE);
     c->data_page_rows = int_property(md, TL_PROP_DATA_PAGE_ROWS, TL_DEFAULT_DATA_PAGE_ROWS);
     c->row_group_limit = int_property(md, TL_PROP_ROW_GROUP_LIMIT, TL_DEFAULT_ROW_GROUP_LIMIT);
+    load_codec(md, c);
     tl_status st = load_series_key(md, schema, c, err);
     if (st != TL_OK) tl_contract_free(c);
     return st;

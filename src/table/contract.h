@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/strlist.h"
+#include "formats/parquet/parquet_writer.h"
 #include "iceberg/metadata.h"
 #include "iceberg/transform.h"
 
@@ -22,6 +23,11 @@
 #define TL_PROP_DATA_PAGE_ROWS "timelake.data-page-rows"
 /* Iceberg's (pyiceberg's) name: the most rows one Parquet row group of a data file holds. */
 #define TL_PROP_ROW_GROUP_LIMIT "write.parquet.row-group-limit"
+/* Iceberg's names: the data files' codec (zstd, snappy, gzip or uncompressed)
+ * and its level. */
+#define TL_PROP_CODEC "write.parquet.compression-codec"
+#define TL_PROP_CODEC_LEVEL "write.parquet.compression-level"
+#define TL_PROP_CODEC_MIN_SAVING "timelake.compression-min-saving"
 #define TL_SUMMARY_BATCH_ID "timelake.batch-id"
 #define TL_SUMMARY_LVI "timelake.last-value-index"
 
@@ -45,7 +51,16 @@
  * the manifest's column sizes, which holds for files of one row group: most
  * appends stay one group at 65536.) */
 #define TL_DEFAULT_ROW_GROUP_LIMIT 65536
-
+#define TL_DEFAULT_CODEC "zstd"
+#define TL_DEFAULT_CODEC_LEVEL 3
+/* A column chunk the codec shrinks by less than a fifth is stored
+ * uncompressed: such data is noise (full-precision measurements), and its
+ * decompression cost every scan more than the bytes it saved. bench/query at
+ * 1,000 hosts (zstd saves 11% of its metric columns): double-groupby-1 and
+ * groupby-orderby-limit 1.6x faster in DuckDB, the selective queries 1.1-1.3x;
+ * files 13% larger. Structured values (rounded readings, counters, strings)
+ * shrink far more than a fifth and stay compressed. */
+#define TL_DEFAULT_CODEC_MIN_SAVING 20
 typedef struct tl_contract {
     const char *time_column; /* NULL: a plain table; points into the metadata */
     int time_index;          /* index in the current schema, or -1 */
@@ -59,6 +74,9 @@ typedef struct tl_contract {
     int64_t target_file_size;
     int64_t data_page_rows;
     int64_t row_group_limit; /* rows per Parquet row group, at most */
+    tl_parquet_codec codec;
+    int codec_level;
+    int codec_min_saving; /* percent, see TL_DEFAULT_CODEC_MIN_SAVING */
 } tl_contract;
 
 /* Reads the contract from the metadata (which must outlive it). */

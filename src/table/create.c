@@ -39,6 +39,13 @@ static tl_status add_property(create_plan *p, const char *key, const char *value
     return TL_OK;
 }
 
+static bool has_property(const tl_table_options *o, const char *key)
+{
+    for (const char *const *kv = o->properties; kv && kv[0]; kv += 2)
+        if (strcmp(kv[0], key) == 0) return true;
+    return false;
+}
+
 static int field_index(const tl_ice_schema *s, const char *name)
 {
     for (size_t i = 0; i < s->n_fields; i++)
@@ -138,7 +145,7 @@ static tl_status plan_time_series(create_plan *p, const struct ArrowSchema *sche
     TL_TRY(add_property(p, TL_PROP_FORMAT_VERSION, TL_FORMAT_VERSION, err));
     TL_TRY(add_property(p, "write.format.default", "parquet", err));
     if (o->series_key_len) TL_TRY(add_property(p, TL_PROP_SERIES_KEY, p->series_key_list, err));
-    TL_TRY(add_property(p, "write.parquet.compression-codec", "zstd", err));
+    if (!has_property(o, TL_PROP_CODEC)) TL_TRY(add_property(p, TL_PROP_CODEC, TL_DEFAULT_CODEC, err));
     TL_TRY(add_property(p, TL_PROP_DEDUP, dedup ? "true" : "false", err));
     TL_TRY(add_property(p, TL_PROP_CHUNK, chunk, err));
     TL_TRY(add_property(p, "write.metadata.previous-versions-max", "20", err));

@@ -41,8 +41,9 @@ static tl_status write_parquet(const tl_table *t, const struct ArrowSchema *sche
     for (size_t i = 0; i < c->series_key.len; i++) sorting[n_sorting++] = c->series_index[i];
     if (c->time_index >= 0) sorting[n_sorting++] = c->time_index;
     tl_parquet_write_options o = {
-        .codec = TL_PARQUET_ZSTD,
-        .compression_level = 3,
+        .codec = c->codec,
+        .compression_level = c->codec_level,
+        .min_saving_pct = c->codec_min_saving,
         .page_rows = c->data_page_rows,
         .row_group_rows = c->row_group_limit,
         .field_ids = field_ids,

@@ -549,8 +549,24 @@ static tl_status trial_size(tl_pq_column_writer *w, tl_pq_encoding enc, size_t *
     return TL_OK;
 }
 
+/* Whether compression pays for the readers' time to undo it: noisy
+ * full-precision floats, for one, shrink by a tenth at most, yet cost every
+ * scan a decompression pass. */
+static bool codec_pays(const tl_pq_column_writer *w, size_t compressed, size_t raw)
+{
+    return compressed * 100 <= raw * (size_t)(100 - w->min_saving_pct);
+}
+
+static void drop_codec(tl_pq_column_writer *w)
+{
+    w->codec = TL_PQ_CODEC_UNCOMPRESSED;
+    w->comp.len = 0;
+}
+
 /* Whether BYTE_STREAM_SPLIT beats PLAIN depends on the data (it wins on noisy
- * full-precision floats and loses on rounded ones): the chunk's first page decides. */
+ * full-precision floats and loses on rounded ones): the chunk's first page decides,
+ * and whether the codec stays with it. Uncompressed, both are the same size and
+ * PLAIN is the cheaper to read. */
 static tl_status choose_float_encoding(tl_pq_column_writer *w, tl_error *err)
 {
     size_t split = 0, plain = 0;
@@ -558,6 +574,24 @@ static tl_status choose_float_encoding(tl_pq_column_writer *w, tl_error *err)
     TL_TRY(trial_size(w, TL_PQ_ENC_PLAIN, &plain, err));
     w->value_encoding = split < plain ? TL_PQ_ENC_BYTE_STREAM_SPLIT : TL_PQ_ENC_PLAIN;
     w->float_trial = false;
+    if (w->codec_trial && !codec_pays(w, split < plain ? split : plain, w->scratch.len)) {
+        drop_codec(w);
+        w->value_encoding = TL_PQ_ENC_PLAIN;
+    }
+    w->codec_trial = false;
+    return TL_OK;
+}
+
+/* The chunk's first page decides its codec, unless it is dictionary-encoded or
+ * all null: those keep the codec (their values are not yet seen). */
+static tl_status choose_codec(tl_pq_column_writer *w, tl_error *err)
+{
+    w->codec_trial = false;
+    if (w->page_rows == w->page_nulls) return TL_OK;
+    w->comp.len = 0;
+    TL_TRY(tl_pq_compress(w->cctx, w->codec, w->level, w->scratch.data, w->scratch.len, &w->comp,
+                          err));
+    if (!codec_pays(w, w->comp.len, w->scratch.len)) drop_codec(w);
     return TL_OK;
 }
 
@@ -566,8 +600,12 @@ static tl_status flush_page(tl_pq_column_writer *w, tl_error *err)
     if (w->page_rows == 0) return TL_OK;
     bool dict = w->dict_on;
     if (w->float_trial && w->page_values.len > 0) TL_TRY(choose_float_encoding(w, err));
-    if (dict) TL_TRY(dict_page_minmax(w, err));
+    if (dict) {
+        w->codec_trial = false;
+        TL_TRY(dict_page_minmax(w, err));
+    }
     TL_TRY(assemble_page(w, dict, err));
+    if (w->codec_trial) TL_TRY(choose_codec(w, err));
     tl_pq_page_header h = {.type = TL_PQ_DATA_PAGE, .has_data = true};
     h.data.num_values = (int32_t)w->page_rows;
     h.data.encoding = dict ? TL_PQ_ENC_RLE_DICTIONARY : w->value_encoding;
@@ -605,16 +643,23 @@ static tl_pq_encoding choose_encoding(const tl_pq_column_desc *d, bool compact)
     }
 }
 
-tl_status tl_pq_colw_init(tl_pq_column_writer *w, const tl_pq_column_desc *desc, bool compact,
-                          tl_pq_codec_id codec, int level, int64_t page_rows, tl_pq_codec_ctx *cctx,
-                          tl_error *err)
+static bool wants_codec_trial(const tl_pq_column_writer *w)
+{
+    return w->codec_default != TL_PQ_CODEC_UNCOMPRESSED && w->min_saving_pct > 0;
+}
+
+tl_status tl_pq_colw_init(tl_pq_column_writer *w, const tl_pq_column_desc *desc,
+                          const tl_pq_colw_options *opts, tl_pq_codec_ctx *cctx, tl_error *err)
 {
     memset(w, 0, sizeof *w);
     w->desc = desc;
-    w->value_encoding = choose_encoding(desc, compact);
+    w->value_encoding = choose_encoding(desc, opts->compact);
     w->float_trial = w->float_trial_default = w->value_encoding == TL_PQ_ENC_BYTE_STREAM_SPLIT;
-    w->codec = codec;
-    w->level = level;
+    w->codec = w->codec_default = opts->codec;
+    w->level = opts->level;
+    w->min_saving_pct = opts->min_saving_pct;
+    w->codec_trial = wants_codec_trial(w);
+    int64_t page_rows = opts->page_rows;
     w->page_rows_max = page_rows;
     w->cctx = cctx;
     w->page_no = 1;
@@ -674,6 +719,8 @@ void tl_pq_colw_reset(tl_pq_column_writer *w)
         w->float_trial = true;
     }
     w->n_plain_pages = w->n_dict_pages = 0;
+    w->codec = w->codec_default;
+    w->codec_trial = wants_codec_trial(w);
 }
 
 void tl_pq_colw_free(tl_pq_column_writer *w)

@@ -36,8 +36,11 @@ typedef struct tl_pq_column_writer {
     const tl_pq_column_desc *desc;
     tl_pq_encoding value_encoding;         /* of pages that are not dictionary-encoded */
     bool float_trial, float_trial_default; /* the next page picks PLAIN or BYTE_STREAM_SPLIT */
-    tl_pq_codec_id codec;
+    tl_pq_codec_id codec;         /* of the chunk being built */
+    tl_pq_codec_id codec_default; /* what each chunk starts from */
     int level;
+    int min_saving_pct;
+    bool codec_trial; /* the chunk's first page keeps or drops the codec */
     int64_t page_rows_max;
     tl_pq_codec_ctx *cctx; /* shared, borrowed */
 
@@ -71,10 +74,20 @@ typedef struct tl_pq_column_writer {
     tl_buf scratch, comp, header;
 } tl_pq_column_writer;
 
-/* compact: DELTA_BINARY_PACKED / BYTE_STREAM_SPLIT where they apply, else PLAIN. */
-tl_status tl_pq_colw_init(tl_pq_column_writer *w, const tl_pq_column_desc *desc, bool compact,
-                          tl_pq_codec_id codec, int level, int64_t page_rows, tl_pq_codec_ctx *cctx,
-                          tl_error *err);
+typedef struct tl_pq_colw_options {
+    bool compact; /* DELTA_BINARY_PACKED / BYTE_STREAM_SPLIT where they apply, else PLAIN */
+    tl_pq_codec_id codec;
+    int level;
+    /* 0: every chunk uses codec. Else a chunk whose first data page the codec
+     * shrinks by less than this percentage is stored uncompressed (floats
+     * PLAIN): readers then copy it instead of decompressing it. */
+    int min_saving_pct;
+    int64_t page_rows;
+} tl_pq_colw_options;
+
+/* desc and cctx are borrowed and must outlive the writer; opts is copied. */
+tl_status tl_pq_colw_init(tl_pq_column_writer *w, const tl_pq_column_desc *desc,
+                          const tl_pq_colw_options *opts, tl_pq_codec_ctx *cctx, tl_error *err);
 /* Appends rows [start, start + n) of the view (logical rows: the view adds its own offset). */
 tl_status tl_pq_colw_write(tl_pq_column_writer *w, const tl_array_view *v, int64_t start, int64_t n,
                            tl_error *err);

@@ -68,6 +68,9 @@ static tl_status copy_options(tl_parquet_writer *w, const tl_parquet_write_optio
 {
     if ((unsigned)o->codec > TL_PARQUET_ZSTD)
         return tl_error_set(err, TL_ERR_INVALID, "unknown Parquet codec %d", (int)o->codec);
+    if (o->min_saving_pct < 0 || o->min_saving_pct > 100)
+        return tl_error_set(err, TL_ERR_INVALID, "minimum compression saving must be 0-100%%, got %d",
+                            o->min_saving_pct);
     w->codec = codec_ids[o->codec];
     w->level = o->compression_level;
     w->page_rows = o->page_rows > 0 ? o->page_rows : 20000;
@@ -126,10 +129,15 @@ static tl_status open_columns(tl_parquet_writer *w, const tl_parquet_write_optio
             w->descs[i].elem.field_id = o->field_ids[i];
         }
     }
+    tl_pq_colw_options co = {
+        .compact = o->encodings == TL_PARQUET_ENCODINGS_COMPACT,
+        .codec = w->codec,
+        .level = w->level,
+        .min_saving_pct = o->min_saving_pct,
+        .page_rows = w->page_rows,
+    };
     for (size_t i = 0; i < w->n_cols; i++)
-        TL_TRY(tl_pq_colw_init(&w->cols[i], &w->descs[i],
-                               o->encodings == TL_PARQUET_ENCODINGS_COMPACT, w->codec, w->level,
-                               w->page_rows, w->cctx[i], err));
+        TL_TRY(tl_pq_colw_init(&w->cols[i], &w->descs[i], &co, w->cctx[i], err));
     return TL_OK;
 }
 
@@ -311,7 +319,7 @@ static tl_status place_chunk(tl_parquet_writer *w, size_t col, tl_pq_column_chun
     if (m->path == NULL) return tl_error_nomem(err);
     m->path[0] = w->descs[col].name;
     m->n_path = 1;
-    m->codec = w->codec;
+    m->codec = c->codec;
     m->num_values = c->rows;
     m->total_uncompressed_size = c->uncompressed;
     m->total_compressed_size = (int64_t)(c->dict_page.len + c->chunk.len);

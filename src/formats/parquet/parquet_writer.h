@@ -31,6 +31,9 @@ typedef enum tl_parquet_encodings {
 typedef struct tl_parquet_write_options {
     tl_parquet_codec codec;         /* callers always set it */
     int compression_level;          /* zstd/gzip level, e.g. 3; 0: the codec's default */
+    /* 0: every column chunk is compressed. 1-100: a chunk whose first data page
+     * the codec shrinks by less than this percentage is stored uncompressed. */
+    int min_saving_pct;
     int64_t page_rows;              /* rows per data page, e.g. 20000; <= 0: 20000 */
     int64_t row_group_rows;         /* max rows per row group, e.g. 1000000; <= 0: 1000000 */
     const int32_t *field_ids;       /* per top-level column, or NULL: written as Parquet field_id */
