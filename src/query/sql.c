@@ -14,6 +14,7 @@
 #include "query/sql_guess.h"
 #include "query/sql_plan.h"
 #include "query/sql_run.h"
+#include "query/sql_topk.h"
 
 /* Tables loaded ahead, on a guess, while DuckDB starts (sql_guess.h). */
 #define MAX_PRELOADED 4
@@ -249,13 +250,15 @@ tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
     tl_scan_stats ss = {.exact = stats != NULL}; /* footers read only when asked */
     tl_status st = tl_query_engine_get(lake, &e, err);
     if (st == TL_OK) st = tl_sql_plan_build(e, query, lookup, &c, &plan, err);
-    if (st == TL_OK) {         /* e is NULL when DuckDB did not start */
-        e->query_text = query; /* for the columns remote fetches may leave out */
-        st = register_tables(e, &c, &plan, &ss, err);
-        e->query_text = NULL;
-    }
-    if (st == TL_OK) st = tl_query_use_namespace(e, ns, err);
-    if (st == TL_OK) st = tl_query_run(e, query, out, err);
+    bool answered = false; /* by a window of the newest (or oldest) data */
+    tl_sql_topk topk;
+    if (st == TL_OK) e->query_text = query; /* for the columns remote fetches may leave out */
+    if (st == TL_OK && c.n == 1 && tl_sql_topk_shape(e, &plan, &topk))
+        st = tl_query_topk(e, &plan, &topk, query, ns, out, &ss, &answered, err);
+    if (st == TL_OK && !answered) st = register_tables(e, &c, &plan, &ss, err);
+    if (e) e->query_text = NULL;
+    if (st == TL_OK && !answered) st = tl_query_use_namespace(e, ns, err);
+    if (st == TL_OK && !answered) st = tl_query_run(e, query, out, err);
     if (e) tl_rowsets_clear(e); /* the result holds its rows: the decoded ones can go */
     if (st == TL_OK && stats)
         *stats = (tl_query_stats){ss.files_total, ss.files_read, ss.row_groups_total,

@@ -620,6 +620,7 @@ tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup
     walker w = {e, lookup, ctx, out, json_array_get(stmts, 0), json_object(), NULL, 0, NULL, 0};
     if (st == TL_OK && w.ctes == NULL) st = tl_error_nomem(err);
     if (st == TL_OK) st = walk(&w, json_array_get(stmts, 0), err);
+    if (st == TL_OK) out->stmt = json_incref(json_array_get(stmts, 0));
     for (size_t i = 0; i < w.n_pending; i++) {
         tl_scan_filter_clear(&w.pending[i].filter);
         tl_strlist_free(&w.pending[i].nonnull);
@@ -643,5 +644,6 @@ void tl_sql_plan_free(tl_sql_plan *plan)
         free(r->table);
     }
     free(plan->refs);
+    json_decref(plan->stmt);
     memset(plan, 0, sizeof *plan);
 }

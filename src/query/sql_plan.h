@@ -23,6 +23,7 @@ typedef struct tl_sql_ref {
 typedef struct tl_sql_plan {
     tl_sql_ref *refs; /* distinct tables, in order of appearance */
     size_t n_refs;
+    void *stmt; /* json_t: the statement's syntax tree (a reference), for shape recognisers */
 } tl_sql_plan;
 
 /* Parses `query` (exactly one SELECT statement) and collects its table

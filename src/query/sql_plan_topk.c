@@ -1,0 +1,358 @@
+#include "query/sql_plan_topk.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "query/sql_plan_json.h"
+
+typedef struct shape_ctx {
+    tl_query_engine *e;
+    const tl_ice_schema *s;
+    const json_t *select;
+    const char *alias; /* of the table in FROM */
+    const char *time;  /* the time column's name */
+} shape_ctx;
+
+static bool absent(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return v == NULL || json_is_null(v);
+}
+
+/* Whether a node of the tree, anywhere below `node`, has class `cls`. */
+static bool has_class(const json_t *node, const char *cls)
+{
+    const json_t *v;
+    if (json_is_array(node)) {
+        size_t i;
+        json_array_foreach(node, i, v) if (has_class(v, cls)) return true;
+        return false;
+    }
+    if (!json_is_object(node)) return false;
+    if (tl_js_is_class(node, cls)) return true;
+    const char *k;
+    json_object_foreach((json_t *)node, k, v) if (has_class(v, cls)) return true;
+    return false;
+}
+
+/* Two expressions the same but for where they were written and their aliases. */
+static bool same_expr(const json_t *a, const json_t *b)
+{
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        const json_t *v;
+        size_t na = 0, nb = 0;
+        json_object_foreach((json_t *)a, k, v)
+        {
+            if (strcmp(k, "query_location") == 0 || strcmp(k, "alias") == 0) continue;
+            na++;
+            if (!same_expr(v, json_object_get(b, k))) return false;
+        }
+        json_object_foreach((json_t *)b, k, v) nb +=
+            strcmp(k, "query_location") != 0 && strcmp(k, "alias") != 0;
+        return na == nb;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b)) return false;
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!same_expr(json_array_get(a, i), json_array_get(b, i))) return false;
+        return true;
+    }
+    return a && b && json_equal((json_t *)a, (json_t *)b);
+}
+
+/* A constant whose value cannot change between evaluations: literals,
+ * casts, operators and the to_<unit>() / trunc() that INTERVAL n UNIT
+ * parses into. */
+static bool fixed_constant(const json_t *e)
+{
+    if (tl_js_is_class(e, "CONSTANT")) return true;
+    if (tl_js_is_class(e, "CAST")) return fixed_constant(json_object_get(e, "child"));
+    if (!tl_js_is_class(e, "FUNCTION") || !absent(e, "filter") || *tl_js_str(e, "schema"))
+        return false;
+    const char *name = tl_js_str(e, "function_name");
+    if (strncmp(name, "to_", 3) != 0 && strcmp(name, "trunc") != 0 &&
+        !json_is_true(json_object_get(e, "is_operator")) && strlen(name) != 1)
+        return false;
+    const json_t *c;
+    size_t i;
+    json_array_foreach(json_object_get(e, "children"), i, c) if (!fixed_constant(c)) return false;
+    return true;
+}
+
+/* time_bucket(<constant>, time [, <constant>]) through our macro (engine.c). */
+static bool is_bucket(const shape_ctx *x, const json_t *e)
+{
+    const json_t *ch = json_object_get(e, "children");
+    size_t n = json_array_size(ch);
+    return tl_js_is_class(e, "FUNCTION") &&
+           strcasecmp(tl_js_str(e, "function_name"), "time_bucket") == 0 &&
+           !*tl_js_str(e, "schema") && !*tl_js_str(e, "catalog") && absent(e, "filter") &&
+           !json_is_true(json_object_get(e, "distinct")) &&
+           json_array_size(json_object_get(json_object_get(e, "order_bys"), "orders")) == 0 &&
+           (n == 2 || n == 3) && fixed_constant(json_array_get(ch, 0)) &&
+           tl_js_names_column(json_array_get(ch, 1), x->alias, x->time) &&
+           (n == 2 || fixed_constant(json_array_get(ch, 2)));
+}
+
+static bool is_time(const shape_ctx *x, const json_t *e)
+{
+    return tl_js_names_column(e, x->alias, x->time);
+}
+
+/* The select-list item a bare name is the alias of (NULL: none; *twice when
+ * two items carry it, which DuckDB would not bind). */
+static const json_t *aliased(const shape_ctx *x, const json_t *e, bool *twice)
+{
+    const json_t *names = json_object_get(e, "column_names");
+    const char *name = json_string_value(json_array_get(names, 0));
+    const json_t *found = NULL, *item;
+    size_t i;
+    *twice = false;
+    if (!tl_js_is_class(e, "COLUMN_REF") || json_array_size(names) != 1) return NULL;
+    json_array_foreach(json_object_get(x->select, "select_list"), i, item)
+    {
+        if (strcasecmp(tl_js_str(item, "alias"), name) != 0) continue;
+        *twice |= found != NULL;
+        found = item;
+    }
+    return found;
+}
+
+static bool is_table_column(const shape_ctx *x, const json_t *e)
+{
+    const json_t *names = json_object_get(e, "column_names");
+    const char *name = json_string_value(json_array_get(names, json_array_size(names) - 1));
+    for (size_t i = 0; name && i < x->s->n_fields; i++)
+        if (strcasecmp(x->s->fields[i].name, name) == 0) return true;
+    return false;
+}
+
+/* The n-th select-list item for an integer literal n, else NULL. */
+static const json_t *ordinal(const shape_ctx *x, const json_t *e)
+{
+    char *text = tl_js_literal_text(e), *end = NULL;
+    long long n = text ? strtoll(text, &end, 10) : 0;
+    bool integer = text && !*end && tl_js_is_int(e, n);
+    free(text);
+    const json_t *list = json_object_get(x->select, "select_list");
+    return integer && n >= 1 && (size_t)n <= json_array_size(list)
+               ? json_array_get(list, (size_t)n - 1)
+               : NULL;
+}
+
+/* The expression an ORDER BY key stands for: an ordinal, then a select-list
+ * alias (which ORDER BY binds before a column), then itself. A name both an
+ * alias and a column is taken only when the two agree. */
+static const json_t *order_expr(const shape_ctx *x, const json_t *e)
+{
+    const json_t *item = ordinal(x, e);
+    if (item) return item;
+    bool twice;
+    item = aliased(x, e, &twice);
+    if (twice) return NULL;
+    if (item && is_table_column(x, e) && !same_expr(item, e)) return NULL;
+    return item ? item : e;
+}
+
+/* The expression a GROUP BY key stands for: an ordinal, a column (which
+ * GROUP BY binds before an alias), then a select-list alias. */
+static const json_t *group_expr(const shape_ctx *x, const json_t *e)
+{
+    const json_t *item = ordinal(x, e);
+    if (item) return item;
+    if (!tl_js_is_class(e, "COLUMN_REF") || is_table_column(x, e)) return e;
+    bool twice;
+    item = aliased(x, e, &twice);
+    return twice ? NULL : item ? item : e;
+}
+
+/* Each grouping key in one grouping set, `key` among them. */
+static bool groups_by(const shape_ctx *x, const json_t *key)
+{
+    const json_t *groups = json_object_get(x->select, "group_expressions");
+    const json_t *sets = json_object_get(x->select, "group_sets");
+    size_t n = json_array_size(groups);
+    if (json_array_size(sets) != 1 || json_array_size(json_array_get(sets, 0)) != n) return false;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *g = group_expr(x, json_array_get(groups, i));
+        if (g && same_expr(g, key)) return true;
+    }
+    return false;
+}
+
+/* The SQL text of `exprs` as a select list, by DuckDB's json_deserialize_sql. */
+static char *select_sql(tl_query_engine *e, json_t *exprs)
+{
+    json_t *doc =
+        json_pack("{s:b, s:[{s:{s:s, s:[], s:{s:[]}, s:O, s:{s:s, s:s, s:n, s:I}, s:n, s:[], s:[], "
+                  "s:s, s:n, s:n, s:n}, s:[]}]}",
+                  "error", 0, "statements", "node", "type", "SELECT_NODE", "modifiers", "cte_map",
+                  "map", "select_list", exprs, "from_table", "type", "EMPTY", "alias", "", "sample",
+                  "query_location", (json_int_t)0, "where_clause", "group_expressions",
+                  "group_sets", "aggregate_handling", "STANDARD_HANDLING", "having", "sample",
+                  "qualify", "named_param_map");
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    char *sql = NULL;
+    if (text && tl_query_scalar_text(e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text, &sql,
+                                     NULL) != TL_OK) {
+        free(sql);
+        sql = NULL;
+    }
+    free(text);
+    return sql;
+}
+
+/* CAST('text' AS INTERVAL | TIMESTAMP | TIMESTAMPTZ) written back as SQL,
+ * sparing the round trip through json_deserialize_sql; NULL otherwise. */
+static char *cast_literal_sql(const json_t *e)
+{
+    static const char *const types[] = {"INTERVAL", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", NULL};
+    const char *type = tl_js_str(json_object_get(e, "cast_type"), "id");
+    const json_t *v = json_object_get(json_object_get(e, "child"), "value");
+    bool known = false;
+    for (size_t i = 0; types[i]; i++) known |= strcmp(type, types[i]) == 0;
+    if (!tl_js_is_class(e, "CAST") || json_is_true(json_object_get(e, "try_cast")) || !known ||
+        strcmp(tl_js_str(json_object_get(v, "type"), "id"), "VARCHAR") != 0)
+        return NULL;
+    char *text = tl_js_literal_text(json_object_get(e, "child"));
+    char *lit = text ? tl_sql_literal(text) : NULL;
+    char *sql = lit ? tl_strdup_printf("CAST(%s AS %s)", lit, type) : NULL;
+    free(text);
+    free(lit);
+    return sql;
+}
+
+/* The SELECT of time_bucket's width (and origin) expressions. */
+static char *arguments_sql(tl_query_engine *e, const json_t *ch, bool has_origin)
+{
+    char *w = cast_literal_sql(json_array_get(ch, 0));
+    char *o = has_origin ? cast_literal_sql(json_array_get(ch, 2)) : NULL;
+    char *sql = NULL;
+    if (w && (o || !has_origin)) {
+        sql = tl_strdup_printf("SELECT %s%s%s", w, o ? ", " : "", o ? o : "");
+    } else {
+        json_t *exprs = has_origin ? json_pack("[OO]", json_array_get(ch, 0), json_array_get(ch, 2))
+                                   : json_pack("[O]", json_array_get(ch, 0));
+        sql = exprs ? select_sql(e, exprs) : NULL;
+        json_decref(exprs);
+    }
+    free(w);
+    free(o);
+    return sql;
+}
+
+/* The width of time_bucket `b` in microseconds, as our macro computes it
+ * (engine.c), and its origin (the epoch unless given as a timestamp);
+ * false for widths with months, non-positive ones, or other third
+ * arguments (an offset interval, a time zone). */
+static bool bucket_geometry(const shape_ctx *x, const json_t *b, int64_t *width, int64_t *origin)
+{
+    const json_t *ch = json_object_get(b, "children");
+    bool has_origin = json_array_size(ch) == 3;
+    char *select = arguments_sql(x->e, ch, has_origin);
+    char *sql =
+        select ? tl_strdup_printf(
+                     "SELECT CASE WHEN typeof(w) = 'INTERVAL' AND datepart('year', w) * 12 + "
+                     "datepart('month', w) = 0 AND %s THEN concat_ws(' ', "
+                     "(epoch(w) * 1000000)::BIGINT, %s) END FROM (%s) AS c(w%s)",
+                     has_origin ? "typeof(o) IN ('TIMESTAMP', 'TIMESTAMP WITH TIME ZONE')" : "true",
+                     has_origin ? "epoch_us(o)" : "0", select, has_origin ? ", o" : "")
+               : NULL;
+    free(select);
+    char *v = NULL;
+    bool ok = sql && tl_query_scalar_text(x->e, sql, NULL, &v, NULL) == TL_OK && v;
+    long long w = 0, o = 0;
+    char tail;
+    ok = ok && sscanf(v, "%lld %lld%c", &w, &o, &tail) == 2 && w > 0;
+    free(sql);
+    free(v);
+    *width = w;
+    *origin = o;
+    return ok;
+}
+
+/* The LIMIT and OFFSET: small non-negative integer constants. */
+static bool read_limit(const json_t *m, int64_t *limit, int64_t *need)
+{
+    char *l = tl_js_literal_text(json_object_get(m, "limit"));
+    const json_t *off = json_object_get(m, "offset");
+    char *o = absent(m, "offset") ? strdup("0") : tl_js_literal_text(off);
+    char *le = NULL, *oe = NULL;
+    long long k = l ? strtoll(l, &le, 10) : -1, skip = o ? strtoll(o, &oe, 10) : -1;
+    bool ok = l && o && !*le && !*oe && k > 0 && skip >= 0 && k + skip <= TL_TOPK_MAX_ROWS;
+    /* A string '5' is a number to DuckDB as well; only integer literals are taken. */
+    ok = ok && tl_js_is_int(json_object_get(m, "limit"), k) &&
+         (absent(m, "offset") || tl_js_is_int(off, skip));
+    free(l);
+    free(o);
+    *limit = k;
+    *need = k + skip;
+    return ok;
+}
+
+/* The first ORDER BY key and the row count wanted, from the modifiers:
+ * exactly one ORDER BY, then one LIMIT. */
+static const json_t *first_order(const json_t *select, int64_t *limit, int64_t *need)
+{
+    const json_t *mods = json_object_get(select, "modifiers");
+    const json_t *order = json_array_get(mods, 0), *lm = json_array_get(mods, 1);
+    if (json_array_size(mods) != 2 || !tl_js_is_type(order, "ORDER_MODIFIER") ||
+        !tl_js_is_type(lm, "LIMIT_MODIFIER") || !read_limit(lm, limit, need))
+        return NULL;
+    return json_array_get(json_object_get(order, "orders"), 0);
+}
+
+/* The clauses around the ORDER BY: one plain lake table, nothing that sees
+ * rows across the window's edge. */
+static bool plain_select(const json_t *select)
+{
+    const json_t *from = json_object_get(select, "from_table");
+    return tl_js_is_type(select, "SELECT_NODE") &&
+           json_array_size(json_object_get(json_object_get(select, "cte_map"), "map")) == 0 &&
+           tl_js_is_type(from, "BASE_TABLE") && absent(from, "sample") &&
+           absent(from, "at_clause") &&
+           json_array_size(json_object_get(from, "column_name_alias")) == 0 &&
+           absent(select, "sample") && absent(select, "qualify") &&
+           strcmp(tl_js_str(select, "aggregate_handling"), "STANDARD_HANDLING") == 0 &&
+           !has_class(select, "WINDOW");
+}
+
+bool tl_sql_topk_shape(tl_query_engine *e, const tl_sql_plan *plan, tl_sql_topk *out)
+{
+    memset(out, 0, sizeof *out);
+    const json_t *select = json_object_get(plan->stmt, "node");
+    if (plan->n_refs != 1 || plan->refs[0].n_filters != 1 || plan->refs[0].all_latest ||
+        !plain_select(select))
+        return false;
+    const tl_sql_ref *r = &plan->refs[0];
+    const json_t *from = json_object_get(select, "from_table");
+    if (strcmp(tl_js_str(from, "schema_name"), r->schema) != 0 ||
+        strcmp(tl_js_str(from, "table_name"), r->table) != 0 || *tl_js_str(from, "catalog_name"))
+        return false;
+    const tl_contract *c = &r->t->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(r->t->md);
+    if (c->time_index < 0) return false;
+    const tl_ice_field *tf = &s->fields[c->time_index];
+    if (tf->type.id != TL_ICE_TIMESTAMP && tf->type.id != TL_ICE_TIMESTAMPTZ) return false;
+    const char *alias = *tl_js_str(from, "alias") ? tl_js_str(from, "alias") : r->table;
+    shape_ctx x = {e, s, select, alias, tf->name};
+    const json_t *o = first_order(select, &out->limit, &out->need);
+    const json_t *key = o ? order_expr(&x, json_object_get(o, "expression")) : NULL;
+    if (key == NULL || (!is_time(&x, key) && !is_bucket(&x, key))) return false;
+    out->desc = tl_js_is_type(o, "DESCENDING");
+    if (!out->desc && !tl_js_is_type(o, "ASCENDING") && !tl_js_is_type(o, "ORDER_DEFAULT"))
+        return false;
+    /* Null times sort last by default; first, they would rank before the window. */
+    if (strstr(tl_js_str(o, "null_order"), "FIRST") && !tf->required) return false;
+    /* Without GROUP BY, a query that aggregates (into one row, from rows on
+     * both sides of the window's edge) cannot order by time: DuckDB's binder
+     * rejects the column, in the window's run as in the usual one. */
+    bool grouped = json_array_size(json_object_get(select, "group_expressions")) > 0;
+    if (grouped ? !groups_by(&x, key) : !absent(select, "having")) return false;
+    out->width_us = 1;
+    return is_time(&x, key) || bucket_geometry(&x, key, &out->width_us, &out->origin_us);
+}
