@@ -145,7 +145,8 @@ static tl_status plan_time_series(create_plan *p, const struct ArrowSchema *sche
     TL_TRY(add_property(p, TL_PROP_FORMAT_VERSION, TL_FORMAT_VERSION, err));
     TL_TRY(add_property(p, "write.format.default", "parquet", err));
     if (o->series_key_len) TL_TRY(add_property(p, TL_PROP_SERIES_KEY, p->series_key_list, err));
-    if (!has_property(o, TL_PROP_CODEC)) TL_TRY(add_property(p, TL_PROP_CODEC, TL_DEFAULT_CODEC, err));
+    if (!has_property(o, TL_PROP_CODEC))
+        TL_TRY(add_property(p, TL_PROP_CODEC, TL_DEFAULT_CODEC, err));
     TL_TRY(add_property(p, TL_PROP_DEDUP, dedup ? "true" : "false", err));
     TL_TRY(add_property(p, TL_PROP_CHUNK, chunk, err));
     TL_TRY(add_property(p, "write.metadata.previous-versions-max", "20", err));

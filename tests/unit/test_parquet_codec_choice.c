@@ -27,7 +27,10 @@ static uint64_t rnd(void)
     return rng;
 }
 
-static double noise(void) { return (double)(rnd() >> 11) / 9007199254740992.0 * 100.0; }
+static double noise(void)
+{
+    return (double)(rnd() >> 11) / 9007199254740992.0 * 100.0;
+}
 
 typedef struct table {
     struct ArrowSchema schema;

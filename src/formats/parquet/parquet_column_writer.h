@@ -36,8 +36,8 @@ typedef struct tl_pq_column_writer {
     const tl_pq_column_desc *desc;
     tl_pq_encoding value_encoding;         /* of pages that are not dictionary-encoded */
     bool float_trial, float_trial_default; /* the next page picks PLAIN or BYTE_STREAM_SPLIT */
-    tl_pq_codec_id codec;         /* of the chunk being built */
-    tl_pq_codec_id codec_default; /* what each chunk starts from */
+    tl_pq_codec_id codec;                  /* of the chunk being built */
+    tl_pq_codec_id codec_default;          /* what each chunk starts from */
     int level;
     int min_saving_pct;
     bool codec_trial; /* the chunk's first page keeps or drops the codec */

@@ -69,7 +69,8 @@ static tl_status copy_options(tl_parquet_writer *w, const tl_parquet_write_optio
     if ((unsigned)o->codec > TL_PARQUET_ZSTD)
         return tl_error_set(err, TL_ERR_INVALID, "unknown Parquet codec %d", (int)o->codec);
     if (o->min_saving_pct < 0 || o->min_saving_pct > 100)
-        return tl_error_set(err, TL_ERR_INVALID, "minimum compression saving must be 0-100%%, got %d",
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "minimum compression saving must be 0-100%%, got %d",
                             o->min_saving_pct);
     w->codec = codec_ids[o->codec];
     w->level = o->compression_level;
@@ -275,10 +276,8 @@ static tl_status chunk_page_index(tl_parquet_writer *w, const tl_pq_column_write
             ix->has_column_index = false;
             return TL_OK;
         }
-        ci->min_values[i].data =
-            (const uint8_t *)tl_arena_dup(&w->arena, p->mm.min, p->mm.min_len);
-        ci->max_values[i].data =
-            (const uint8_t *)tl_arena_dup(&w->arena, p->mm.max, p->mm.max_len);
+        ci->min_values[i].data = (const uint8_t *)tl_arena_dup(&w->arena, p->mm.min, p->mm.min_len);
+        ci->max_values[i].data = (const uint8_t *)tl_arena_dup(&w->arena, p->mm.max, p->mm.max_len);
         if (!ci->min_values[i].data || !ci->max_values[i].data) return tl_error_nomem(err);
         ci->min_values[i].len = p->mm.min_len;
         ci->max_values[i].len = p->mm.max_len;

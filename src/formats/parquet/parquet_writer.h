@@ -29,8 +29,8 @@ typedef enum tl_parquet_encodings {
 } tl_parquet_encodings;
 
 typedef struct tl_parquet_write_options {
-    tl_parquet_codec codec;         /* callers always set it */
-    int compression_level;          /* zstd/gzip level, e.g. 3; 0: the codec's default */
+    tl_parquet_codec codec; /* callers always set it */
+    int compression_level;  /* zstd/gzip level, e.g. 3; 0: the codec's default */
     /* 0: every column chunk is compressed. 1-100: a chunk whose first data page
      * the codec shrinks by less than this percentage is stored uncompressed. */
     int min_saving_pct;
