@@ -56,10 +56,10 @@
 /* A column chunk the codec shrinks by less than a fifth is stored
  * uncompressed: such data is noise (full-precision measurements), and its
  * decompression cost every scan more than the bytes it saved. bench/query at
- * 1,000 hosts (zstd saves 11% of its metric columns): double-groupby-1 and
- * groupby-orderby-limit 1.6x faster in DuckDB, the selective queries 1.1-1.3x;
- * files 13% larger. Structured values (rounded readings, counters, strings)
- * shrink far more than a fifth and stay compressed. */
+ * 1,000 hosts (zstd saves 11% of its metric columns): the full scans
+ * double-groupby-1 and groupby-orderby-limit 1.3x faster, the selective
+ * queries up to 1.5x; files 13% larger. Structured values (rounded readings,
+ * counters, strings) shrink far more than a fifth and stay compressed. */
 #define TL_DEFAULT_CODEC_MIN_SAVING 20
 typedef struct tl_contract {
     const char *time_column; /* NULL: a plain table; points into the metadata */
