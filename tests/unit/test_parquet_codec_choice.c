@@ -21,10 +21,7 @@ static const char *const NAMES[N_COLS] = {"noise", "rounded", "ints", "tag", "mi
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return unit_xorshift(&rng);
 }
 
 static double noise(void)

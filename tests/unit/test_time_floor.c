@@ -7,10 +7,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
 static uint64_t next_random(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return unit_xorshift(&rng_state);
 }
 
 static void check_width(int64_t w, int64_t v)

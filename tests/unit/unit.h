@@ -34,6 +34,16 @@ int unit_read_data(const char *dir, const char *name, struct tl_buf *out);
     {                                                                                              \
 #fn, fn                                                                                    \
     }
+/* xorshift64: a fixed sequence from a non-zero seed, so a failing random case
+ * repeats run after run. */
+static inline uint64_t unit_xorshift(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
 #define UNIT_TESTS(...) const unit_test unit_tests[] = {__VA_ARGS__, {NULL, NULL}};
 
 #define CHECK(cond)                                                                                \
