@@ -80,6 +80,18 @@ static bool key_overlaps(const tl_ice_type *type, const tl_scan_filter *f, const
     return false;
 }
 
+bool tl_scan_time_bounds(const tl_table *t, const tl_ice_data_file *f, int64_t *lo, int64_t *hi)
+{
+    if (t->contract.time_index < 0) return false;
+    int32_t id = tl_ice_metadata_current_schema(t->md)->fields[t->contract.time_index].id;
+    const tl_ice_bound *l = find_bound(f->lower_bounds, f->n_lower_bounds, id);
+    const tl_ice_bound *h = find_bound(f->upper_bounds, f->n_upper_bounds, id);
+    if (l == NULL || h == NULL || l->len != 8 || h->len != 8) return false;
+    *lo = le64(l->data, 8);
+    *hi = le64(h->data, 8);
+    return true;
+}
+
 bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
                          const tl_scan_filter *filters, size_t n_filters)
 {

@@ -32,6 +32,11 @@ void tl_scan_filter_clear(tl_scan_filter *f);
 bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
                          const tl_scan_filter *filters, size_t n_filters);
 
+/* The time range (microseconds, inclusive) file f's manifest bounds give
+ * for the table's time column; false when the table has none or either
+ * bound is absent. */
+bool tl_scan_time_bounds(const tl_table *t, const tl_ice_data_file *f, int64_t *lo, int64_t *hi);
+
 /* The local path of a file URL, or NULL when it is not a local file. Malloc'd. */
 char *tl_scan_local_path(const char *url);
 

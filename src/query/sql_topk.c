@@ -18,32 +18,16 @@ typedef struct extent {
     int64_t edge_rows, edge_span;
 } extent;
 
-/* A file's time bound (8 bytes, little-endian); false when absent. */
-static bool time_bound(const tl_ice_bound *b, size_t n, int32_t id, int64_t *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (b[i].field_id != id || b[i].len != 8) continue;
-        uint64_t v = 0;
-        for (int j = 0; j < 8; j++) v |= (uint64_t)b[i].data[j] << (8 * j);
-        *out = (int64_t)v;
-        return true;
-    }
-    return false;
-}
-
 /* False when no file is left or one lacks time bounds (then no window). */
 static bool data_extent(const tl_table *t, const tl_live_files *lf, const tl_scan_filter *f,
                         bool desc, extent *x)
 {
-    int32_t id = tl_ice_metadata_current_schema(t->md)->fields[t->contract.time_index].id;
     bool any = false;
     for (size_t i = 0; i < lf->n; i++) {
         const tl_ice_data_file *df = &lf->files[i].file;
         if (!tl_scan_file_needed(t, df, f, 1)) continue;
         int64_t lo, hi;
-        if (!time_bound(df->lower_bounds, df->n_lower_bounds, id, &lo) ||
-            !time_bound(df->upper_bounds, df->n_upper_bounds, id, &hi) || lo > hi)
-            return false;
+        if (!tl_scan_time_bounds(t, df, &lo, &hi) || lo > hi) return false;
         bool edge = !any || (desc ? hi > x->hi : lo < x->lo);
         if (edge) {
             x->edge_rows = df->record_count;
@@ -104,16 +88,15 @@ static int64_t wider(const tl_table *t, const tl_live_files *lf, const tl_scan_f
                      const tl_sql_topk *k, int64_t edge, int64_t lo, int64_t hi, int64_t span,
                      int64_t first)
 {
-    int32_t id = tl_ice_metadata_current_schema(t->md)->fields[t->contract.time_index].id;
     int64_t next = span > INT64_MAX / WIDEN ? INT64_MAX : span * WIDEN, reach, near = 0;
     bool any = false;
     for (size_t i = 0; i < lf->n; i++) {
         const tl_ice_data_file *df = &lf->files[i].file;
-        int64_t b;
-        if (!tl_scan_file_needed(t, df, f, 1)) continue;
-        if (k->desc ? !time_bound(df->upper_bounds, df->n_upper_bounds, id, &b) || b >= lo
-                    : !time_bound(df->lower_bounds, df->n_lower_bounds, id, &b) || b <= hi)
+        int64_t first_t, last_t;
+        if (!tl_scan_file_needed(t, df, f, 1) || !tl_scan_time_bounds(t, df, &first_t, &last_t))
             continue;
+        int64_t b = k->desc ? last_t : first_t;
+        if (k->desc ? b >= lo : b <= hi) continue;
         if (!any || (k->desc ? b > near : b < near)) near = b;
         any = true;
     }

@@ -82,16 +82,21 @@ QUERIES = [
 ]
 
 
-def oracle():
+def dedup_oracle(rows, newest):
+    """DuckDB with m.cpu: rows, one per (host, time), the greatest `newest`
+    winning, without that column."""
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    rows = pa.concat_tables([b.append_column("__b", pa.array([k] * len(b), pa.int32()))
-                             for k, b in enumerate(BATCHES)])
     con.register("all_rows", rows)
     con.execute("CREATE SCHEMA m")
-    con.execute("CREATE VIEW m.cpu AS SELECT * EXCLUDE (__b, __rn) FROM (SELECT *, row_number() OVER "
-                "(PARTITION BY host, time ORDER BY __b DESC) AS __rn FROM all_rows) WHERE __rn = 1")
+    con.execute(f"CREATE VIEW m.cpu AS SELECT * EXCLUDE ({newest}, __rn) FROM (SELECT *, row_number() OVER "
+                f"(PARTITION BY host, time ORDER BY {newest} DESC) AS __rn FROM all_rows) WHERE __rn = 1")
     return con
+
+
+def oracle():
+    return dedup_oracle(pa.concat_tables([b.append_column("__b", pa.array([k] * len(b), pa.int32()))
+                                          for k, b in enumerate(BATCHES)]), "__b")
 
 
 def normal(table):
@@ -501,14 +506,7 @@ def files_oracle(s3, url):
     live, _ = live_data_files(s3, url)
     c = bucket_client(s3)
     get = lambda p: c.get_object(Bucket=s3.bucket, Key=p.split("/", 3)[3])["Body"].read()
-    rows = pa.concat_tables([pq.read_table(io.BytesIO(get(p))) for p in live])
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.register("all_rows", rows)
-    con.execute("CREATE SCHEMA m")
-    con.execute("CREATE VIEW m.cpu AS SELECT * EXCLUDE (_ingest_ts, __rn) FROM (SELECT *, row_number() OVER "
-                "(PARTITION BY host, time ORDER BY _ingest_ts DESC) AS __rn FROM all_rows) WHERE __rn = 1")
-    return con
+    return dedup_oracle(pa.concat_tables([pq.read_table(io.BytesIO(get(p))) for p in live]), "_ingest_ts")
 
 
 def test_after_a_full_maintain_a_cold_filtered_query_is_two_round_trips(s3):

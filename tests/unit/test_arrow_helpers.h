@@ -196,15 +196,21 @@ static inline void check_result_shape(const struct ArrowArray *a, int64_t length
     }
 }
 
-/* A small deterministic generator (xorshift64*). */
-static inline uint64_t trand(uint64_t *state)
+/* *batch: a struct array of a tsu:UTC column and a "u" (string) column, the
+ * shape ttable_create makes, from n times and keys. */
+static inline void tbatch_time_key(struct ArrowArray *batch, const int64_t *times,
+                                   const char *const *keys, int64_t n)
 {
-    uint64_t x = *state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 0x2545F4914F6CDD1DULL;
+    tl_error err;
+    tcol c0, c1;
+    tcol_ints(&c0, "tsu:UTC", times, NULL, n);
+    tcol_strs(&c1, "u", keys, n);
+    CHECK_OK(tl_array_init(batch, 1, 2, &err), &err);
+    batch->length = n;
+    tl_array_move(&c0.array, batch->children[0]);
+    tl_array_move(&c1.array, batch->children[1]);
+    tcol_free(&c0);
+    tcol_free(&c1);
 }
 
 #endif

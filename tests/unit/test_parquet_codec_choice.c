@@ -21,7 +21,7 @@ static const char *const NAMES[N_COLS] = {"noise", "rounded", "ints", "tag", "mi
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
 {
-    return unit_xorshift(&rng);
+    return trand(&rng);
 }
 
 static double noise(void)

@@ -10,7 +10,7 @@
 static uint64_t rng_state = 0x853c49e6748fea9bull;
 static uint64_t rnd(void)
 {
-    return unit_xorshift(&rng_state);
+    return trand(&rng_state);
 }
 
 static int bytes_eq(const tl_buf *b, const uint8_t *want, size_t n)

@@ -209,16 +209,8 @@ static void write_sorted(const tl_table *t, const struct ArrowSchema *schema, tl
         snprintf(names[i], sizeof names[i], "h%02d", i / 25);
         hosts[i] = names[i];
     }
-    tcol c0, c1;
-    tcol_ints(&c0, "tsu:UTC", times, NULL, N);
-    tcol_strs(&c1, "u", hosts, N);
     struct ArrowArray batch;
-    CHECK_OK(tl_array_init(&batch, 1, 2, &err), &err);
-    batch.length = N;
-    tl_array_move(&c0.array, batch.children[0]);
-    tl_array_move(&c1.array, batch.children[1]);
-    tcol_free(&c0);
-    tcol_free(&c1);
+    tbatch_time_key(&batch, times, hosts, N);
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     int32_t ids[2] = {s->fields[0].id, s->fields[1].id};
     tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED,

@@ -52,7 +52,7 @@ enum { N_TYPES = sizeof TYPES / sizeof TYPES[0], N_COLS = 2 * N_TYPES };
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void)
 {
-    return unit_xorshift(&rng_state);
+    return trand(&rng_state);
 }
 
 /* Column c holds type c / 2; odd columns are nullable. */

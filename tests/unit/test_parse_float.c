@@ -16,7 +16,7 @@ static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
 
 static uint64_t rng(void)
 {
-    return unit_xorshift(&rng_state);
+    return trand(&rng_state);
 }
 
 static long iterations(void)

@@ -33,15 +33,7 @@ static void write_file(const tl_table *t, tl_buf *out)
         snprintf(names[i], sizeof names[i], "h%d", i / GROUP);
         hosts[i] = names[i];
     }
-    tcol c0, c1;
-    tcol_ints(&c0, "tsu:UTC", times, NULL, N);
-    tcol_strs(&c1, "u", hosts, N);
-    CHECK_OK(tl_array_init(&batch, 1, 2, &err), &err);
-    batch.length = N;
-    tl_array_move(&c0.array, batch.children[0]);
-    tl_array_move(&c1.array, batch.children[1]);
-    tcol_free(&c0);
-    tcol_free(&c1);
+    tbatch_time_key(&batch, times, hosts, N);
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     int32_t ids[2] = {-1, -1};
     for (size_t i = 0; i < s->n_fields; i++) {

@@ -7,7 +7,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
 static uint64_t next_random(void)
 {
-    return unit_xorshift(&rng_state);
+    return trand(&rng_state);
 }
 
 static void check_width(int64_t w, int64_t v)

@@ -34,14 +34,16 @@ int unit_read_data(const char *dir, const char *name, struct tl_buf *out);
     {                                                                                              \
 #fn, fn                                                                                    \
     }
-/* xorshift64: a fixed sequence from a non-zero seed, so a failing random case
- * repeats run after run. */
-static inline uint64_t unit_xorshift(uint64_t *state)
+/* A small deterministic generator (xorshift64*): a fixed sequence from a
+ * non-zero seed, so a failing random case repeats run after run. */
+static inline uint64_t trand(uint64_t *state)
 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    return *state;
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1DULL;
 }
 
 #define UNIT_TESTS(...) const unit_test unit_tests[] = {__VA_ARGS__, {NULL, NULL}};
