@@ -378,13 +378,14 @@ def bucket_client(s3):
                         aws_secret_access_key="testing", region_name="us-east-1")
 
 
-def make_multi_row_group_lake(backend):
+def make_multi_row_group_lake(backend, batches=BATCHES):
     url = backend.url()
     t = tlc.Lake(url, backend.option_list()).create_table(
         "m.cpu", SCHEMA, time_column="time", series_key=["host"],
         properties={"write.parquet.row-group-limit": "10000"})
-    for b in BATCHES:
+    for b in batches:
         t.append(b, maintain=False)
+    t.close()
     return url
 
 
@@ -510,13 +511,7 @@ def files_oracle(s3, url):
 
 
 def test_after_a_full_maintain_a_cold_filtered_query_is_two_round_trips(s3):
-    url = s3.url()
-    t = tlc.Lake(url, s3.option_list()).create_table(
-        "m.cpu", SCHEMA, time_column="time", series_key=["host"],
-        properties={"write.parquet.row-group-limit": "10000"})
-    for b in HALVES:
-        t.append(b, maintain=False)
-    t.close()
+    url = make_multi_row_group_lake(s3, HALVES)
     before = check_footers_of_large_files(s3, url)
     with FaultProxy(s3.endpoint) as proxy:  # a handle opened through the head; no read cache
         t = tlc.Lake(url, s3.option_list(aws_endpoint=proxy.endpoint, cache_memory="0")).table("m.cpu")
