@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import subprocess
+import zlib
 from pathlib import Path
 
 import pyarrow as pa
@@ -235,6 +236,43 @@ def test_bad_gzip_and_missing_file(tmp_path, lake):
     p = run("append", "--lake", lake, "--table", "iot.readings", write(tmp_path / "x.txt", "a"))
     assert p.returncode == 1 and b"unknown file type" in p.stderr
     assert table_files(lake) == before
+
+
+def gzip_cut_on_a_row(text, keep):
+    """`text` gzipped, flushed after its first `keep` lines and cut there: it
+    decompresses to whole rows, and only the missing trailer tells."""
+    lines = text.splitlines(keepends=True)
+    z = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return z.compress("".join(lines[:keep]).encode()) + z.flush(zlib.Z_SYNC_FLUSH)
+
+
+def test_cut_or_damaged_gzip_commits_nothing_and_keeps_its_batch_id(tmp_path, lake):
+    text = "time,device_id,temp\n" + "".join(
+        f"2024-05-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z,dev-{i % 7},{i}\n" for i in range(10000))
+    whole = gzip.compress(text.encode())
+    ndjson = gzip.compress("".join(json.dumps(dict(zip(("time", "device_id", "temp"), l.split(","))))
+                                   + "\n" for l in text.splitlines()[1:]).encode())
+    damaged = bytearray(whole)
+    damaged[-8] ^= 1  # the CRC-32 in the trailer
+    cases = {"cut.csv.gz": (gzip_cut_on_a_row(text, 5001), "truncated gzip file"),
+             "crc.csv.gz": (bytes(damaged), "CRC-32 does not match"),
+             "len.ndjson.gz": (ndjson[:-1] + bytes([ndjson[-1] ^ 1]), "length does not match")}
+    before = table_files(lake)
+    args = ["append", "--lake", lake, "--table", "iot.readings", "--json"]
+    for name, (data, words) in cases.items():
+        f = tmp_path / name
+        f.write_bytes(data)
+        for extra in (["--batch-id", "b1"], ["--batch-id-from-name"]):
+            p = run(*args, *extra, f)
+            err = p.stderr.decode()
+            assert p.returncode == 1, err
+            assert str(f) in err and words in err and "<fd:" not in err, err
+            assert table_files(lake) == before
+    # The batch ids were not used up: the whole file loads under each.
+    (tmp_path / "cut.csv.gz").write_bytes(whole)
+    assert json.loads(ok(*args, "--batch-id", "b1", tmp_path / "cut.csv.gz"))["rows"] == 10000
+    assert json.loads(ok(*args, "--batch-id-from-name", tmp_path / "cut.csv.gz"))["rows"] == 10000
+    assert "10000" in ok("sql", "--lake", lake, "SELECT count(*) FROM iot.readings")
 
 
 def test_batch_ids(tmp_path, lake):

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -307,6 +308,31 @@ def test_bad_data_is_a_permanent_error_naming_the_object(hostile):
     assert "s3://landing-h/bad/1.csv" in answer["results"][0]["detail"]
     assert "tl-notify-" not in answer["results"][0]["detail"]
     assert_unchanged(lake_dir, before)
+
+
+def test_cut_or_damaged_gzip_loads_nothing_until_the_whole_file_comes(hostile):
+    """A .csv.gz cut on a row boundary decompresses to whole rows: only its
+    missing trailer tells. It is refused, and its key (the batch id) stays
+    free for the whole object."""
+    server, s3, lake_dir = hostile
+    text = encode(ns.file_rows(41), "csv").decode()
+    z = zlib.compressobj(6, zlib.DEFLATED, 31)
+    cut = z.compress("".join(text.splitlines(keepends=True)[:3]).encode()) + z.flush(zlib.Z_SYNC_FLUSH)
+    whole = gzip.compress(text.encode())
+    damaged = whole[:-8] + bytes([whole[-8] ^ 1]) + whole[-7:]
+    before = table_files(lake_dir)
+    body = {"events": [event("gz/41.csv.gz")]}
+    for data, words in ((cut, "truncated gzip file"), (damaged, "CRC-32 does not match")):
+        s3.put_object(Bucket="landing-h", Key="gz/41.csv.gz", Body=data)
+        status, answer = server.post(body)
+        detail = answer["results"][0]["detail"]
+        assert status == 422 and words in detail and "s3://landing-h/gz/41.csv.gz" in detail, detail
+        assert "<fd:" not in detail and "tl-notify-" not in detail
+        assert_unchanged(lake_dir, before)
+    s3.put_object(Bucket="landing-h", Key="gz/41.csv.gz", Body=whole)
+    assert server.post(body)[0] == 200
+    rows = [r for r in rows_of(lake_dir, "iot.readings") if r["file"] == 41]
+    assert sorted(r["row"] for r in rows) == list(range(ns.ROWS_PER_FILE))
 
 
 def test_deleted_object_is_retried_until_it_is_back(hostile):

@@ -1,6 +1,10 @@
 /* Byte input for the text readers (CSV, TSV, NDJSON): a file, stdin or bytes in
- * memory, read in chunks. Files and stdin go through zlib, so gzip input (one or
- * more members) is decompressed transparently whatever the file is called. */
+ * memory, read in chunks. Input that starts with gzip's magic number (one or
+ * more members, optionally zero-padded) is decompressed transparently whatever
+ * it is called, and only a whole stream is accepted: data that ends before a
+ * member's trailer, fails its CRC-32 or length, or has other bytes after it is
+ * an error naming the input, so a cut or damaged file never loads in part.
+ * This is the library's one gzip decoder: every text reader goes through it. */
 #ifndef TL_INPUT_TEXT_INPUT_H
 #define TL_INPUT_TEXT_INPUT_H
 
@@ -19,16 +23,18 @@ typedef void (*tl_input_progress_fn)(void *ctx, uint64_t bytes_read);
 tl_status tl_text_input_open_file(const char *path, tl_text_input **out, tl_error *err);
 
 /* Reads from `len` bytes at `data` (borrowed: they must outlive the input);
- * `name` is used in messages. No decompression. */
+ * `name` is used in messages. Gzip is decompressed as for files. */
 tl_status tl_text_input_open_memory(const uint8_t *data, size_t len, const char *name,
                                     tl_text_input **out, tl_error *err);
 
-/* Makes each read of a memory input return at most `n` bytes (n > 0), so
- * tests and fuzzers see records split across reads. */
+/* Makes each read return at most `n` bytes (n > 0), and a memory input
+ * expose at most `n` more source bytes at a time, so tests and fuzzers see
+ * records, gzip headers and trailers split across reads. */
 void tl_text_input_set_read_limit(tl_text_input *in, size_t n);
 
-/* Reads up to `cap` bytes into dst; *n is 0 at the end. A read or gzip
- * failure is TL_ERR_INVALID naming the input. */
+/* Reads up to `cap` bytes into dst; *n is 0 at the end (of the whole gzip
+ * stream, trailer checked). A read failure, truncated or corrupt gzip is
+ * TL_ERR_INVALID naming the input and the byte offset. */
 tl_status tl_text_input_read(tl_text_input *in, uint8_t *dst, size_t cap, size_t *n, tl_error *err);
 
 /* The name used in messages (the path, "stdin" or the memory name). */
