@@ -1,0 +1,236 @@
+/* Building the SQL of mappings and dimensions from the model. */
+#include "compile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+
+static char *cell_text(const json_t *v)
+{
+    char text[64];
+    if (v == NULL || json_is_null(v)) return NULL;
+    if (json_is_string(v)) return strdup(json_string_value(v));
+    if (json_is_integer(v))
+        snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        kfmt_double(text, sizeof text, json_real_value(v));
+    else
+        snprintf(text, sizeof text, "%s", json_is_true(v) ? "true" : "false");
+    return strdup(text);
+}
+
+bool kdim_rows_inline(const kdimension *d, kdim_rows *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = json_array_size(d->rows), w = 1 + d->nvalues;
+    if (n == 0) return true;
+    out->cells = calloc(n * w, sizeof *out->cells);
+    out->priority = calloc(n, sizeof *out->priority);
+    if (out->cells == NULL || out->priority == NULL) {
+        kdim_rows_free(out);
+        return false;
+    }
+    out->nrows = n;
+    out->width = w;
+    for (size_t r = 0; r < n; r++) {
+        const json_t *row = json_array_get(d->rows, r);
+        out->cells[r * w] = cell_text(json_object_get(row, d->key_column));
+        for (size_t v = 0; v < d->nvalues; v++)
+            out->cells[r * w + 1 + v] = cell_text(json_object_get(row, d->value_columns[v]));
+        if (d->priority_column)
+            out->priority[r] = json_number_value(json_object_get(row, d->priority_column));
+    }
+    return true;
+}
+
+void kdim_rows_free(kdim_rows *r)
+{
+    for (size_t i = 0; r->cells && i < r->nrows * r->width; i++) free(r->cells[i]);
+    free(r->cells);
+    free(r->priority);
+    memset(r, 0, sizeof *r);
+}
+
+static void sql_cell(kbuf *out, const char *s)
+{
+    if (s == NULL) {
+        kbuf_puts(out, "CAST(NULL AS VARCHAR)");
+        return;
+    }
+    kbuf_puts(out, "CAST(");
+    ksql_string(out, s);
+    kbuf_puts(out, " AS VARCHAR)");
+}
+
+void kcompile_dimension(const kdimension *d, const kdim_rows *rows, kbuf *out)
+{
+    size_t w = 1 + d->nvalues;
+    kexpr_dim_relation(out, d);
+    kbuf_puts(out, "(k");
+    for (size_t v = 0; v < d->nvalues; v++) kbuf_printf(out, ", v%zu", v);
+    kbuf_puts(out, ", p, o) AS (SELECT ");
+    kbuf_puts(out, d->case_insensitive ? "lower(k)" : "k");
+    for (size_t v = 0; v < d->nvalues; v++) kbuf_printf(out, ", v%zu", v);
+    kbuf_puts(out, ", p, o FROM ");
+    if (rows == NULL || rows->nrows == 0) {
+        kbuf_puts(out, "(SELECT CAST(NULL AS VARCHAR) AS k");
+        for (size_t v = 0; v < d->nvalues; v++)
+            kbuf_printf(out, ", CAST(NULL AS VARCHAR) AS v%zu", v);
+        kbuf_puts(out, ", CAST(NULL AS DOUBLE) AS p, CAST(NULL AS BIGINT) AS o WHERE false) t)");
+        return;
+    }
+    kbuf_puts(out, "(VALUES ");
+    for (size_t r = 0; r < rows->nrows; r++) {
+        kbuf_puts(out, r ? ", (" : "(");
+        for (size_t c = 0; c < w; c++) {
+            sql_cell(out, rows->cells[r * w + c]);
+            kbuf_puts(out, ", ");
+        }
+        ksql_double(out, rows->priority[r]);
+        kbuf_printf(out, ", CAST(%zu AS BIGINT))", r);
+    }
+    kbuf_puts(out, ") t(k");
+    for (size_t v = 0; v < d->nvalues; v++) kbuf_printf(out, ", v%zu", v);
+    kbuf_puts(out, ", p, o))");
+}
+
+/* CASE WHEN <broken> THEN '<message>' END, for each assertion of a column. */
+static void checks(kbuf *out, const kcolumn *col, const char *where)
+{
+    kbuf id = {0}, msg = {0};
+    ksql_ident(&id, col->name);
+    if (col->not_null) {
+        kbuf_printf(&msg, "%s column \"%s\" is null (not_null)", where, col->name);
+        kbuf_printf(out, ", CASE WHEN %s IS NULL THEN ", kbuf_cstr(&id));
+        ksql_string(out, kbuf_cstr(&msg));
+        kbuf_puts(out, " END");
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!(i ? col->has_max : col->has_min)) continue;
+        double limit = i ? col->max : col->min;
+        char text[64];
+        kfmt_double(text, sizeof text, limit);
+        kbuf_truncate(&msg, 0);
+        kbuf_printf(&msg, "%s column \"%s\" = ", where, col->name);
+        kbuf_printf(out, ", CASE WHEN CAST(%s AS DOUBLE) %s ", kbuf_cstr(&id), i ? ">" : "<");
+        ksql_double(out, limit);
+        kbuf_puts(out, " THEN ");
+        ksql_string(out, kbuf_cstr(&msg));
+        kbuf_printf(out, " || CAST(%s AS VARCHAR) || ", kbuf_cstr(&id));
+        kbuf_truncate(&msg, 0);
+        kbuf_printf(&msg, " is %s %s %s", i ? "above" : "below", i ? "max" : "min", text);
+        ksql_string(out, kbuf_cstr(&msg));
+        kbuf_puts(out, " END");
+    }
+    kbuf_free(&id);
+    kbuf_free(&msg);
+}
+
+static bool has_checks(const kcolumn *cols, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cols[i].not_null || cols[i].has_min || cols[i].has_max) return true;
+    return false;
+}
+
+static void compile_expr(const kconfig *c, const kscope *scope, const json_t *e, bool *dims_used,
+                         ktype *type, kbuf *out)
+{
+    kexpr_ctx x = {.config = c, .scope = scope, .dims_used = dims_used};
+    *type = kexpr_compile(&x, e, out);
+}
+
+void kcompile_mapping(const kconfig *c, const kmapping *m, bool *dims_used, kbuf *out)
+{
+    const ksource *s = m->source;
+    const ktable *t = m->table;
+    kscope src = {s->columns, s->ncolumns, "source"}, tab = {t->columns, t->ncolumns, "table"};
+    kbuf_printf(out,
+                "SELECT CAST(%zu AS INTEGER) AS \"" KARET_COL_MAPPING "\", \"" KARET_COL_ROW "\"",
+                m->index);
+    for (size_t i = 0; i < t->ncolumns; i++) {
+        kbuf_puts(out, ", ");
+        ksql_ident(out, t->columns[i].name);
+    }
+    kbuf_puts(out, ", nullif(concat_ws('; ', nullif(\"__karet_sviol\", '')");
+    char where[400];
+    snprintf(where, sizeof where, "table \"%s\":", t->id);
+    for (size_t i = 0; i < t->ncolumns; i++) checks(out, &t->columns[i], where);
+    kbuf_puts(out, "), '') AS \"" KARET_COL_VIOLATION "\" FROM (SELECT \"" KARET_COL_ROW "\"");
+    for (size_t i = 0; i < t->ncolumns; i++) {
+        const kcolumn *col = &t->columns[i];
+        const kmapcol *mc = NULL;
+        for (size_t j = 0; j < m->ncolumns; j++)
+            if (m->columns[j].table_column == (int)i) mc = &m->columns[j];
+        kbuf_puts(out, ", ");
+        if (mc) {
+            kbuf e = {0};
+            ktype type;
+            compile_expr(c, &src, mc->expr, dims_used, &type, &e);
+            kexpr_convert(out, kbuf_cstr(&e), type, col->type);
+            kbuf_free(&e);
+        } else {
+            kbuf_printf(out, "CAST(NULL AS %s)", ktype_sql(col->type));
+        }
+        kbuf_puts(out, " AS ");
+        ksql_ident(out, col->name);
+    }
+    kbuf_puts(out, ", ");
+    if (has_checks(s->columns, s->ncolumns)) {
+        snprintf(where, sizeof where, "source \"%s\":", s->id);
+        kbuf_puts(out, "concat_ws('; '");
+        for (size_t i = 0; i < s->ncolumns; i++) checks(out, &s->columns[i], where);
+        kbuf_puts(out, ")");
+    } else {
+        kbuf_puts(out, "CAST(NULL AS VARCHAR)");
+    }
+    kbuf_puts(out, " AS \"__karet_sviol\" FROM \"" KARET_SRC "\"");
+    if (s->record_filter) {
+        ktype type;
+        kbuf_puts(out, " WHERE ");
+        compile_expr(c, &src, s->record_filter, dims_used, &type, out);
+    }
+    kbuf_puts(out, ") AS \"__karet_o\"");
+    if (m->where) {
+        ktype type;
+        kbuf_puts(out, " WHERE ");
+        compile_expr(c, &tab, m->where, dims_used, &type, out);
+    }
+}
+
+bool kcompile_table(const kconfig *c, const ktable *t, const ksource *s, const kdim_rows *rows,
+                    kbuf *out)
+{
+    bool *used = calloc(c->ndims ? c->ndims : 1, sizeof *used);
+    kbuf body = {0};
+    size_t n = 0;
+    if (used == NULL) {
+        out->oom = true;
+        return false;
+    }
+    for (size_t i = 0; i < c->nmappings; i++) {
+        const kmapping *m = &c->mappings[i];
+        if (m->table != t || m->source != s) continue;
+        kbuf_puts(&body, n++ ? " UNION ALL (" : "(");
+        kcompile_mapping(c, m, used, &body);
+        kbuf_puts(&body, ")");
+    }
+    if (n) {
+        bool first = true;
+        for (size_t i = 0; i < c->ndims; i++) {
+            if (!used[i]) continue;
+            kbuf_puts(out, first ? "WITH " : ", ");
+            first = false;
+            kcompile_dimension(&c->dims[i], &rows[i], out);
+        }
+        kbuf_puts(out, first ? "" : " ");
+        kbuf_printf(out,
+                    "SELECT * FROM (%s) ORDER BY \"" KARET_COL_MAPPING "\", \"" KARET_COL_ROW "\"",
+                    kbuf_cstr(&body));
+    }
+    kbuf_free(&body);
+    free(used);
+    return n > 0;
+}
