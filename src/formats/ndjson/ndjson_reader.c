@@ -5,23 +5,18 @@
 
 #include "arrow/array.h"
 #include "arrow/parse.h"
+#include "formats/input/line_scan.h"
 #include "formats/input/reader_stream.h"
 #include "formats/input/text_batch.h"
 #include "formats/input/text_schema.h"
 #include "formats/ndjson/json_line.h"
 
-#define ND_CHUNK (1u << 20)
-#define ND_MAX_LINE ((size_t)64 << 20)
 #define ND_MAX_BATCH_BYTES ((size_t)64 << 20)
 #define ND_MAX_COLUMNS 10000
 
 typedef struct ndjson_reader {
-    tl_text_input *in;
+    tl_line_scan lines;
     int64_t batch_rows;
-    uint8_t *buf;
-    size_t len, cap, pos;
-    bool eof;
-    int64_t line;  /* line number of the line at pos */
     bool discover; /* first batch without a target: unknown keys become columns */
     bool has_target;
     int ncols;
@@ -42,8 +37,7 @@ static void nd_free(void *ctx)
 {
     ndjson_reader *r = ctx;
     if (r == NULL) return;
-    tl_text_input_close(r->in);
-    free(r->buf);
+    tl_line_scan_free(&r->lines);
     for (int i = 0; i < r->ncols; i++) free(r->names[i]);
     free(r->names);
     free(r->name_lens);
@@ -54,30 +48,6 @@ static void nd_free(void *ctx)
     tl_buf_free(&r->scratch[1]);
     tl_array_release(&r->first);
     free(r);
-}
-
-static tl_status fill(ndjson_reader *r, tl_error *err)
-{
-    if (r->pos > 0) {
-        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-        r->len -= r->pos;
-        r->pos = 0;
-    }
-    if (r->len > ND_MAX_LINE)
-        return tl_error_set(err, TL_ERR_INVALID, "%s: line %lld: longer than 64 MiB", r->src.name,
-                            (long long)r->line);
-    if (r->cap - r->len < ND_CHUNK) {
-        size_t cap = r->cap ? r->cap * 2 : 2 * ND_CHUNK;
-        uint8_t *nb = realloc(r->buf, cap);
-        if (nb == NULL) return tl_error_nomem(err);
-        r->buf = nb;
-        r->cap = cap;
-    }
-    size_t n;
-    TL_TRY(tl_text_input_read(r->in, r->buf + r->len, r->cap - r->len, &n, err));
-    r->len += n;
-    if (n == 0) r->eof = true;
-    return TL_OK;
 }
 
 /* Adds a column named key (first batch without a target). */
@@ -160,11 +130,11 @@ static tl_status parse_line(ndjson_reader *r, const char *s, size_t len, tl_erro
     for (int i = 0; st == TL_OK && !blank && i < r->ncols; i++)
         if (r->seen[i] != r->batch.rows + 1)
             st = tl_text_batch_put(&r->batch, i, NULL, 0, TL_TEXT_NULL, err);
-    if (st == TL_OK && !blank) st = tl_text_batch_end_row(&r->batch, r->line, err);
+    if (st == TL_OK && !blank) st = tl_text_batch_end_row(&r->batch, r->lines.line, err);
     if (st != TL_OK) {
         drop_partial_row(r);
         if (st != TL_ERR_NOMEM)
-            tl_error_prefix(err, "%s: line %lld", r->src.name, (long long)r->line);
+            tl_error_prefix(err, "%s: line %lld", r->src.name, (long long)r->lines.line);
     }
     return st;
 }
@@ -172,26 +142,10 @@ static tl_status parse_line(ndjson_reader *r, const char *s, size_t len, tl_erro
 /* Parses the next line; *eof at the end of the input. */
 static tl_status next_line(ndjson_reader *r, bool *eof, tl_error *err)
 {
-    *eof = false;
-    for (;;) {
-        if (r->buf == NULL) {
-            TL_TRY(fill(r, err));
-            continue;
-        }
-        const uint8_t *p = r->buf + r->pos;
-        size_t avail = r->len - r->pos;
-        const uint8_t *nl = avail ? memchr(p, '\n', avail) : NULL;
-        if (nl == NULL && !r->eof) {
-            TL_TRY(fill(r, err));
-            continue;
-        }
-        if (nl == NULL && avail == 0) return *eof = true, TL_OK;
-        size_t n = nl ? (size_t)(nl - p) : avail;
-        TL_TRY(parse_line(r, (const char *)p, n, err));
-        r->pos += n + (nl != NULL);
-        r->line++;
-        return TL_OK;
-    }
+    const char *line;
+    size_t len;
+    TL_TRY(tl_line_scan_next(&r->lines, &line, &len, eof, err));
+    return *eof ? TL_OK : parse_line(r, line, len, err);
 }
 
 static tl_status read_batch(ndjson_reader *r, tl_error *err)
@@ -214,7 +168,7 @@ static tl_status nd_next(void *ctx, struct ArrowArray *out, bool *done, tl_error
         return TL_OK;
     }
     TL_TRY(read_batch(r, err));
-    if (r->progress) r->progress(r->progress_ctx, tl_text_input_position(r->in));
+    if (r->progress) r->progress(r->progress_ctx, tl_text_input_position(r->lines.in));
     if (r->batch.rows == 0) return *done = true, TL_OK;
     return tl_text_batch_convert(&r->batch, &r->src, r->types, (const char *const *)r->names, out,
                                  err);
@@ -263,12 +217,11 @@ tl_status tl_ndjson_stream_open(tl_text_input *in, const tl_ndjson_options *opti
         tl_text_input_close(in);
         return tl_error_nomem(err);
     }
-    r->in = in;
-    r->src.name = tl_text_input_name(in);
+    tl_line_scan_init(&r->lines, in);
+    r->src.name = r->lines.name;
     r->batch_rows = options && options->batch_rows > 0 ? options->batch_rows : 65536;
     r->progress = options ? options->progress : NULL;
     r->progress_ctx = options ? options->progress_ctx : NULL;
-    r->line = 1;
     struct ArrowSchema schema = {0};
     tl_status st = nd_start(r, target, err);
     if (st == TL_OK)
