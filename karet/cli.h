@@ -67,5 +67,7 @@ int karet_usage(const karet_args *a, const char *fmt, ...) __attribute__((format
 int karet_cmd_validate(karet_args *a);
 int karet_cmd_explain(karet_args *a);
 int karet_cmd_run(karet_args *a);
+int karet_cmd_serve(karet_args *a);
+int karet_cmd_hash_password(karet_args *a);
 
 #endif

@@ -55,5 +55,42 @@ const karet_command karet_commands[] = {
        true},
       {"job-id", "ID", "Recorded in the tables' snapshot summaries.", false},
       OPT_JSON}},
+    {"serve",
+     "[OPTIONS]",
+     "serve the Karet API and run pipelines",
+     "Serves the HTTP API (pipelines, configs, jobs, tables, SQL, lake files, users) and runs "
+     "pipelines when files land: a bucket notification POSTed to /events/s3, an upload through "
+     "PUT /api/lake or POST /api/p/<slug>/jobs starts a run (uploads 5 s after the last event "
+     "of a batch, at most 30 s after the first). With no flags it keeps its control plane in "
+     "./karet-data and the lake in ./karet-lake, listens on 127.0.0.1:8080 and prints the URL "
+     "and how to sign in. Environment: KARET_WORKER_TOKEN (the bearer token of an admin "
+     "service principal), KARET_WEBHOOK_SECRET (events are refused without it), "
+     "KARET_ADMIN_USERNAME and KARET_ADMIN_PASSWORD_HASH (see karet hash-password), "
+     "KARET_DATA_DIR, KARET_LAKE, KARET_LISTEN or PORT, KARET_WORKERS. Stops on SIGINT or "
+     "SIGTERM: a run in progress stops before its next commit and runs again on the next start.",
+     karet_cmd_serve,
+     {{"data-dir", "DIR", "The control plane's folder (karet.db); default ./karet-data.", false},
+      {"lake", "URL",
+       "The lake: a folder or an s3://, gs://, az:// or file:// URL; default "
+       "./karet-lake beside the data folder.",
+       false},
+      {"storage-option", "KEY=VALUE",
+       "A storage option of the lake (aws_endpoint, aws_region, aws_allow_http, ...); "
+       "repeatable.",
+       true},
+      {"listen", "[ADDR:]PORT", "Where to listen; default 127.0.0.1:8080 (port 0: any free).",
+       false},
+      {"workers", "N", "Runs at once, each of another pipeline; default 2.", false},
+      {"public-url", "URL", "The address users reach (printed; https makes cookies Secure).",
+       false},
+      {"max-upload", "BYTES", "The largest PUT /api/lake body; default 104857600.", false}}},
+    {"hash-password",
+     "",
+     "print the scrypt hash of a password",
+     "Reads a password (typed twice on a terminal, or the first line of standard input) and "
+     "prints its hash in the form scrypt$N$r$p$salt$hash (N=131072, r=8, p=1, as the "
+     "published Karet), for KARET_ADMIN_PASSWORD_HASH.",
+     karet_cmd_hash_password,
+     {{0}}},
     {0},
 };

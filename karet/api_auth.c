@@ -1,0 +1,151 @@
+/* Sign-in, sign-out, who am I, and the unauthenticated routes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "auth.h"
+
+/* Verified when the user does not exist, so that an unknown name takes as
+ * long to refuse as a wrong password. */
+static const char DUMMY_HASH[] =
+    "scrypt$131072$8$1$AAAAAAAAAAAAAAAAAAAAAA==$"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
+
+void api_health(service *svc, http_req *rq, http_resp *out)
+{
+    (void)rq;
+    json_t *v = db_query_one(svc->db, "SELECT count(*) AS n FROM pipelines", "");
+    if (v == NULL) {
+        reply_error(out, 503, "unhealthy", "the control plane database does not answer: %s",
+                    db_error());
+        return;
+    }
+    reply_json(out, 200,
+               json_pack("{s:s,s:O,s:i}", "status", "ok", "pipelines", json_object_get(v, "n"),
+                         "schemaVersion", db_schema_version(svc->db)));
+    json_decref(v);
+}
+
+/* A placeholder until the web pages land: a sign-in form. */
+static const char HOME[] =
+    "<!doctype html><html><head><meta charset=utf-8><title>Karet</title></head><body>"
+    "<h1>Karet</h1><form id=f><input name=username placeholder=username autocomplete=username>"
+    "<input name=password type=password placeholder=password autocomplete=current-password>"
+    "<button>Sign in</button></form><pre id=o></pre><script>"
+    "f.onsubmit=async e=>{e.preventDefault();const r=await fetch('/api/auth/sign-in/username',"
+    "{method:'POST',headers:{'Content-Type':'application/json'},body:JSON.stringify("
+    "{username:f.username.value,password:f.password.value})});o.textContent=await r.text()};"
+    "</script></body></html>";
+
+void api_home(service *svc, http_req *rq, http_resp *out)
+{
+    (void)svc, (void)rq;
+    out->status = 200;
+    out->raw = strdup(HOME);
+    out->raw_len = strlen(HOME);
+    out->content_type = "text/html; charset=utf-8";
+}
+
+static int secure_request(service *svc, http_req *rq)
+{
+    const char *proto = req_header(rq, "X-Forwarded-Proto");
+    return (proto && strcmp(proto, "https") == 0) ||
+           (svc->cfg.public_url && strncmp(svc->cfg.public_url, "https:", 6) == 0);
+}
+
+static void set_cookie(service *svc, http_req *rq, http_resp *out, const char *value,
+                       int64_t max_age)
+{
+    char c[256];
+    snprintf(c, sizeof c, "karet_session=%s; Path=/; HttpOnly; SameSite=Lax; Max-Age=%lld%s", value,
+             (long long)max_age, secure_request(svc, rq) ? "; Secure" : "");
+    reply_header(out, "Set-Cookie", c);
+}
+
+static int verify(service *svc, const char *username, const char *password, char *role,
+                  size_t rolelen)
+{
+    json_t *u = db_query_one(svc->db, "SELECT role, password_hash FROM users WHERE username = ?",
+                             "s", username);
+    const char *hash = u ? json_string_value(json_object_get(u, "password_hash")) : DUMMY_HASH;
+    int ok = password_verify(password, hash) && u != NULL;
+    if (ok) snprintf(role, rolelen, "%s", json_string_value(json_object_get(u, "role")));
+    json_decref(u);
+    return ok;
+}
+
+void api_sign_in(service *svc, http_req *rq, http_resp *out)
+{
+    json_t *body = req_json_object(rq, out);
+    if (body == NULL) return;
+    const char *username = json_string_value(json_object_get(body, "username"));
+    const char *password = json_string_value(json_object_get(body, "password"));
+    if (username == NULL || password == NULL || !*username || !*password || strlen(username) > 64 ||
+        strlen(password) > 1024) {
+        json_decref(body);
+        reply_error(out, 401, "invalid_credentials",
+                    "send {\"username\": ..., \"password\": ...} as strings");
+        return;
+    }
+    int busy;
+    int wait = throttle_acquire(svc->throttle, rq->client, now_ms(), &busy);
+    if (wait) {
+        json_decref(body);
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", wait);
+        reply_error(out, 429, busy ? "busy" : "rate_limited",
+                    busy ? "too many sign-ins at once; retry in %d s"
+                         : "too many sign-in attempts; retry in %d s",
+                    wait);
+        reply_header(out, "Retry-After", ra);
+        return;
+    }
+    char role[16] = "";
+    int ok = verify(svc, username, password, role, sizeof role);
+    throttle_release(svc->throttle);
+    char token[64], hash[65];
+    if (!ok || random_token(token) != 0) {
+        json_decref(body);
+        reply_error(out, 401, "invalid_credentials", "wrong username or password");
+        return;
+    }
+    throttle_reset(svc->throttle, rq->client);
+    sha256_hex(token, hash);
+    int64_t now = now_ms();
+    json_t *u =
+        db_query_one(svc->db, "SELECT username FROM users WHERE username = ?", "s", username);
+    const char *canonical = u ? json_string_value(json_object_get(u, "username")) : username;
+    db_exec(svc->db, NULL, "DELETE FROM sessions WHERE expires_at <= ?", "i", now);
+    db_exec(svc->db, NULL,
+            "INSERT INTO sessions (token_hash, username, created_at, expires_at) "
+            "VALUES (?, ?, ?, ?)",
+            "ssii", hash, canonical, now, now + svc->cfg.session_ttl_s * 1000);
+    set_cookie(svc, rq, out, token, svc->cfg.session_ttl_s);
+    reply_json(
+        out, 200,
+        json_pack("{s:b,s:{s:s,s:s}}", "ok", 1, "user", "username", canonical, "role", role));
+    json_decref(u);
+    json_decref(body);
+}
+
+void api_sign_out(service *svc, http_req *rq, http_resp *out)
+{
+    if (rq->authenticated && rq->who.session_hash[0])
+        db_exec(svc->db, NULL, "DELETE FROM sessions WHERE token_hash = ?", "s",
+                rq->who.session_hash);
+    set_cookie(svc, rq, out, "", 0);
+    reply_json(out, 200, json_pack("{s:b}", "ok", 1));
+}
+
+void api_me(service *svc, http_req *rq, http_resp *out)
+{
+    (void)svc;
+    if (!rq->authenticated) {
+        reply_json(out, 401, json_pack("{s:b,s:s}", "authenticated", 0, "error", "unauthorized"));
+        return;
+    }
+    reply_json(out, 200,
+               json_pack("{s:b,s:{s:s,s:s,s:b}}", "authenticated", 1, "user", "username",
+                         rq->who.username, "role", role_name(rq->who.role), "service",
+                         rq->who.service));
+}
