@@ -108,8 +108,9 @@ json_t *job_get(service *svc, const char *slug, const char *id)
     return rec;
 }
 
-/* Logs the change and tells the event streams; returns the record. */
-static json_t *announce(service *svc, const char *id)
+/* Tells the event streams of a change, and logs it when the state changed
+ * (progress alone is not logged); returns the record. */
+static json_t *publish(service *svc, const char *id, int log)
 {
     json_t *row = job_row(svc, id);
     if (row == NULL) return NULL;
@@ -117,6 +118,7 @@ static json_t *announce(service *svc, const char *id)
     json_decref(row);
     const char *slug = json_string_value(json_object_get(rec, "pipeline"));
     bus_publish(svc->events, slug, rec);
+    if (!log) return rec;
     json_t *line = json_pack(
         "{s:s,s:O,s:O,s:O,s:O,s:O}", "event", "job", "id", json_object_get(rec, "id"), "pipeline",
         json_object_get(rec, "pipeline"), "status", json_object_get(rec, "status"), "trigger",
@@ -127,6 +129,11 @@ static json_t *announce(service *svc, const char *id)
     if (json_is_integer(files)) json_object_set(line, "files_processed", files);
     log_json(line);
     return rec;
+}
+
+static json_t *announce(service *svc, const char *id)
+{
+    return publish(svc, id, 1);
 }
 
 static void wake_workers(service *svc)
@@ -188,9 +195,13 @@ static void recover(service *svc)
         const char *id = json_string_value(json_object_get(row, "id"));
         int64_t attempts = json_integer_value(json_object_get(row, "attempts"));
         if (attempts < JOB_MAX_ATTEMPTS) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "the service stopped during attempt %lld of %d; it runs again",
+                     (long long)attempts, JOB_MAX_ATTEMPTS);
             db_exec(svc->db, NULL,
                     "UPDATE jobs SET status = 'queued', progress = NULL, error = ? WHERE id = ?",
-                    "ss", "the service stopped during attempt; it runs again", id);
+                    "ss", why, id);
         } else {
             char why[160];
             snprintf(why, sizeof why, "abandoned: the service stopped during attempt %lld of %d",
@@ -261,7 +272,7 @@ static void on_progress(void *ctx, const karet_progress *p)
     json_decref(j);
     db_exec(pc->svc->db, NULL, "UPDATE jobs SET progress = ? WHERE id = ?", "ss", text, pc->id);
     free(text);
-    json_decref(announce(pc->svc, pc->id));
+    json_decref(publish(pc->svc, pc->id, 0));
 }
 
 /* Pins the job to the pipeline's live config (once: retries keep it) and

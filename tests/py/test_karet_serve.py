@@ -59,6 +59,22 @@ def test_events_without_pause_run_at_the_max_wait(local):
     assert iso_ms(js[-1]["enqueuedAt"]) >= first + 25
 
 
+def test_a_stop_turns_pending_upload_batches_into_jobs(tmp_path):
+    srv = Server(tmp_path / "data", tmp_path / "lake").start()
+    api = srv.worker()
+    make_pipeline(api)
+    assert post_event(api, s3_event("lake", f"{PREFIX}late.csv")).json()["scheduled"] == [SLUG]
+    assert srv.stop() == 0  # before the 5 s passed: the batch must not be lost
+    queued = [e for e in srv.job_events() if e["status"] == "queued"]
+    assert len(queued) == 1 and queued[0]["trigger"] == "webhook"
+    srv = Server(tmp_path / "data", tmp_path / "lake").start()
+    try:
+        js = wait_jobs(srv.worker(), lambda js: finished(js, 1))
+        assert [j["id"] for j in js] == [queued[0]["id"]] and js[0]["attempts"] == 1
+    finally:
+        srv.stop()
+
+
 # ---- routes x callers ----
 
 ROUTES = [
