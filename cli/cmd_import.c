@@ -1,6 +1,8 @@
-/* timelake import: many files or directories, one commit per group of files,
- * each group's batch id made of its file names so a re-run skips what was
- * committed before an interruption. */
+/* timelake import: many files or directories, one commit per group of files.
+ * Every file is its own batch id (its path relative to the directory given),
+ * a group's commit carries all of its files' ids, and files already committed
+ * are skipped before grouping: so a re-run after an interruption, or with
+ * files added or another --files-per-commit, loads each file exactly once. */
 #include <dirent.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -95,45 +97,96 @@ static int collect(cli_args *a, file_list *l, tl_input_format format)
     return EXIT_OK;
 }
 
-/* "a.csv" for one file, "a.csv..c.csv" for a group: stable across re-runs. */
-static void group_id(const file_list *l, int first, int n, char *buf, size_t size)
+/* "a.csv" for one file, "a.csv..c.csv" for a group: how results name it. */
+static void group_label(const file_list *l, const int *idx, int n, char *buf, size_t size)
 {
     if (n == 1)
-        snprintf(buf, size, "%s", l->names[first]);
+        snprintf(buf, size, "%s", l->names[idx[0]]);
     else
-        snprintf(buf, size, "%s..%s", l->names[first], l->names[first + n - 1]);
+        snprintf(buf, size, "%s..%s", l->names[idx[0]], l->names[idx[n - 1]]);
 }
 
 typedef struct totals {
     int64_t rows, commits, duplicates, files;
 } totals;
 
-static int import_groups(cli_args *a, cli_loader *ld, const file_list *l, int per, totals *t)
+static void report(cli_args *a, const char *what, const tl_append_result *r)
 {
-    for (int first = 0; first < l->n; first += per) {
-        int n = l->n - first < per ? l->n - first : per;
-        char id[8192];
-        group_id(l, first, n, id, sizeof id);
-        tl_append_result r;
-        tl_error err;
-        tl_status st =
-            cli_loader_append(ld, (const char *const *)&l->paths[first], n, id, &r, &err);
-        cli_progress_end(&ld->progress);
-        if (st != TL_OK) {
-            fprintf(stderr, "timelake import: stopped at %s; %lld files committed before it\n", id,
-                    (long long)t->files);
-            return cli_fail(a, &err);
-        }
-        t->files += n;
-        t->commits += !r.duplicate;
-        t->duplicates += r.duplicate;
-        t->rows += r.rows;
-        if (a->json)
-            cli_print_json(cli_append_json(id, &r));
-        else
-            cli_append_print(id, &r);
-        cli_progress_draw(&ld->progress, true);
+    if (a->json)
+        cli_print_json(cli_append_json(what, r));
+    else
+        cli_append_print(what, r);
+}
+
+/* Commits the files idx[0..n) as one group, each file's name its batch id. */
+static int commit_group(cli_args *a, cli_loader *ld, const file_list *l, const int *idx, int n,
+                        totals *t)
+{
+    const char **paths = malloc((size_t)n * sizeof *paths);
+    const char **ids = malloc((size_t)n * sizeof *ids);
+    char label[8192];
+    group_label(l, idx, n, label, sizeof label);
+    tl_append_result r;
+    tl_error err;
+    tl_status st = paths && ids ? TL_OK : tl_error_nomem(&err);
+    for (int i = 0; st == TL_OK && i < n; i++) {
+        paths[i] = l->paths[idx[i]];
+        ids[i] = l->names[idx[i]];
     }
+    if (st == TL_OK) st = cli_loader_append_ids(ld, paths, n, ids, (size_t)n, &r, &err);
+    cli_progress_end(&ld->progress);
+    free(paths);
+    free(ids);
+    if (st != TL_OK) {
+        fprintf(stderr, "timelake import: stopped at %s; %lld files committed before it\n", label,
+                (long long)t->files);
+        return cli_fail(a, &err);
+    }
+    t->files += n;
+    t->commits += !r.duplicate;
+    t->duplicates += r.duplicate ? n : 0;
+    t->rows += r.rows;
+    report(a, label, &r);
+    cli_progress_draw(&ld->progress, true);
+    return EXIT_OK;
+}
+
+/* Each file is its own batch: those committed before (by any grouping) are
+ * skipped, the others committed `per` at a time, in name order. */
+static int import_groups(cli_args *a, cli_loader *ld, const file_list *l, const int *committed,
+                         int per, totals *t)
+{
+    int *group = malloc((size_t)per * sizeof *group), n = 0, rc = EXIT_OK;
+    if (group == NULL) return cli_fail(a, &(tl_error){TL_ERR_NOMEM, "out of memory"});
+    for (int i = 0; rc == EXIT_OK && i < l->n; i++) {
+        if (committed[i]) {
+            tl_append_result r = {.duplicate = 1, .version = tl_table_version(ld->table)};
+            t->files++;
+            t->duplicates++;
+            report(a, l->names[i], &r);
+            continue;
+        }
+        group[n++] = i;
+        if (n == per) {
+            rc = commit_group(a, ld, l, group, n, t);
+            n = 0;
+        }
+    }
+    if (rc == EXIT_OK && n > 0) rc = commit_group(a, ld, l, group, n, t);
+    free(group);
+    return rc;
+}
+
+/* Which files the table has committed: one check for all of them, before
+ * any is read, so a re-run after an interruption costs little. */
+static int find_committed(cli_args *a, tl_table *t, const file_list *l, int **out)
+{
+    *out = calloc((size_t)l->n + 1, sizeof **out);
+    tl_error err;
+    if (*out == NULL) return cli_fail(a, &(tl_error){TL_ERR_NOMEM, "out of memory"});
+    if (tl_table_batches_committed(t, (const char *const *)l->names, (size_t)l->n, *out, &err) !=
+        TL_OK)
+        return cli_fail(a, &err);
     return EXIT_OK;
 }
 
@@ -163,12 +216,17 @@ int cmd_import(cli_args *a)
     if (rc == EXIT_OK) rc = cli_open_table(a, lake, name, &t);
     if (rc == EXIT_OK && cli_loader_init(&ld, t, format, &err) != TL_OK) rc = cli_fail(a, &err);
     totals tot = {0};
+    int *committed = NULL;
+    if (rc == EXIT_OK) rc = find_committed(a, t, &l, &committed);
     if (rc == EXIT_OK) {
         uint64_t total = 0;
-        for (int i = 0; i < l.n; i++) total += cli_file_size(l.paths[i]);
-        cli_progress_start(&ld.progress, total, l.n, !cli_flag(a, "no-progress"));
-        rc = import_groups(a, &ld, &l, (int)per, &tot);
+        int todo = 0;
+        for (int i = 0; i < l.n; i++)
+            if (!committed[i]) total += cli_file_size(l.paths[i]), todo++;
+        cli_progress_start(&ld.progress, total, todo, !cli_flag(a, "no-progress"));
+        rc = import_groups(a, &ld, &l, committed, (int)per, &tot);
     }
+    free(committed);
     if (rc == EXIT_OK && !a->json)
         printf("imported %lld files: %lld rows in %lld commits, %lld batches already there\n",
                (long long)tot.files, (long long)tot.rows, (long long)tot.commits,

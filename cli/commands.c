@@ -74,8 +74,10 @@ const cli_command cli_commands[] = {
      "PATH... [OPTIONS]",
      "bulk-load files or directories",
      "Loads many files: each PATH is a file or a directory (its data files, sorted by name). "
-     "Each commit carries --files-per-commit files and a batch id made of their names, so an "
-     "interrupted import can simply be run again: what was committed is skipped.",
+     "Each file is its own batch id (its path below the directory given); each commit "
+     "carries --files-per-commit files and all their ids. Files committed before are skipped, "
+     "whatever the grouping then, so an interrupted import can simply be run again, with files "
+     "added or not: each file loads exactly once.",
      cmd_import,
      {OPT_LAKE,
       OPT_TABLE,

@@ -177,9 +177,17 @@ static void unwrap_stream_error(tl_error *err)
 tl_status cli_loader_append(cli_loader *l, const char *const *files, int n, const char *batch_id,
                             tl_append_result *out, tl_error *err)
 {
+    return cli_loader_append_ids(l, files, n, &batch_id, batch_id ? 1 : 0, out, err);
+}
+
+tl_status cli_loader_append_ids(cli_loader *l, const char *const *files, int n,
+                                const char *const *batch_ids, size_t n_batch_ids,
+                                tl_append_result *out, tl_error *err)
+{
     struct ArrowArrayStream s;
     TL_TRY(multi_open(l, files, n, &s, err));
-    tl_append_options o = {.batch_id = batch_id, .maintain = l->maintain};
+    tl_append_options o = {
+        .batch_ids = batch_ids, .n_batch_ids = n_batch_ids, .maintain = l->maintain};
     tl_status st = tl_table_append(l->table, &s, &o, out, err);
     if (st != TL_OK) unwrap_stream_error(err);
     l->progress.done += cli_file_size(files[n - 1]);

@@ -32,6 +32,11 @@ void cli_loader_free(cli_loader *l);
 tl_status cli_loader_append(cli_loader *l, const char *const *files, int n, const char *batch_id,
                             tl_append_result *out, tl_error *err);
 
+/* The same with several batch ids (tl_append_options.batch_ids; none: 0). */
+tl_status cli_loader_append_ids(cli_loader *l, const char *const *files, int n,
+                                const char *const *batch_ids, size_t n_batch_ids,
+                                tl_append_result *out, tl_error *err);
+
 /* Size of a file (0 for stdin or when unknown). */
 uint64_t cli_file_size(const char *path);
 

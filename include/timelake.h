@@ -219,6 +219,13 @@ tl_status tl_table_maintain(tl_table *table, const tl_maintain_options *options,
 typedef struct tl_append_options {
     const char *batch_id; /* NULL: no idempotency key */
     int maintain;         /* 1 run, 0 skip, -1 follow the table's auto-maintain setting */
+    /* Instead of batch_id, several idempotency keys for one commit (say one
+     * per file of a group; borrowed, each valid UTF-8): the commit records
+     * them all; it is a duplicate (nothing written) when every one was
+     * committed before, and TL_ERR_CONFLICT (nothing written) when some were
+     * and some not. One id is the same as batch_id. */
+    const char *const *batch_ids;
+    size_t n_batch_ids;
 } tl_append_options;
 
 typedef struct tl_append_result {
@@ -246,6 +253,14 @@ typedef struct tl_append_result {
 tl_status tl_table_append(tl_table *table, struct ArrowArrayStream *stream,
                           const tl_append_options *options, tl_append_result *out,
                           tl_error *err);
+
+/* Which of ids[0..n) the table has committed as batch ids, as of the
+ * handle's version (in that snapshot's ancestry or the batch ledger), in one
+ * pass for all of them: out[i] is set to 1 or 0 (out has n elements,
+ * caller-owned). For checking many batches before reading any of their data,
+ * as `timelake import` does. */
+tl_status tl_table_batches_committed(tl_table *table, const char *const *ids, size_t n, int *out,
+                                     tl_error *err);
 
 /* ---- SQL ---- */
 

@@ -111,7 +111,7 @@ static PyObject *table_append(PyObject *obj, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:append", kwlist, &data, &batch_id,
                                      &maintain))
         return NULL;
-    tl_append_options o = {NULL, -1};
+    tl_append_options o = {.batch_id = NULL, .maintain = -1};
     if (tlpy_utf8(batch_id, "batch_id", 1, &o.batch_id) < 0) return NULL;
     if (maintain != Py_None && (o.maintain = PyObject_IsTrue(maintain)) < 0) return NULL;
     struct ArrowArrayStream stream;

@@ -8,7 +8,8 @@
 #include "core/clock.h"
 #include "core/parallel.h"
 #include "table/append.h"
-#include "table/batch_ledger.h"
+#include "formats/input/text_batch.h"
+#include "table/batch_ids.h"
 #include "table/head_footer.h"
 #include "table/lvi.h"
 #include "table/maintain.h"
@@ -137,7 +138,8 @@ static int64_t chunk_rows(void)
 
 typedef struct append_state {
     tl_table *t;
-    const tl_append_options *o;
+    const char *const *batch_ids; /* the options' batch_id or batch_ids */
+    size_t n_batch_ids;
     int64_t started_us;
     encoded files; /* every data file so far; [0, uploaded) are in the store */
     size_t uploaded;
@@ -202,7 +204,8 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
 {
     encoded *e = &s->files;
     tl_commit_result cr = {0};
-    tl_commit_request req = {.batch_id = s->o->batch_id,
+    tl_commit_request req = {.batch_ids = s->batch_ids,
+                             .n_batch_ids = s->n_batch_ids,
                              .files = e->files,
                              .n_files = e->n,
                              .rows = s->has_newest ? &s->newest : NULL,
@@ -269,10 +272,42 @@ static void write_version_hint(tl_table *t)
     tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
 }
 
+/* Writes id into buf for a message, bytes that are not printable ASCII as \xNN. */
+static const char *printable(const char *id, char *buf, size_t size)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)id; *p && o + 5 < size; p++)
+        o += (size_t)snprintf(buf + o, size - o, *p >= 0x20 && *p < 0x7f ? "%c" : "\\x%02x", *p);
+    buf[o] = 0;
+    return buf;
+}
+
+/* The append's batch ids (batch_id is one of them), checked: summaries are JSON. */
+static tl_status batch_ids_of(const tl_append_options *o, append_state *s, tl_error *err)
+{
+    if (o->batch_id && o->n_batch_ids)
+        return tl_error_set(err, TL_ERR_INVALID, "give batch_id or batch_ids, not both");
+    s->batch_ids = o->batch_id ? &o->batch_id : o->batch_ids;
+    s->n_batch_ids = o->batch_id ? 1 : o->batch_ids ? o->n_batch_ids : 0;
+    for (size_t i = 0; i < s->n_batch_ids; i++) {
+        const char *id = s->batch_ids[i];
+        char shown[256];
+        if (id == NULL) return tl_error_set(err, TL_ERR_INVALID, "batch_ids[%zu] is NULL", i);
+        if (!tl_utf8_valid((const uint8_t *)id, strlen(id)))
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "batch id \"%s\" is not valid UTF-8 (table metadata is JSON): "
+                                "give a UTF-8 batch id",
+                                printable(id, shown, sizeof shown));
+    }
+    return TL_OK;
+}
+
 static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *o, int64_t started_us,
                                tl_append_result *out, tl_error *err)
 {
+    append_state s = {.t = t, .started_us = started_us};
+    TL_TRY(batch_ids_of(o, &s, err));
     struct ArrowSchema schema = {0};
     int rc = stream->get_schema(stream, &schema);
     if (rc != 0) {
@@ -283,13 +318,13 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
     /* A batch already committed costs no reading or writing at all. */
     out->attempts = 1;
     bool seen = false;
-    tl_status st = o->batch_id ? tl_batch_seen(t, o->batch_id, &seen, err) : TL_OK;
+    tl_status st =
+        s.n_batch_ids ? tl_batch_duplicate(t, s.batch_ids, s.n_batch_ids, &seen, err) : TL_OK;
     if (st != TL_OK || seen) {
         out->duplicate = seen;
         tl_schema_release(&schema);
         return st;
     }
-    append_state s = {.t = t, .o = o, .started_us = started_us};
     int64_t before = t->version;
     st = encode_stream(&s, stream, &schema, err);
     if (st == TL_OK && s.files.n > 0) st = commit_files(&s, out, err);

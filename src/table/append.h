@@ -66,7 +66,8 @@ tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema
                              struct tl_head_objects *footers, tl_error *err);
 
 typedef struct tl_commit_request {
-    const char *batch_id;          /* or NULL */
+    const char *const *batch_ids; /* the commit's idempotency keys (batch_ids.h) */
+    size_t n_batch_ids;
     const tl_ice_data_file *files; /* added data files */
     size_t n_files;
     int64_t added_rows;
@@ -105,9 +106,5 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
  * table's current schema and default partition spec. */
 tl_status tl_table_manifest_encode(const tl_table *t, const tl_ice_manifest_entry *entries,
                                    size_t n, tl_buf *out, tl_error *err);
-
-/* True when a snapshot among the current snapshot and its ancestors carries
- * this batch id. */
-bool tl_batch_committed(const tl_ice_metadata *md, const char *batch_id);
 
 #endif

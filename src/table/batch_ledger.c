@@ -10,6 +10,7 @@
 #include "core/random.h"
 #include "formats/avro/avro_file.h"
 #include "table/append.h"
+#include "table/batch_ids.h"
 
 static const char ledger_schema[] =
     "{\"type\":\"record\",\"name\":\"batch_ledger_entry\",\"fields\":["
@@ -159,9 +160,8 @@ static tl_status ledger_has(const tl_table *t, const char *url, const char *batc
     return TL_OK;
 }
 
-tl_status tl_batch_seen(tl_table *t, const char *batch_id, bool *seen, tl_error *err)
+tl_status tl_batches_seen(tl_table *t, const char *const *ids, size_t n, bool *seen, tl_error *err)
 {
-    *seen = false;
     char *missing = NULL; /* a ledger URL found missing once */
     tl_status st = TL_OK;
     for (int attempt = 0;; attempt++) {
@@ -171,16 +171,15 @@ tl_status tl_batch_seen(tl_table *t, const char *batch_id, bool *seen, tl_error 
                               t->name.full);
             break;
         }
-        if (tl_batch_committed(t->md, batch_id)) {
-            *seen = true;
-            break;
-        }
+        memset(seen, 0, n * sizeof *seen);
+        st = tl_batches_committed(t->md, ids, n, seen, err);
         const char *url = tl_ice_metadata_property(t->md, TL_PROP_BATCH_LEDGER);
-        if (url == NULL) break;
+        if (st != TL_OK || url == NULL) break;
         /* Missing twice, even after a reload: lost (say, to another tool's
          * orphan cleanup). Appends go on without it rather than fail. */
         if (missing && strcmp(missing, url) == 0) break;
-        st = ledger_has(t, url, batch_id, seen, err);
+        for (size_t i = 0; st == TL_OK && i < n; i++)
+            if (!seen[i]) st = ledger_has(t, url, ids[i], &seen[i], err);
         if (st != TL_ERR_NOT_FOUND) break;
         /* A concurrent expiry replaced it: its successor holds every id. */
         free(missing);
@@ -220,13 +219,16 @@ static tl_status expired_batch_ids(const tl_ice_metadata *md, const bool *expire
                                    tl_error *err)
 {
     const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
-    for (size_t steps = 0; s != NULL && steps <= md->n_snapshots; steps++) {
-        const char *b = tl_ice_snapshot_summary(s, TL_SUMMARY_BATCH_ID);
-        if (b && expire[s - md->snapshots] && !list_push(out, b, s->timestamp_ms))
-            return tl_error_nomem(err);
+    tl_status st = TL_OK;
+    for (size_t steps = 0; st == TL_OK && s != NULL && steps <= md->n_snapshots; steps++) {
+        tl_strlist ids = {0};
+        if (expire[s - md->snapshots]) st = tl_snapshot_batch_ids(s, &ids, err);
+        for (size_t i = 0; st == TL_OK && i < ids.len; i++)
+            if (!list_push(out, ids.items[i], s->timestamp_ms)) st = tl_error_nomem(err);
+        tl_strlist_free(&ids);
         s = s->has_parent ? tl_ice_metadata_snapshot(md, s->parent_snapshot_id) : NULL;
     }
-    return TL_OK;
+    return st;
 }
 
 /* Copies a cached ledger's entries; false when it is not cached. */

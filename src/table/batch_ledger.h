@@ -20,11 +20,11 @@
 #define TL_PROP_BATCH_LEDGER "timelake.batch-ledger"
 #define TL_PROP_BATCH_ID_RETENTION "timelake.batch-id-retention"
 
-/* Was batch_id committed? Looks at the current snapshot's ancestry, then at
- * the ledger (read once per ledger file and cached: it never changes). When
- * the ledger the handle names was replaced by a concurrent expiry, the handle
- * is reloaded. */
-tl_status tl_batch_seen(tl_table *t, const char *batch_id, bool *seen, tl_error *err);
+/* Sets seen[i] to whether ids[i] was committed: looks at the current
+ * snapshot's ancestry, then at the ledger (read once per ledger file and
+ * cached: it never changes). When the ledger the handle names was replaced by
+ * a concurrent expiry, the handle is reloaded. */
+tl_status tl_batches_seen(tl_table *t, const char *const *ids, size_t n, bool *seen, tl_error *err);
 
 /* For an expiry of the snapshots marked in expire[] (indexed like
  * t->md->snapshots): writes a new ledger holding the old one's ids and the

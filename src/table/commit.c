@@ -22,6 +22,7 @@
 #include "table/head.h"
 #include "table/head_footer.h"
 #include "table/head_write.h"
+#include "table/batch_ids.h"
 #include "table/batch_ledger.h"
 #include "table/live_files.h"
 #include "table/lvi.h"
@@ -29,18 +30,6 @@
 #define MAX_ATTEMPTS 40
 #define BACKOFF_BASE_MS 2
 #define BACKOFF_CAP_MS 500
-
-bool tl_batch_committed(const tl_ice_metadata *md, const char *batch_id)
-{
-    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
-    /* Bounded by the snapshot count, in case of a malformed parent cycle. */
-    for (size_t steps = 0; s != NULL && steps <= md->n_snapshots; steps++) {
-        const char *b = tl_ice_snapshot_summary(s, TL_SUMMARY_BATCH_ID);
-        if (b && strcmp(b, batch_id) == 0) return true;
-        s = s->has_parent ? tl_ice_metadata_snapshot(md, s->parent_snapshot_id) : NULL;
-    }
-    return false;
-}
 
 typedef struct commit_state {
     int64_t snapshot_id;
@@ -224,10 +213,9 @@ static tl_status build_summary(const tl_table *t, const commit_state *cs,
         snprintf(num[i], sizeof num[i], "%lld", (long long)vals[i]);
         ok = tl_strlist_push(kv, keys[i]) == 0 && tl_strlist_push(kv, num[i]) == 0;
     }
-    if (ok && req->batch_id)
-        ok = tl_strlist_push(kv, TL_SUMMARY_BATCH_ID) == 0 &&
-             tl_strlist_push(kv, req->batch_id) == 0;
-    if (ok && cs->lvi_key) {
+    if (!ok) return tl_error_nomem(err);
+    if (req->n_batch_ids) TL_TRY(tl_batch_ids_summary(req->batch_ids, req->n_batch_ids, kv, err));
+    if (cs->lvi_key) {
         char *url = tl_strdup_printf("%s%s", t->location, cs->lvi_key + strlen(t->name.key));
         ok = url && tl_strlist_push(kv, TL_SUMMARY_LVI) == 0 && tl_strlist_push(kv, url) == 0;
         free(url);
@@ -433,7 +421,8 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
         backoff(attempt);
         st = tl_table_reload(t, 0, err);
         bool seen = false; /* in the winner's snapshots, or its batch ledger */
-        if (st == TL_OK && req->batch_id) st = tl_batch_seen(t, req->batch_id, &seen, err);
+        if (st == TL_OK && req->n_batch_ids)
+            st = tl_batch_duplicate(t, req->batch_ids, req->n_batch_ids, &seen, err);
         if (st == TL_OK && seen) {
             out->duplicate = true;
             break;

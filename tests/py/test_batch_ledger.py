@@ -66,6 +66,29 @@ def test_every_batch_remembered_after_expiry(lake, lake_dir, dedup):
     assert [r[2] for r in rows] == [float(i) for i in range(210)]
 
 
+def test_ids_of_group_commits_are_remembered_one_by_one(lake, lake_dir):
+    """Commits carrying several batch ids (an import's groups): after expiry
+    every id is in the ledger, each is a duplicate on its own, and a commit
+    holding some of them and a new one is refused with nothing written."""
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"], properties=PROPS)
+    groups = [[f"g{g}/{k}.csv" for k in range(3)] for g in range(45)]
+    for g, ids in enumerate(groups):
+        assert t.append(batch([(1, g, float(g))]), batch_ids=ids)["rows"] == 1
+    every = [i for ids in groups for i in ids]
+    assert set(every[:90]) <= set(ledger_ids(lake_dir))  # most groups' snapshots expired
+    t2 = tlc.Lake(str(lake_dir)).table("t")
+    assert t2.batches_committed(every + ["g0/9.csv", "g0"]) == [True] * len(every) + [False, False]
+    version = t2.version
+    for g in (0, 20, 44):
+        assert t2.append(batch([(1, g, -1.0)]), batch_id=groups[g][1])["duplicate"]
+        assert t2.append(batch([(1, g, -1.0)]), batch_ids=groups[g][::-1])["duplicate"]
+        with pytest.raises(tlc.TimelakeError, match="g%d/2.csv" % g):
+            t2.append(batch([(1, g, -1.0)]), batch_ids=[groups[g][2], "new.csv"])
+    assert t2.version == version
+    rows, _ = iceberg_rows(lake_dir)
+    assert [r[2] for r in rows] == [float(g) for g in range(45)]
+
+
 def test_concurrent_writers_keep_ids(lake, lake_dir):
     """Two handles append distinct batches while each redelivers the other's:
     expiries race with appends and their rebases; no batch lands twice."""

@@ -31,7 +31,8 @@ class TableOptions(ctypes.Structure):
 
 
 class AppendOptions(ctypes.Structure):
-    _fields_ = [("batch_id", ctypes.c_char_p), ("maintain", ctypes.c_int)]
+    _fields_ = [("batch_id", ctypes.c_char_p), ("maintain", ctypes.c_int),
+                ("batch_ids", ctypes.POINTER(ctypes.c_char_p)), ("n_batch_ids", ctypes.c_size_t)]
 
 
 class MaintainOptions(ctypes.Structure):
@@ -104,6 +105,8 @@ _lib.tl_table_version.restype = ctypes.c_int64
 _lib.tl_table_schema.argtypes = [_P, _P, ctypes.POINTER(Error)]
 _lib.tl_table_refresh.argtypes = [_P, ctypes.POINTER(Error)]
 _lib.tl_table_append.argtypes = [_P, _P, ctypes.POINTER(AppendOptions), ctypes.POINTER(AppendResult), ctypes.POINTER(Error)]
+_lib.tl_table_batches_committed.argtypes = [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
+                                            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(Error)]
 _lib.tl_table_maintain.argtypes = [_P, _P, ctypes.POINTER(MaintainReport), ctypes.POINTER(Error)]
 _lib.tl_table_info_get.argtypes = [_P, ctypes.POINTER(TableInfo), ctypes.POINTER(Error)]
 _lib.tl_table_info_clear.argtypes = [ctypes.POINTER(TableInfo)]
@@ -270,9 +273,20 @@ class Table:
         err = Error()
         _check(_lib.tl_table_refresh(self._h, ctypes.byref(err)), err)
 
-    def append(self, data, batch_id=None, maintain=None):
+    def batches_committed(self, ids):
+        """[bool] per id: committed as a batch id (tl_table_batches_committed)."""
+        arr = _cstrings(ids)
+        out = (ctypes.c_int * max(len(ids), 1))()
+        err = Error()
+        _check(_lib.tl_table_batches_committed(self._h, arr, len(ids), out, ctypes.byref(err)), err)
+        return [bool(out[i]) for i in range(len(ids))]
+
+    def append(self, data, batch_id=None, maintain=None, batch_ids=None):
         stream = _stream_of(data)
         opts = AppendOptions(batch_id.encode() if batch_id else None, -1 if maintain is None else int(maintain))
+        if batch_ids is not None:
+            opts.batch_ids = _cstrings(batch_ids)
+            opts.n_batch_ids = len(batch_ids)
         res = AppendResult()
         err = Error()
         _check(_lib.tl_table_append(self._h, stream, ctypes.byref(opts), ctypes.byref(res), ctypes.byref(err)), err)

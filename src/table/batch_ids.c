@@ -1,0 +1,127 @@
+/* The batch ids of a commit (see batch_ids.h): reading them from snapshot
+ * summaries, looking many up in one walk, and writing them. */
+#include "table/batch_ids.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "table/batch_ledger.h"
+#include "table/contract.h"
+
+tl_status tl_snapshot_batch_ids(const tl_ice_snapshot *s, tl_strlist *out, tl_error *err)
+{
+    const char *one = tl_ice_snapshot_summary(s, TL_SUMMARY_BATCH_ID);
+    if (one && tl_strlist_push(out, one) != 0) return tl_error_nomem(err);
+    const char *many = tl_ice_snapshot_summary(s, TL_SUMMARY_BATCH_IDS);
+    json_t *a = many ? json_loads(many, 0, NULL) : NULL;
+    size_t i;
+    json_t *v;
+    tl_status st = TL_OK;
+    json_array_foreach(a, i, v)
+    {
+        if (st == TL_OK && json_is_string(v) && tl_strlist_push(out, json_string_value(v)) != 0)
+            st = tl_error_nomem(err);
+    }
+    json_decref(a);
+    return st;
+}
+
+typedef struct wanted {
+    const char *id;
+    size_t index;
+} wanted;
+
+static int by_id(const void *a, const void *b)
+{
+    return strcmp(((const wanted *)a)->id, ((const wanted *)b)->id);
+}
+
+/* Marks every wanted entry equal to id (ids may repeat). */
+static void mark(const wanted *w, size_t n, const char *id, bool *seen)
+{
+    wanted key = {.id = id};
+    const wanted *hit = bsearch(&key, w, n, sizeof key, by_id);
+    if (hit == NULL) return;
+    const wanted *lo = hit, *hi = hit;
+    while (lo > w && strcmp(lo[-1].id, id) == 0) lo--;
+    while (hi + 1 < w + n && strcmp(hi[1].id, id) == 0) hi++;
+    for (const wanted *p = lo; p <= hi; p++) seen[p->index] = true;
+}
+
+tl_status tl_batches_committed(const tl_ice_metadata *md, const char *const *ids, size_t n,
+                               bool *seen, tl_error *err)
+{
+    if (n == 0) return TL_OK;
+    wanted *w = malloc(n * sizeof *w);
+    if (w == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++) w[i] = (wanted){ids[i], i};
+    qsort(w, n, sizeof *w, by_id);
+    tl_status st = TL_OK;
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
+    /* Bounded by the snapshot count, in case of a malformed parent cycle. */
+    for (size_t steps = 0; st == TL_OK && s != NULL && steps <= md->n_snapshots; steps++) {
+        tl_strlist carried = {0};
+        st = tl_snapshot_batch_ids(s, &carried, err);
+        for (size_t i = 0; i < carried.len; i++) mark(w, n, carried.items[i], seen);
+        tl_strlist_free(&carried);
+        s = s->has_parent ? tl_ice_metadata_snapshot(md, s->parent_snapshot_id) : NULL;
+    }
+    free(w);
+    return st;
+}
+
+tl_status tl_batch_ids_summary(const char *const *ids, size_t n, tl_strlist *kv, tl_error *err)
+{
+    if (n == 1)
+        return tl_strlist_push(kv, TL_SUMMARY_BATCH_ID) == 0 && tl_strlist_push(kv, ids[0]) == 0
+                   ? TL_OK
+                   : tl_error_nomem(err);
+    json_t *a = json_array();
+    bool ok = a != NULL;
+    /* ids are valid UTF-8 (checked by the append), so json_string fails only for memory */
+    for (size_t i = 0; ok && i < n; i++) ok = json_array_append_new(a, json_string(ids[i])) == 0;
+    char *text = ok ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
+    if (text == NULL || tl_strlist_push(kv, TL_SUMMARY_BATCH_IDS) != 0 ||
+        tl_strlist_push_owned(kv, text) != 0) {
+        free(text);
+        return tl_error_nomem(err);
+    }
+    return TL_OK;
+}
+
+tl_status tl_batch_duplicate(tl_table *t, const char *const *ids, size_t n, bool *duplicate,
+                             tl_error *err)
+{
+    *duplicate = false;
+    bool *seen = calloc(n, sizeof *seen);
+    if (seen == NULL) return tl_error_nomem(err);
+    tl_status st = tl_batches_seen(t, ids, n, seen, err);
+    size_t yes = n, no = n; /* the first seen id, the first unseen one */
+    for (size_t i = 0; i < n; i++) {
+        if (seen[i] && yes == n) yes = i;
+        if (!seen[i] && no == n) no = i;
+    }
+    free(seen);
+    if (st != TL_OK) return st;
+    if (yes < n && no < n)
+        return tl_error_set(err, TL_ERR_CONFLICT,
+                            "%s: batch id \"%s\" of this append is committed already but "
+                            "\"%s\" is not (another writer committed part of it?): nothing was "
+                            "written; append the rest on its own",
+                            t->name.full, ids[yes], ids[no]);
+    *duplicate = yes < n;
+    return TL_OK;
+}
+
+tl_status tl_table_batches_committed(tl_table *t, const char *const *ids, size_t n, int *out,
+                                     tl_error *err)
+{
+    bool *seen = calloc(n ? n : 1, sizeof *seen);
+    if (seen == NULL) return tl_error_nomem(err);
+    tl_status st = tl_batches_seen(t, ids, n, seen, err);
+    for (size_t i = 0; i < n; i++) out[i] = st == TL_OK && seen[i];
+    free(seen);
+    return st;
+}
