@@ -64,21 +64,27 @@ static void sql_cell(kbuf *out, const char *s)
     kbuf_puts(out, " AS VARCHAR)");
 }
 
+/* The column list "__karet_k, __karet_v0.., __karet_p, __karet_o". */
+static void dim_columns(kbuf *out, const kdimension *d, bool lower_key)
+{
+    kbuf_puts(out, lower_key ? "lower(__karet_k) AS __karet_k" : "__karet_k");
+    for (size_t v = 0; v < d->nvalues; v++) kbuf_printf(out, ", __karet_v%zu", v);
+    kbuf_puts(out, ", __karet_p, __karet_o");
+}
+
 void kcompile_dimension(const kdimension *d, const kdim_rows *rows, kbuf *out)
 {
     size_t w = 1 + d->nvalues;
     kexpr_dim_relation(out, d);
-    kbuf_puts(out, "(k");
-    for (size_t v = 0; v < d->nvalues; v++) kbuf_printf(out, ", v%zu", v);
-    kbuf_puts(out, ", p, o) AS (SELECT ");
-    kbuf_puts(out, d->case_insensitive ? "lower(k)" : "k");
-    for (size_t v = 0; v < d->nvalues; v++) kbuf_printf(out, ", v%zu", v);
-    kbuf_puts(out, ", p, o FROM ");
+    kbuf_puts(out, " AS (SELECT ");
+    dim_columns(out, d, d->case_insensitive);
+    kbuf_puts(out, " FROM ");
     if (rows == NULL || rows->nrows == 0) {
-        kbuf_puts(out, "(SELECT CAST(NULL AS VARCHAR) AS k");
+        kbuf_puts(out, "(SELECT CAST(NULL AS VARCHAR) AS __karet_k");
         for (size_t v = 0; v < d->nvalues; v++)
-            kbuf_printf(out, ", CAST(NULL AS VARCHAR) AS v%zu", v);
-        kbuf_puts(out, ", CAST(NULL AS DOUBLE) AS p, CAST(NULL AS BIGINT) AS o WHERE false) t)");
+            kbuf_printf(out, ", CAST(NULL AS VARCHAR) AS __karet_v%zu", v);
+        kbuf_puts(out, ", CAST(NULL AS DOUBLE) AS __karet_p, CAST(NULL AS BIGINT) AS __karet_o "
+                       "WHERE false))");
         return;
     }
     kbuf_puts(out, "(VALUES ");
@@ -91,9 +97,9 @@ void kcompile_dimension(const kdimension *d, const kdim_rows *rows, kbuf *out)
         ksql_double(out, rows->priority[r]);
         kbuf_printf(out, ", CAST(%zu AS BIGINT))", r);
     }
-    kbuf_puts(out, ") t(k");
-    for (size_t v = 0; v < d->nvalues; v++) kbuf_printf(out, ", v%zu", v);
-    kbuf_puts(out, ", p, o))");
+    kbuf_puts(out, ") AS __karet_t(");
+    dim_columns(out, d, false);
+    kbuf_puts(out, "))");
 }
 
 /* CASE WHEN <broken> THEN '<message>' END, for each assertion of a column. */

@@ -33,7 +33,7 @@ void kdim_rows_free(kdim_rows *r);
  * dims_used (config ndims flags) is set for the dimensions it looks up. */
 void kcompile_mapping(const kconfig *c, const kmapping *m, bool *dims_used, kbuf *out);
 
-/* Appends the definition "name(k, v0.., p, o) AS (...)" of a dimension's
+/* Appends the definition "name AS (SELECT __karet_k, ...)" of a dimension's
  * relation from its rows. */
 void kcompile_dimension(const kdimension *d, const kdim_rows *rows, kbuf *out);
 

@@ -109,7 +109,10 @@ static void to_string(kbuf *out, const char *s, ktype from)
                     "6, '0') ELSE '' END)",
                     s, s, s);
         break;
-    default: /* integers and floats: DuckDB's text is the shortest round trip */
+    case KT_FLOAT64: /* the shortest text that reads back; zero's sign dropped */
+        kbuf_printf(out, "(CASE WHEN %s = 0 THEN '0.0' ELSE CAST(%s AS VARCHAR) END)", s, s);
+        break;
+    default:
         kbuf_printf(out, "CAST(%s AS VARCHAR)", s);
         break;
     }
@@ -314,6 +317,15 @@ static ktype n_null(kexpr_ctx *x, const json_t *node, kbuf *out)
 static const char *const LR[] = {"left", "right", NULL};
 static const char *const INPUT[] = {"input", NULL};
 
+/* A HUGEINT value as BIGINT, null when out of range. */
+static void in_int64(kbuf *out, const char *sql)
+{
+    kbuf_printf(out,
+                "(CASE WHEN %s BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(%s "
+                "AS BIGINT) END)",
+                sql, sql);
+}
+
 /* Wraps a DOUBLE result so that overflow (inf) and NaN become null. */
 static void finite_sql(kbuf *out, const char *sql)
 {
@@ -343,10 +355,14 @@ static ktype n_arith(kexpr_ctx *x, const json_t *node, kbuf *out)
         kbuf_printf(&e, "(%s / nullif(%s, 0))", kbuf_cstr(&a), kbuf_cstr(&b));
     } else {
         const char *op = strcmp(kind, "add") == 0 ? "+" : strcmp(kind, "sub") == 0 ? "-" : "*";
-        kbuf_printf(&e, "(%s %s %s)", kbuf_cstr(&a), op, kbuf_cstr(&b));
+        if (t == KT_INT64) /* exact in 128 bits, then checked (DuckDB's try() is unreliable) */
+            kbuf_printf(&e, "(CAST(%s AS HUGEINT) %s CAST(%s AS HUGEINT))", kbuf_cstr(&a), op,
+                        kbuf_cstr(&b));
+        else
+            kbuf_printf(&e, "(%s %s %s)", kbuf_cstr(&a), op, kbuf_cstr(&b));
     }
     if (t == KT_INT64)
-        kbuf_printf(out, "try(%s)", kbuf_cstr(&e)); /* overflow: null */
+        in_int64(out, kbuf_cstr(&e)); /* overflow: null */
     else
         finite_sql(out, kbuf_cstr(&e));
     kbuf_free(&l), kbuf_free(&r), kbuf_free(&a), kbuf_free(&b), kbuf_free(&e);
@@ -637,6 +653,49 @@ static bool valid_date_format(const char *f, char *bad)
     return any;
 }
 
+/* The regular expression a value must match for `format`, as strict as
+ * C and Python's strptime: %Y four digits, %m and %d one or two, names of
+ * months in any case, a run of spaces matching any whitespace. */
+static void date_format_regex(kbuf *out, const char *f)
+{
+    static const struct {
+        char d;
+        const char *re;
+    } dirs[] = {
+        {'Y', "[0-9]{4}"},
+        {'m', "(1[0-2]|0[1-9]|[1-9])"},
+        {'d', "(3[01]|[12][0-9]|0[1-9]|[1-9]| [1-9])"},
+        {'y', "[0-9]{2}"},
+        {'H', "(2[0-3]|[0-1][0-9]|[0-9])"},
+        {'M', "([0-5][0-9]|[0-9])"},
+        {'S', "(6[0-1]|[0-5][0-9]|[0-9])"},
+        {'I', "(1[0-2]|0[1-9]|[1-9])"},
+        {'p', "(am|pm)"},
+        {'b', "(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"},
+        {'B', "(january|february|march|april|may|june|july|august|september|october|november|"
+              "december)"},
+        {'f', "[0-9]{1,6}"},
+        {'j', "(36[0-6]|3[0-5][0-9]|[12][0-9][0-9]|0[1-9][0-9]|00[1-9]|[1-9][0-9]|0[1-9]|[1-9])"},
+        {'%', "%"},
+    };
+    kbuf_puts(out, "(?i)");
+    for (; *f; f++) {
+        if (*f == '%' && f[1]) {
+            f++;
+            for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+                if (dirs[i].d == *f) kbuf_puts(out, dirs[i].re);
+        } else if (isspace((unsigned char)*f)) {
+            while (isspace((unsigned char)f[1])) f++;
+            kbuf_puts(out, "\\s+");
+        } else if ((unsigned char)*f < 0x80 && !isalnum((unsigned char)*f)) {
+            kbuf_putc(out, '\\');
+            kbuf_putc(out, *f);
+        } else {
+            kbuf_putc(out, *f);
+        }
+    }
+}
+
 static ktype n_parse_date(kexpr_ctx *x, const json_t *node, kbuf *out)
 {
     static const char *const f[] = {"input", "format", NULL};
@@ -652,12 +711,21 @@ static ktype n_parse_date(kexpr_ctx *x, const json_t *node, kbuf *out)
                       "format directive %s is not supported (use %%Y %%m %%d %%y %%H %%M %%S %%I "
                       "%%p %%b %%B %%f %%j)",
                       bad);
-    if (t == KT_STRING) {
-        kbuf_puts(out, "CAST(try_strptime(");
-        trimmed(out, kbuf_cstr(&in));
-        kbuf_puts(out, ", ");
-        ksql_string(out, json_is_string(fmt) ? json_string_value(fmt) : "%Y-%m-%d");
-        kbuf_puts(out, ") AS DATE)");
+    if (t == KT_STRING) { /* the strict shape first; years 1 to 9999 only, as everywhere */
+        const char *format = json_is_string(fmt) ? json_string_value(fmt) : "%Y-%m-%d";
+        kbuf p = {0}, v = {0}, re = {0};
+        trimmed(&v, kbuf_cstr(&in));
+        date_format_regex(&re, format);
+        kbuf_printf(&p, "try_strptime(%s, ", kbuf_cstr(&v));
+        ksql_string(&p, format);
+        kbuf_puts(&p, ")");
+        kbuf_printf(out, "CAST(CASE WHEN regexp_full_match(%s, ", kbuf_cstr(&v));
+        ksql_string(out, kbuf_cstr(&re));
+        kbuf_printf(out,
+                    ") AND %s BETWEEN TIMESTAMP '0001-01-01' AND TIMESTAMP '9999-12-31 "
+                    "23:59:59.999999' THEN %s END AS DATE)",
+                    kbuf_cstr(&p), kbuf_cstr(&p));
+        kbuf_free(&p), kbuf_free(&v), kbuf_free(&re);
     } else if (t == KT_DATE || t == KT_TIMESTAMP || t == KT_NULL) {
         kexpr_convert(out, kbuf_cstr(&in), t, KT_DATE);
     } else {
@@ -679,11 +747,16 @@ static ktype n_from_unix(kexpr_ctx *x, const json_t *node, kbuf *out)
     if (strcmp(u, "s") != 0 && strcmp(u, "ms") != 0)
         field_problem(x, "unit", "unit must be \"s\" or \"ms\"%s", "");
     long scale = strcmp(u, "ms") == 0 ? 1000 : 1000000;
-    kbuf us = {0};
+    kbuf us = {0}, h = {0};
     if (t == KT_INT64) {
-        kbuf_printf(&us, "try(%s * %ld)", kbuf_cstr(&in), scale);
+        kbuf_printf(&h, "(CAST(%s AS HUGEINT) * %ld)", kbuf_cstr(&in), scale);
+        in_int64(&us, kbuf_cstr(&h));
     } else if (t == KT_FLOAT64) {
-        kbuf_printf(&us, "try(CAST(round(%s * %ld) AS BIGINT))", kbuf_cstr(&in), scale);
+        kbuf_printf(&h, "round(%s * %ld)", kbuf_cstr(&in), scale);
+        kbuf_printf(&us,
+                    "(CASE WHEN %s >= CAST('-9223372036854775808' AS DOUBLE) AND %s < "
+                    "CAST('9223372036854775808' AS DOUBLE) THEN CAST(%s AS BIGINT) END)",
+                    kbuf_cstr(&h), kbuf_cstr(&h), kbuf_cstr(&h));
     } else if (t != KT_NULL) {
         problem(x, KP_EXPRESSION, "from_unix needs a number of %s, not %s (cast it first)",
                 scale == 1000 ? "milliseconds" : "seconds", ktype_name(t));
@@ -695,7 +768,7 @@ static ktype n_from_unix(kexpr_ctx *x, const json_t *node, kbuf *out)
                     kbuf_cstr(&us), kbuf_cstr(&us));
     else
         kbuf_puts(out, "CAST(NULL AS TIMESTAMP)");
-    kbuf_free(&in), kbuf_free(&us);
+    kbuf_free(&in), kbuf_free(&us), kbuf_free(&h);
     return KT_TIMESTAMP;
 }
 
@@ -811,16 +884,19 @@ static ktype n_dim_ref(kexpr_ctx *x, const json_t *node, kbuf *out)
     } else {
         kbuf_puts(&miss, "CAST(NULL AS VARCHAR)");
     }
-    /* The winning row: highest priority, then first defined. */
+    /* The winning row: highest priority, then first defined. Names inside
+     * the subquery are reserved ones, so the outer row's columns stay visible. */
     kbuf_printf(out,
-                "(SELECT CASE WHEN count(*) = 0 THEN %s ELSE first(d%d.v%zu ORDER BY d%d.p DESC, "
-                "d%d.o) END FROM ",
+                "(SELECT CASE WHEN count(*) = 0 THEN %s ELSE first(__karet_d%d.__karet_v%zu ORDER "
+                "BY __karet_d%d.__karet_p DESC, __karet_d%d.__karet_o) END FROM ",
                 kbuf_cstr(&miss), alias, vi, alias, alias);
     kexpr_dim_relation(out, d);
     if (d->match == KM_EXACT)
-        kbuf_printf(out, " AS d%d WHERE d%d.k = %s)", alias, alias, kbuf_cstr(&key));
+        kbuf_printf(out, " AS __karet_d%d WHERE __karet_d%d.__karet_k = %s)", alias, alias,
+                    kbuf_cstr(&key));
     else
-        kbuf_printf(out, " AS d%d WHERE contains(%s, d%d.k))", alias, kbuf_cstr(&key), alias);
+        kbuf_printf(out, " AS __karet_d%d WHERE contains(%s, __karet_d%d.__karet_k))", alias,
+                    kbuf_cstr(&key), alias);
     kbuf_free(&in), kbuf_free(&key), kbuf_free(&miss);
     return KT_STRING;
 }

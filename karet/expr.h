@@ -39,7 +39,8 @@ bool kexpr_can_convert(ktype from, ktype to);
 void kexpr_convert(kbuf *out, const char *sql, ktype from, ktype to);
 
 /* The SQL name of a dimension's relation (a CTE the caller defines with
- * columns k, v0..vN, p, o: key, values, priority and definition order). */
+ * columns __karet_k, __karet_v0.., __karet_p, __karet_o: key, values, priority
+ * and definition order). */
 void kexpr_dim_relation(kbuf *out, const kdimension *d);
 
 /* SQL of the whitespace characters trim and casts remove. */
