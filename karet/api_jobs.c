@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 #include "auth.h"
@@ -32,6 +33,27 @@ void api_jobs_create(service *svc, http_req *rq, http_resp *out)
     reply_json(out, 202, job);
 }
 
+/* Milliseconds of "YYYY-MM-DDTHH:MM:SS[.mmm]Z", or -1. */
+static int64_t parse_iso_ms(const char *s)
+{
+    struct tm tm = {0};
+    const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (rest == NULL) return -1;
+    int ms = 0;
+    if (*rest == '.') {
+        char *end;
+        long frac = strtol(rest + 1, &end, 10);
+        int digits = (int)(end - rest - 1);
+        if (digits < 1 || digits > 9) return -1;
+        while (digits > 3) frac /= 10, digits--;
+        while (digits < 3) frac *= 10, digits++;
+        ms = (int)frac;
+        rest = end;
+    }
+    if (strcmp(rest, "Z") != 0) return -1;
+    return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
 void api_jobs_list(service *svc, http_req *rq, http_resp *out)
 {
     const char *slug = rq->params[0];
@@ -44,13 +66,21 @@ void api_jobs_list(service *svc, http_req *rq, http_resp *out)
     if (size > PAGE_MAX) size = PAGE_MAX;
     char sql[768];
     json_t *rows;
-    if (before && *before) {
+    int64_t before_ms = before ? parse_iso_ms(before) : -1;
+    if (before_ms >= 0) { /* the peer's cursor: an enqueue time */
+        snprintf(sql, sizeof sql,
+                 "SELECT %s FROM jobs WHERE pipeline = ? AND enqueued_at < ? "
+                 "ORDER BY enqueued_at DESC, id DESC LIMIT ?",
+                 JOB_COLUMNS);
+        rows = db_query(svc->db, sql, "sii", slug, before_ms, (int64_t)size);
+    } else if (before && *before) {
         json_t *cursor =
             db_query_one(svc->db, "SELECT enqueued_at FROM jobs WHERE id = ? AND pipeline = ?",
                          "ss", before, slug);
         if (cursor == NULL) {
             reply_error(out, 400, "invalid_cursor",
-                        "before must be a job id of this pipeline, as nextBefore gave it");
+                        "before must be a job id of this pipeline (as nextBefore gives it) or an "
+                        "enqueue time such as 2026-11-12T03:10:00.000Z");
             return;
         }
         snprintf(sql, sizeof sql,

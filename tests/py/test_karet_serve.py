@@ -75,6 +75,26 @@ def test_a_stop_turns_pending_upload_batches_into_jobs(tmp_path):
         srv.stop()
 
 
+def test_jobs_are_paged_newest_first_by_keyset(local):
+    api = local.worker()
+    make_pipeline(api)
+    made = [api.post(f"/api/p/{SLUG}/jobs").json()["id"] for _ in range(23)]
+    seen, before = [], None
+    while True:
+        page = api.get(f"/api/p/{SLUG}/jobs?pageSize=10" + (f"&before={before}" if before else "")).json()
+        seen += [j["id"] for j in page["jobs"]]
+        before = page["nextBefore"]
+        if before is None:
+            break
+    assert seen == made[::-1]
+    assert len(api.get(f"/api/p/{SLUG}/jobs").json()["jobs"]) == 23  # default page: 25
+    assert len(api.get(f"/api/p/{SLUG}/jobs?pageSize=1000").json()["jobs"]) == 23  # capped at 100
+    # The peer's cursor, an enqueue time, works too.
+    jobs_all = api.get(f"/api/p/{SLUG}/jobs?pageSize=100").json()["jobs"]
+    older = api.get(f"/api/p/{SLUG}/jobs?pageSize=100&before={jobs_all[0]['enqueuedAt']}").json()["jobs"]
+    assert all(j["enqueuedAt"] < jobs_all[0]["enqueuedAt"] for j in older) and len(older) >= 1
+
+
 # ---- routes x callers ----
 
 ROUTES = [
