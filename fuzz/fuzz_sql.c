@@ -162,14 +162,12 @@ static void setup(void)
     tl_error err = {0};
     if (tl_lake_open(dir, NULL, &lake, &err)) die("opening the lake", &err);
     create_tables();
-    /* Starts the engine and bounds what one query may take of the machine. */
+    /* Bounds what one query may take of the machine (before the engine's
+     * configuration is locked), and starts the engine. */
+    tl_query_engine_settings = "SET threads = 1; SET memory_limit = '512MB'";
     struct ArrowArrayStream s;
     if (tl_lake_sql(lake, "SELECT 1", NULL, &s, NULL, &err)) die("first query", &err);
     s.release(&s);
-    tl_query_engine *e = lake->query;
-    if (tl_query_exec(e, "SET threads = 1", &err) ||
-        tl_query_exec(e, "SET memory_limit = '512MB'", &err))
-        die("limiting DuckDB", &err);
     pthread_t dog;
     if (pthread_create(&dog, NULL, watchdog, NULL) != 0) abort();
     pthread_detach(dog);

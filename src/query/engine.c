@@ -29,6 +29,40 @@ static const char *const setup_sql[] = {
     ", ts) END, (w, ts, origin) AS system.main.time_bucket(w, ts, origin)",
 };
 
+/* A query may name files, attach databases, load extensions or change
+ * settings: DuckDB would do all of it with the caller's rights (read_csv of
+ * /etc/passwd). So it reaches the file system only under the lake's own
+ * folder (a local lake) and the engine's private directory (files fetched
+ * from a remote lake, spills), and its configuration is then locked. Which
+ * functions a user's query may call is judged by the plan (sql_plan.c); this
+ * is the wall behind it. */
+const char *tl_query_engine_settings;
+
+static tl_status lock_down(tl_query_engine *e, tl_error *err)
+{
+    if (tl_query_engine_settings) TL_TRY(tl_query_exec(e, tl_query_engine_settings, err));
+    TL_TRY(tl_query_fetch_dir(e, err));
+    char *spill = tl_strdup_printf("%s/.spill", e->fetch_dir);
+    char *dirs[2] = {tl_strdup_printf("%s/", e->fetch_dir),
+                     e->lake_dir ? tl_strdup_printf("%s/", e->lake_dir) : NULL};
+    char *lits[3] = {spill ? tl_sql_literal(spill) : NULL, dirs[0] ? tl_sql_literal(dirs[0]) : NULL,
+                     dirs[1] ? tl_sql_literal(dirs[1]) : NULL};
+    bool ok = lits[0] && lits[1] && (e->lake_dir == NULL || lits[2]);
+    char *sql =
+        ok ? tl_strdup_printf("SET temp_directory = %s; SET allowed_directories = [%s%s%s]; "
+                              "SET enable_external_access = false; "
+                              "SET allow_community_extensions = false; "
+                              "SET lock_configuration = true",
+                              lits[0], lits[1], lits[2] ? ", " : "", lits[2] ? lits[2] : "")
+           : NULL;
+    tl_status st = sql ? tl_query_exec(e, sql, err) : tl_error_nomem(err);
+    free(sql);
+    free(spill);
+    for (size_t i = 0; i < 3; i++) free(lits[i]);
+    for (size_t i = 0; i < 2; i++) free(dirs[i]);
+    return st;
+}
+
 /* Opening DuckDB (some 10 ms of CPU: its built-in functions are catalogued)
  * is what a cold query pays before its first round trip. Extensions are never
  * installed or loaded behind the caller's back: nothing is downloaded. */
@@ -38,6 +72,7 @@ static tl_status engine_open(tl_query_engine *e, tl_error *err)
     if (duckdb_create_config(&conf) == DuckDBError) return tl_error_nomem(err);
     duckdb_set_config(conf, "autoinstall_known_extensions", "false");
     duckdb_set_config(conf, "autoload_known_extensions", "false");
+    duckdb_set_config(conf, "allow_unsigned_extensions", "false");
     char *msg = NULL;
     tl_status st = TL_OK;
     if (duckdb_open_ext(NULL, &e->db, conf, &msg) == DuckDBError) {
@@ -58,6 +93,7 @@ static tl_status engine_open(tl_query_engine *e, tl_error *err)
     for (size_t i = 0; i < sizeof setup_sql / sizeof setup_sql[0]; i++)
         if (tl_query_exec(e, setup_sql[i], err) != TL_OK)
             return tl_error_prefix(err, "setting up DuckDB");
+    if (lock_down(e, err) != TL_OK) return tl_error_prefix(err, "setting up DuckDB");
     return TL_OK;
 }
 
@@ -86,30 +122,63 @@ static void engine_free(void *p)
     engine_join(e, NULL);
     tl_query_cache_free(e);
     tl_sql_plan_cache_free(e);
-    tl_query_local_files_free(e);
     tl_rowsets_free(e);
     tl_footer_cache_free(e);
     if (e->conn) duckdb_disconnect(&e->conn);
-    if (e->db) duckdb_close(&e->db);
+    if (e->db) duckdb_close(&e->db); /* before its spill directory goes */
+    tl_query_local_files_free(e);
+    free(e->lake_dir);
     free(e);
+}
+
+tl_status tl_query_error(tl_error *err, const char *msg)
+{
+    if (msg == NULL) return tl_error_set(err, TL_ERR_QUERY, "the query failed");
+    if (strstr(msg, "disabled by configuration") || strstr(msg, "disabled through configuration"))
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "SQL over the lake reads only the lake's tables: files, databases "
+                            "and extensions outside it are refused (%s)",
+                            msg);
+    if (strstr(msg, "configuration has been locked"))
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "SQL over the lake cannot change DuckDB's settings (%s)", msg);
+    const char *depth = strstr(msg, "Max expression depth limit of ");
+    if (depth) {
+        long limit = strtol(depth + strlen("Max expression depth limit of "), NULL, 10);
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "the query nests expressions more than %ld levels deep: write it "
+                            "flatter (for example IN (...) for a long chain of OR, or a CTE)",
+                            limit);
+    }
+    return tl_error_set(err, TL_ERR_QUERY, "%s", msg);
 }
 
 tl_status tl_query_exec(tl_query_engine *e, const char *sql, tl_error *err)
 {
     duckdb_result r;
     tl_status st = TL_OK;
-    if (duckdb_query(e->conn, sql, &r) == DuckDBError) {
-        const char *m = duckdb_result_error(&r);
-        st = tl_error_set(err, TL_ERR_QUERY, "%s", m ? m : "query failed");
-    }
+    if (duckdb_query(e->conn, sql, &r) == DuckDBError)
+        st = tl_query_error(err, duckdb_result_error(&r));
     duckdb_destroy_result(&r);
     return st;
+}
+
+/* A new engine, not yet open, for the lake (NULL: out of memory). */
+static tl_query_engine *engine_new(const tl_lake *lake)
+{
+    tl_query_engine *e = calloc(1, sizeof *e);
+    if (e && tl_store_is_local(lake->store) &&
+        (e->lake_dir = strdup(lake->store->url + 7)) == NULL) {
+        free(e);
+        return NULL;
+    }
+    return e;
 }
 
 void tl_query_engine_start(tl_lake *lake)
 {
     if (lake->query) return;
-    tl_query_engine *e = calloc(1, sizeof *e);
+    tl_query_engine *e = engine_new(lake);
     if (e == NULL) return; /* tl_query_engine_get reports it */
     e->starting = pthread_create(&e->starter, NULL, engine_open_thread, e) == 0;
     if (!e->starting) {
@@ -124,7 +193,7 @@ tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *er
 {
     tl_query_engine *e = lake->query;
     if (e == NULL) {
-        e = calloc(1, sizeof *e);
+        e = engine_new(lake);
         if (e == NULL) return tl_error_nomem(err);
         e->start_status = engine_open(e, &e->start_error);
         lake->query = e;
@@ -149,13 +218,13 @@ tl_status tl_query_scalar_text(tl_query_engine *e, const char *sql, const char *
     *out = NULL;
     tl_status st = TL_OK;
     if (duckdb_prepare(e->conn, sql, &ps) == DuckDBError) {
-        st = tl_error_set(err, TL_ERR_QUERY, "%s", duckdb_prepare_error(ps));
+        st = tl_query_error(err, duckdb_prepare_error(ps));
         duckdb_destroy_prepare(&ps);
         return st;
     }
     if (param) duckdb_bind_varchar(ps, 1, param);
     if (duckdb_execute_prepared(ps, &r) == DuckDBError) {
-        st = tl_error_set(err, TL_ERR_QUERY, "%s", duckdb_result_error(&r));
+        st = tl_query_error(err, duckdb_result_error(&r));
     } else if (duckdb_row_count(&r) > 0 && !duckdb_value_is_null(&r, 0, 0)) {
         char *v = duckdb_value_varchar(&r, 0, 0);
         *out = v ? strdup(v) : NULL;

@@ -20,7 +20,8 @@ typedef struct tl_query_engine {
     pthread_t starter;
     tl_status start_status;
     tl_error start_error;
-    char *fetch_dir; /* files fetched from a remote store (local_file.h); NULL until needed */
+    char *lake_dir;  /* a local lake's folder, the only one DuckDB may read; NULL: remote */
+    char *fetch_dir; /* private: files fetched from a remote store (local_file.h), spills */
     struct tl_query_cached *cached; /* per table (query_cache.h) */
     size_t n_cached;
     char *search_path; /* namespace last set */
@@ -37,6 +38,11 @@ typedef struct tl_query_engine {
     struct tl_footer_cache *footers; /* parsed footers of local files (footer_cache.h) */
 } tl_query_engine;
 
+/* Statements run at each engine's start before its configuration is locked
+ * (a process that must bound DuckDB, such as the fuzz target, sets it before
+ * its first query); NULL: none. */
+extern const char *tl_query_engine_settings;
+
 /* The lake's engine, created on first use (owned by the lake); waits for a
  * start under way. A failed start is reported here and not kept. */
 tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *err);
@@ -46,6 +52,11 @@ tl_status tl_query_engine_get(tl_lake *lake, tl_query_engine **out, tl_error *er
  * under way, or when no thread can be had. The lake must not be used from
  * another thread meanwhile; tl_query_engine_get (or closing the lake) joins. */
 void tl_query_engine_start(tl_lake *lake);
+
+/* TL_ERR_QUERY with DuckDB's message `msg` (may be NULL), told in the lake's
+ * terms where DuckDB's own would mislead: a refused file access, a locked
+ * setting, the expression depth limit (whose advice, a SET, is refused). */
+tl_status tl_query_error(tl_error *err, const char *msg);
 
 /* Runs a statement whose result is not needed; a failure is TL_ERR_QUERY
  * with DuckDB's message. */

@@ -147,6 +147,9 @@ void tl_query_local_files_free(tl_query_engine *e)
         free(p);
     }
     if (d) closedir(d);
+    char *spill = tl_strdup_printf("%s/.spill", e->fetch_dir);
+    if (spill) rmdir(spill); /* DuckDB's spill files are gone once it is closed */
+    free(spill);
     rmdir(e->fetch_dir);
     free(e->fetch_dir);
     e->fetch_dir = NULL;

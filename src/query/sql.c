@@ -225,8 +225,7 @@ tl_status tl_query_run(tl_query_engine *e, const char *query, struct ArrowArrayS
 {
     duckdb_result r;
     if (duckdb_query(e->conn, query, &r) == DuckDBError) {
-        const char *m = duckdb_result_error(&r);
-        tl_status st = tl_error_set(err, TL_ERR_QUERY, "%s", m ? m : "query failed");
+        tl_status st = tl_query_error(err, duckdb_result_error(&r));
         duckdb_destroy_result(&r);
         return st;
     }

@@ -1,7 +1,9 @@
 #include "query/sql_plan.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <strings.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,14 +321,36 @@ static bool foreign_catalog(const json_t *ref)
     return *catalog && strcasecmp(catalog, "memory") != 0;
 }
 
+/* Whether a table function reads files (or other databases) named in its
+ * arguments: DuckDB's readers and their metadata functions, glob, and the
+ * scans of extensions. */
+static bool reads_files(const char *name)
+{
+    static const char *const prefixes[] = {"read_",   "parquet_",  "iceberg_", "delta_",
+                                           "sqlite_", "postgres_", "mysql_"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncasecmp(name, prefixes[i], strlen(prefixes[i])) == 0) return true;
+    size_t n = strlen(name);
+    return strcasecmp(name, "glob") == 0 || strcasecmp(name, "sniff_csv") == 0 ||
+           (n > 5 && strcasecmp(name + n - 5, "_scan") == 0);
+}
+
 /* Table functions that read tables named in their arguments' text, which
- * the walk cannot see: they would read a view as an earlier query left it. */
+ * the walk cannot see: they would read a view as an earlier query left it.
+ * Those reading files are refused here with a message that says why; the
+ * engine's lock-down (engine.c) refuses whatever else reaches outside. */
 static tl_status check_table_function(const json_t *node, tl_error *err)
 {
     const char *name = tl_js_str(json_object_get(node, "function"), "function_name");
-    if (strcasecmp(name, "query") == 0 || strcasecmp(name, "query_table") == 0)
+    if (strcasecmp(name, "query") == 0 || strcasecmp(name, "query_table") == 0 ||
+        strcasecmp(name, "json_execute_serialized_sql") == 0)
         return tl_error_set(err, TL_ERR_QUERY,
                             "%s() cannot read lake tables: name the tables in the query itself",
+                            name);
+    if (reads_files(name))
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "%s() is refused: SQL over the lake reads only the lake's tables, "
+                            "never files; name a table instead, or append the file to one first",
                             name);
     return TL_OK;
 }
@@ -343,6 +367,12 @@ static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
     if (i == p->n_refs) {
         tl_table *t = NULL;
         TL_TRY(w->lookup(w->ctx, schema, table, &t, err));
+        if (t == NULL && strchr(table, '/'))
+            return tl_error_set(err, TL_ERR_QUERY,
+                                "FROM '%s' is refused: SQL over the lake reads only the lake's "
+                                "tables, never files; name a table instead, or append the file "
+                                "to one first",
+                                table);
         if (t == NULL) return TL_OK;
         tl_sql_ref *refs = realloc(p->refs, (p->n_refs + 1) * sizeof *refs);
         if (refs == NULL) return tl_error_nomem(err);
@@ -595,6 +625,42 @@ static tl_status syntax_tree(tl_query_engine *e, const char *query, json_t **out
     return TL_OK;
 }
 
+/* The first keyword of a query, past blanks, comments and parentheses,
+ * upper-cased into buf (empty when there is none). */
+static const char *first_keyword(const char *q, char *buf, size_t size)
+{
+    for (;;) {
+        q += strspn(q, " \t\r\n(");
+        if (q[0] == '-' && q[1] == '-')
+            q += strcspn(q, "\n");
+        else if (q[0] == '/' && q[1] == '*' && strstr(q + 2, "*/"))
+            q = strstr(q + 2, "*/") + 2;
+        else
+            break;
+    }
+    size_t n = 0;
+    for (; n + 1 < size && isalpha((unsigned char)q[n]); n++) buf[n] = (char)toupper(q[n]);
+    buf[n] = 0;
+    return buf;
+}
+
+/* DuckDB serializes SELECT statements only ("Only SELECT statements can be
+ * serialized to json!"): any other kind is refused here, by name. */
+static tl_status statement_error(const char *query, const char *msg, tl_error *err)
+{
+    char kw[32], padded[40];
+    if (!strstr(msg, "Only SELECT statements")) return tl_query_error(err, msg);
+    snprintf(padded, sizeof padded, " %s ", first_keyword(query, kw, sizeof kw));
+    if (!*kw || strstr(" SELECT WITH FROM VALUES TABLE ", padded))
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "a statement other than SELECT is refused: SQL over the lake runs one "
+                            "SELECT query over the lake's tables and changes nothing");
+    return tl_error_set(err, TL_ERR_QUERY,
+                        "%s statements are refused: SQL over the lake runs one SELECT query "
+                        "(WITH, VALUES, FROM also) over the lake's tables and changes nothing",
+                        kw);
+}
+
 void tl_sql_plan_cache_free(tl_query_engine *e)
 {
     for (size_t i = 0; i < sizeof e->asts / sizeof e->asts[0]; i++) {
@@ -613,7 +679,7 @@ tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup
     tl_status st = TL_OK;
     json_t *stmts = json_object_get(doc, "statements");
     if (json_is_true(json_object_get(doc, "error")))
-        st = tl_error_set(err, TL_ERR_QUERY, "%s", tl_js_str(doc, "error_message"));
+        st = statement_error(query, tl_js_str(doc, "error_message"), err);
     else if (json_array_size(stmts) != 1)
         st = tl_error_set(err, TL_ERR_QUERY, "expected one SELECT statement, got %zu statements",
                           json_array_size(stmts));
