@@ -58,7 +58,26 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     tl_error err = {0};
     char *tmp = NULL;
     uint64_t bytes = 0;
-    tl_status st = tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, &tmp, &bytes, &err);
+    /* A redelivery of objects already loaded must not spend the request's
+     * deadline fetching and parsing them again (the sender would then time out
+     * before the new objects at its end, and retry the same forever). */
+    int seen = 0;
+    int64_t version = 0;
+    tl_status st = tl_notify_tables_has_batch(in->tables, table, ev->key, &seen, &version, &err);
+    if (st == TL_OK && seen) {
+        log_json(stdout,
+                 json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:b}", "event", "load", "key",
+                           ev->key, "table", table, "rows", (json_int_t)0, "bytes", (json_int_t)0,
+                           "version", (json_int_t)version, "ms", tl_monotonic_ms() - t0, "fetch_ms",
+                           0.0, "commit_ms", 0.0, "duplicate", 1));
+        snprintf(why, why_size, "%s: duplicate", ev->key);
+        return 200;
+    }
+    if (st != TL_OK) { /* the append checks again; report it only if that fails too */
+        tl_error_clear(&err);
+        st = TL_OK;
+    }
+    st = tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, &tmp, &bytes, &err);
     if (st != TL_OK) {
         /* Deleted before it was fetched, or the bucket failed: the sender retries. */
         snprintf(why, why_size, "%s: cannot read the object: %s", ev->key, err.message);

@@ -214,6 +214,18 @@ static tl_status append_parsed(notify_table *x, struct ArrowArrayStream *s, cons
     return st;
 }
 
+tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, const char *batch_id,
+                                     int *out, int64_t *version, tl_error *err)
+{
+    notify_table *x = find(t, name);
+    if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
+    pthread_mutex_lock(&x->lock);
+    tl_status st = tl_table_batches_committed(x->table, &batch_id, 1, out, err);
+    *version = tl_table_version(x->table);
+    pthread_mutex_unlock(&x->lock);
+    return st;
+}
+
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
                                   tl_input_format format, const char *batch_id,
                                   tl_append_result *out, tl_error *err)

@@ -14,6 +14,11 @@ tl_status tl_notify_tables_open(const char *lake, const char *const *names, int 
                                 tl_notify_tables **out, tl_error *err);
 void tl_notify_tables_free(tl_notify_tables *t);
 
+/* Whether table `name` already has `batch_id` (tl_table_batches_committed),
+ * and the version that says so, under its lock. */
+tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, const char *batch_id,
+                                     int *out, int64_t *version, tl_error *err);
+
 /* Appends the file at `path` (read as `format`) to table `name` as one commit
  * with `batch_id`, holding that table's lock. */
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,

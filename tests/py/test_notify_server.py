@@ -352,6 +352,23 @@ def test_deleted_object_is_retried_until_it_is_back(hostile):
     assert sorted(r["row"] for r in rows) == list(range(ns.ROWS_PER_FILE))
 
 
+def test_redelivery_checks_the_batch_id_before_fetching(hostile):
+    """A redelivered request whose objects are loaded answers without reading
+    them again (it would otherwise spend its deadline on them, and the new
+    object at its end would time out on every retry): here the loaded object
+    is deleted from the bucket before the redelivery, so any fetch fails."""
+    server, s3, lake_dir = hostile
+    put(s3, "redo/1.csv", 41)
+    assert server.post({"events": [event("redo/1.csv")]})[0] == 200
+    s3.delete_object(Bucket="landing-h", Key="redo/1.csv")
+    put(s3, "redo/2.csv", 42)
+    status, answer = server.post({"events": [event("redo/1.csv"), event("redo/2.csv")]})
+    assert status == 200, answer
+    assert [r["detail"] for r in answer["results"]] == ["redo/1.csv: duplicate", "redo/2.csv: loaded"]
+    files = {r["file"] for r in rows_of(lake_dir, "iot.readings")}
+    assert {41, 42} <= files
+
+
 def test_unknown_bucket_is_a_retryable_error(hostile):
     server, s3, lake_dir = hostile
     status, answer = server.post({"events": [event("x/1.csv", bucket="no-such-bucket")]})
