@@ -57,7 +57,7 @@ tl_status tl_text_input_open_file(const char *path, tl_text_input **out, tl_erro
     if (fd < 0)
         return tl_error_set(err, errno == ENOENT ? TL_ERR_NOT_FOUND : TL_ERR_INVALID,
                             "cannot open %s: %s", path, strerror(errno));
-    tl_text_input *in;
+    tl_text_input *in = NULL;
     if (input_new(is_stdin ? "stdin" : path, fd, &in, err) != TL_OK) {
         close(fd);
         return TL_ERR_NOMEM;
@@ -75,7 +75,7 @@ tl_status tl_text_input_open_memory(const uint8_t *data, size_t len, const char 
                                     tl_text_input **out, tl_error *err)
 {
     *out = NULL;
-    tl_text_input *in;
+    tl_text_input *in = NULL;
     TL_TRY(input_new(name ? name : "input", -1, &in, err));
     in->raw = data;
     in->len = len;
@@ -112,7 +112,7 @@ static tl_status fill(tl_text_input *in, tl_error *err)
     memmove(in->buf, in->buf + in->rpos, in->rlen - in->rpos);
     in->rlen -= in->rpos;
     in->rpos = 0;
-    size_t n;
+    size_t n = 0;
     TL_TRY(read_fd(in, in->buf + in->rlen, RAW_CHUNK - in->rlen, &n, err));
     in->rlen += n;
     return TL_OK;
