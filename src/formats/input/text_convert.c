@@ -26,6 +26,11 @@ bool tl_utf8_valid(const uint8_t *s, size_t len)
 {
     size_t i = 0;
     while (i < len) {
+        uint64_t w;
+        if (i + 8 <= len && (memcpy(&w, s + i, 8), (w & 0x8080808080808080ull) == 0)) {
+            i += 8; /* eight ASCII bytes */
+            continue;
+        }
         uint8_t c = s[i];
         if (c < 0x80) {
             i++;

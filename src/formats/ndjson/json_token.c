@@ -79,15 +79,41 @@ static tl_status escape(tl_json_cursor *c, tl_buf *out, tl_error *err)
     return tl_json_syntax(c, "bad escape in string", err);
 }
 
+/* Bytes of w equal to b have their high bit set in the result (SWAR). */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline uint64_t bytes_equal(uint64_t w, uint8_t b)
+{
+    uint64_t x = w ^ (ONES * b);
+    return (x - ONES) & ~x & HIGHS;
+}
+
+/* Skips the plain bytes of a string (not '"', '\\' or a control byte), eight
+ * at a time while they last; *high is set when one is not ASCII. */
+static void plain_run(tl_json_cursor *c, bool *high)
+{
+    const char *s = c->s;
+    size_t i = c->i, n = c->len;
+    uint64_t seen = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (bytes_equal(w, '"') | bytes_equal(w, '\\') | ((w - ONES * 0x20) & ~w & HIGHS)) break;
+        seen |= w;
+    }
+    while (i < n && s[i] != '"' && s[i] != '\\' && (unsigned char)s[i] >= 0x20)
+        seen |= (unsigned char)s[i++];
+    *high |= (seen & HIGHS) != 0;
+    c->i = i;
+}
+
 tl_status tl_json_string(tl_json_cursor *c, tl_buf *out, tl_json_text *text, tl_error *err)
 {
     size_t open = ++c->i, out_start = out ? out->len : 0;
-    bool escaped = false;
+    bool escaped = false, high = false;
     for (;;) {
         size_t start = c->i;
-        while (c->i < c->len && c->s[c->i] != '"' && c->s[c->i] != '\\' &&
-               (unsigned char)c->s[c->i] >= 0x20)
-            c->i++;
+        plain_run(c, &high);
         if (escaped && out && tl_buf_append(out, c->s + start, c->i - start) != 0)
             return tl_error_nomem(err);
         if (c->i >= c->len) return tl_json_syntax(c, "unterminated string", err);
@@ -100,7 +126,7 @@ tl_status tl_json_string(tl_json_cursor *c, tl_buf *out, tl_json_text *text, tl_
         TL_TRY(escape(c, out, err));
     }
     /* Escapes are ASCII: the raw text is valid UTF-8 exactly when the value is. */
-    if (!tl_utf8_valid((const uint8_t *)c->s + open, c->i - open))
+    if (high && !tl_utf8_valid((const uint8_t *)c->s + open, c->i - open))
         return tl_json_syntax(c, "invalid UTF-8 in string", err);
     if (escaped && out)
         *text = (tl_json_text){out_start, out->len - out_start, true};
