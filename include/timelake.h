@@ -284,6 +284,85 @@ tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
 tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStream *out,
                          tl_error *err);
 
+/* ---- Reading CSV, TSV and NDJSON into typed columns ----
+ *
+ * For pipelines: chosen columns of a text file, each read from a CSV header
+ * name or an NDJSON path and typed, streamed as Arrow batches. A gzip file
+ * (by its magic bytes) is decompressed; a truncated or corrupt one is an
+ * error, never a partial read.
+ *
+ * Lenient reading (what pipelines want; strict is the default):
+ *   - a value that does not fit its column's type becomes null, and is
+ *     counted and recorded (see tl_read_report); strict: an error;
+ *   - NDJSON: a line that is not JSON, or not an object, is skipped, counted
+ *     and recorded (a half-written last line is normal); strict: an error;
+ *   - CSV: a row with more or fewer fields than the header is skipped,
+ *     counted and recorded; strict: an error.
+ * Either way: CSV has a header row; every column must be in it (else an
+ * error naming the missing ones); other header columns are ignored; an
+ * empty field is null. NDJSON: blank lines are ignored; a path the line
+ * does not have is null; a file whose first line starts with '[' (one JSON
+ * array) is an error. How values are typed is in the README. */
+
+typedef struct tl_read_column {
+    const char *name; /* output column name */
+    const char *path; /* CSV: header name; NDJSON: dotted path with [n] indexes
+                         ("a.b[0].c"); NULL: the name */
+    const char *type; /* "string" (Arrow utf8), "int64", "float64" (or "number"),
+                         "bool", "date" (date32) */
+} tl_read_column;
+
+typedef struct tl_read_options {
+    const char *format; /* "csv", "tsv", "ndjson" (or "jsonl", "json"); NULL: from the
+                           name (.csv .tsv .ndjson .jsonl .json, each maybe + .gz) */
+    const char *name;   /* the file's name: for the format and for messages */
+    const tl_read_column *columns; /* at least one; names distinct */
+    size_t columns_len;
+    int lenient;        /* 1: see above; 0: strict */
+    int64_t batch_rows; /* rows per batch; 0: 65536 */
+} tl_read_options;
+
+typedef struct tl_reader tl_reader;
+
+/* Opens a reader over `len` bytes at `data`, borrowed until tl_reader_close.
+ * `options` and what it points to are copied. CSV reads its header here: a
+ * missing column, an empty file, a bad option, path or type is
+ * TL_ERR_INVALID naming it. On success *out is closed with tl_reader_close. */
+tl_status tl_reader_open(const void *data, size_t len, const tl_read_options *options,
+                         tl_reader **out, tl_error *err);
+
+/* The rows as a stream: a struct of the columns, in the order given. Once
+ * per reader. *out borrows the reader: release it before tl_reader_close.
+ * A failure while streaming (strict: the first bad value or line; either
+ * way: a corrupt gzip stream) fails get_next, whose get_last_error names the
+ * file and line. */
+tl_status tl_reader_stream(tl_reader *reader, struct ArrowArrayStream *out, tl_error *err);
+
+/* One value nulled or one line skipped. */
+typedef struct tl_read_problem {
+    int64_t line;        /* 1-based line of the file (of the record's first line) */
+    const char *column;  /* the column of a nulled value; NULL for a skipped line */
+    const char *message; /* what was wrong */
+} tl_read_problem;
+
+#define TL_READ_PROBLEMS_KEPT 100
+
+typedef struct tl_read_report {
+    int64_t lines;         /* lines of the file read so far */
+    int64_t rows;          /* rows streamed */
+    int64_t lines_skipped; /* lines (CSV: records) skipped */
+    int64_t values_nulled; /* values that did not fit their type */
+    const tl_read_problem *problems; /* the first TL_READ_PROBLEMS_KEPT, in file order */
+    size_t problems_len;
+} tl_read_report;
+
+/* What was read so far (complete once the stream has ended). Everything it
+ * points to is owned by the reader and valid until tl_reader_close. */
+void tl_reader_report(const tl_reader *reader, tl_read_report *out);
+
+/* Closes a reader (its stream must be released first). NULL is a no-op. */
+void tl_reader_close(tl_reader *reader);
+
 /* ---- Table information ---- */
 
 /* Contract, size and layout of the handle's current version. */

@@ -252,6 +252,26 @@ void tl_civil_from_days(int64_t z, int64_t *year, int *month, int *day)
     *year = yoe + era * 400 + (*month <= 2);
 }
 
+tl_status tl_parse_integral(const char *s, size_t len, int64_t *out, tl_error *err)
+{
+    tl_num_text t;
+    if (!scan_number(s, len, &t)) return parse_error(s, len, "an integer", err);
+    uint64_t v = t.mantissa;
+    if (v != 0 && t.truncated) return range_error(s, len, "int64 (or not whole)", err);
+    for (int64_t e = t.exp10; v != 0 && e < 0; e++) {
+        if (v % 10 != 0) return parse_error(s, len, "an integer (it has a fraction)", err);
+        v /= 10;
+    }
+    for (int64_t e = t.exp10; v != 0 && e > 0; e--) {
+        if (v > UINT64_MAX / 10) return range_error(s, len, "int64", err);
+        v *= 10;
+    }
+    uint64_t limit = t.neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (v > limit) return range_error(s, len, "int64", err);
+    *out = t.neg ? (int64_t)(~v + 1) : (int64_t)v;
+    return TL_OK;
+}
+
 static int days_in_month(int64_t y, int m)
 {
     static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};

@@ -25,6 +25,9 @@ tl_status tl_parse_uint64(const char *s, size_t len, uint64_t *out, tl_error *er
  * "infinity" (any case, signed). Correctly rounded. Finite text beyond the
  * double range is an error, not infinity. */
 tl_status tl_parse_double(const char *s, size_t len, double *out, tl_error *err);
+/* Decimal or scientific text whose value is a whole number in the int64
+ * range, exactly: "42", "-7", "42.0", "4.2e1", "1e3"; not "4.5" or "1e19". */
+tl_status tl_parse_integral(const char *s, size_t len, int64_t *out, tl_error *err);
 /* "true"/"false" (any case), "1"/"0". */
 tl_status tl_parse_bool(const char *s, size_t len, bool *out, tl_error *err);
 /* "YYYY-MM-DD" -> days since 1970-01-01. */

@@ -326,3 +326,72 @@ class Table:
         }
         _lib.tl_table_info_clear(ctypes.byref(info))
         return out
+
+
+# ---- Reading CSV / TSV / NDJSON into typed columns (tl_reader) ----
+
+class ReadColumn(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("path", ctypes.c_char_p), ("type", ctypes.c_char_p)]
+
+
+class ReadOptions(ctypes.Structure):
+    _fields_ = [
+        ("format", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("columns", ctypes.POINTER(ReadColumn)),
+        ("columns_len", ctypes.c_size_t),
+        ("lenient", ctypes.c_int),
+        ("batch_rows", ctypes.c_int64),
+    ]
+
+
+class ReadProblem(ctypes.Structure):
+    _fields_ = [("line", ctypes.c_int64), ("column", ctypes.c_char_p), ("message", ctypes.c_char_p)]
+
+
+class ReadReport(ctypes.Structure):
+    _fields_ = [
+        ("lines", ctypes.c_int64),
+        ("rows", ctypes.c_int64),
+        ("lines_skipped", ctypes.c_int64),
+        ("values_nulled", ctypes.c_int64),
+        ("problems", ctypes.POINTER(ReadProblem)),
+        ("problems_len", ctypes.c_size_t),
+    ]
+
+
+_lib.tl_reader_open.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ReadOptions), ctypes.POINTER(_P), ctypes.POINTER(Error)]
+_lib.tl_reader_stream.argtypes = [_P, _P, ctypes.POINTER(Error)]
+_lib.tl_reader_report.argtypes = [_P, ctypes.POINTER(ReadReport)]
+_lib.tl_reader_close.argtypes = [_P]
+
+
+def read(data, columns, name=None, format=None, lenient=True, batch_rows=0):
+    """Reads bytes with tl_reader. columns: (name, type) or (name, type, path) tuples.
+    Returns (pyarrow.Table, report dict with "problems" as (line, column, message))."""
+    cols = (ReadColumn * len(columns))(*[
+        ReadColumn(c[0].encode(), c[2].encode() if len(c) > 2 and c[2] is not None else None, c[1].encode())
+        for c in columns])
+    opts = ReadOptions(format.encode() if format else None, name.encode() if name else None,
+                       cols, len(columns), int(lenient), batch_rows)
+    h, err = _P(), Error()
+    _check(_lib.tl_reader_open(data, len(data), ctypes.byref(opts), ctypes.byref(h), ctypes.byref(err)), err)
+    try:
+        buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
+        _check(_lib.tl_reader_stream(h, buf, ctypes.byref(err)), err)
+        reader = pa.RecordBatchReader._import_from_c(ctypes.addressof(buf))
+        try:
+            table = reader.read_all()
+        except pa.ArrowException as e:
+            raise ValueError(str(e)) from None
+        finally:
+            reader.close()
+        rep = ReadReport()
+        _lib.tl_reader_report(h, ctypes.byref(rep))
+        report = {n: getattr(rep, n) for n in ("lines", "rows", "lines_skipped", "values_nulled")}
+        report["problems"] = [
+            (rep.problems[i].line, rep.problems[i].column.decode() if rep.problems[i].column else None,
+             rep.problems[i].message.decode()) for i in range(rep.problems_len)]
+        return table, report
+    finally:
+        _lib.tl_reader_close(h)
