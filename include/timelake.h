@@ -171,6 +171,87 @@ void tl_strings_free(char **strings);
 /* Drops a table and deletes all its files. Dropping a missing table does nothing. */
 tl_status tl_lake_drop_table(tl_lake *lake, const char *name, tl_error *err);
 
+/* ---- Objects: files in a lake that are not tables' own ---- */
+
+/* Keys are relative to the lake's location ("pipelines/web/events/x.ndjson").
+ * A key is refused with TL_ERR_INVALID, naming it, when it is empty, longer
+ * than 1024 bytes, starts or ends with '/', holds "//", a "." or ".." segment
+ * or a control character. A prefix follows the same rules but may be empty
+ * (the whole lake) and may end with '/'. */
+
+/* Frees memory the library returned for the caller to free (object bytes,
+ * attachments). NULL is a no-op. */
+void tl_free(void *p);
+
+typedef struct tl_object {
+    /* Relative to the lake's location; a folder (one-level listing) ends in '/'. */
+    char *key;
+    uint64_t size; /* 0 for a folder */
+    /* Last modification, Unix ms (0 when the store does not say, and for a folder). */
+    int64_t modified_ms;
+    /* Changes whenever the object is replaced: the store's ETag (S3, Azure; quotes
+     * removed), GCS's generation; locally derived from device, inode, size and
+     * mtime in ns. NULL for a folder. */
+    char *etag;
+} tl_object;
+
+/* Lists the objects whose keys start with `prefix` (NULL or "": every object).
+ * recursive = 1: every object under prefix. recursive = 0: one level: the
+ * objects with no '/' in their key after the prefix, and each deeper folder
+ * once, as an entry "prefix.../" (a folder exists while an object lies under it).
+ * Sorted by key (byte order). On success *out (NULL when none) and *out_len are
+ * the caller's: free them with tl_objects_free. */
+tl_status tl_lake_list_objects(tl_lake *lake, const char *prefix, int recursive, tl_object **out,
+                               size_t *out_len, tl_error *err);
+/* Frees what tl_lake_list_objects returned. NULL is a no-op. */
+void tl_objects_free(tl_object *objects, size_t len);
+
+/* Size, modification time and etag of one object. TL_ERR_NOT_FOUND when it
+ * does not exist (a folder is no object). On success the caller clears *out
+ * with tl_object_clear. */
+tl_status tl_lake_stat_object(tl_lake *lake, const char *key, tl_object *out, tl_error *err);
+/* Frees the strings of *object and zeroes it. NULL is a no-op. */
+void tl_object_clear(tl_object *object);
+
+/* Reads a whole object (never from the lake's read cache: objects may change).
+ * TL_ERR_NOT_FOUND when it does not exist. On success *out (never NULL, even
+ * for an empty object) holds *out_len bytes; free it with tl_free. */
+tl_status tl_lake_get_object(tl_lake *lake, const char *key, void **out, size_t *out_len,
+                             tl_error *err);
+
+/* Creates or replaces an object atomically: readers see the old bytes or the
+ * new ones. `data` is borrowed (may be NULL when len is 0). Durable when it
+ * returns (locally: fsynced). Large objects go up in parts on object stores
+ * (the storage options multipart_threshold and multipart_part_size). */
+tl_status tl_lake_put_object(tl_lake *lake, const char *key, const void *data, size_t len,
+                             tl_error *err);
+
+/* Deletes an object. A missing object is TL_OK. */
+tl_status tl_lake_delete_object(tl_lake *lake, const char *key, tl_error *err);
+
+/* A streaming upload of one object, for bodies too large to hold in memory.
+ * Nothing is visible at the key until finish, which replaces any object there
+ * atomically; abort (or any failure) leaves nothing behind. On object stores
+ * the bytes go up in one request below the storage option multipart_threshold
+ * (default 64 MiB) and otherwise as a multipart upload (S3), blocks (Azure) or
+ * part objects composed at finish (GCS: named "<key>.tl-part-*" while the
+ * upload runs), multipart_part_size bytes each, multipart_concurrency at once. */
+typedef struct tl_object_writer tl_object_writer;
+
+/* On success *out is a new writer: end it with tl_object_writer_finish or
+ * tl_object_writer_abort. The lake must stay open until then. */
+tl_status tl_object_writer_open(tl_lake *lake, const char *key, tl_object_writer **out,
+                                tl_error *err);
+/* Adds len bytes (borrowed; copied or sent before it returns). After a failed
+ * write every later write and the finish fail with the same error. */
+tl_status tl_object_writer_write(tl_object_writer *writer, const void *data, size_t len,
+                                 tl_error *err);
+/* Completes the object (durable when it returns). Frees the writer, on
+ * success and on failure alike; on failure the key keeps what it held before. */
+tl_status tl_object_writer_finish(tl_object_writer *writer, tl_error *err);
+/* Abandons the upload and frees the writer; nothing is left. NULL is a no-op. */
+void tl_object_writer_abort(tl_object_writer *writer);
+
 /* ---- Tables ---- */
 
 /* Closes a table handle. NULL is a no-op. */

@@ -474,6 +474,27 @@ static tl_status cache_get_first(tl_store *s, const char *key, size_t len, uint8
     return tl_store_get_first(((cache_store *)s)->inner, key, len, dst, got, total, err);
 }
 
+static tl_status cache_list_objects(tl_store *s, const char *prefix, bool recursive,
+                                    tl_store_listing *out, tl_error *err)
+{
+    return tl_store_list_objects(((cache_store *)s)->inner, prefix, recursive, out, err);
+}
+
+static tl_status cache_stat(tl_store *s, const char *key, tl_store_listed *out, tl_error *err)
+{
+    return tl_store_stat(((cache_store *)s)->inner, key, out, err);
+}
+
+/* The object is being replaced: forget what is kept of it. */
+static tl_status cache_writer_open(tl_store *s, const char *key, tl_store_writer **out,
+                                   tl_error *err)
+{
+    cache_store *c = (cache_store *)s;
+    forget(c, key);
+    if (c->dir && tl_cache_immutable_key(key)) disk_remove(c, key);
+    return tl_store_writer_open(c->inner, key, out, err);
+}
+
 static const tl_store_ops cache_ops = {
     .get = cache_get,
     .get_range = cache_get_range,
@@ -486,7 +507,15 @@ static const tl_store_ops cache_ops = {
     .free = cache_free,
     .put_many = cache_put_many,
     .get_first = cache_get_first,
+    .list_objects = cache_list_objects,
+    .stat = cache_stat,
+    .writer_open = cache_writer_open,
 };
+
+tl_store *tl_store_uncached(tl_store *s)
+{
+    return s->ops == &cache_ops ? ((cache_store *)s)->inner : s;
+}
 
 bool tl_store_cache_stats(const tl_store *s, tl_cache_stats *out)
 {

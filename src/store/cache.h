@@ -25,6 +25,10 @@ typedef struct tl_cache_stats {
     long long hits, misses, bytes_in_memory, entries;
 } tl_cache_stats;
 
+/* The store under the cache (s itself when s is no cache): for reads of
+ * objects that may change. */
+tl_store *tl_store_uncached(tl_store *s);
+
 /* Statistics of a store made by tl_store_cache_wrap; false for another store. */
 bool tl_store_cache_stats(const tl_store *s, tl_cache_stats *out);
 

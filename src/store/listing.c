@@ -4,31 +4,68 @@
 
 #include "store/store.h"
 
-int tl_store_listing_push(tl_store_listing *l, const char *key, uint64_t size, const uint8_t *md5)
+tl_store_listed *tl_store_listing_add(tl_store_listing *l, const char *key, uint64_t size,
+                                      const uint8_t *md5)
 {
     if (l->len == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
         tl_store_listed *items = realloc(l->items, cap * sizeof *items);
-        if (items == NULL) return -1;
+        if (items == NULL) return NULL;
         l->items = items;
         l->cap = cap;
     }
     tl_store_listed *e = &l->items[l->len];
     memset(e, 0, sizeof *e);
     e->key = strdup(key);
-    if (e->key == NULL) return -1;
+    if (e->key == NULL) return NULL;
     e->size = size;
     e->has_md5 = md5 != NULL;
     if (md5) memcpy(e->md5, md5, sizeof e->md5);
     l->len++;
-    return 0;
+    return e;
+}
+
+int tl_store_listing_push(tl_store_listing *l, const char *key, uint64_t size, const uint8_t *md5)
+{
+    return tl_store_listing_add(l, key, size, md5) ? 0 : -1;
+}
+
+int tl_store_listed_set_etag(tl_store_listed *e, const char *text)
+{
+    free(e->etag);
+    e->etag = NULL;
+    if (text == NULL) return 0;
+    size_t n = strlen(text);
+    if (n >= 2 && text[0] == '"' && text[n - 1] == '"') {
+        text++;
+        n -= 2;
+    }
+    e->etag = strndup(text, n);
+    return e->etag ? 0 : -1;
+}
+
+void tl_store_listed_clear(tl_store_listed *e)
+{
+    free(e->key);
+    free(e->etag);
+    memset(e, 0, sizeof *e);
 }
 
 void tl_store_listing_free(tl_store_listing *l)
 {
-    for (size_t i = 0; i < l->len; i++) free(l->items[i].key);
+    for (size_t i = 0; i < l->len; i++) tl_store_listed_clear(&l->items[i]);
     free(l->items);
     *l = (tl_store_listing){0};
+}
+
+static int cmp_listed(const void *a, const void *b)
+{
+    return strcmp(((const tl_store_listed *)a)->key, ((const tl_store_listed *)b)->key);
+}
+
+void tl_store_listing_sort(tl_store_listing *l)
+{
+    if (l->len > 1) qsort(l->items, l->len, sizeof *l->items, cmp_listed);
 }
 
 tl_status tl_store_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,

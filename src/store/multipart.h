@@ -9,16 +9,20 @@
 #include "store/remote.h"
 
 typedef struct tl_multipart_ops {
-    /* Starts an upload of n_parts parts; *upload is the backend's state. */
-    tl_status (*begin)(tl_remote *r, const char *key, size_t n_parts, void **upload, tl_error *err);
+    /* Starts an upload of at most max_parts parts; *upload is the backend's state. */
+    tl_status (*begin)(tl_remote *r, const char *key, size_t max_parts, void **upload,
+                       tl_error *err);
     /* Sends part `index` (0-based). Called from several threads at once, each
      * with its own index. */
     tl_status (*part)(tl_remote *r, void *upload, size_t index, const uint8_t *data, size_t len,
                       tl_error *err);
-    /* Joins the parts into the object (data/len: the whole object, for a read-back). */
-    tl_status (*finish)(tl_remote *r, void *upload, const uint8_t *data, size_t len, tl_error *err);
-    /* Best effort: removes what a failed upload left behind. */
-    void (*abort)(tl_remote *r, void *upload);
+    /* Joins parts 0..n_parts-1 into the object (data/len: the whole object,
+     * for a read-back; NULL from a streaming writer, which no longer has it). */
+    tl_status (*finish)(tl_remote *r, void *upload, size_t n_parts, const uint8_t *data, size_t len,
+                        tl_error *err);
+    /* Best effort: removes what a failed upload left behind (parts
+     * 0..n_parts-1 may have been sent). */
+    void (*abort)(tl_remote *r, void *upload, size_t n_parts);
     void (*free)(void *upload);
 } tl_multipart_ops;
 
@@ -46,11 +50,10 @@ tl_status tl_multipart_parallel(tl_remote *r, size_t n, tl_multipart_task fn, vo
 typedef struct tl_tagged_upload {
     char *key;
     char tag[17]; /* 16 hex digits */
-    size_t n_parts;
 } tl_tagged_upload;
 
 /* begin/free for tl_multipart_ops over a tl_tagged_upload. */
-tl_status tl_tagged_upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
+tl_status tl_tagged_upload_begin(tl_remote *r, const char *key, size_t max_parts, void **out,
                                  tl_error *err);
 void tl_tagged_upload_free(void *upload);
 

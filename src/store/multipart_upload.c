@@ -64,23 +64,23 @@ tl_status tl_multipart_put(tl_remote *r, const tl_multipart_ops *ops, const char
     TL_TRY(ops->begin(r, key, n_parts, &upload, err));
     part_ctx c = {ops, upload, data, len, part_size};
     tl_status st = tl_multipart_parallel(r, n_parts, send_part, &c, err);
-    if (st == TL_OK) st = ops->finish(r, upload, data, len, err);
+    if (st == TL_OK) st = ops->finish(r, upload, n_parts, data, len, err);
     /* Every part thread has ended here: nothing can add a part after the abort. */
-    if (st != TL_OK) ops->abort(r, upload);
+    if (st != TL_OK) ops->abort(r, upload, n_parts);
     ops->free(upload);
     return st;
 }
 
-tl_status tl_tagged_upload_begin(tl_remote *r, const char *key, size_t n_parts, void **out,
+tl_status tl_tagged_upload_begin(tl_remote *r, const char *key, size_t max_parts, void **out,
                                  tl_error *err)
 {
     (void)r;
+    (void)max_parts;
     tl_tagged_upload *u = calloc(1, sizeof *u);
     if (u == NULL || (u->key = strdup(key)) == NULL) {
         tl_tagged_upload_free(u);
         return tl_error_nomem(err);
     }
-    u->n_parts = n_parts;
     uint8_t rnd[8];
     tl_random_bytes(rnd, sizeof rnd);
     tl_hex(rnd, sizeof rnd, u->tag);

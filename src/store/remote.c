@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrow/parse.h"
 #include "core/parallel.h"
 
 tl_status tl_remote_init(tl_remote *r, tl_store_config *cfg, const char *url_scheme, tl_error *err)
@@ -164,7 +165,7 @@ tl_status tl_store_put_parallel(tl_store *s, const tl_store_put_item *items, siz
     return tl_parallel_run(n, threads < 1 ? 1 : (size_t)threads, true, put_one, &j, err);
 }
 
-tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page,
+tl_status tl_remote_list(tl_remote *r, const char *prefix, bool delimited, tl_remote_page_fn page,
                          tl_store_listing *out, tl_error *err)
 {
     char *object_prefix = tl_remote_object(r, prefix);
@@ -173,7 +174,7 @@ tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn pag
     tl_status st;
     do {
         char *next = NULL;
-        st = page(r, object_prefix, token, out, &next, err);
+        st = page(r, object_prefix, delimited, token, out, &next, err);
         free(token);
         token = next;
     } while (st == TL_OK && token);
@@ -186,7 +187,7 @@ tl_status tl_remote_list_keys(tl_remote *r, const char *prefix, tl_remote_page_f
                               tl_strlist *out, tl_error *err)
 {
     tl_store_listing l = {0};
-    tl_status st = tl_remote_list(r, prefix, page, &l, err);
+    tl_status st = tl_remote_list(r, prefix, false, page, &l, err);
     for (size_t i = 0; st == TL_OK && i < l.len; i++)
         if (tl_strlist_push(out, l.items[i].key) != 0) st = tl_error_nomem(err);
     tl_store_listing_free(&l);
@@ -243,4 +244,61 @@ tl_status tl_remote_check_range(const tl_http_response *resp, const char *key, u
     if (resp->dst_written == len) return TL_OK;
     return tl_error_set(err, TL_ERR_STORAGE, "reading %s: %zu bytes at %llu: got %zu", key, len,
                         (unsigned long long)offset, resp->dst_written);
+}
+
+int tl_remote_push_folder(tl_remote *r, const char *name, tl_store_listing *out)
+{
+    size_t skip = r->cfg.prefix[0] ? strlen(r->cfg.prefix) + 1 : 0;
+    if (name == NULL || strlen(name) <= skip) return 0;
+    tl_store_listed *e = tl_store_listing_add(out, name + skip, 0, NULL);
+    if (e == NULL) return -1;
+    e->is_folder = true;
+    return 0;
+}
+
+int64_t tl_remote_http_date_ms(const char *text)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    const char *comma = text ? strchr(text, ',') : NULL;
+    int day, year, h, m, s;
+    char mon[4];
+    if (comma == NULL ||
+        sscanf(comma + 1, " %d %3s %d %d:%d:%d", &day, mon, &year, &h, &m, &s) != 6)
+        return 0;
+    const char *at = strstr(months, mon);
+    if (strlen(mon) != 3 || at == NULL || (at - months) % 3 != 0) return 0;
+    int64_t days = tl_days_from_civil(year, (int)(at - months) / 3 + 1, day);
+    return ((days * 24 + h) * 60 + m) * 60000 + (int64_t)s * 1000;
+}
+
+int64_t tl_remote_iso_date_ms(const char *text)
+{
+    int64_t us;
+    if (text == NULL || tl_parse_timestamp_us(text, strlen(text), &us, NULL) != TL_OK) return 0;
+    return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+}
+
+tl_status tl_remote_stat_of_head(const tl_http_response *resp, const char *key,
+                                 tl_store_listed *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *cl = tl_http_header(resp, "content-length");
+    if (cl == NULL) return tl_error_set(err, TL_ERR_STORAGE, "reading %s: no content-length", key);
+    out->size = strtoull(cl, NULL, 10);
+    out->modified_ms = tl_remote_http_date_ms(tl_http_header(resp, "last-modified"));
+    if ((out->key = strdup(key)) == NULL ||
+        tl_store_listed_set_etag(out, tl_http_header(resp, "etag")) != 0) {
+        tl_store_listed_clear(out);
+        return tl_error_nomem(err);
+    }
+    return TL_OK;
+}
+
+tl_status tl_remote_size_by_stat(tl_store *s, const char *key, uint64_t *out, tl_error *err)
+{
+    tl_store_listed e;
+    TL_TRY(s->ops->stat(s, key, &e, err));
+    *out = e.size;
+    tl_store_listed_clear(&e);
+    return TL_OK;
 }

@@ -26,11 +26,16 @@ typedef struct tl_remote_call {
 typedef tl_status (*tl_remote_attempt_fn)(tl_remote *r, const tl_remote_call *call,
                                           tl_http_response *resp, tl_error *err);
 
+struct tl_multipart_ops;
+
 struct tl_remote {
     tl_store base;
     tl_store_config cfg;
     tl_http_client *http;
     tl_remote_attempt_fn attempt;
+    /* The backend's multipart upload and its most parts (for streaming writers). */
+    const struct tl_multipart_ops *multipart;
+    size_t max_parts;
 };
 
 /* Fills the common part; base.ops and attempt are the backend's to set. */
@@ -76,13 +81,35 @@ tl_status tl_remote_first_result(const tl_http_response *resp, const char *key, 
 
 /* One page of a listing: the objects under object_prefix after `token`
  * (NULL: the first page) go into out, keys relative to the store's root,
- * with their sizes and digests; *next is the next page's token, or NULL. */
-typedef tl_status (*tl_remote_page_fn)(tl_remote *r, const char *object_prefix, const char *token,
-                                       tl_store_listing *out, char **next, tl_error *err);
+ * with their sizes, digests, times and etags; *next is the next page's
+ * token, or NULL. delimited: one level ('/' as the delimiter), with each
+ * deeper folder as an is_folder entry. */
+typedef tl_status (*tl_remote_page_fn)(tl_remote *r, const char *object_prefix, bool delimited,
+                                       const char *token, tl_store_listing *out, char **next,
+                                       tl_error *err);
 
-/* Lists every object under prefix, page by page. */
-tl_status tl_remote_list(tl_remote *r, const char *prefix, tl_remote_page_fn page,
+/* Lists every object under prefix (one level when delimited), page by page. */
+tl_status tl_remote_list(tl_remote *r, const char *prefix, bool delimited, tl_remote_page_fn page,
                          tl_store_listing *out, tl_error *err);
+
+/* Adds a folder entry (name: the object name the store gave, prefix included). */
+int tl_remote_push_folder(tl_remote *r, const char *name, tl_store_listing *out);
+
+/* Unix ms of an HTTP date ("Tue, 01 Dec 2026 13:54:55 GMT") or of an ISO 8601
+ * time ("2026-12-01T13:54:40.000Z"); 0 when text is NULL or neither. */
+int64_t tl_remote_http_date_ms(const char *text);
+int64_t tl_remote_iso_date_ms(const char *text);
+
+/* Fills *out (tl_store_stat) from the answer to a HEAD of key:
+ * Content-Length, Last-Modified, ETag. */
+tl_status tl_remote_stat_of_head(const tl_http_response *resp, const char *key,
+                                 tl_store_listed *out, tl_error *err);
+/* tl_store_ops.size through the backend's stat. */
+tl_status tl_remote_size_by_stat(tl_store *s, const char *key, uint64_t *out, tl_error *err);
+
+/* The streaming writer of a remote store (remote_writer.c): r->multipart
+ * once the bytes pass the multipart threshold, one put otherwise. */
+tl_status tl_remote_writer_open(tl_store *s, const char *key, tl_store_writer **out, tl_error *err);
 /* The same, keys only. */
 tl_status tl_remote_list_keys(tl_remote *r, const char *prefix, tl_remote_page_fn page,
                               tl_strlist *out, tl_error *err);

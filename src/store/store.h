@@ -13,6 +13,7 @@
 #include "core/strlist.h"
 
 typedef struct tl_store tl_store;
+struct tl_store_writer;
 
 /* One object of a batch upload. */
 typedef struct tl_store_put_item {
@@ -24,12 +25,19 @@ typedef struct tl_store_put_item {
 /* What a listing says of one object: its size, and its MD5 when the store
  * vouches for it (S3's ETag of a single-part upload, GCS's md5Hash, Azure's
  * Content-MD5). A reader can then check bytes it got elsewhere against the
- * listed object without reading it. */
+ * listed object without reading it. Remote listings and tl_store_list_objects
+ * also give the modification time and a version tag. */
 typedef struct tl_store_listed {
-    char *key;
+    char *key; /* a folder of a one-level listing ends in '/' */
     uint64_t size;
     bool has_md5;
     uint8_t md5[16];
+    int64_t modified_ms; /* Unix ms; 0 when the store does not say */
+    /* Changes whenever the object is replaced: S3's and Azure's ETag (quotes
+     * removed), GCS's generation, locally a digest of device, inode, size and
+     * mtime. NULL when unknown, and for a folder. */
+    char *etag;
+    bool is_folder;
 } tl_store_listed;
 
 typedef struct tl_store_listing {
@@ -61,6 +69,13 @@ typedef struct tl_store_ops {
     /* As tl_store_get_first, in one round trip. NULL: size, then get_range. */
     tl_status (*get_first)(tl_store *s, const char *key, size_t len, uint8_t *dst, size_t *got,
                            uint64_t *total, tl_error *err);
+    /* As tl_store_list_objects and tl_store_stat (below); every backend has them. */
+    tl_status (*list_objects)(tl_store *s, const char *prefix, bool recursive,
+                              tl_store_listing *out, tl_error *err);
+    tl_status (*stat)(tl_store *s, const char *key, tl_store_listed *out, tl_error *err);
+    /* As tl_store_writer_open. NULL: the bytes are kept in memory and put at finish. */
+    tl_status (*writer_open)(tl_store *s, const char *key, struct tl_store_writer **out,
+                             tl_error *err);
 } tl_store_ops;
 
 struct tl_store {
@@ -108,7 +123,46 @@ tl_status tl_store_list_detailed(tl_store *s, const char *prefix, tl_store_listi
                                  tl_error *err);
 /* Adds an entry (key copied; md5 may be NULL). 0, or -1 when out of memory. */
 int tl_store_listing_push(tl_store_listing *l, const char *key, uint64_t size, const uint8_t *md5);
+/* The same, returning the new entry (to fill in modified_ms, etag,
+ * is_folder), or NULL when out of memory. */
+tl_store_listed *tl_store_listing_add(tl_store_listing *l, const char *key, uint64_t size,
+                                      const uint8_t *md5);
+/* Sets e->etag to a copy of text without surrounding double quotes (NULL text: no
+ * etag). 0, or -1 when out of memory. */
+int tl_store_listed_set_etag(tl_store_listed *e, const char *text);
+void tl_store_listed_clear(tl_store_listed *e);
 void tl_store_listing_free(tl_store_listing *l);
+/* Sorts by key (byte order). */
+void tl_store_listing_sort(tl_store_listing *l);
+
+/* The objects under prefix (a plain key prefix; "" for all) with size,
+ * modification time and etag. recursive: every object below; otherwise one
+ * level: the objects whose key has no '/' after the prefix, and each deeper
+ * folder once, as an is_folder entry "prefix...name/". Order unspecified. */
+static inline tl_status tl_store_list_objects(tl_store *s, const char *prefix, bool recursive,
+                                              tl_store_listing *out, tl_error *err)
+{
+    return s->ops->list_objects(s, prefix, recursive, out, err);
+}
+/* One object's size, modification time and etag (out->key is set to key;
+ * clear *out with tl_store_listed_clear). TL_ERR_NOT_FOUND when it does not exist. */
+static inline tl_status tl_store_stat(tl_store *s, const char *key, tl_store_listed *out,
+                                      tl_error *err)
+{
+    return s->ops->stat(s, key, out, err);
+}
+
+/* A streaming upload of one object: nothing shows at the key until finish,
+ * which replaces the object atomically; abort leaves nothing behind. Remote
+ * stores send parts (multipart uploads) once the bytes exceed the
+ * multipart_threshold. A backend's writer embeds this struct first. */
+typedef struct tl_store_writer {
+    tl_status (*write)(struct tl_store_writer *w, const void *data, size_t len, tl_error *err);
+    tl_status (*finish)(struct tl_store_writer *w, tl_error *err); /* frees w, either way */
+    void (*abort)(struct tl_store_writer *w);                      /* frees w */
+} tl_store_writer;
+
+tl_status tl_store_writer_open(tl_store *s, const char *key, tl_store_writer **out, tl_error *err);
 static inline tl_status tl_store_remove(tl_store *s, const char *key, tl_error *err)
 {
     return s->ops->remove(s, key, err);

@@ -204,19 +204,6 @@ static tl_status azure_get_range(tl_store *s, const char *key, uint64_t offset, 
     return st;
 }
 
-static tl_status azure_size(tl_store *s, const char *key, uint64_t *out, tl_error *err)
-{
-    tl_http_response resp;
-    tl_status st =
-        blob_call((tl_remote *)s, "HEAD", key, "", NULL, NULL, 0, NULL, 0, &resp, "reading", err);
-    const char *cl = st == TL_OK ? tl_http_header(&resp, "content-length") : NULL;
-    if (st == TL_OK && cl == NULL)
-        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: no content-length", key);
-    if (st == TL_OK) *out = strtoull(cl, NULL, 10);
-    tl_http_response_clear(&resp);
-    return st;
-}
-
 /* The base64 block id of part index: every id of a blob has the same length. */
 static int block_id(const tl_tagged_upload *u, size_t index, tl_buf *out)
 {
@@ -248,15 +235,15 @@ static tl_status upload_part(tl_remote *r, void *u_, size_t index, const uint8_t
 
 /* Put Block List commits the blocks in order. Sending it again after a lost
  * answer is harmless: <Latest> also names blocks committed already. */
-static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size_t len,
-                               tl_error *err)
+static tl_status upload_finish(tl_remote *r, void *u_, size_t n_parts, const uint8_t *data,
+                               size_t len, tl_error *err)
 {
     (void)data;
     (void)len;
     tl_tagged_upload *u = u_;
     tl_buf list = {0};
     int rc = tl_buf_append_str(&list, "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>");
-    for (size_t i = 0; i < u->n_parts && rc == 0; i++) {
+    for (size_t i = 0; i < n_parts && rc == 0; i++) {
         tl_buf id = {0};
         rc |= block_id(u, i, &id);
         rc |= tl_buf_printf(&list, "<Latest>%s</Latest>", rc ? "" : (char *)id.data);
@@ -276,10 +263,11 @@ static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size
 
 /* Uncommitted blocks cannot be deleted one by one; the service drops them
  * (after a week) and they never show as a blob. */
-static void upload_abort(tl_remote *r, void *u)
+static void upload_abort(tl_remote *r, void *u, size_t n_parts)
 {
     (void)r;
     (void)u;
+    (void)n_parts;
 }
 
 static const tl_multipart_ops azure_multipart = {tl_tagged_upload_begin, upload_part, upload_finish,
@@ -323,23 +311,48 @@ static int push_listed(const char *blob, size_t skip, tl_store_listing *out)
     char *name = tl_xml_text(blob, "Name", NULL);
     char *size = tl_xml_text(blob, "Content-Length", NULL);
     char *md5_text = tl_xml_text(blob, "Content-MD5", NULL);
+    char *etag = tl_xml_text(blob, "Etag", NULL);
+    char *modified = tl_xml_text(blob, "Last-Modified", NULL);
     uint8_t md5[16];
     bool has_md5 = md5_text && tl_md5_from_base64(md5_text, md5);
     int rc = 0;
-    if (name && strlen(name) > skip)
-        rc = tl_store_listing_push(out, name + skip, size ? strtoull(size, NULL, 10) : 0,
-                                   has_md5 ? md5 : NULL);
+    if (name && strlen(name) > skip) {
+        tl_store_listed *e = tl_store_listing_add(
+            out, name + skip, size ? strtoull(size, NULL, 10) : 0, has_md5 ? md5 : NULL);
+        rc = e ? tl_store_listed_set_etag(e, etag) : -1;
+        if (e) e->modified_ms = tl_remote_http_date_ms(modified);
+    }
     free(name);
     free(size);
     free(md5_text);
+    free(etag);
+    free(modified);
     return rc;
 }
 
-static tl_status list_page(tl_remote *r, const char *object_prefix, const char *marker,
-                           tl_store_listing *out, char **next, tl_error *err)
+/* The <BlobPrefix> entries of a delimited listing: one folder each. */
+static int push_folders(tl_remote *r, const char *blobs, tl_store_listing *out)
+{
+    int rc = 0;
+    for (const char *p = blobs; rc == 0 && p;) {
+        const char *end = NULL;
+        char *bp = tl_xml_element(p, "BlobPrefix", &end);
+        if (bp == NULL) break;
+        char *name = tl_xml_text(bp, "Name", NULL);
+        rc = tl_remote_push_folder(r, name, out);
+        free(name);
+        free(bp);
+        p = end;
+    }
+    return rc;
+}
+
+static tl_status list_page(tl_remote *r, const char *object_prefix, bool delimited,
+                           const char *marker, tl_store_listing *out, char **next, tl_error *err)
 {
     tl_buf q = {0};
     int rc = tl_buf_append_str(&q, "comp=list");
+    if (delimited) rc |= tl_buf_append_str(&q, "&delimiter=%2F");
     if (marker) {
         rc |= tl_buf_append_str(&q, "&marker=");
         rc |= tl_http_encode(&q, marker, false);
@@ -367,6 +380,8 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
         free(blob);
         p = end;
     }
+    if (st == TL_OK && delimited && blobs && push_folders(r, blobs, out) != 0)
+        st = tl_error_nomem(err);
     const char *nm = body ? strstr(body, "<NextMarker>") : NULL;
     *next = st == TL_OK && nm ? tl_xml_text(nm, "NextMarker", NULL) : NULL;
     if (*next && (*next)[0] == '\0') {
@@ -386,7 +401,24 @@ static tl_status azure_list(tl_store *s, const char *prefix, tl_strlist *out, tl
 static tl_status azure_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
                                      tl_error *err)
 {
-    return tl_remote_list((tl_remote *)s, prefix, list_page, out, err);
+    return tl_remote_list((tl_remote *)s, prefix, false, list_page, out, err);
+}
+
+static tl_status azure_list_objects(tl_store *s, const char *prefix, bool recursive,
+                                    tl_store_listing *out, tl_error *err)
+{
+    return tl_remote_list((tl_remote *)s, prefix, !recursive, list_page, out, err);
+}
+
+static tl_status azure_stat(tl_store *s, const char *key, tl_store_listed *out, tl_error *err)
+{
+    tl_http_response resp;
+    memset(out, 0, sizeof *out);
+    tl_status st =
+        blob_call((tl_remote *)s, "HEAD", key, "", NULL, NULL, 0, NULL, 0, &resp, "reading", err);
+    if (st == TL_OK) st = tl_remote_stat_of_head(&resp, key, out, err);
+    tl_http_response_clear(&resp);
+    return st;
 }
 
 static tl_status azure_remove(tl_store *s, const char *key, tl_error *err)
@@ -417,7 +449,7 @@ static void azure_free(tl_store *s)
 static const tl_store_ops azure_ops = {
     .get = azure_get,
     .get_range = azure_get_range,
-    .size = azure_size,
+    .size = tl_remote_size_by_stat,
     .put = azure_put,
     .put_if_absent = azure_put_if_absent,
     .list = azure_list,
@@ -425,6 +457,9 @@ static const tl_store_ops azure_ops = {
     .remove = azure_remove,
     .free = azure_free,
     .put_many = azure_put_many,
+    .list_objects = azure_list_objects,
+    .stat = azure_stat,
+    .writer_open = tl_remote_writer_open,
 };
 
 static tl_status azure_setup(azure_store *a, tl_store_config *c, tl_error *err)
@@ -463,6 +498,8 @@ tl_status tl_store_azure_open(tl_store_config *cfg, tl_store **out, tl_error *er
     if (a == NULL) return tl_error_nomem(err);
     a->r.base.ops = &azure_ops;
     a->r.attempt = azure_attempt;
+    a->r.multipart = &azure_multipart;
+    a->r.max_parts = MAX_BLOCKS;
     tl_status st = azure_setup(a, cfg, err);
     if (st == TL_OK) st = tl_remote_init(&a->r, cfg, "az", err);
     if (st != TL_OK) {

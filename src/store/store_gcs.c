@@ -97,21 +97,6 @@ static tl_status gcs_get_range(tl_store *s, const char *key, uint64_t offset, si
     return st;
 }
 
-static tl_status gcs_size(tl_store *s, const char *key, uint64_t *out, tl_error *err)
-{
-    tl_http_response resp;
-    tl_status st =
-        object_call((tl_remote *)s, "GET", key, "", NULL, NULL, 0, &resp, "reading", err);
-    json_t *root = st == TL_OK ? json_loadb((char *)resp.body.data, resp.body.len, 0, NULL) : NULL;
-    const char *size = json_string_value(json_object_get(root, "size"));
-    if (st == TL_OK && size == NULL)
-        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: no size in the object metadata", key);
-    if (st == TL_OK) *out = strtoull(size, NULL, 10);
-    json_decref(root);
-    tl_http_response_clear(&resp);
-    return st;
-}
-
 static char *upload_query(const char *object)
 {
     tl_buf q = {0};
@@ -146,46 +131,59 @@ static tl_status put_media(tl_remote *r, const char *key, const void *data, size
 
 static tl_status gcs_remove(tl_store *s, const char *key, tl_error *err);
 
-/* A large object goes up as part objects, in parallel, composed into one (a
- * compose takes 32 sources at most), then the parts are deleted. */
-#define MAX_PARTS 32
+/* A large object goes up as part objects, in parallel, composed into one,
+ * then the parts are deleted. A compose takes 32 sources at most: more parts
+ * (a streaming writer's) are composed 32 at a time into group objects first,
+ * which are then composed into the object, so 32 * 32 parts at most. */
+#define MAX_SOURCES 32
+#define MAX_PARTS (MAX_SOURCES * MAX_SOURCES)
 
-/* The key of part index: beside the object, named after this upload. */
-static char *part_key(const tl_tagged_upload *u, size_t index)
+/* The key of part index (or of group index when group): beside the object,
+ * named after this upload. */
+static char *part_key(const tl_tagged_upload *u, size_t index, bool group)
 {
-    return tl_strdup_printf("%s.tl-part-%s-%04zu", u->key, u->tag, index);
+    return tl_strdup_printf("%s.tl-part-%s-%s%04zu", u->key, u->tag, group ? "g" : "", index);
 }
 
 static tl_status upload_part(tl_remote *r, void *u_, size_t index, const uint8_t *data, size_t len,
                              tl_error *err)
 {
-    char *key = part_key(u_, index);
+    char *key = part_key(u_, index, false);
     tl_status st = key ? put_media(r, key, data, len, err) : tl_error_nomem(err);
     free(key);
     return st;
 }
 
+typedef struct parts_job {
+    tl_tagged_upload *u;
+    bool group;
+} parts_job;
+
 /* Best effort: a failed delete must not stop the others. */
-static tl_status delete_part(tl_remote *r, void *u, size_t index, tl_error *err)
+static tl_status delete_part(tl_remote *r, void *ctx, size_t index, tl_error *err)
 {
     (void)err;
-    char *key = part_key(u, index);
+    parts_job *j = ctx;
+    char *key = part_key(j->u, index, j->group);
     if (key) gcs_remove(&r->base, key, NULL);
     free(key);
     return TL_OK;
 }
 
-/* Deletes every part object, in parallel; a missing one is fine. */
-static void delete_parts(tl_remote *r, tl_tagged_upload *u)
+/* Deletes n part (or group) objects, in parallel; a missing one is fine. */
+static void delete_parts(tl_remote *r, tl_tagged_upload *u, size_t n, bool group)
 {
-    tl_multipart_parallel(r, u->n_parts, delete_part, u, NULL);
+    parts_job j = {u, group};
+    tl_multipart_parallel(r, n, delete_part, &j, NULL);
 }
 
-static char *compose_body(tl_remote *r, const tl_tagged_upload *u)
+/* The compose request of sources first..first+n-1 (parts, or groups). */
+static char *compose_body(tl_remote *r, const tl_tagged_upload *u, size_t first, size_t n,
+                          bool group)
 {
     json_t *sources = json_array();
-    for (size_t i = 0; sources && i < u->n_parts; i++) {
-        char *key = part_key(u, i);
+    for (size_t i = first; sources && i < first + n; i++) {
+        char *key = part_key(u, i, group);
         char *object = key ? tl_remote_object(r, key) : NULL;
         if (object == NULL || json_array_append_new(sources, json_pack("{s:s}", "name", object))) {
             json_decref(sources);
@@ -202,16 +200,12 @@ static char *compose_body(tl_remote *r, const tl_tagged_upload *u)
     return text;
 }
 
-/* Composing again after a lost answer rebuilds the same object: the parts are
- * deleted only once the compose has answered. */
-static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size_t len,
-                               tl_error *err)
+/* Composes n sources from `first` (parts, or groups) into the object at key. */
+static tl_status compose(tl_remote *r, const tl_tagged_upload *u, const char *key, size_t first,
+                         size_t n, bool group, tl_error *err)
 {
-    (void)data;
-    (void)len;
-    tl_tagged_upload *u = u_;
-    char *body = compose_body(r, u);
-    char *object = body ? tl_remote_object(r, u->key) : NULL;
+    char *body = compose_body(r, u, first, n, group);
+    char *object = body ? tl_remote_object(r, key) : NULL;
     if (object == NULL) {
         free(body);
         return tl_error_nomem(err);
@@ -221,18 +215,60 @@ static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size
     tl_remote_call call = {"POST", object, "", &headers, body, strlen(body), NULL, 0};
     tl_http_response resp;
     tl_status st = tl_remote_send(r, &call, &resp, NULL, err);
-    if (st == TL_OK && !ok_status(resp.status))
-        st = tl_remote_fail(&resp, "composing", u->key, err);
+    if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "composing", key, err);
     tl_http_response_clear(&resp);
     free(object);
     free(body);
-    if (st == TL_OK) delete_parts(r, u);
     return st;
 }
 
-static void upload_abort(tl_remote *r, void *u)
+typedef struct group_job {
+    tl_tagged_upload *u;
+    size_t n_parts;
+} group_job;
+
+static tl_status compose_group(tl_remote *r, void *ctx, size_t g, tl_error *err)
 {
-    delete_parts(r, u);
+    group_job *j = ctx;
+    size_t first = g * MAX_SOURCES;
+    size_t n = j->n_parts - first < MAX_SOURCES ? j->n_parts - first : MAX_SOURCES;
+    char *key = part_key(j->u, g, true);
+    tl_status st = key ? compose(r, j->u, key, first, n, false, err) : tl_error_nomem(err);
+    free(key);
+    return st;
+}
+
+/* Composing again after a lost answer rebuilds the same object: the parts are
+ * deleted only once the compose has answered. */
+static tl_status upload_finish(tl_remote *r, void *u_, size_t n_parts, const uint8_t *data,
+                               size_t len, tl_error *err)
+{
+    (void)data;
+    (void)len;
+    tl_tagged_upload *u = u_;
+    if (n_parts > MAX_PARTS)
+        return tl_error_set(err, TL_ERR_STORAGE, "writing %s: %zu parts, more than GCS's %d",
+                            u->key, n_parts, MAX_PARTS);
+    if (n_parts <= MAX_SOURCES) {
+        tl_status st = compose(r, u, u->key, 0, n_parts, false, err);
+        if (st == TL_OK) delete_parts(r, u, n_parts, false);
+        return st;
+    }
+    size_t n_groups = (n_parts + MAX_SOURCES - 1) / MAX_SOURCES;
+    group_job j = {u, n_parts};
+    tl_status st = tl_multipart_parallel(r, n_groups, compose_group, &j, err);
+    if (st == TL_OK) st = compose(r, u, u->key, 0, n_groups, true, err);
+    if (st == TL_OK) {
+        delete_parts(r, u, n_parts, false);
+        delete_parts(r, u, n_groups, true);
+    }
+    return st;
+}
+
+static void upload_abort(tl_remote *r, void *u, size_t n_parts)
+{
+    delete_parts(r, u, n_parts, false);
+    if (n_parts > MAX_SOURCES) delete_parts(r, u, (n_parts + MAX_SOURCES - 1) / MAX_SOURCES, true);
 }
 
 static const tl_multipart_ops gcs_multipart = {tl_tagged_upload_begin, upload_part, upload_finish,
@@ -243,7 +279,7 @@ static tl_status gcs_put(tl_store *s, const char *key, const void *data, size_t 
     tl_remote *r = (tl_remote *)s;
     if (tl_multipart_wanted(r, len))
         return tl_multipart_put(r, &gcs_multipart, key, data, len,
-                                tl_multipart_part_size(r, len, MAX_PARTS, 1), err);
+                                tl_multipart_part_size(r, len, MAX_SOURCES, 1), err);
     return put_media(r, key, data, len, err);
 }
 
@@ -289,6 +325,17 @@ static tl_status gcs_put_if_absent(tl_store *s, const char *key, const void *dat
     return st;
 }
 
+/* Time and version of an object resource: "updated", and "generation" as
+ * the etag (GCS's own etag also changes with metadata; fake-gcs-server's is
+ * the MD5, the same for a replacement with equal bytes). */
+static int set_times(tl_store_listed *e, json_t *item)
+{
+    e->modified_ms = tl_remote_iso_date_ms(json_string_value(json_object_get(item, "updated")));
+    const char *gen = json_string_value(json_object_get(item, "generation"));
+    return tl_store_listed_set_etag(e,
+                                    gen ? gen : json_string_value(json_object_get(item, "etag")));
+}
+
 /* One item of a listing: name, size and md5Hash (absent for composite objects). */
 static int push_listed(json_t *item, size_t skip, tl_store_listing *out)
 {
@@ -297,15 +344,16 @@ static int push_listed(json_t *item, size_t skip, tl_store_listing *out)
     uint8_t md5[16];
     bool has_md5 = tl_md5_from_base64(json_string_value(json_object_get(item, "md5Hash")), md5);
     if (name == NULL || strlen(name) <= skip) return 0;
-    return tl_store_listing_push(out, name + skip, size ? strtoull(size, NULL, 10) : 0,
-                                 has_md5 ? md5 : NULL);
+    tl_store_listed *e = tl_store_listing_add(out, name + skip, size ? strtoull(size, NULL, 10) : 0,
+                                              has_md5 ? md5 : NULL);
+    return e ? set_times(e, item) : -1;
 }
 
-static tl_status list_page(tl_remote *r, const char *object_prefix, const char *token,
-                           tl_store_listing *out, char **next, tl_error *err)
+static tl_status list_page(tl_remote *r, const char *object_prefix, bool delimited,
+                           const char *token, tl_store_listing *out, char **next, tl_error *err)
 {
     tl_buf q = {0};
-    int rc = 0;
+    int rc = delimited ? tl_buf_append_str(&q, "delimiter=%2F&") : 0;
     if (token) {
         rc |= tl_buf_append_str(&q, "pageToken=");
         rc |= tl_http_encode(&q, token, false);
@@ -329,6 +377,10 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
     json_t *items = json_object_get(root, "items");
     for (size_t i = 0; st == TL_OK && i < json_array_size(items); i++)
         if (push_listed(json_array_get(items, i), skip, out) != 0) st = tl_error_nomem(err);
+    json_t *folders = json_object_get(root, "prefixes");
+    for (size_t i = 0; st == TL_OK && i < json_array_size(folders); i++)
+        if (tl_remote_push_folder(r, json_string_value(json_array_get(folders, i)), out) != 0)
+            st = tl_error_nomem(err);
     const char *nt = json_string_value(json_object_get(root, "nextPageToken"));
     *next = st == TL_OK && nt && nt[0] ? strdup(nt) : NULL;
     json_decref(root);
@@ -345,7 +397,35 @@ static tl_status gcs_list(tl_store *s, const char *prefix, tl_strlist *out, tl_e
 static tl_status gcs_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
                                    tl_error *err)
 {
-    return tl_remote_list((tl_remote *)s, prefix, list_page, out, err);
+    return tl_remote_list((tl_remote *)s, prefix, false, list_page, out, err);
+}
+
+static tl_status gcs_list_objects(tl_store *s, const char *prefix, bool recursive,
+                                  tl_store_listing *out, tl_error *err)
+{
+    return tl_remote_list((tl_remote *)s, prefix, !recursive, list_page, out, err);
+}
+
+static tl_status gcs_stat(tl_store *s, const char *key, tl_store_listed *out, tl_error *err)
+{
+    tl_http_response resp;
+    memset(out, 0, sizeof *out);
+    tl_status st =
+        object_call((tl_remote *)s, "GET", key, "", NULL, NULL, 0, &resp, "reading", err);
+    json_t *root = st == TL_OK ? json_loadb((char *)resp.body.data, resp.body.len, 0, NULL) : NULL;
+    const char *size = json_string_value(json_object_get(root, "size"));
+    if (st == TL_OK && size == NULL)
+        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: no size in the object metadata", key);
+    if (st == TL_OK) {
+        out->size = strtoull(size, NULL, 10);
+        if ((out->key = strdup(key)) == NULL || set_times(out, root) != 0) {
+            tl_store_listed_clear(out);
+            st = tl_error_nomem(err);
+        }
+    }
+    json_decref(root);
+    tl_http_response_clear(&resp);
+    return st;
 }
 
 static tl_status gcs_remove(tl_store *s, const char *key, tl_error *err)
@@ -374,7 +454,7 @@ static void gcs_free(tl_store *s)
 static const tl_store_ops gcs_ops = {
     .get = gcs_get,
     .get_range = gcs_get_range,
-    .size = gcs_size,
+    .size = tl_remote_size_by_stat,
     .put = gcs_put,
     .put_if_absent = gcs_put_if_absent,
     .list = gcs_list,
@@ -382,6 +462,9 @@ static const tl_store_ops gcs_ops = {
     .remove = gcs_remove,
     .free = gcs_free,
     .put_many = gcs_put_many,
+    .list_objects = gcs_list_objects,
+    .stat = gcs_stat,
+    .writer_open = tl_remote_writer_open,
 };
 
 static tl_status read_key_file(const char *path, char **out, tl_error *err)
@@ -421,6 +504,8 @@ tl_status tl_store_gcs_open(tl_store_config *cfg, tl_store **out, tl_error *err)
     }
     g->r.base.ops = &gcs_ops;
     g->r.attempt = gcs_attempt;
+    g->r.multipart = &gcs_multipart;
+    g->r.max_parts = MAX_PARTS;
     tl_status st = tl_gcs_auth_new(cfg->service_account_key ? cfg->service_account_key : key_json,
                                    cfg->bearer_token, &g->auth, err);
     free(key_json);

@@ -17,6 +17,7 @@
 
 #include "core/random.h"
 #include "core/strlist.h"
+#include "store/digest.h"
 #include "store/local_sync.h"
 #include "store/store.h"
 
@@ -162,25 +163,9 @@ static tl_status local_get_range(tl_store *s, const char *key, uint64_t offset, 
     return st;
 }
 
-static tl_status local_size(tl_store *s, const char *key, uint64_t *out, tl_error *err)
-{
-    TL_TRY(check_key(key, err));
-    char *path = path_of((local_store *)s, key);
-    if (path == NULL) return tl_error_nomem(err);
-    struct stat sb;
-    tl_status st = TL_OK;
-    if (stat(path, &sb) != 0)
-        st = io_error(err, "reading", path);
-    else
-        *out = (uint64_t)sb.st_size;
-    free(path);
-    return st;
-}
-
-/* Writes data to a fresh temporary file beside `path` and starts its
- * writeback (the fsync comes later, see local_sync.h); *tmp_out gets its name. */
-static tl_status write_temp(local_store *ls, char *path, const void *data, size_t len,
-                            char **tmp_out, tl_error *err)
+/* Creates a fresh temporary file beside `path` (and the directories above
+ * it): *fd_out is open for writing, *tmp_out gets its name. */
+static tl_status open_temp(local_store *ls, char *path, int *fd_out, char **tmp_out, tl_error *err)
 {
     TL_TRY(make_dirs(ls, path, err));
     char *slash = strrchr(path, '/');
@@ -196,6 +181,19 @@ static tl_status write_temp(local_store *ls, char *path, const void *data, size_
         free(tmp);
         return st;
     }
+    *fd_out = fd;
+    *tmp_out = tmp;
+    return TL_OK;
+}
+
+/* Writes data to a fresh temporary file beside `path` and starts its
+ * writeback (the fsync comes later, see local_sync.h); *tmp_out gets its name. */
+static tl_status write_temp(local_store *ls, char *path, const void *data, size_t len,
+                            char **tmp_out, tl_error *err)
+{
+    int fd = -1;
+    char *tmp = NULL;
+    TL_TRY(open_temp(ls, path, &fd, &tmp, err));
     tl_status st = write_fully(fd, data, len, tmp, err);
     if (st == TL_OK) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     if (close(fd) != 0 && st == TL_OK) st = io_error(err, "closing", tmp);
@@ -248,17 +246,24 @@ static tl_status local_put_if_absent(tl_store *s, const char *key, const void *d
     return st;
 }
 
-static tl_status list_dir(const local_store *ls, const char *rel, const char *prefix,
-                          tl_strlist *out, tl_error *err)
+/* Opens the directory of key rel; *out stays NULL when there is none. */
+static tl_status open_dir(const local_store *ls, const char *rel, DIR **out, tl_error *err)
 {
     char *dir = path_of(ls, rel);
     if (dir == NULL) return tl_error_nomem(err);
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        tl_status st = errno == ENOENT || errno == ENOTDIR ? TL_OK : io_error(err, "listing", dir);
-        free(dir);
-        return st;
-    }
+    *out = opendir(dir);
+    tl_status st =
+        *out || errno == ENOENT || errno == ENOTDIR ? TL_OK : io_error(err, "listing", dir);
+    free(dir);
+    return st;
+}
+
+static tl_status list_dir(const local_store *ls, const char *rel, const char *prefix,
+                          tl_strlist *out, tl_error *err)
+{
+    DIR *d = NULL;
+    TL_TRY(open_dir(ls, rel, &d, err));
+    if (d == NULL) return TL_OK;
     tl_status st = TL_OK;
     struct dirent *e;
     while (st == TL_OK && (e = readdir(d)) != NULL) {
@@ -291,7 +296,6 @@ static tl_status list_dir(const local_store *ls, const char *rel, const char *pr
         }
     }
     closedir(d);
-    free(dir);
     return st;
 }
 
@@ -319,7 +323,7 @@ static tl_status local_remove(tl_store *s, const char *key, tl_error *err)
     char *path = path_of(ls, key);
     if (path == NULL) return tl_error_nomem(err);
     tl_status st = TL_OK;
-    if (unlink(path) != 0 && errno != ENOENT) {
+    if (unlink(path) != 0 && errno != ENOENT && errno != EISDIR) { /* a folder is no object */
         st = io_error(err, "deleting", path);
     } else {
         /* Prune directories left empty, up to the root; rmdir refuses non-empty ones. */
@@ -343,6 +347,242 @@ static void local_free(tl_store *s)
     free(ls);
 }
 
+/* ---- Objects with their times and versions (tl_store_list_objects, stat) ---- */
+
+/* A version tag that changes whenever the file is replaced (a put renames a
+ * new inode into place) or rewritten in place (size or mtime change). */
+static int local_etag(const struct stat *sb, tl_store_listed *e)
+{
+    int64_t fields[5] = {(int64_t)sb->st_dev, (int64_t)sb->st_ino, (int64_t)sb->st_size,
+                         (int64_t)sb->st_mtim.tv_sec, (int64_t)sb->st_mtim.tv_nsec};
+    uint8_t md5[16];
+    tl_md5(fields, sizeof fields, md5);
+    char hex[33];
+    tl_hex(md5, sizeof md5, hex);
+    return tl_store_listed_set_etag(e, hex);
+}
+
+static int64_t mtime_ms(const struct stat *sb)
+{
+    return (int64_t)sb->st_mtim.tv_sec * 1000 + sb->st_mtim.tv_nsec / 1000000;
+}
+
+static tl_store_listed *add_file(tl_store_listing *out, const char *key, const struct stat *sb)
+{
+    tl_store_listed *e = tl_store_listing_add(out, key, (uint64_t)sb->st_size, NULL);
+    if (e == NULL) return NULL;
+    e->modified_ms = mtime_ms(sb);
+    return local_etag(sb, e) == 0 ? e : NULL;
+}
+
+static bool listable_name(const char *name)
+{
+    return strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+           strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0;
+}
+
+/* Does the directory hold an object anywhere below it? (An object store has
+ * no empty folders: a folder is there while some key lies under it.) */
+static bool has_objects(int dirfd)
+{
+    DIR *d = fdopendir(dirfd);
+    if (d == NULL) {
+        close(dirfd);
+        return false;
+    }
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (!listable_name(e->d_name)) continue;
+        struct stat sb;
+        if (fstatat(dirfd, e->d_name, &sb, 0) != 0) continue;
+        if (S_ISREG(sb.st_mode)) found = true;
+        if (S_ISDIR(sb.st_mode) && e->d_type != DT_LNK) {
+            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            found = sub >= 0 && has_objects(sub);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+typedef struct walk {
+    local_store *ls;
+    const char *prefix;
+    size_t prefix_len;
+    bool recursive;
+    tl_store_listing *out;
+} walk;
+
+static tl_status walk_dir(walk *w, const char *rel, tl_error *err);
+
+/* One directory entry of a walk: a file under the prefix, a directory to
+ * descend into, or (one level) a folder. Symbolic links to directories are
+ * not followed (no loops); to files they are objects. */
+static tl_status walk_entry(walk *w, DIR *d, const char *rel, const struct dirent *e, tl_error *err)
+{
+    struct stat sb;
+    if (fstatat(dirfd(d), e->d_name, &sb, 0) != 0) return TL_OK; /* gone meanwhile */
+    char *key = rel[0] ? tl_strdup_printf("%s/%s", rel, e->d_name) : strdup(e->d_name);
+    if (key == NULL) return tl_error_nomem(err);
+    tl_status st = TL_OK;
+    if (S_ISREG(sb.st_mode)) {
+        if (strncmp(key, w->prefix, w->prefix_len) == 0 && add_file(w->out, key, &sb) == NULL)
+            st = tl_error_nomem(err);
+    } else if (S_ISDIR(sb.st_mode) && e->d_type != DT_LNK) {
+        char *folder =
+            tl_strdup_printf("%s/", key); /* compared with the prefix as far as both go */
+        size_t n = folder ? strlen(folder) : 0;
+        if (folder == NULL) {
+            st = tl_error_nomem(err);
+        } else if (strncmp(folder, w->prefix, n < w->prefix_len ? n : w->prefix_len) != 0) {
+            /* outside the prefix */
+        } else if (n <= w->prefix_len || w->recursive) {
+            st = walk_dir(w, key, err);
+        } else {
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            tl_store_listed *f = NULL;
+            if (sub >= 0 && has_objects(sub)) {
+                f = tl_store_listing_add(w->out, folder, 0, NULL);
+                if (f == NULL)
+                    st = tl_error_nomem(err);
+                else
+                    f->is_folder = true;
+            }
+        }
+        free(folder);
+    }
+    free(key);
+    return st;
+}
+
+static tl_status walk_dir(walk *w, const char *rel, tl_error *err)
+{
+    DIR *d = NULL;
+    TL_TRY(open_dir(w->ls, rel, &d, err));
+    if (d == NULL) return TL_OK;
+    tl_status st = TL_OK;
+    struct dirent *e;
+    while (st == TL_OK && (e = readdir(d)) != NULL)
+        if (listable_name(e->d_name)) st = walk_entry(w, d, rel, e, err);
+    closedir(d);
+    return st;
+}
+
+static tl_status local_list_objects(tl_store *s, const char *prefix, bool recursive,
+                                    tl_store_listing *out, tl_error *err)
+{
+    char *rel = strdup(prefix);
+    if (rel == NULL) return tl_error_nomem(err);
+    char *slash = strrchr(rel, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        rel[0] = '\0';
+    walk w = {(local_store *)s, prefix, strlen(prefix), recursive, out};
+    tl_status st = rel[0] ? check_key(rel, err) : TL_OK;
+    if (st == TL_OK) st = walk_dir(&w, rel, err);
+    free(rel);
+    return st;
+}
+
+static tl_status local_stat(tl_store *s, const char *key, tl_store_listed *out, tl_error *err)
+{
+    TL_TRY(check_key(key, err));
+    char *path = path_of((local_store *)s, key);
+    if (path == NULL) return tl_error_nomem(err);
+    struct stat sb;
+    tl_status st = TL_OK;
+    memset(out, 0, sizeof *out);
+    if (stat(path, &sb) != 0)
+        st = io_error(err, "reading", path);
+    else if (!S_ISREG(sb.st_mode))
+        st = tl_error_set(err, TL_ERR_NOT_FOUND, "reading %s: not a file", path);
+    if (st == TL_OK) {
+        out->size = (uint64_t)sb.st_size;
+        out->modified_ms = mtime_ms(&sb);
+        if ((out->key = strdup(key)) == NULL || local_etag(&sb, out) != 0) {
+            tl_store_listed_clear(out);
+            st = tl_error_nomem(err);
+        }
+    }
+    free(path);
+    return st;
+}
+
+/* ---- Streaming writes: a temporary file renamed into place at finish ---- */
+
+typedef struct local_writer {
+    tl_store_writer base;
+    local_store *ls;
+    char *path, *tmp;
+    int fd;
+} local_writer;
+
+static void local_writer_free(local_writer *w, bool unlink_tmp)
+{
+    if (w->fd >= 0) close(w->fd);
+    if (unlink_tmp && w->tmp) unlink(w->tmp);
+    free(w->tmp);
+    free(w->path);
+    free(w);
+}
+
+static tl_status local_writer_write(tl_store_writer *w_, const void *data, size_t len,
+                                    tl_error *err)
+{
+    local_writer *w = (local_writer *)w_;
+    return write_fully(w->fd, data, len, w->tmp, err);
+}
+
+/* Durable when it returns: the file, then its directory (and any directory
+ * made for it) are fsynced around the rename. */
+static tl_status local_writer_finish(tl_store_writer *w_, tl_error *err)
+{
+    local_writer *w = (local_writer *)w_;
+    tl_status st = fsync(w->fd) == 0 ? TL_OK : io_error(err, "syncing", w->tmp);
+    if (close(w->fd) != 0 && st == TL_OK) st = io_error(err, "closing", w->tmp);
+    w->fd = -1;
+    if (st == TL_OK && rename(w->tmp, w->path) != 0) st = io_error(err, "renaming into", w->path);
+    if (st == TL_OK) st = tl_sync_set_add(&w->ls->unsynced, w->path, err);
+    if (st == TL_OK) st = tl_sync_set_flush(&w->ls->unsynced, err);
+    local_writer_free(w, st != TL_OK);
+    return st;
+}
+
+static void local_writer_abort(tl_store_writer *w)
+{
+    local_writer_free((local_writer *)w, true);
+}
+
+static tl_status local_writer_open(tl_store *s, const char *key, tl_store_writer **out,
+                                   tl_error *err)
+{
+    TL_TRY(check_key(key, err));
+    local_writer *w = calloc(1, sizeof *w);
+    if (w == NULL) return tl_error_nomem(err);
+    w->base = (tl_store_writer){local_writer_write, local_writer_finish, local_writer_abort};
+    w->ls = (local_store *)s;
+    w->fd = -1;
+    w->path = path_of(w->ls, key);
+    tl_status st = w->path ? open_temp(w->ls, w->path, &w->fd, &w->tmp, err) : tl_error_nomem(err);
+    if (st != TL_OK) {
+        local_writer_free(w, true);
+        return st;
+    }
+    *out = &w->base;
+    return TL_OK;
+}
+
+static tl_status local_size(tl_store *s, const char *key, uint64_t *out, tl_error *err)
+{
+    tl_store_listed e;
+    TL_TRY(local_stat(s, key, &e, err));
+    *out = e.size;
+    tl_store_listed_clear(&e);
+    return TL_OK;
+}
+
 static const tl_store_ops local_ops = {
     .get = local_get,
     .get_range = local_get_range,
@@ -352,6 +592,9 @@ static const tl_store_ops local_ops = {
     .list = local_list,
     .remove = local_remove,
     .free = local_free,
+    .list_objects = local_list_objects,
+    .stat = local_stat,
+    .writer_open = local_writer_open,
 };
 
 /* Makes path absolute and lexically normal ("a/./b/../c" -> "/cwd/a/c"). */

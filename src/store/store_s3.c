@@ -129,8 +129,6 @@ static tl_status s3_get_range(tl_store *st_, const char *key, uint64_t offset, s
     return st;
 }
 
-static tl_status s3_size(tl_store *st_, const char *key, uint64_t *out, tl_error *err);
-
 /* A GET of bytes 0..len-1: S3 answers 206 with the object's size in
  * Content-Range, and a body of at most len bytes (the client refuses more).
  * Only an empty object cannot satisfy the range (416): its size is then asked. */
@@ -139,7 +137,7 @@ static tl_status s3_get_first(tl_store *st_, const char *key, size_t len, uint8_
 {
     if (len == 0) {
         *got = 0;
-        return s3_size(st_, key, total, err);
+        return tl_remote_size_by_stat(st_, key, total, err);
     }
     tl_http_response resp;
     tl_status st = send_ranged_get((tl_remote *)st_, key, 0, len, dst, &resp, err);
@@ -150,24 +148,10 @@ static tl_status s3_get_first(tl_store *st_, const char *key, size_t len, uint8_
     tl_http_response_clear(&resp);
     if (empty) {
         *got = 0;
-        st = s3_size(st_, key, total, err);
+        st = tl_remote_size_by_stat(st_, key, total, err);
         if (st == TL_OK && *total != 0) /* replaced meanwhile: the sender retries */
             st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: changed while read", key);
     }
-    return st;
-}
-
-static tl_status s3_size(tl_store *st_, const char *key, uint64_t *out, tl_error *err)
-{
-    tl_remote *r = (tl_remote *)st_;
-    tl_http_response resp;
-    tl_status st = object_call(r, "HEAD", key, "", NULL, NULL, 0, &resp, err);
-    if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "reading", key, err);
-    const char *cl = st == TL_OK ? tl_http_header(&resp, "content-length") : NULL;
-    if (st == TL_OK && cl == NULL)
-        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: no content-length", key);
-    if (st == TL_OK) *out = strtoull(cl, NULL, 10);
-    tl_http_response_clear(&resp);
     return st;
 }
 
@@ -300,13 +284,41 @@ static tl_status upload_part(tl_remote *r, void *u_, size_t index, const uint8_t
     return st;
 }
 
-static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size_t len,
-                               tl_error *err)
+/* After a lost answer to the completion of a streamed upload (whose bytes
+ * are gone): is the object the one these parts make? S3's ETag of a
+ * multipart object is the MD5 of its parts' MD5s, "-", and the part count. */
+static tl_status verify_parts(tl_remote *r, const s3_upload *u, size_t n_parts, tl_error *err)
+{
+    uint8_t *md5s = malloc(16 * (n_parts ? n_parts : 1));
+    bool ok = md5s != NULL;
+    for (size_t i = 0; ok && i < n_parts; i++) ok = tl_md5_from_hex(u->etags[i], md5s + 16 * i);
+    char want[48] = "";
+    if (ok) {
+        uint8_t d[16];
+        tl_md5(md5s, 16 * n_parts, d);
+        tl_hex(d, 16, want);
+        snprintf(want + 32, sizeof want - 32, "-%zu", n_parts);
+    }
+    free(md5s);
+    tl_store_listed got = {0};
+    tl_error e;
+    tl_status st = ok ? r->base.ops->stat(&r->base, u->key, &got, &e) : TL_ERR_STORAGE;
+    ok = st == TL_OK && got.etag && strcmp(got.etag, want) == 0;
+    tl_store_listed_clear(&got);
+    if (ok) return TL_OK;
+    return tl_error_set(err, TL_ERR_STORAGE,
+                        "writing %s: the upload's last answer was lost and the object is not "
+                        "ours",
+                        u->key);
+}
+
+static tl_status upload_finish(tl_remote *r, void *u_, size_t n_parts, const uint8_t *data,
+                               size_t len, tl_error *err)
 {
     s3_upload *u = u_;
     tl_buf xml = {0};
     int rc = tl_buf_append_str(&xml, "<CompleteMultipartUpload>");
-    for (size_t i = 0; i < u->n_parts; i++)
+    for (size_t i = 0; i < n_parts; i++)
         rc |= tl_buf_printf(&xml, "<Part><PartNumber>%zu</PartNumber><ETag>%s</ETag></Part>", i + 1,
                             u->etags[i]);
     rc |= tl_buf_append_str(&xml, "</CompleteMultipartUpload>");
@@ -324,7 +336,8 @@ static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size
     if (st == TL_OK && resp.status == 404 && maybe_applied) {
         /* NoSuchUpload after an attempt whose answer was lost: that attempt may
          * have completed the upload. Look at what is there. */
-        st = tl_multipart_verify(r, u->key, data, len, err);
+        st = data ? tl_multipart_verify(r, u->key, data, len, err)
+                  : verify_parts(r, u, n_parts, err);
     } else if (st == TL_OK && (!ok_status(resp.status) ||
                                (resp.body.data && strstr((char *)resp.body.data, "<Error>")))) {
         /* CompleteMultipartUpload can fail with a 200 whose body is an <Error>. */
@@ -339,8 +352,9 @@ static tl_status upload_finish(tl_remote *r, void *u_, const uint8_t *data, size
 }
 
 /* Frees the parts uploaded so far, so that they stop costing storage. */
-static void upload_abort(tl_remote *r, void *u_)
+static void upload_abort(tl_remote *r, void *u_, size_t n_parts)
 {
+    (void)n_parts;
     s3_upload *u = u_;
     abort_upload(r, u->key, u->enc_id);
     abort_lost_uploads(r, u);
@@ -384,28 +398,51 @@ static int push_listed(const char *contents, size_t skip, tl_store_listing *out)
     char *key = tl_xml_text(contents, "Key", NULL);
     char *size = tl_xml_text(contents, "Size", NULL);
     char *etag = tl_xml_text(contents, "ETag", NULL);
+    char *modified = tl_xml_text(contents, "LastModified", NULL);
     uint8_t md5[16];
     bool has_md5 = tl_md5_from_hex(etag, md5);
     int rc = 0;
-    if (key && strlen(key) > skip)
-        rc = tl_store_listing_push(out, key + skip, size ? strtoull(size, NULL, 10) : 0,
-                                   has_md5 ? md5 : NULL);
+    if (key && strlen(key) > skip) {
+        tl_store_listed *e = tl_store_listing_add(
+            out, key + skip, size ? strtoull(size, NULL, 10) : 0, has_md5 ? md5 : NULL);
+        rc = e ? tl_store_listed_set_etag(e, etag) : -1;
+        if (e) e->modified_ms = tl_remote_iso_date_ms(modified);
+    }
     free(key);
     free(size);
     free(etag);
+    free(modified);
     return rc;
 }
 
-static tl_status list_page(tl_remote *r, const char *object_prefix, const char *token,
-                           tl_store_listing *out, char **next, tl_error *err)
+/* The <CommonPrefixes> of a delimited listing: one folder each. */
+static int push_folders(tl_remote *r, const char *body, tl_store_listing *out)
 {
-    tl_buf q = {0};
+    int rc = 0;
+    for (const char *p = body; rc == 0 && p;) {
+        const char *end = NULL;
+        char *cp = tl_xml_element(p, "CommonPrefixes", &end);
+        if (cp == NULL) break;
+        char *name = tl_xml_text(cp, "Prefix", NULL);
+        rc = tl_remote_push_folder(r, name, out);
+        free(name);
+        free(cp);
+        p = end;
+    }
+    return rc;
+}
+
+static tl_status list_page(tl_remote *r, const char *object_prefix, bool delimited,
+                           const char *token, tl_store_listing *out, char **next, tl_error *err)
+{
+    tl_buf q = {0}; /* the parameters in sorted order, as SigV4 signs them */
     int rc = 0;
     if (token) {
         rc |= tl_buf_append_str(&q, "continuation-token=");
         rc |= tl_http_encode(&q, token, false);
         rc |= tl_buf_append_byte(&q, '&');
     }
+    if (delimited) rc |= tl_buf_append_str(&q, "delimiter=%2F&");
     rc |= tl_buf_append_str(&q, "list-type=2&prefix=");
     rc |= tl_http_encode(&q, object_prefix, false);
     if (rc) {
@@ -427,6 +464,7 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, const char *
         free(contents);
         p = end;
     }
+    if (st == TL_OK && delimited && push_folders(r, body, out) != 0) st = tl_error_nomem(err);
     *next = NULL;
     char *truncated = st == TL_OK && body ? tl_xml_text(body, "IsTruncated", NULL) : NULL;
     if (truncated && strcmp(truncated, "true") == 0)
@@ -445,7 +483,25 @@ static tl_status s3_list(tl_store *st_, const char *prefix, tl_strlist *out, tl_
 static tl_status s3_list_detailed(tl_store *st_, const char *prefix, tl_store_listing *out,
                                   tl_error *err)
 {
-    return tl_remote_list((tl_remote *)st_, prefix, list_page, out, err);
+    return tl_remote_list((tl_remote *)st_, prefix, false, list_page, out, err);
+}
+
+static tl_status s3_list_objects(tl_store *st_, const char *prefix, bool recursive,
+                                 tl_store_listing *out, tl_error *err)
+{
+    return tl_remote_list((tl_remote *)st_, prefix, !recursive, list_page, out, err);
+}
+
+static tl_status s3_stat(tl_store *st_, const char *key, tl_store_listed *out, tl_error *err)
+{
+    tl_remote *r = (tl_remote *)st_;
+    tl_http_response resp;
+    memset(out, 0, sizeof *out);
+    tl_status st = object_call(r, "HEAD", key, "", NULL, NULL, 0, &resp, err);
+    if (st == TL_OK && !ok_status(resp.status)) st = tl_remote_fail(&resp, "reading", key, err);
+    if (st == TL_OK) st = tl_remote_stat_of_head(&resp, key, out, err);
+    tl_http_response_clear(&resp);
+    return st;
 }
 
 static tl_status s3_remove(tl_store *st_, const char *key, tl_error *err)
@@ -477,7 +533,7 @@ static void s3_free(tl_store *st_)
 static const tl_store_ops s3_ops = {
     .get = s3_get,
     .get_range = s3_get_range,
-    .size = s3_size,
+    .size = tl_remote_size_by_stat,
     .put = s3_put,
     .put_if_absent = s3_put_if_absent,
     .list = s3_list,
@@ -486,6 +542,9 @@ static const tl_store_ops s3_ops = {
     .free = s3_free,
     .put_many = s3_put_many,
     .get_first = s3_get_first,
+    .list_objects = s3_list_objects,
+    .stat = s3_stat,
+    .writer_open = tl_remote_writer_open,
 };
 
 /* Endpoint and addressing: path style puts the bucket in the path. */
@@ -527,6 +586,8 @@ tl_status tl_store_s3_open(tl_store_config *cfg, tl_store **out, tl_error *err)
     if (s == NULL) return tl_error_nomem(err);
     s->r.base.ops = &s3_ops;
     s->r.attempt = s3_attempt;
+    s->r.multipart = &s3_multipart;
+    s->r.max_parts = MAX_PARTS;
     tl_status st = tl_remote_init(&s->r, cfg, "s3", err);
     if (st == TL_OK) st = s3_address(s, err);
     if (st != TL_OK) {

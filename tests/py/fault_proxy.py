@@ -109,6 +109,18 @@ class FaultProxy:
         body = await reader.readexactly(length) if length else b""
         return method, path, headers, body
 
+    def refuse(self, predicate, status=503):
+        """From now on, a request whose path satisfies predicate(path) is
+        answered `status` without reaching the server."""
+        forward = self._forward
+
+        async def refusing(method, path, headers, body):
+            if predicate(path):
+                return f"HTTP/1.1 {status} Injected\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
+            return await forward(method, path, headers, body)
+
+        self._forward = refusing
+
     async def _forward(self, method, path, headers, body):
         r, w = await asyncio.open_connection(*self.upstream)
         head = f"{method} {path} HTTP/1.1\r\n" + "".join(h + "\r\n" for h in headers) + "Connection: close\r\n\r\n"

@@ -2,6 +2,7 @@
 moto, Shared Key requests for Azurite, the JSON API for fake-gcs-server), so
 that tests check what a server holds without going through our library."""
 
+import base64
 import json
 import re
 import urllib.parse
@@ -53,7 +54,7 @@ def read(backend, name):
     if backend.name == "s3":
         return s3_client(backend).get_object(Bucket=backend.bucket, Key=name)["Body"].read()
     if backend.name == "azure":
-        return azure_request(backend.endpoint, "GET", f"/{backend.bucket}/{name}").read()
+        return azure_request(backend.endpoint, "GET", f"/{backend.bucket}/{urllib.parse.quote(name)}").read()
     url = f"{backend.endpoint}/storage/v1/b/{backend.bucket}/o/{urllib.parse.quote(name, safe='')}?alt=media"
     return urllib.request.urlopen(url).read()
 
@@ -62,3 +63,47 @@ def s3_pending_uploads(backend, prefix):
     """Multipart uploads begun and neither completed nor aborted."""
     out = s3_client(backend).list_multipart_uploads(Bucket=backend.bucket, Prefix=prefix)
     return out.get("Uploads", [])
+
+
+def write(backend, name, data):
+    """Puts an object through the server's own API, not our library."""
+    if backend.name == "s3":
+        s3_client(backend).put_object(Bucket=backend.bucket, Key=name, Body=data)
+    elif backend.name == "azure":
+        azure_request(backend.endpoint, "PUT", f"/{backend.bucket}/{name}", body=data,
+                      headers={"x-ms-blob-type": "BlockBlob", "Content-Type": ""})
+    else:
+        q = urllib.parse.urlencode({"uploadType": "media", "name": name})
+        urllib.request.urlopen(urllib.request.Request(
+            f"{backend.endpoint}/upload/storage/v1/b/{backend.bucket}/o?{q}", data=data, method="POST",
+            headers={"Content-Type": "application/octet-stream"}))
+
+
+def head(backend, name):
+    """(size, modified as Unix seconds, version tag) as the server states them:
+    S3's and Azure's ETag without quotes, GCS's generation."""
+    import email.utils
+    if backend.name == "s3":
+        h = s3_client(backend).head_object(Bucket=backend.bucket, Key=name)
+        return h["ContentLength"], h["LastModified"].timestamp(), h["ETag"].strip('"')
+    if backend.name == "azure":
+        h = azure_request(backend.endpoint, "HEAD", f"/{backend.bucket}/{urllib.parse.quote(name)}").headers
+        return (int(h["Content-Length"]), email.utils.parsedate_to_datetime(h["Last-Modified"]).timestamp(),
+                h["ETag"].strip('"'))
+    import datetime
+    url = f"{backend.endpoint}/storage/v1/b/{backend.bucket}/o/{urllib.parse.quote(name, safe='')}"
+    meta = json.load(urllib.request.urlopen(url))
+    updated = datetime.datetime.fromisoformat(meta["updated"].replace("Z", "+00:00")).timestamp()
+    return int(meta["size"]), updated, meta["generation"]
+
+
+def sends_part(backend, path, index):
+    """Does a request to this path (as a proxy sees it) send part `index`
+    (0-based) of a multipart upload: S3's partNumber, Azure's block id, GCS's
+    part object?"""
+    if backend.name == "s3":
+        return f"?partNumber={index + 1}&" in path
+    if backend.name == "azure":
+        m = re.search(r"blockid=([^&]+)", path)
+        return bool(m) and base64.b64decode(urllib.parse.unquote(m.group(1))).endswith(b"-%08d" % index)
+    return ".tl-part-" in path and f"-{index:04d}&uploadType=media" in path

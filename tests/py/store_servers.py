@@ -44,6 +44,13 @@ class Backend:
     def option_list(self, **extra):
         return {**self.options, **extra}
 
+    def through(self, proxy, **extra):
+        """The options with the endpoint pointed at a proxy (fault_proxy.FaultProxy) in front."""
+        if self.name == "azure":
+            return self.option_list(azure_storage_endpoint=f"{proxy.endpoint}/{AZ_ACCOUNT}", **extra)
+        key = {"s3": "aws_endpoint", "gcs": "google_endpoint"}[self.name]
+        return self.option_list(**{key: proxy.endpoint}, **extra)
+
 
 def free_port():
     with socket.socket() as s:
@@ -175,10 +182,20 @@ def start_fake_gcs(log_dir):
 STARTERS = {"s3": start_moto, "azure": start_azurite, "gcs": start_fake_gcs}
 
 
-def server_fixture(kind):
-    """A module-scoped fixture body: start the server, yield its Backend, stop it."""
+def server_fixture(kind, env=None):
+    """A module-scoped fixture body: start the server (with `env` set while it
+    starts, e.g. moto's S3_UPLOAD_PART_MIN_SIZE), yield its Backend, stop it."""
     def fixture(tmp_path_factory):
-        proc, backend = STARTERS[kind](tmp_path_factory.mktemp(f"{kind}-server"))
+        old = {k: os.environ.get(k) for k in env or {}}
+        os.environ.update(env or {})
+        try:
+            proc, backend = STARTERS[kind](tmp_path_factory.mktemp(f"{kind}-server"))
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k)
+                else:
+                    os.environ[k] = v
         try:
             yield backend
         finally:

@@ -103,14 +103,6 @@ def test_cold_reads_in_one_round_trip(s3):
         assert len(data) == 1  # pruned to day 2 by the carried manifests' bounds
 
 
-def through(backend, proxy):
-    """The backend's options with its endpoint pointed at the proxy."""
-    if backend.name == "azure":
-        return backend.option_list(azure_storage_endpoint=f"{proxy.endpoint}/devstoreaccount1")
-    key = {"s3": "aws_endpoint", "gcs": "google_endpoint"}[backend.name]
-    return backend.option_list(**{key: proxy.endpoint})
-
-
 @pytest.mark.parametrize("kind", ["s3", "azure", "gcs"])
 def test_append_writes_the_head_beside_the_commit(request, kind):
     """Two round trips: the batch, then the conditional create and the head's
@@ -121,7 +113,7 @@ def test_append_writes_the_head_beside_the_commit(request, kind):
     lake, t = make_table(backend, url, appends=1)
     t.close()
     with SlowProxy(backend.endpoint) as proxy:
-        opts = through(backend, proxy)
+        opts = backend.through(proxy)
         t = tlc.Lake(url, opts).table("iot.r")
         _, reqs = traced(proxy, lambda: t.append(three_days(5, 7), batch_id="x", maintain=False))
         assert round_trips(reqs) == 2, [r[2:4] for r in reqs]

@@ -7,7 +7,6 @@ data file, and after a failure ListMultipartUploads (moto) and listings (no
 object, no stray parts). Part sizes are tiny here (moto is told to accept
 them); the defaults are a 64 MiB threshold and 16 MiB parts."""
 
-import base64
 import datetime as dt
 import hashlib
 import io
@@ -15,7 +14,6 @@ import os
 import re
 import subprocess
 import time
-import urllib.parse
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +23,8 @@ import pytest
 
 import tlc
 from fault_proxy import FaultProxy, Faults
-from store_objects import list_names, object_name, read, s3_pending_uploads
-from store_servers import STARTERS, server_fixture, stop
+from store_objects import list_names, object_name, read, s3_pending_uploads, sends_part
+from store_servers import server_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("TL_BUILD", ROOT / "build-asan"))
@@ -35,22 +33,8 @@ SMALL_PARTS = {"multipart_threshold": str(128 << 10), "multipart_part_size": str
 MIB = 1 << 20
 
 
-@pytest.fixture(scope="module")
-def s3_server(tmp_path_factory):
-    # moto enforces S3's 5 MiB minimum part size unless told otherwise.
-    old = os.environ.get("S3_UPLOAD_PART_MIN_SIZE")
-    os.environ["S3_UPLOAD_PART_MIN_SIZE"] = str(PART // 2)
-    try:
-        proc, backend = STARTERS["s3"](tmp_path_factory.mktemp("s3-server"))
-    finally:
-        if old is None:
-            os.environ.pop("S3_UPLOAD_PART_MIN_SIZE")
-        else:
-            os.environ["S3_UPLOAD_PART_MIN_SIZE"] = old
-    yield backend
-    stop(proc)
-
-
+# moto enforces S3's 5 MiB minimum part size unless told otherwise.
+s3_server = pytest.fixture(scope="module")(server_fixture("s3", {"S3_UPLOAD_PART_MIN_SIZE": str(PART // 2)}))
 azure_server = pytest.fixture(scope="module")(server_fixture("azure"))
 gcs_server = pytest.fixture(scope="module")(server_fixture("gcs"))
 
@@ -58,15 +42,6 @@ gcs_server = pytest.fixture(scope="module")(server_fixture("gcs"))
 @pytest.fixture(params=["s3", "azure", "gcs"])
 def backend(request):
     return request.getfixturevalue(f"{request.param}_server")
-
-
-ENDPOINT_OPTION = {"s3": "aws_endpoint", "azure": "azure_storage_endpoint", "gcs": "google_endpoint"}
-
-
-def through(backend, proxy, **extra):
-    """The backend's options with the endpoint pointing at the proxy."""
-    endpoint = proxy.endpoint + ("/devstoreaccount1" if backend.name == "azure" else "")
-    return backend.option_list(**{ENDPOINT_OPTION[backend.name]: endpoint}, **extra)
 
 
 def upload(url, options, sizes, out):
@@ -138,7 +113,7 @@ def test_large_objects_go_up_in_parallel_parts(backend, tmp_path):
     url = backend.url()
     sizes = [10 * PART + 123, 1000, 2 * PART + 1, 0]
     with FaultProxy(backend.endpoint, Faults(delay=1.0, max_delay=0.05), seed=7) as proxy:
-        assert upload(url, through(backend, proxy, **SMALL_PARTS), sizes, tmp_path) == "upload: ok"
+        assert upload(url, backend.through(proxy, **SMALL_PARTS), sizes, tmp_path) == "upload: ok"
     log = proxy.requests_since(0)
     big = part_requests(backend, log, object_name(url, "mp/obj-0.bin"))
     assert len({r[3] for r in big}) == 11  # 10 whole parts and the rest
@@ -155,7 +130,7 @@ def test_part_failures_are_retried(backend, tmp_path):
     sizes = [20 * PART + 5, 3 * PART]
     faults = Faults(error500=0.1, error503=0.1, drop=0.05, cut=0.1)
     with FaultProxy(backend.endpoint, faults, seed=20261129) as proxy:
-        opts = through(backend, proxy, **SMALL_PARTS, max_retries="10", retry_backoff="2ms",
+        opts = backend.through(proxy, **SMALL_PARTS, max_retries="10", retry_backoff="2ms",
                        retry_max_backoff="20ms")
         assert upload(url, opts, sizes, tmp_path) == "upload: ok"
     assert sum(v for k, v in proxy.counts.items() if k != "pass") >= 5, proxy.counts
@@ -184,7 +159,7 @@ def test_lost_answer_to_the_finishing_request(backend, tmp_path):
                 raise ConnectionResetError("cut after forwarding")
             return answer
         proxy._forward = forward
-        assert upload(url, through(backend, proxy, **SMALL_PARTS, retry_backoff="1ms"), sizes, tmp_path) == "upload: ok"
+        assert upload(url, backend.through(proxy, **SMALL_PARTS, retry_backoff="1ms"), sizes, tmp_path) == "upload: ok"
     assert len(finishes) == 2
     if backend.name == "s3":
         name = object_name(url, "mp/obj-0.bin")
@@ -210,7 +185,7 @@ def test_lost_finish_is_not_taken_for_success(s3_server, tmp_path):
                         % len(no_such_upload)) + no_such_upload
             return await original(method, path, headers, body)
         proxy._forward = forward
-        line = upload(url, through(backend, proxy, **SMALL_PARTS, retry_backoff="1ms"), [3 * PART], tmp_path)
+        line = upload(url, backend.through(proxy, **SMALL_PARTS, retry_backoff="1ms"), [3 * PART], tmp_path)
     assert line.startswith("upload: failed") and "not ours" in line, line
     assert list_names(backend, object_name(url)) == []
     assert s3_pending_uploads(backend, object_name(url)) == []
@@ -233,7 +208,7 @@ def test_lost_answer_to_the_upload_start(s3_server, tmp_path, cuts):
                     raise ConnectionResetError("cut after forwarding")
             return result
         proxy._forward = forward
-        opts = through(backend, proxy, **SMALL_PARTS, max_retries="2", retry_backoff="1ms")
+        opts = backend.through(proxy, **SMALL_PARTS, max_retries="2", retry_backoff="1ms")
         line = upload(url, opts, [3 * PART], tmp_path)
     assert s3_pending_uploads(backend, object_name(url)) == []
     if cuts == 1:
@@ -248,23 +223,9 @@ def test_failed_upload_leaves_no_object_and_no_parts(backend, tmp_path):
     """One part fails every time: after the retries the upload is aborted."""
     url = backend.url()
     sizes = [6 * PART]
-    def doomed(path):  # the third part
-        if backend.name == "s3":
-            return "?partNumber=3&" in path
-        if backend.name == "azure":
-            m = re.search(r"blockid=([^&]+)", path)
-            return bool(m) and base64.b64decode(urllib.parse.unquote(m.group(1))).endswith(b"-00000002")
-        return ".tl-part-" in path and "-0002&uploadType=media" in path
-
     with FaultProxy(backend.endpoint, Faults(), seed=1) as proxy:
-        original = proxy._forward
-
-        async def forward(method, path, headers, body):
-            if doomed(path):
-                return b"HTTP/1.1 503 Injected\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            return await original(method, path, headers, body)
-        proxy._forward = forward
-        opts = through(backend, proxy, **SMALL_PARTS, max_retries="2", retry_backoff="1ms")
+        proxy.refuse(lambda path: sends_part(backend, path, 2))  # the third part, every time
+        opts = backend.through(proxy, **SMALL_PARTS, max_retries="2", retry_backoff="1ms")
         line = upload(url, opts, sizes, tmp_path)
     assert line.startswith("upload: failed") and "503" in line, line
     assert list_names(backend, object_name(url)) == []
@@ -287,7 +248,7 @@ def test_table_data_files_go_up_in_parts_and_commits_do_not(backend):
     url = backend.url()
     batch = big_batch(40000, 3)
     with FaultProxy(backend.endpoint, Faults(), seed=1) as proxy:
-        opts = through(backend, proxy, multipart_threshold="1KiB", multipart_part_size=str(PART))
+        opts = backend.through(proxy, multipart_threshold="1KiB", multipart_part_size=str(PART))
         lake = tlc.Lake(url, opts)
         t = lake.create_table("iot.big", batch.schema, time_column="time", series_key=["device_id"])
         mark = proxy.mark()

@@ -120,6 +120,30 @@ class QueryStats(ctypes.Structure):
 _lib.tl_lake_sql.argtypes = [_P, ctypes.c_char_p, ctypes.c_char_p, _P, ctypes.POINTER(QueryStats), ctypes.POINTER(Error)]
 _lib.tl_lake_latest.argtypes = [_P, ctypes.c_char_p, _P, ctypes.POINTER(Error)]
 
+class Object(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_char_p), ("size", ctypes.c_uint64), ("modified_ms", ctypes.c_int64),
+                ("etag", ctypes.c_char_p)]
+
+    def as_dict(self):
+        return {"key": self.key.decode(), "size": self.size, "modified_ms": self.modified_ms,
+                "etag": self.etag.decode() if self.etag is not None else None}
+
+
+_lib.tl_free.argtypes = [_P]
+_lib.tl_lake_list_objects.argtypes = [_P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.POINTER(Object)),
+                                      ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(Error)]
+_lib.tl_objects_free.argtypes = [ctypes.POINTER(Object), ctypes.c_size_t]
+_lib.tl_lake_stat_object.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(Object), ctypes.POINTER(Error)]
+_lib.tl_object_clear.argtypes = [ctypes.POINTER(Object)]
+_lib.tl_lake_get_object.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(ctypes.c_size_t),
+                                    ctypes.POINTER(Error)]
+_lib.tl_lake_put_object.argtypes = [_P, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(Error)]
+_lib.tl_lake_delete_object.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(Error)]
+_lib.tl_object_writer_open.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(Error)]
+_lib.tl_object_writer_write.argtypes = [_P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(Error)]
+_lib.tl_object_writer_finish.argtypes = [_P, ctypes.POINTER(Error)]
+_lib.tl_object_writer_abort.argtypes = [_P]
+
 # Status codes map onto exceptions as in the Python package.
 _EXCEPTIONS = {1: KeyError, 2: FileExistsError, 3: ValueError, 7: MemoryError}
 
@@ -238,11 +262,87 @@ class Lake:
             stats.update({n: getattr(qs, n) for n, _ in QueryStats._fields_})
         return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()
 
+    def list_objects(self, prefix="", recursive=True):
+        """Every object under prefix (recursive) or one level with folders: a list of dicts."""
+        out, n, err = ctypes.POINTER(Object)(), ctypes.c_size_t(), Error()
+        pre = prefix.encode() if prefix is not None else None
+        _check(_lib.tl_lake_list_objects(self._h, pre, int(recursive), ctypes.byref(out), ctypes.byref(n),
+                                         ctypes.byref(err)), err)
+        items = [out[i].as_dict() for i in range(n.value)]
+        _lib.tl_objects_free(out, n)
+        return items
+
+    def stat_object(self, key):
+        o, err = Object(), Error()
+        _check(_lib.tl_lake_stat_object(self._h, _key(key), ctypes.byref(o), ctypes.byref(err)), err)
+        d = o.as_dict()
+        _lib.tl_object_clear(ctypes.byref(o))
+        return d
+
+    def get_object(self, key):
+        data, n, err = _P(), ctypes.c_size_t(), Error()
+        _check(_lib.tl_lake_get_object(self._h, _key(key), ctypes.byref(data), ctypes.byref(n), ctypes.byref(err)), err)
+        out = ctypes.string_at(data, n.value)
+        _lib.tl_free(data)
+        return out
+
+    def put_object(self, key, data):
+        err = Error()
+        _check(_lib.tl_lake_put_object(self._h, _key(key), bytes(data), len(data), ctypes.byref(err)), err)
+
+    def delete_object(self, key):
+        err = Error()
+        _check(_lib.tl_lake_delete_object(self._h, _key(key), ctypes.byref(err)), err)
+
+    def object_writer(self, key):
+        return ObjectWriter(self, key)
+
     def latest(self, table):
         err = Error()
         buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
         _check(_lib.tl_lake_latest(self._h, table.encode(), buf, ctypes.byref(err)), err)
         return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()
+
+
+def _key(key):
+    return key.encode() if isinstance(key, str) else key
+
+
+class ObjectWriter:
+    """tl_object_writer: write() chunks, then finish() or abort(); as a context
+    manager it finishes on success and aborts on an exception."""
+
+    def __init__(self, lake, key):
+        self._lake = lake
+        self._h = _P()
+        err = Error()
+        _check(_lib.tl_object_writer_open(lake._h, _key(key), ctypes.byref(self._h), ctypes.byref(err)), err)
+
+    def write(self, data):
+        err = Error()
+        _check(_lib.tl_object_writer_write(self._h, bytes(data), len(data), ctypes.byref(err)), err)
+
+    def finish(self):
+        h, self._h = self._h, _P()
+        err = Error()
+        _check(_lib.tl_object_writer_finish(h, ctypes.byref(err)), err)
+
+    def abort(self):
+        if self._h:
+            _lib.tl_object_writer_abort(self._h)
+            self._h = _P()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.finish()
+        else:
+            self.abort()
+
+    def __del__(self):
+        self.abort()
 
 
 class Table:
