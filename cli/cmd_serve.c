@@ -81,13 +81,16 @@ static int configure(cli_args *a, tl_notify_config *c, tl_notify_route *routes, 
     c->bind = cli_opt(a, "bind");
     if (c->lake == NULL) return cli_usage(a, "no lake: give --lake or set TIMELAKE_WAREHOUSE");
     if (c->token == NULL) return cli_usage(a, "no token: set NOTIFY_TOKEN or give --token");
-    double port = 8080, body = 1 << 20, events = 1000, idle = 30, deadline = 8, conns = 64;
+    double port = 8080, body = 1 << 20, events = 1000, idle = 30, deadline = 8, conns = 64,
+           per_client = 16, header = 10;
     int rc = parse_number(a, "port", "PORT", 1, 65535, &port);
     if (rc == EXIT_OK) rc = parse_number(a, "max-body", NULL, 64, 1 << 30, &body);
     if (rc == EXIT_OK) rc = parse_number(a, "max-events", NULL, 1, 100000, &events);
     if (rc == EXIT_OK) rc = parse_number(a, "idle-timeout", NULL, 1, 3600, &idle);
     if (rc == EXIT_OK) rc = parse_number(a, "deadline", NULL, 0, 3600, &deadline);
     if (rc == EXIT_OK) rc = parse_number(a, "max-connections", NULL, 1, 10000, &conns);
+    if (rc == EXIT_OK) rc = parse_number(a, "max-per-client", NULL, 1, 10000, &per_client);
+    if (rc == EXIT_OK) rc = parse_number(a, "header-timeout", NULL, 1, 3600, &header);
     if (rc == EXIT_OK) rc = parse_routes(a, routes, owned, &c->n_routes);
     if (rc == EXIT_OK) rc = landing_options(a, opts, owned + 64);
     c->routes = routes;
@@ -98,6 +101,8 @@ static int configure(cli_args *a, tl_notify_config *c, tl_notify_route *routes, 
     c->idle_timeout_s = (int)idle;
     c->deadline_s = deadline;
     c->max_connections = (int)conns;
+    c->max_per_client = (int)per_client;
+    c->header_timeout_s = header;
     return rc;
 }
 

@@ -177,7 +177,12 @@ const cli_command cli_commands[] = {
        "the rest (default 8, under the senders' 10 s).",
        false},
       {"idle-timeout", "SECONDS", "Close a connection silent this long (default 30).", false},
-      {"max-connections", "N", "Concurrent connections, one thread each (default 64).", false}}},
+      {"max-connections", "N", "Concurrent connections, one thread each (default 64).", false},
+      {"max-per-client", "N", "Concurrent connections from one IP address (default 16).", false},
+      {"header-timeout", "SECONDS",
+       "A request's headers must arrive whole within this, or the connection is closed "
+       "(default 10).",
+       false}}},
     {NULL, NULL, NULL, NULL, NULL, {{NULL, NULL, NULL, false}}},
 };
 

@@ -27,11 +27,13 @@ typedef struct tl_notify_config {
     /* NULL-terminated key, value pairs: storage options of the landing buckets
      * (the AWS_* environment fills the gaps). */
     const char *const *landing_options;
-    size_t max_body;     /* bytes of a request body */
-    int max_events;      /* events of one request */
-    int idle_timeout_s;  /* a connection silent this long is closed */
-    double deadline_s;   /* stop loading a request's events after this; 503 for the rest */
-    int max_connections; /* concurrent connections (one thread each) */
+    size_t max_body;         /* bytes of a request body */
+    int max_events;          /* events of one request */
+    int idle_timeout_s;      /* a connection silent this long is closed */
+    double deadline_s;       /* stop loading a request's events after this; 503 for the rest */
+    int max_connections;     /* concurrent connections (one thread each) */
+    int max_per_client;      /* concurrent connections from one IP address */
+    double header_timeout_s; /* a request's headers must arrive whole within this */
 } tl_notify_config;
 
 /* Runs the server until SIGTERM or SIGINT, then finishes the requests in

@@ -13,6 +13,7 @@ typedef struct tl_notify_ingest {
     const tl_notify_config *cfg;
     tl_notify_tables *tables;
     tl_notify_landing *landing;
+    struct tl_notify_guard *guard; /* header deadlines (notify_guard.h) */
 } tl_notify_ingest;
 
 /* Loads the object of `ev` (events other than OBJECT_CREATED* are skipped).

@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "notify.h"
 #include "notify_auth.h"
+#include "notify_guard.h"
 #include "notify_load.h"
 
 typedef struct request {
@@ -106,6 +107,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     tl_notify_ingest *in = cls;
     request *rq = *con_cls;
+    tl_notify_guard_headers_done(in->guard, c);
     if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
         if (strcmp(url, "/health") == 0) return respond(c, 200, json_pack("{s:s}", "status", "ok"));
         return respond_error(c, 404, "not found: POST notifications, GET /health");
@@ -138,7 +140,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)c, (void)toe;
+    (void)toe;
+    tl_notify_ingest *in = cls;
+    tl_notify_guard_request_done(in->guard, c); /* a kept-alive connection awaits the next */
     request *rq = *con_cls;
     if (rq == NULL) return;
     tl_buf_free(&rq->body);
@@ -170,12 +174,13 @@ static bool listen_address(const tl_notify_config *cfg, struct sockaddr_storage 
 static struct MHD_Daemon *start_on(const tl_notify_config *cfg, tl_notify_ingest *in,
                                    unsigned flags, const struct sockaddr *addr)
 {
-    return MHD_start_daemon(flags | MHD_USE_THREAD_PER_CONNECTION |
-                                MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-                            (uint16_t)cfg->port, NULL, NULL, on_request, in, MHD_OPTION_SOCK_ADDR,
-                            addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    return MHD_start_daemon(
+        flags | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+        (uint16_t)cfg->port, NULL, NULL, on_request, in, MHD_OPTION_SOCK_ADDR, addr,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)cfg->max_per_client, MHD_OPTION_NOTIFY_CONNECTION, tl_notify_guard_connection,
+        in->guard, MHD_OPTION_NOTIFY_COMPLETED, on_completed, in, MHD_OPTION_END);
 }
 
 static struct MHD_Daemon *start_daemon(const tl_notify_config *cfg, tl_notify_ingest *in,
@@ -242,6 +247,8 @@ tl_status tl_notify_serve(const tl_notify_config *cfg, tl_error *err)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    if (st == TL_OK && (in.guard = tl_notify_guard_start(cfg->header_timeout_s)) == NULL)
+        st = tl_error_set(err, TL_ERR_NOMEM, "cannot start the connection guard");
     struct MHD_Daemon *d = st == TL_OK ? start_daemon(cfg, &in, err) : NULL;
     if (d) {
         printf("{\"event\":\"listening\",\"port\":%d}\n", cfg->port);
@@ -255,6 +262,7 @@ tl_status tl_notify_serve(const tl_notify_config *cfg, tl_error *err)
     } else if (st == TL_OK) {
         st = err ? err->code : TL_ERR_STORAGE;
     }
+    tl_notify_guard_stop(in.guard);
     tl_notify_landing_free(in.landing);
     tl_notify_tables_free(in.tables);
     return st;

@@ -369,6 +369,57 @@ def test_redelivery_checks_the_batch_id_before_fetching(hostile):
     assert {41, 42} <= files
 
 
+def health_from(port, source, timeout=10):
+    """GET /health from a given loopback source address: its status code."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                  source_address=(source, 0)) as s:
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = s.recv(4096)
+    return int(data.split(b" ")[1])
+
+
+def test_slow_loris_cannot_hold_the_server(moto, tmp_path):
+    """64 connections trickling a header byte a second (each byte resets the
+    idle timeout) hold neither every connection slot (a client gets at most
+    --max-per-client of them) nor any slot for long (--header-timeout);
+    /health keeps answering, from another client at once and from the same
+    one once the deadline has cut the slow ones off."""
+    lake_dir = tmp_path / "lake"
+    create_tables(lake_dir, ["iot.readings"])
+    server = Server(lake_dir, moto.endpoint, tmp_path, "--header-timeout", "3",
+                    "--idle-timeout", "30", table="iot.readings")
+    slow = []
+    try:
+        for _ in range(64):
+            try:
+                slow.append(socket.create_connection(("127.0.0.1", server.port), timeout=5))
+            except OSError:
+                pass
+        header = b"POST / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100
+        for i in range(12):  # 12 s of trickling, one byte a second per connection
+            for s in slow:
+                try:
+                    s.sendall(header[i:i + 1])
+                except OSError:
+                    pass  # cut off already
+            if i == 1:
+                assert health_from(server.port, "127.0.0.2") == 200
+            time.sleep(1)
+        # The server cut every trickler off: each reads the end (or a reset),
+        # where before the fix the read waited on a connection held open.
+        for s in slow:
+            s.settimeout(10)
+            try:
+                assert s.recv(4096) == b""
+            except ConnectionResetError:
+                pass
+        assert health_from(server.port, "127.0.0.1") == 200
+    finally:
+        for s in slow:
+            s.close()
+        server.stop()
+
+
 def test_unknown_bucket_is_a_retryable_error(hostile):
     server, s3, lake_dir = hostile
     status, answer = server.post({"events": [event("x/1.csv", bucket="no-such-bucket")]})
