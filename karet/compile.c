@@ -7,40 +7,36 @@
 
 #include "expr.h"
 
-static char *cell_text(const json_t *v)
-{
-    char text[64];
-    if (v == NULL || json_is_null(v)) return NULL;
-    if (json_is_string(v)) return strdup(json_string_value(v));
-    if (json_is_integer(v))
-        snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v))
-        kfmt_double(text, sizeof text, json_real_value(v));
-    else
-        snprintf(text, sizeof text, "%s", json_is_true(v) ? "true" : "false");
-    return strdup(text);
-}
-
+/* One relation row per pattern of each inline row, in definition order. */
 bool kdim_rows_inline(const kdimension *d, kdim_rows *out)
 {
     memset(out, 0, sizeof *out);
-    size_t n = json_array_size(d->rows), w = 1 + d->nvalues;
+    size_t w = 1 + d->nvalues, n = 0;
+    for (size_t r = 0; r < json_array_size(d->rows); r++)
+        n += json_array_size(json_object_get(json_array_get(d->rows, r), "patterns"));
+    out->width = w;
     if (n == 0) return true;
     out->cells = calloc(n * w, sizeof *out->cells);
     out->priority = calloc(n, sizeof *out->priority);
-    if (out->cells == NULL || out->priority == NULL) {
+    out->order = calloc(n, sizeof *out->order);
+    if (out->cells == NULL || out->priority == NULL || out->order == NULL) {
         kdim_rows_free(out);
         return false;
     }
-    out->nrows = n;
-    out->width = w;
-    for (size_t r = 0; r < n; r++) {
+    for (size_t r = 0; r < json_array_size(d->rows); r++) {
         const json_t *row = json_array_get(d->rows, r);
-        out->cells[r * w] = cell_text(json_object_get(row, d->key_column));
-        for (size_t v = 0; v < d->nvalues; v++)
-            out->cells[r * w + 1 + v] = cell_text(json_object_get(row, d->value_columns[v]));
-        if (d->priority_column)
-            out->priority[r] = json_number_value(json_object_get(row, d->priority_column));
+        const json_t *pats = json_object_get(row, "patterns"),
+                     *vals = json_object_get(row, "values");
+        for (size_t k = 0; k < json_array_size(pats); k++) {
+            size_t i = out->nrows++;
+            out->cells[i * w] = strdup(json_string_value(json_array_get(pats, k)));
+            for (size_t v = 0; v < d->nvalues; v++) {
+                const char *text = json_string_value(json_array_get(vals, v));
+                out->cells[i * w + 1 + v] = text ? strdup(text) : NULL;
+            }
+            out->priority[i] = (double)json_integer_value(json_object_get(row, "priority"));
+            out->order[i] = (int64_t)r;
+        }
     }
     return true;
 }
@@ -50,6 +46,7 @@ void kdim_rows_free(kdim_rows *r)
     for (size_t i = 0; r->cells && i < r->nrows * r->width; i++) free(r->cells[i]);
     free(r->cells);
     free(r->priority);
+    free(r->order);
     memset(r, 0, sizeof *r);
 }
 
@@ -95,7 +92,8 @@ void kcompile_dimension(const kdimension *d, const kdim_rows *rows, kbuf *out)
             kbuf_puts(out, ", ");
         }
         ksql_double(out, rows->priority[r]);
-        kbuf_printf(out, ", CAST(%zu AS BIGINT))", r);
+        kbuf_printf(out, ", CAST(%lld AS BIGINT))",
+                    (long long)(rows->order ? rows->order[r] : (int64_t)r));
     }
     kbuf_puts(out, ") AS __karet_t(");
     dim_columns(out, d, false);
@@ -152,7 +150,9 @@ void kcompile_mapping(const kconfig *c, const kmapping *m, bool *dims_used, kbuf
 {
     const ksource *s = m->source;
     const ktable *t = m->table;
-    kscope src = {s->columns, s->ncolumns, "source"}, tab = {t->columns, t->ncolumns, "table"};
+    kcolumn *outs = calloc(m->ncolumns + 1, sizeof *outs);
+    kscope src = {s->columns, s->ncolumns, "source"},
+           tab = {outs, outs ? kmapping_outputs(m, outs) : 0, "output"};
     kbuf_printf(out,
                 "SELECT CAST(%zu AS INTEGER) AS \"" KARET_COL_MAPPING "\", \"" KARET_COL_ROW "\"",
                 m->index);
@@ -204,6 +204,7 @@ void kcompile_mapping(const kconfig *c, const kmapping *m, bool *dims_used, kbuf
         kbuf_puts(out, " WHERE ");
         compile_expr(c, &tab, m->where, dims_used, &type, out);
     }
+    free(outs);
 }
 
 bool kcompile_table(const kconfig *c, const ktable *t, const ksource *s, const kdim_rows *rows,

@@ -7,6 +7,7 @@
 #define KARET_COMPILE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "strbuf.h"
@@ -16,12 +17,15 @@
 #define KARET_COL_ROW "__karet_row"
 #define KARET_COL_VIOLATION "__karet_viol"
 
-/* The rows of a dimension, as strings: cells[r * (1 + nvalues) + 0] is the
- * key, then the values; NULL cells are nulls. priority[r] orders matches. */
+/* The rows of a dimension, one per key (an inline row with several
+ * patterns gives several), as strings: cells[r * width] is the key, then the
+ * values; NULL cells are nulls. A match is won by the highest priority[r],
+ * then the lowest order[r] (the row's place in the definition; NULL: r). */
 typedef struct kdim_rows {
     size_t nrows, width; /* width = 1 + the dimension's value columns */
     char **cells;
     double *priority;
+    int64_t *order;
 } kdim_rows;
 
 /* The rows of an inline dimension. Returns false when out of memory. */

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define RESERVED_PREFIX "__karet"
 
@@ -18,8 +19,8 @@ const char *ktype_name(ktype t)
 
 const char *ktype_sql(ktype t)
 {
-    static const char *const names[] = {"VARCHAR", "VARCHAR", "BIGINT",   "DOUBLE",
-                                        "BOOLEAN", "DATE",    "TIMESTAMP"};
+    static const char *const names[] = {"VARCHAR", "VARCHAR", "BIGINT",
+                                        "DOUBLE",  "BOOLEAN", "DATE"};
     return names[t];
 }
 
@@ -165,6 +166,17 @@ static const char *prefix_problem(const char *s, bool folder)
 static bool reserved_name(const char *name)
 {
     return strncasecmp(name, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) == 0;
+}
+
+/* The display name of a source or table: required, not blank (as the peer). */
+static void display_name(parser *p, const json_t *obj, const char *what)
+{
+    const char *name = get_string(p, obj, "name", true, what);
+    if (name == NULL) return;
+    const char *c = name;
+    while (*c == ' ' || *c == '\t') c++;
+    if (*c == '\0')
+        kproblem_at(p->ps, &p->path, "name", KP_MISSING, "the name of %s is blank", what);
 }
 
 /* An NDJSON path: dot-separated non-empty segments, each optionally followed
@@ -315,7 +327,7 @@ static void parse_sources(parser *p, const json_t *arr)
         }
         check_fields(p, o, fields, "a source container");
         s->id = entity_id(p, o, "a source container");
-        get_string(p, o, "name", false, "a source container");
+        display_name(p, o, "a source container");
         s->path_prefix = get_string(p, o, "path_prefix", true, "a source container");
         const char *why = s->path_prefix ? prefix_problem(s->path_prefix, true) : NULL;
         if (why) {
@@ -355,7 +367,7 @@ static void parse_sources(parser *p, const json_t *arr)
     }
 }
 
-/* on_miss: "null", "passthrough" or {"literal": string | number | bool}. */
+/* on_miss: "null", "passthrough" or {"literal": "text"}. */
 static void parse_on_miss(parser *p, const json_t *v, kdimension *d)
 {
     size_t old = kpath_push(&p->path, "on_miss");
@@ -366,72 +378,55 @@ static void parse_on_miss(parser *p, const json_t *v, kdimension *d)
     } else if (json_is_object(v)) {
         static const char *const fields[] = {"literal", NULL};
         check_fields(p, v, fields, "on_miss");
-        json_t *lit = json_object_get(v, "literal");
-        if (lit == NULL)
-            kproblem(p->ps, &p->path, KP_MISSING, "on_miss as an object needs \"literal\"");
-        else if (!json_is_string(lit) && !json_is_number(lit) && !json_is_boolean(lit))
-            kproblem_at(p->ps, &p->path, "literal", KP_SCHEMA,
-                        "the literal must be a string, number or boolean");
         d->on_miss = KMISS_LITERAL;
-        d->literal = lit;
+        d->literal = get_string(p, v, "literal", true, "on_miss as an object");
+        if (d->literal == NULL) d->literal = "";
     } else {
         kproblem(p->ps, &p->path, KP_SCHEMA,
-                 "on_miss must be \"null\", \"passthrough\" or {\"literal\": value}");
+                 "on_miss must be \"null\", \"passthrough\" or {\"literal\": \"text\"}");
     }
     kpath_pop(&p->path, old);
 }
 
-/* A dimension's column names: key, values, priority_column. */
-static void parse_dim_columns(parser *p, const json_t *o, kdimension *d)
+/* An array of strings (non-empty ones when `nonempty`); NULL when not one. */
+static const char **string_list(parser *p, const json_t *arr, size_t *n_out, bool nonempty,
+                                const char *what)
 {
-    d->key_column = get_string(p, o, "key", false, "a dimension");
-    if (d->key_column == NULL) d->key_column = "key";
-    const json_t *values = get_array(p, o, "values", false, "a dimension");
-    static const char *const dflt[] = {"value"};
-    d->owns_values = values != NULL;
-    if (values == NULL) {
-        d->value_columns = (const char **)dflt;
-        d->nvalues = 1;
-    } else {
-        size_t n = json_array_size(values);
-        size_t old = kpath_push(&p->path, "values");
-        if (n == 0) kproblem(p->ps, &p->path, KP_SCHEMA, "values needs at least one column name");
-        d->value_columns = calloc(n ? n : 1, sizeof *d->value_columns);
-        if (d->value_columns == NULL) p->oom = true;
-        for (size_t i = 0; d->value_columns && i < n; i++) {
-            json_t *v = json_array_get(values, i);
-            size_t o2 = kpath_push_index(&p->path, i);
-            if (!json_is_string(v) || json_string_length(v) == 0)
-                kproblem(p->ps, &p->path, KP_SCHEMA, "a value column name must be a string");
-            else
-                d->value_columns[d->nvalues++] = json_string_value(v);
-            kpath_pop(&p->path, o2);
-        }
-        kpath_pop(&p->path, old);
+    size_t n = json_array_size(arr);
+    const char **out = calloc(n ? n : 1, sizeof *out);
+    *n_out = 0;
+    if (out == NULL) {
+        p->oom = true;
+        return NULL;
     }
-    d->priority_column = get_string(p, o, "priority_column", false, "a dimension");
-    /* The names must differ from one another. */
-    const char *all[66];
-    size_t n = 0;
-    all[n++] = d->key_column;
-    for (size_t i = 0; i < d->nvalues && n < 64; i++) all[n++] = d->value_columns[i];
-    if (d->priority_column) all[n++] = d->priority_column;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(all[i], all[j]) == 0) {
-                kproblem(p->ps, &p->path, KP_SCHEMA,
-                         "the dimension's key, value and priority columns must have distinct "
-                         "names (\"%s\" twice)",
-                         all[i]);
-                return;
-            }
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(arr, i);
+        if (!json_is_string(v) || (nonempty && json_string_length(v) == 0)) {
+            size_t old = kpath_push_index(&p->path, i);
+            kproblem(p->ps, &p->path, KP_SCHEMA, "%s must be %sstrings", what,
+                     nonempty ? "non-empty " : "");
+            kpath_pop(&p->path, old);
+            continue;
+        }
+        out[(*n_out)++] = json_string_value(v);
+    }
+    return out;
 }
 
+static void fold_ascii(char *s)
+{
+    for (; *s; s++) *s = (char)tolower((unsigned char)*s);
+}
+
+/* The inline rows: {"patterns": [...], "values": [...], "priority": n}.
+ * Exact keys must be unique (after case folding when case-insensitive). */
 static void parse_dim_rows(parser *p, const json_t *rows, kdimension *d)
 {
+    static const char *const fields[] = {"patterns", "values", "priority", NULL};
+    json_t *keys = json_object();
+    if (keys == NULL) p->oom = true;
     size_t old = kpath_push(&p->path, "rows");
-    size_t n = json_array_size(rows);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; keys && i < json_array_size(rows); i++) {
         const json_t *r = json_array_get(rows, i);
         size_t o2 = kpath_push_index(&p->path, i);
         if (!json_is_object(r)) {
@@ -439,47 +434,109 @@ static void parse_dim_rows(parser *p, const json_t *rows, kdimension *d)
             kpath_pop(&p->path, o2);
             continue;
         }
-        const char *key;
-        json_t *v;
-        json_object_foreach((json_t *)r, key, v)
-        {
-            bool is_value = false;
-            for (size_t k = 0; k < d->nvalues; k++)
-                if (strcmp(key, d->value_columns[k]) == 0) is_value = true;
-            if (strcmp(key, d->key_column) == 0) {
-                if (!json_is_string(v))
-                    kproblem_at(p->ps, &p->path, key, KP_SCHEMA, "the key must be a string");
-                else if (d->match == KM_KEYWORD && json_string_length(v) == 0)
-                    kproblem_at(p->ps, &p->path, key, KP_SCHEMA,
-                                "an empty keyword would match every input");
-            } else if (is_value) {
-                if (!json_is_string(v) && !json_is_number(v) && !json_is_boolean(v) &&
-                    !json_is_null(v))
-                    kproblem_at(p->ps, &p->path, key, KP_SCHEMA,
-                                "a value must be a string, number, boolean or null");
-            } else if (d->priority_column && strcmp(key, d->priority_column) == 0) {
-                if (!json_is_number(v))
-                    kproblem_at(p->ps, &p->path, key, KP_SCHEMA, "the priority must be a number");
-            } else {
-                kproblem_at(p->ps, &p->path, key, KP_UNKNOWN,
-                            "unknown field \"%s\" in a dimension row (key \"%s\", values%s%s)", key,
-                            d->key_column, d->priority_column ? ", priority " : "",
-                            d->priority_column ? d->priority_column : "");
-            }
+        check_fields(p, r, fields, "a dimension row");
+        const json_t *pats = get_array(p, r, "patterns", true, "a dimension row");
+        const json_t *vals = get_array(p, r, "values", true, "a dimension row");
+        json_t *prio = json_object_get(r, "priority");
+        if (prio && !json_is_integer(prio))
+            kproblem_at(p->ps, &p->path, "priority", KP_SCHEMA, "priority must be an integer");
+        if (vals && json_array_size(vals) != d->nvalues)
+            kproblem_at(p->ps, &p->path, "values", KP_SCHEMA,
+                        "the row has %zu values for %zu value columns", json_array_size(vals),
+                        d->nvalues);
+        size_t n = 0;
+        if (vals) {
+            size_t o3 = kpath_push(&p->path, "values");
+            free(string_list(p, vals, &n, false, "values"));
+            kpath_pop(&p->path, o3);
         }
-        if (json_object_get(r, d->key_column) == NULL)
-            kproblem(p->ps, &p->path, KP_MISSING, "the row has no \"%s\" (the dimension's key)",
-                     d->key_column);
+        if (pats) {
+            size_t o3 = kpath_push(&p->path, "patterns");
+            if (json_array_size(pats) == 0)
+                kproblem(p->ps, &p->path, KP_SCHEMA, "a row needs at least one pattern");
+            const char **list = string_list(p, pats, &n, false, "patterns");
+            for (size_t k = 0; list && k < n && d->match == KM_EXACT; k++) {
+                char *key = strdup(list[k]);
+                if (key == NULL) {
+                    p->oom = true;
+                    break;
+                }
+                if (d->case_insensitive) fold_ascii(key);
+                if (json_object_get(keys, key))
+                    kproblem(p->ps, &p->path, KP_SCHEMA,
+                             "key \"%s\" appears twice: exact keys must be unique", list[k]);
+                json_object_set_new(keys, key, json_true());
+                free(key);
+            }
+            free(list);
+            kpath_pop(&p->path, o3);
+        }
         kpath_pop(&p->path, o2);
+    }
+    kpath_pop(&p->path, old);
+    json_decref(keys);
+}
+
+/* "rows": inline {values, rows} or a file {path_prefix, key, values,
+ * priority_column}. */
+static void parse_dim_source(parser *p, const json_t *rows, kdimension *d)
+{
+    static const char *const inline_fields[] = {"values", "rows", NULL};
+    static const char *const file_fields[] = {"path_prefix", "key", "values", "priority_column",
+                                              NULL};
+    size_t old = kpath_push(&p->path, "rows");
+    if (!json_is_object(rows)) {
+        kproblem(p->ps, &p->path, KP_SCHEMA,
+                 "rows must be {\"values\", \"rows\"} (inline) or {\"path_prefix\", \"key\", "
+                 "\"values\"} (a CSV file in the lake)");
+        kpath_pop(&p->path, old);
+        return;
+    }
+    bool file = json_object_get(rows, "path_prefix") != NULL;
+    check_fields(p, rows, file ? file_fields : inline_fields,
+                 file ? "a dimension's file rows" : "a dimension's inline rows");
+    const json_t *values = get_array(p, rows, "values", true, "a dimension's rows");
+    if (values) {
+        size_t o2 = kpath_push(&p->path, "values");
+        if (json_array_size(values) == 0)
+            kproblem(p->ps, &p->path, KP_SCHEMA, "values needs at least one column name");
+        d->value_columns = string_list(p, values, &d->nvalues, true, "value column names");
+        for (size_t i = 0; i < d->nvalues; i++)
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(d->value_columns[i], d->value_columns[j]) == 0)
+                    kproblem(p->ps, &p->path, KP_SCHEMA, "value column \"%s\" is named twice",
+                             d->value_columns[i]);
+        kpath_pop(&p->path, o2);
+    }
+    if (file) {
+        d->path_prefix = get_string(p, rows, "path_prefix", true, "a dimension's file rows");
+        d->key_column = get_string(p, rows, "key", true, "a dimension's file rows");
+        d->priority_column = get_string(p, rows, "priority_column", false, "a dimension's rows");
+        const char *why = NULL;
+        if (d->path_prefix) {
+            size_t n = strlen(d->path_prefix);
+            bool folder = n && d->path_prefix[n - 1] == '/';
+            why = prefix_problem(d->path_prefix, folder);
+            if (why == NULL && !folder &&
+                (n < 4 || strcasecmp(d->path_prefix + n - 4, ".csv") != 0))
+                why = "must name a .csv file or a folder ending with '/'";
+        }
+        if (why) {
+            kproblem_at(p->ps, &p->path, "path_prefix", KP_SCHEMA, "path_prefix \"%s\" %s",
+                        d->path_prefix, why);
+            d->path_prefix = NULL;
+        }
+    } else {
+        d->rows = get_array(p, rows, "rows", true, "a dimension's inline rows");
+        if (d->rows) parse_dim_rows(p, d->rows, d);
     }
     kpath_pop(&p->path, old);
 }
 
 static void parse_dims(parser *p, const json_t *arr)
 {
-    static const char *const fields[] = {
-        "id",          "name", "match",  "case_insensitive", "on_miss", "rows",
-        "path_prefix", "key",  "values", "priority_column",  NULL};
+    static const char *const fields[] = {"id",      "name", "match", "case_insensitive",
+                                         "on_miss", "rows", NULL};
     kconfig *c = p->c;
     c->ndims = json_array_size(arr);
     if (c->ndims && (c->dims = calloc(c->ndims, sizeof *c->dims)) == NULL) {
@@ -511,30 +568,11 @@ static void parse_dims(parser *p, const json_t *arr)
         d->case_insensitive = get_bool(p, o, "case_insensitive", false, "a dimension");
         json_t *miss = json_object_get(o, "on_miss");
         if (miss) parse_on_miss(p, miss, d);
-        parse_dim_columns(p, o, d);
-        d->rows = get_array(p, o, "rows", false, "a dimension");
-        d->path_prefix = get_string(p, o, "path_prefix", false, "a dimension");
-        if (json_object_get(o, "rows") && json_object_get(o, "path_prefix")) {
-            kproblem(p->ps, &p->path, KP_SCHEMA,
-                     "a dimension has either inline rows or a path_prefix, not both");
-        } else if (!json_object_get(o, "rows") && !json_object_get(o, "path_prefix")) {
-            kproblem_at(p->ps, &p->path, "rows", KP_MISSING,
-                        "a dimension needs inline \"rows\" or a \"path_prefix\" of a CSV file");
-        }
-        if (d->rows) parse_dim_rows(p, d->rows, d);
-        const char *why = NULL;
-        if (d->path_prefix) {
-            size_t n = strlen(d->path_prefix);
-            bool folder = n && d->path_prefix[n - 1] == '/';
-            why = prefix_problem(d->path_prefix, folder);
-            if (why == NULL && !folder && (n < 4 || strcmp(d->path_prefix + n - 4, ".csv") != 0))
-                why = "must name a .csv file or a folder ending with '/'";
-        }
-        if (why) {
-            kproblem_at(p->ps, &p->path, "path_prefix", KP_SCHEMA, "path_prefix \"%s\" %s",
-                        d->path_prefix, why);
-            d->path_prefix = NULL;
-        }
+        json_t *rows = json_object_get(o, "rows");
+        if (rows == NULL)
+            kproblem_at(p->ps, &p->path, "rows", KP_MISSING, "a dimension has no \"rows\"");
+        else
+            parse_dim_source(p, rows, d);
         kpath_pop(&p->path, old);
     }
 }
@@ -684,7 +722,7 @@ static void parse_tables(parser *p, const json_t *arr)
             else if (json_object_set_new(p->table_ids, lower, json_true()) != 0)
                 p->oom = true;
         }
-        get_string(p, o, "name", false, "an analytic table");
+        display_name(p, o, "an analytic table");
         const json_t *schema = get_array(p, o, "schema", true, "an analytic table");
         if (schema) {
             size_t o2 = kpath_push(&p->path, "schema");
@@ -825,7 +863,7 @@ bool kconfig_parse(const json_t *root, kconfig *out, kproblems *ps)
             kproblem_at(ps, &p.path, "layout", KP_SCHEMA, "layout must be an object");
         /* Tables before mappings, which refer to them; sources first for prefixes. */
         section(&p, root, "source_containers", true, parse_sources);
-        section(&p, root, "dimensions", false, parse_dims);
+        section(&p, root, "dimensions", true, parse_dims);
         section(&p, root, "analytic_tables", true, parse_tables);
         section(&p, root, "mappings", true, parse_mappings);
     }
@@ -837,8 +875,7 @@ bool kconfig_parse(const json_t *root, kconfig *out, kproblems *ps)
 void kconfig_free(kconfig *c)
 {
     for (size_t i = 0; i < c->nsources; i++) free(c->sources[i].columns);
-    for (size_t i = 0; i < c->ndims; i++)
-        if (c->dims[i].owns_values) free(c->dims[i].value_columns);
+    for (size_t i = 0; i < c->ndims; i++) free(c->dims[i].value_columns);
     for (size_t i = 0; i < c->nmappings; i++) free(c->mappings[i].columns);
     for (size_t i = 0; i < c->ntables; i++) {
         free(c->tables[i].columns);
@@ -871,6 +908,15 @@ const ktable *kconfig_table(const kconfig *c, const char *id)
     for (size_t i = 0; i < c->ntables; i++)
         if (c->tables[i].id && strcmp(c->tables[i].id, id) == 0) return &c->tables[i];
     return NULL;
+}
+
+size_t kmapping_outputs(const kmapping *m, kcolumn *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; m->table && i < m->ncolumns; i++)
+        if (m->columns[i].table_column >= 0)
+            out[n++] = m->table->columns[m->columns[i].table_column];
+    return n;
 }
 
 int kcolumns_find(const kcolumn *cols, size_t n, const char *name)

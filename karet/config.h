@@ -51,19 +51,22 @@ typedef struct ksource {
 typedef enum kmatch { KM_EXACT, KM_KEYWORD } kmatch;
 typedef enum kmiss { KMISS_NULL, KMISS_PASSTHROUGH, KMISS_LITERAL } kmiss;
 
+/* A dimension, in the peer's form: "rows" is either inline,
+ * {"values": [names], "rows": [{"patterns": [...], "values": [...],
+ * "priority": n}]}, or a CSV file in the lake, {"path_prefix", "key",
+ * "values", "priority_column"}. */
 typedef struct kdimension {
     const char *id;
     kmatch match;
     bool case_insensitive;
     kmiss on_miss;
-    const json_t *literal; /* on_miss {"literal": x} */
-    const char *key_column;
+    const char *literal; /* on_miss {"literal": "x"} */
     const char **value_columns;
     size_t nvalues;
-    bool owns_values;
-    const char *priority_column; /* NULL when none */
     const json_t *rows;          /* inline rows, or NULL */
     const char *path_prefix;     /* a CSV object (or a folder of them), or NULL */
+    const char *key_column;      /* file rows: the key column */
+    const char *priority_column; /* file rows: NULL when none */
     const json_t *json;
     size_t index;
 } kdimension;
@@ -129,6 +132,9 @@ void kconfig_free(kconfig *c);
 const ksource *kconfig_source(const kconfig *c, const char *id);
 const kdimension *kconfig_dim(const kconfig *c, const char *id);
 const ktable *kconfig_table(const kconfig *c, const char *id);
+/* The table columns a mapping writes, with their table types: what its
+ * where filter can name. `out` holds m->ncolumns; returns how many. */
+size_t kmapping_outputs(const kmapping *m, kcolumn *out);
 /* The index of column `name` in cols (exact match), or -1. */
 int kcolumns_find(const kcolumn *cols, size_t n, const char *name);
 

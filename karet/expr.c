@@ -10,9 +10,9 @@
 #include <string.h>
 
 #define MAX_DEPTH 64
-/* Microseconds of 0001-01-01 and of 9999-12-31 23:59:59.999999 since 1970. */
-#define MIN_MICROS "-62135596800000000"
-#define MAX_MICROS "253402300799999999"
+/* Milliseconds of 0001-01-01 and of 9999-12-31 23:59:59.999 since 1970. */
+#define MIN_MILLIS "-62135596800000"
+#define MAX_MILLIS "253402300799999"
 
 typedef ktype (*node_fn)(kexpr_ctx *x, const json_t *node, kbuf *out);
 
@@ -42,9 +42,7 @@ bool kexpr_can_convert(ktype from, ktype to)
     case KT_BOOL:
         return from == KT_STRING || from == KT_INT64 || from == KT_FLOAT64 || from == KT_BOOL;
     case KT_DATE:
-        return from == KT_STRING || from == KT_TIMESTAMP;
-    case KT_TIMESTAMP:
-        return from == KT_DATE;
+        return from == KT_STRING;
     default:
         return false;
     }
@@ -65,13 +63,18 @@ static void string_to(kbuf *out, const char *s, ktype to)
         trimmed(out, s);
         kbuf_puts(out, " AS BIGINT) END)");
         break;
-    case KT_FLOAT64:
+    case KT_FLOAT64: /* decimal text (overflow: null), or inf, infinity, nan */
         kbuf_puts(out, "(CASE WHEN regexp_full_match(");
         trimmed(out, s);
         kbuf_puts(out, ", '[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?') THEN "
                        "nullif(nullif(TRY_CAST(");
         trimmed(out, s);
-        kbuf_puts(out, " AS DOUBLE), CAST('inf' AS DOUBLE)), CAST('-inf' AS DOUBLE)) END)");
+        kbuf_puts(out, " AS DOUBLE), CAST('inf' AS DOUBLE)), CAST('-inf' AS DOUBLE)) WHEN "
+                       "regexp_full_match(");
+        trimmed(out, s);
+        kbuf_puts(out, ", '(?i)[+-]?(inf|infinity|nan)') THEN TRY_CAST(");
+        trimmed(out, s);
+        kbuf_puts(out, " AS DOUBLE) END)");
         break;
     case KT_BOOL:
         kbuf_puts(out, "(CASE lower(");
@@ -102,15 +105,11 @@ static void to_string(kbuf *out, const char *s, ktype from)
     case KT_DATE:
         kbuf_printf(out, "strftime(%s, '%%Y-%%m-%%d')", s);
         break;
-    case KT_TIMESTAMP:
+    case KT_FLOAT64: /* the shortest text that reads back; NaN, inf, -inf; zero unsigned */
         kbuf_printf(out,
-                    "(strftime(%s, '%%Y-%%m-%%d %%H:%%M:%%S') || CASE WHEN microsecond(%s) %% "
-                    "1000000 <> 0 THEN '.' || lpad(CAST(microsecond(%s) %% 1000000 AS VARCHAR), "
-                    "6, '0') ELSE '' END)",
+                    "(CASE WHEN isnan(%s) THEN 'NaN' WHEN %s = 0 THEN '0.0' ELSE CAST(%s AS "
+                    "VARCHAR) END)",
                     s, s, s);
-        break;
-    case KT_FLOAT64: /* the shortest text that reads back; zero's sign dropped */
-        kbuf_printf(out, "(CASE WHEN %s = 0 THEN '0.0' ELSE CAST(%s AS VARCHAR) END)", s, s);
         break;
     default:
         kbuf_printf(out, "CAST(%s AS VARCHAR)", s);
@@ -216,8 +215,6 @@ static int unify(ktype a, ktype b)
     if (a == b || b == KT_NULL) return (int)a;
     if (a == KT_NULL) return (int)b;
     if (numeric(a) && numeric(b)) return KT_FLOAT64;
-    if ((a == KT_DATE || a == KT_TIMESTAMP) && (b == KT_DATE || b == KT_TIMESTAMP))
-        return KT_TIMESTAMP;
     return -1;
 }
 
@@ -326,15 +323,6 @@ static void in_int64(kbuf *out, const char *sql)
                 sql, sql);
 }
 
-/* Wraps a DOUBLE result so that overflow (inf) and NaN become null. */
-static void finite_sql(kbuf *out, const char *sql)
-{
-    kbuf_printf(out,
-                "nullif(nullif(nullif(%s, CAST('inf' AS DOUBLE)), CAST('-inf' AS DOUBLE)), "
-                "CAST('nan' AS DOUBLE))",
-                sql);
-}
-
 static ktype n_arith(kexpr_ctx *x, const json_t *node, kbuf *out)
 {
     check_fields(x, node, LR);
@@ -352,7 +340,7 @@ static ktype n_arith(kexpr_ctx *x, const json_t *node, kbuf *out)
     kexpr_convert(&a, kbuf_cstr(&l), lt, t);
     kexpr_convert(&b, kbuf_cstr(&r), rt, t);
     if (strcmp(kind, "div") == 0) {
-        kbuf_printf(&e, "(%s / nullif(%s, 0))", kbuf_cstr(&a), kbuf_cstr(&b));
+        kbuf_printf(&e, "(%s / %s)", kbuf_cstr(&a), kbuf_cstr(&b));
     } else {
         const char *op = strcmp(kind, "add") == 0 ? "+" : strcmp(kind, "sub") == 0 ? "-" : "*";
         if (t == KT_INT64) /* exact in 128 bits, then checked (DuckDB's try() is unreliable) */
@@ -363,8 +351,8 @@ static ktype n_arith(kexpr_ctx *x, const json_t *node, kbuf *out)
     }
     if (t == KT_INT64)
         in_int64(out, kbuf_cstr(&e)); /* overflow: null */
-    else
-        finite_sql(out, kbuf_cstr(&e));
+    else                              /* IEEE: x/0 is inf or -inf, 0/0 NaN, as the peer's Polars */
+        kbuf_puts(out, kbuf_cstr(&e));
     kbuf_free(&l), kbuf_free(&r), kbuf_free(&a), kbuf_free(&b), kbuf_free(&e);
     return t;
 }
@@ -394,8 +382,7 @@ static ktype n_compare(kexpr_ctx *x, const json_t *node, kbuf *out)
         ktype *me = side ? &rt : &lt, other = side ? lt : rt;
         const json_t *n = side ? rn : ln;
         const char *k = kind_of(n);
-        if (*me == KT_STRING && (other == KT_DATE || other == KT_TIMESTAMP) && k &&
-            strcmp(k, "str") == 0) {
+        if (*me == KT_STRING && other == KT_DATE && k && strcmp(k, "str") == 0) {
             const char *v = json_string_value(json_object_get(n, "value"));
             if (v && iso_date(v)) {
                 *me = KT_DATE;
@@ -516,15 +503,19 @@ static ktype n_substring(kexpr_ctx *x, const json_t *node, kbuf *out)
     bool has_start, has_len;
     int_field(x, node, "start", true, -2147483648LL, &start, &has_start);
     int_field(x, node, "length", false, 0, &length, &has_len);
-    /* Characters [begin, begin + length) counted from 0; a negative start
-     * counts from the end; the window is clipped to the string. */
+    /* Characters [begin, begin + length) counted from 0 (as Polars' slice);
+     * a negative start counts from the end; the window is clipped to the
+     * string, so a start before the beginning shortens it. */
     if (start >= 0 && has_len)
         kbuf_printf(out, "substring(%s, %lld, %lld)", kbuf_cstr(&s), start + 1, length);
     else if (start >= 0)
         kbuf_printf(out, "substring(%s, %lld)", kbuf_cstr(&s), start + 1);
     else if (has_len)
-        kbuf_printf(out, "substring(%s, greatest(length(%s) + (%lld), 0) + 1, %lld)", kbuf_cstr(&s),
-                    kbuf_cstr(&s), start, length);
+        kbuf_printf(out,
+                    "substring(%s, greatest(length(%s) + (%lld), 0) + 1, greatest(length(%s) + "
+                    "(%lld) + %lld - greatest(length(%s) + (%lld), 0), 0))",
+                    kbuf_cstr(&s), kbuf_cstr(&s), start, kbuf_cstr(&s), start, length,
+                    kbuf_cstr(&s), start);
     else
         kbuf_printf(out, "substring(%s, greatest(length(%s) + (%lld), 0) + 1)", kbuf_cstr(&s),
                     kbuf_cstr(&s), start);
@@ -726,7 +717,7 @@ static ktype n_parse_date(kexpr_ctx *x, const json_t *node, kbuf *out)
                     "23:59:59.999999' THEN %s END AS DATE)",
                     kbuf_cstr(&p), kbuf_cstr(&p));
         kbuf_free(&p), kbuf_free(&v), kbuf_free(&re);
-    } else if (t == KT_DATE || t == KT_TIMESTAMP || t == KT_NULL) {
+    } else if (t == KT_DATE || t == KT_NULL) {
         kexpr_convert(out, kbuf_cstr(&in), t, KT_DATE);
     } else {
         problem(x, KP_EXPRESSION, "parse_date reads text, not %s", ktype_name(t));
@@ -746,30 +737,32 @@ static ktype n_from_unix(kexpr_ctx *x, const json_t *node, kbuf *out)
     const char *u = json_is_string(unit) ? json_string_value(unit) : unit ? "?" : "s";
     if (strcmp(u, "s") != 0 && strcmp(u, "ms") != 0)
         field_problem(x, "unit", "unit must be \"s\" or \"ms\"%s", "");
-    long scale = strcmp(u, "ms") == 0 ? 1000 : 1000000;
-    kbuf us = {0}, h = {0};
+    bool ms = strcmp(u, "ms") == 0;
+    /* Whole milliseconds since the epoch (a fraction cut toward zero, as
+     * the peer), then the UTC date; outside years 1 to 9999: null. */
+    kbuf millis = {0}, h = {0};
     if (t == KT_INT64) {
-        kbuf_printf(&h, "(CAST(%s AS HUGEINT) * %ld)", kbuf_cstr(&in), scale);
-        in_int64(&us, kbuf_cstr(&h));
+        kbuf_printf(&h, "(CAST(%s AS HUGEINT) * %d)", kbuf_cstr(&in), ms ? 1 : 1000);
+        in_int64(&millis, kbuf_cstr(&h));
     } else if (t == KT_FLOAT64) {
-        kbuf_printf(&h, "round(%s * %ld)", kbuf_cstr(&in), scale);
-        kbuf_printf(&us,
+        kbuf_printf(&h, "trunc(%s * %s)", kbuf_cstr(&in), ms ? "1.0" : "1000.0");
+        kbuf_printf(&millis,
                     "(CASE WHEN %s >= CAST('-9223372036854775808' AS DOUBLE) AND %s < "
                     "CAST('9223372036854775808' AS DOUBLE) THEN CAST(%s AS BIGINT) END)",
                     kbuf_cstr(&h), kbuf_cstr(&h), kbuf_cstr(&h));
     } else if (t != KT_NULL) {
         problem(x, KP_EXPRESSION, "from_unix needs a number of %s, not %s (cast it first)",
-                scale == 1000 ? "milliseconds" : "seconds", ktype_name(t));
+                ms ? "milliseconds" : "seconds", ktype_name(t));
     }
-    if (us.len)
+    if (millis.len)
         kbuf_printf(out,
-                    "(CASE WHEN %s BETWEEN " MIN_MICROS " AND " MAX_MICROS
-                    " THEN make_timestamp(%s) END)",
-                    kbuf_cstr(&us), kbuf_cstr(&us));
+                    "(CASE WHEN %s BETWEEN " MIN_MILLIS " AND " MAX_MILLIS
+                    " THEN CAST(make_timestamp(%s * 1000) AS DATE) END)",
+                    kbuf_cstr(&millis), kbuf_cstr(&millis));
     else
-        kbuf_puts(out, "CAST(NULL AS TIMESTAMP)");
-    kbuf_free(&in), kbuf_free(&us), kbuf_free(&h);
-    return KT_TIMESTAMP;
+        kbuf_puts(out, "CAST(NULL AS DATE)");
+    kbuf_free(&in), kbuf_free(&millis), kbuf_free(&h);
+    return KT_DATE;
 }
 
 static ktype n_datepart(kexpr_ctx *x, const json_t *node, kbuf *out)
@@ -778,7 +771,7 @@ static ktype n_datepart(kexpr_ctx *x, const json_t *node, kbuf *out)
     const char *kind = kind_of(node);
     kbuf in = {0};
     ktype t = child(x, node, "input", -1, &in);
-    if (t == KT_DATE || t == KT_TIMESTAMP) {
+    if (t == KT_DATE) {
         kbuf_printf(out, "CAST(%s(%s) AS BIGINT)", kind, kbuf_cstr(&in));
     } else {
         if (t != KT_NULL)
@@ -868,34 +861,26 @@ static ktype n_dim_ref(kexpr_ctx *x, const json_t *node, kbuf *out)
     if (d->on_miss == KMISS_PASSTHROUGH) {
         kbuf_puts(&miss, s);
     } else if (d->on_miss == KMISS_LITERAL && d->literal) {
-        char text[64];
-        const char *lit = text;
-        if (json_is_string(d->literal))
-            lit = json_string_value(d->literal);
-        else if (json_is_integer(d->literal))
-            snprintf(text, sizeof text, "%lld", (long long)json_integer_value(d->literal));
-        else if (json_is_real(d->literal))
-            kfmt_double(text, sizeof text, json_real_value(d->literal));
-        else
-            snprintf(text, sizeof text, "%s", json_is_true(d->literal) ? "true" : "false");
         kbuf_puts(&miss, "CAST(");
-        ksql_string(&miss, lit);
+        ksql_string(&miss, d->literal);
         kbuf_puts(&miss, " AS VARCHAR)");
     } else {
         kbuf_puts(&miss, "CAST(NULL AS VARCHAR)");
     }
-    /* The winning row: highest priority, then first defined. Names inside
-     * the subquery are reserved ones, so the outer row's columns stay visible. */
+    /* A null input gives null; otherwise the winning row: highest priority,
+     * then first defined. Names inside the subquery are reserved ones, so the
+     * outer row's columns stay visible. */
     kbuf_printf(out,
-                "(SELECT CASE WHEN count(*) = 0 THEN %s ELSE first(__karet_d%d.__karet_v%zu ORDER "
-                "BY __karet_d%d.__karet_p DESC, __karet_d%d.__karet_o) END FROM ",
-                kbuf_cstr(&miss), alias, vi, alias, alias);
+                "(CASE WHEN %s IS NULL THEN CAST(NULL AS VARCHAR) ELSE (SELECT CASE WHEN count(*) "
+                "= 0 THEN %s ELSE first(__karet_d%d.__karet_v%zu ORDER BY __karet_d%d.__karet_p "
+                "DESC, __karet_d%d.__karet_o) END FROM ",
+                s, kbuf_cstr(&miss), alias, vi, alias, alias);
     kexpr_dim_relation(out, d);
     if (d->match == KM_EXACT)
-        kbuf_printf(out, " AS __karet_d%d WHERE __karet_d%d.__karet_k = %s)", alias, alias,
+        kbuf_printf(out, " AS __karet_d%d WHERE __karet_d%d.__karet_k = %s) END)", alias, alias,
                     kbuf_cstr(&key));
     else
-        kbuf_printf(out, " AS __karet_d%d WHERE contains(%s, __karet_d%d.__karet_k))", alias,
+        kbuf_printf(out, " AS __karet_d%d WHERE contains(%s, __karet_d%d.__karet_k)) END)", alias,
                     kbuf_cstr(&key), alias);
     kbuf_free(&in), kbuf_free(&key), kbuf_free(&miss);
     return KT_STRING;

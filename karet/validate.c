@@ -1,5 +1,6 @@
 /* karet_validate: the structural checks of config.c, then every expression
  * type-checked against the columns it can see. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -41,10 +42,6 @@ static void check_mapping(const kconfig *c, kproblems *ps, const kmapping *m)
         snprintf(what_s, sizeof what_s, "source \"%s\"", m->source->id ? m->source->id : "?");
         src = (kscope){m->source->columns, m->source->ncolumns, what_s};
     }
-    if (m->table) {
-        snprintf(what_t, sizeof what_t, "table \"%s\"", m->table->id ? m->table->id : "?");
-        out = (kscope){m->table->columns, m->table->ncolumns, what_t};
-    }
     for (size_t i = 0; i < m->ncolumns && m->source; i++) {
         const kmapcol *mc = &m->columns[i];
         if (mc->expr == NULL) continue;
@@ -62,9 +59,13 @@ static void check_mapping(const kconfig *c, kproblems *ps, const kmapping *m)
                      ktype_name(t), col->name, ktype_name(col->type));
         }
     }
-    if (m->where && m->table) {
+    if (m->where && m->table) { /* where names the mapping's output columns */
+        kcolumn *cols = calloc(m->ncolumns + 1, sizeof *cols);
+        snprintf(what_t, sizeof what_t, "the output of mapping \"%s\"", m->id ? m->id : "?");
+        out = (kscope){cols, cols ? kmapping_outputs(m, cols) : 0, what_t};
         snprintf(path, sizeof path, "/mappings/%zu/where", m->index);
         check_predicate(c, ps, path, &out, m->where, "where");
+        free(cols);
     }
 }
 

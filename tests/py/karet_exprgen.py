@@ -53,8 +53,9 @@ def rand_float(rng):
     if r < 0.1:
         return None
     if r < 0.3:
-        return rng.choice([0.0, 1.0, -1.0, 0.5, -2.5, 2.5, 1e308, -1e308, 1e-300, 0.1, 1e16,
-                           1700000000.5, 1700000000123.4, 9.2e18, -9.3e18, 123456.789])
+        return rng.choice([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 2.5, 1e308, -1e308, 1e-300, 0.1, 1e16,
+                           1700000000.5, 1700000000123.4, 9.2e18, -9.3e18, 123456.789,
+                           float("inf"), float("-inf"), float("nan"), -0.0004, 86399.9999])
     return round(rng.uniform(-1000, 1000), rng.randint(0, 4))
 
 
@@ -115,8 +116,6 @@ class Gen:
             return {"kind": "bool", "value": rng.random() < 0.5}
         if t == "date":
             return {"kind": "parse_date", "input": {"kind": "str", "value": "2021-06-15"}, "format": "%Y-%m-%d"}
-        if t == "timestamp":
-            return {"kind": "from_unix", "input": {"kind": "col", "name": "i1"}, "unit": "s"}
         return {"kind": "null"}
 
     def any_type(self):
@@ -137,7 +136,7 @@ class Gen:
                          **({"length": rng.randint(0, 5)} if rng.random() < 0.6 else {})},
                 lambda: {"kind": "concat", "sep": rng.choice(["", "-", ", ", "é"]),
                          "args": [g(self.any_type()) for _ in range(rng.randint(0, 4))]},
-                lambda: {"kind": "cast", "input": g(rng.choice(["int64", "float64", "bool", "date", "timestamp"])),
+                lambda: {"kind": "cast", "input": g(rng.choice(["int64", "float64", "bool", "date"])),
                          "to": "string"},
                 lambda: self.dim_ref(depth),
                 lambda: {"kind": "if", "cond": g("bool"), "then": g("string"), "else": g("string")},
@@ -146,7 +145,7 @@ class Gen:
         elif t == "int64":
             choices = [
                 lambda: {"kind": rng.choice(["add", "sub", "mul"]), "left": g("int64"), "right": g("int64")},
-                lambda: {"kind": rng.choice(["year", "month", "day"]), "input": g(rng.choice(["date", "timestamp"]))},
+                lambda: {"kind": rng.choice(["year", "month", "day"]), "input": g("date")},
                 lambda: {"kind": "cast", "input": g(rng.choice(["string", "float64", "bool"])), "to": "int64"},
                 lambda: {"kind": "coalesce", "args": [g("int64"), g("int64")]},
                 lambda: {"kind": "if", "cond": g("bool"), "then": g("int64"), "else": g("int64")},
@@ -181,14 +180,11 @@ class Gen:
             choices = [
                 lambda: {"kind": "parse_date", "input": g("string"), "format": rng.choice(FORMATS)},
                 lambda: {"kind": "parse_date", "input": {"kind": "col", "name": "n1"}, "format": rng.choice(FORMATS[:4])},
-                lambda: {"kind": "cast", "input": g(rng.choice(["string", "timestamp"])), "to": "date"},
+                lambda: {"kind": "cast", "input": g("string"), "to": "date"},
                 lambda: {"kind": "coalesce", "args": [g("date"), g("date")]},
-            ]
-        elif t == "timestamp":
-            choices = [
                 lambda: {"kind": "from_unix", "input": g(rng.choice(["int64", "float64"])),
                          **({"unit": rng.choice(["s", "ms"])} if rng.random() < 0.8 else {})},
-                lambda: {"kind": "if", "cond": g("bool"), "then": g("date"), "else": g("timestamp")},
+                lambda: {"kind": "if", "cond": g("bool"), "then": g("date"), "else": g("date")},
             ]
         if not choices:
             return self.leaf(t)
@@ -203,4 +199,4 @@ class Gen:
 
 
 TABLE_TYPE = {"string": "string", "int64": "int64", "float64": "float64", "bool": "bool",
-              "date": "date", "timestamp": "string", "null": "string"}
+              "date": "date", "null": "string"}

@@ -14,8 +14,8 @@ from datetime import date, datetime, timedelta
 WS = " \t\n\x0b\x0c\r"
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 EPOCH = datetime(1970, 1, 1)
-MIN_US = -62135596800000000  # 0001-01-01
-MAX_US = 253402300799999999  # 9999-12-31 23:59:59.999999
+MIN_MS = -62135596800000  # 0001-01-01
+MAX_MS = 253402300799999  # 9999-12-31 23:59:59.999
 
 COLUMN_TYPES = {"string": "string", "number": "float64", "int64": "int64", "float64": "float64",
                 "bool": "bool", "date": "date"}
@@ -32,8 +32,6 @@ def unify(a, b):
         return b
     if a in NUMERIC and b in NUMERIC:
         return "float64"
-    if a in ("date", "timestamp") and b in ("date", "timestamp"):
-        return "timestamp"
     raise TypeError(f"cannot unify {a} and {b}")
 
 
@@ -65,10 +63,8 @@ def expr_type(node, scope):
         for a in node["args"]:
             t = unify(t, expr_type(a, scope))
         return t
-    if k == "parse_date":
+    if k in ("parse_date", "from_unix"):
         return "date"
-    if k == "from_unix":
-        return "timestamp"
     if k in ("year", "month", "day"):
         return "int64"
     if k == "cast":
@@ -79,10 +75,10 @@ def expr_type(node, scope):
 # ---- conversions -----------------------------------------------------------
 
 def float_text(v):
+    if math.isnan(v):
+        return "NaN"
     if v == 0:
         return "0.0"
-    if math.isnan(v):
-        return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     return repr(v)
@@ -90,11 +86,6 @@ def float_text(v):
 
 def date_text(d):
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
-
-
-def timestamp_text(t):
-    s = f"{date_text(t)} {t.hour:02d}:{t.minute:02d}:{t.second:02d}"
-    return s + (f".{t.microsecond:06d}" if t.microsecond else "")
 
 
 def convert(v, frm, to):
@@ -109,8 +100,6 @@ def convert(v, frm, to):
             return float_text(v)
         if frm == "date":
             return date_text(v)
-        if frm == "timestamp":
-            return timestamp_text(v)
         return str(v)
     if frm == "string":
         s = v.strip(WS)
@@ -120,6 +109,8 @@ def convert(v, frm, to):
             n = int(s)
             return n if INT_MIN <= n <= INT_MAX else None
         if to == "float64":
+            if re.fullmatch(r"[+-]?(inf|infinity|nan)", s, re.IGNORECASE):
+                return float(s)
             if not re.fullmatch(r"[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?", s):
                 return None
             f = float(s)
@@ -145,10 +136,6 @@ def convert(v, frm, to):
         if frm == "float64" and math.isnan(v):
             return None
         return v != 0
-    if to == "date" and frm == "timestamp":
-        return v.date()
-    if to == "timestamp" and frm == "date":
-        return datetime(v.year, v.month, v.day)
     raise TypeError(f"no conversion from {frm} to {to}")
 
 
@@ -160,65 +147,55 @@ def simple_lower(s):
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in s)
 
 
-def finite(f):
-    return f if math.isfinite(f) else None
+def ieee_div(a, b):
+    """Float division as IEEE 754 (and DuckDB) does it: x/0 is +-inf, 0/0 NaN."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1, b)
+    return a / b
 
 
-def round_half_away(x):
-    a = abs(x)
-    fl = math.floor(a)
-    r = fl + (1 if a - fl >= 0.5 else 0)
-    return math.copysign(r, x)
+def float_key(v):
+    """DuckDB orders NaN after everything and NaN equals NaN."""
+    return (1, 0.0) if math.isnan(v) else (0, v)
 
 
 # ---- evaluation ------------------------------------------------------------
 
 class Dimension:
     def __init__(self, spec, rows=None):
-        """spec: the config's dimension; rows: [(key, {value col: text}, priority)] for a CSV one."""
+        """spec: the config's dimension; rows: [(key, [values], priority)] of a file one."""
         self.spec = spec
-        key = spec.get("key", "key")
-        self.values = spec.get("values", ["value"])
-        prio = spec.get("priority_column")
+        self.values = spec["rows"]["values"]
         if rows is None:
-            rows = []
-            for r in spec["rows"]:
-                rows.append((cell(r.get(key)), {v: cell(r.get(v)) for v in self.values},
-                             float(r.get(prio, 0)) if prio else 0.0))
-        self.rows = rows
+            rows = [(p, r["values"], r.get("priority", 0))
+                    for r in spec["rows"]["rows"] for p in r["patterns"]]
+            order = [i for i, r in enumerate(spec["rows"]["rows"]) for _ in r["patterns"]]
+        else:
+            order = list(range(len(rows)))
+        self.rows = [(k, v, p, o) for (k, v, p), o in zip(rows, order)]
 
     def lookup(self, s, value):
+        if s is None:
+            return None
         spec = self.spec
         ci = spec.get("case_insensitive", False)
-        probe = simple_lower(s) if (ci and s is not None) else s
+        probe = simple_lower(s) if ci else s
         best = None
-        for i, (k, vals, p) in enumerate(self.rows):
-            if k is None or probe is None:
-                continue
+        for k, vals, p, o in self.rows:
             kk = simple_lower(k) if ci else k
             hit = kk == probe if spec.get("match", "exact") == "exact" else kk in probe
-            if hit and (best is None or p > best[0]):
-                best = (p, i, vals)
+            if hit and (best is None or p > best[0] or (p == best[0] and o < best[1])):
+                best = (p, o, vals)
         if best is not None:
-            return best[2][value or self.values[0]]
+            return best[2][self.values.index(value) if value else 0]
         miss = spec.get("on_miss", "null")
         if miss == "passthrough":
             return s
         if isinstance(miss, dict):
-            return cell(miss["literal"])
+            return miss["literal"]
         return None
-
-
-def cell(v):
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return float_text(v)
-    return v
 
 
 def evaluate(node, row, scope, dims):
@@ -239,28 +216,25 @@ def evaluate(node, row, scope, dims):
         if a is None or b is None:
             return None
         if k == "div":
-            return None if b == 0 else finite(a / b)
+            return ieee_div(a, b)
         r = a + b if k == "add" else a - b if k == "sub" else a * b
         if t == "int64":
             return r if INT_MIN <= r <= INT_MAX else None
-        return finite(r)
+        return r
     if k in ("eq", "ne", "gt", "lt", "ge", "le"):
         lt, rt = ty(node["left"]), ty(node["right"])
         a, b = ev(node["left"]), ev(node["right"])
         for side in (0, 1):  # a date against a "YYYY-MM-DD" literal compares as dates
             n, other = (node["left"], rt) if side == 0 else (node["right"], lt)
-            if n["kind"] == "str" and other in ("date", "timestamp"):
+            if n["kind"] == "str" and other == "date":
                 if side == 0:
                     a, lt = date.fromisoformat(n["value"]), "date"
                 else:
                     b, rt = date.fromisoformat(n["value"]), "date"
         if a is None or b is None:
             return None
-        if lt in NUMERIC and rt in NUMERIC:
-            if not (lt == "int64" and rt == "int64"):
-                a, b = float(a), float(b)
-        elif {lt, rt} == {"date", "timestamp"}:
-            a, b = convert(a, lt, "timestamp"), convert(b, rt, "timestamp")
+        if lt in NUMERIC and rt in NUMERIC and not (lt == "int64" and rt == "int64"):
+            a, b = float_key(float(a)), float_key(float(b))
         return {"eq": a == b, "ne": a != b, "gt": a > b, "lt": a < b, "ge": a >= b, "le": a <= b}[k]
     if k in ("and", "or"):
         a = convert(ev(node["left"]), ty(node["left"]), "bool")
@@ -289,9 +263,10 @@ def evaluate(node, row, scope, dims):
         if s is None:
             return None
         start, length = node["start"], node.get("length")
-        begin = start if start >= 0 else max(len(s) + start, 0)
+        begin = start if start >= 0 else len(s) + start
         end = len(s) if length is None else begin + length
-        return s[begin:end]
+        lo, hi = max(begin, 0), max(min(end, len(s)), 0)
+        return s[lo:hi] if hi > lo else ""
     if k == "concat":
         parts = [convert(ev(a), ty(a), "string") for a in node["args"]]
         return node["sep"].join(p for p in parts if p is not None)
@@ -321,22 +296,20 @@ def evaluate(node, row, scope, dims):
         t, v = ty(node["input"]), ev(node["input"])
         if v is None:
             return None
-        scale = 1000 if node.get("unit") == "ms" else 1000000
+        ms_unit = node.get("unit") == "ms"
         if t == "int64":
-            us = v * scale
-            if not INT_MIN <= us <= INT_MAX:
+            ms = v if ms_unit else v * 1000
+            if not INT_MIN <= ms <= INT_MAX:
                 return None
         else:
-            x = v * scale
-            if not math.isfinite(x):
+            prod = v * (1.0 if ms_unit else 1000.0)
+            x = math.trunc(prod) if math.isfinite(prod) else None
+            if x is None or not -(2**63) <= x < 2**63:
                 return None
-            r = round_half_away(x)
-            if not -(2.0**63) <= r < 2.0**63:
-                return None
-            us = int(r)
-        if not MIN_US <= us <= MAX_US:
+            ms = int(x)
+        if not MIN_MS <= ms <= MAX_MS:
             return None
-        return EPOCH + timedelta(microseconds=us)
+        return (EPOCH + timedelta(milliseconds=ms)).date()
     if k in ("year", "month", "day"):
         v = ev(node["input"])
         return None if v is None else getattr(v, k)
@@ -355,13 +328,13 @@ def column_types(schema):
 
 
 def breaks(col, v):
-    """Whether value v of column col breaks its assertions."""
+    """Whether value v of column col breaks its assertions (NaN: above any max)."""
     a = col.get("assertions", {})
     if v is None:
         return bool(a.get("not_null")) or col.get("nullable") is False
     if "min" in a and float(v) < a["min"]:
         return True
-    return "max" in a and float(v) > a["max"]
+    return "max" in a and (math.isnan(float(v)) or float(v) > a["max"])
 
 
 def map_rows(config, mapping, rows, dims):
@@ -371,6 +344,7 @@ def map_rows(config, mapping, rows, dims):
     table = next(t for t in config["analytic_tables"] if t["id"] == mapping["analytic_table_id"])
     sscope, tscope = column_types(source["schema"]), column_types(table["schema"])
     exprs = {c["name"]: c["expr"] for c in mapping["columns"]}
+    wscope = {n: t for n, t in tscope.items() if n in exprs}  # where sees the mapping's outputs
     out = []
     for i, row in enumerate(rows):
         rf = source.get("record_filter")
@@ -383,7 +357,7 @@ def map_rows(config, mapping, rows, dims):
             o[c["name"]] = None if e is None else convert(evaluate(e, row, sscope, dims),
                                                          expr_type(e, sscope), tscope[c["name"]])
         w = mapping.get("where")
-        if w is not None and evaluate(w, o, tscope, dims) is not True:
+        if w is not None and evaluate(w, o, wscope, dims) is not True:
             continue
         bad = bad or any(breaks(c, o[c["name"]]) for c in table["schema"])
         out.append((i, o, bad))
@@ -393,26 +367,36 @@ def map_rows(config, mapping, rows, dims):
 def build_table(config, table_id, files, dims):
     """The rows table `table_id` holds after reading `files` from scratch:
     files is [(key, source id, rows)] (rows None for a file that cannot be
-    read). Ingest order: files by key, then mappings in config order, then
-    rows; a (mapping, file) with a row that breaks an assertion adds nothing;
-    with dedup keys the first row of each key survives."""
+    read). A mapping with a row that breaks an assertion, in any file, adds
+    nothing (as the peer). Ingest order: files by key, then mappings in config
+    order, then rows; with dedup keys the first row of each key survives."""
     table = next(t for t in config["analytic_tables"] if t["id"] == table_id)
     keys = table.get("dedup_keys", [])
+    files = sorted((f for f in files if f[2] is not None), key=lambda f: f[0].encode())
+    mappings = [m for m in config["mappings"] if m["analytic_table_id"] == table_id]
+    mapped = {}
+    for m in mappings:
+        for key, source_id, rows in files:
+            if m["source_container_id"] == source_id:
+                mapped[(m["id"], key)] = map_rows(config, m, rows, dims)
+    failed = {mid for (mid, _), rows in mapped.items() if any(bad for _, _, bad in rows)}
     seen, result = set(), []
-    for key, source_id, rows in sorted(files, key=lambda f: f[0].encode()):
-        if rows is None:
-            continue
-        for m in config["mappings"]:
-            if m["analytic_table_id"] != table_id or m["source_container_id"] != source_id:
+    for key, _, _ in files:
+        for m in mappings:
+            if m["id"] in failed or (m["id"], key) not in mapped:
                 continue
-            mapped = map_rows(config, m, rows, dims)
-            if any(bad for _, _, bad in mapped):
-                continue
-            for _, o, _ in mapped:
+            for _, o, _ in mapped[(m["id"], key)]:
                 if keys:
-                    k = tuple(o[c] for c in keys)
+                    k = tuple(dedup_key(o[c]) for c in keys)
                     if k in seen:
                         continue
                     seen.add(k)
                 result.append(o)
     return result
+
+
+def dedup_key(v):
+    """Dedup keys compare as DuckDB and karet do: NaN equals NaN, -0.0 equals 0.0."""
+    if isinstance(v, float):
+        return ("nan",) if math.isnan(v) else (0.0 if v == 0 else v)
+    return v

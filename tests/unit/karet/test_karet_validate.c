@@ -197,40 +197,74 @@ static const bad_case CASES[] = {
      {{"/source_containers/1/schema/1/assertions", "{\"unique\": true}"}},
      "/source_containers/1/schema/1/assertions/unique",
      "unknown_field"},
+    {"no dimensions", {{"/dimensions", NULL}}, "/dimensions", "missing_field"},
+    {"source no name",
+     {{"/source_containers/1/name", NULL}},
+     "/source_containers/1/name",
+     "missing_field"},
+    {"table blank name",
+     {{"/analytic_tables/0/name", "\"  \""}},
+     "/analytic_tables/0/name",
+     "missing_field"},
     {"dim bad match", {{"/dimensions/0/match", "\"regex\""}}, "/dimensions/0/match", "schema"},
     {"dim bad on_miss", {{"/dimensions/0/on_miss", "\"drop\""}}, "/dimensions/0/on_miss", "schema"},
-    {"dim literal object",
+    {"dim literal not text",
      {{"/dimensions/0/on_miss", "{\"literal\": [1]}"}},
      "/dimensions/0/on_miss/literal",
      "schema"},
+    {"dim literal missing",
+     {{"/dimensions/0/on_miss", "{}"}},
+     "/dimensions/0/on_miss/literal",
+     "missing_field"},
     {"dim no rows", {{"/dimensions/0/rows", NULL}}, "/dimensions/0/rows", "missing_field"},
+    {"dim rows not object", {{"/dimensions/0/rows", "[]"}}, "/dimensions/0/rows", "schema"},
     {"dim rows and file",
-     {{"/dimensions/0/path_prefix", "\"dims/a.csv\""}},
-     "/dimensions/0",
-     "schema"},
+     {{"/dimensions/0/rows/path_prefix", "\"dims/a.csv\""}},
+     "/dimensions/0/rows/rows",
+     "unknown_field"},
+    {"dim field at the top",
+     {{"/dimensions/0/key", "\"k\""}},
+     "/dimensions/0/key",
+     "unknown_field"},
     {"dim file not csv",
-     {{"/dimensions/1/path_prefix", "\"dims/a.txt\""}},
-     "/dimensions/1/path_prefix",
+     {{"/dimensions/1/rows/path_prefix", "\"dims/a.txt\""}},
+     "/dimensions/1/rows/path_prefix",
+     "schema"},
+    {"dim file no key",
+     {{"/dimensions/1/rows/key", NULL}},
+     "/dimensions/1/rows/key",
+     "missing_field"},
+    {"dim no values",
+     {{"/dimensions/1/rows/values", NULL}},
+     "/dimensions/1/rows/values",
+     "missing_field"},
+    {"dim values twice",
+     {{"/dimensions/0/rows/values", "[\"a\", \"a\"]"}},
+     "/dimensions/0/rows/values",
      "schema"},
     {"dim row unknown field",
-     {{"/dimensions/0/rows/0/colour", "\"red\""}},
-     "/dimensions/0/rows/0/colour",
+     {{"/dimensions/0/rows/rows/0/colour", "\"red\""}},
+     "/dimensions/0/rows/rows/0/colour",
      "unknown_field"},
-    {"dim row no key",
-     {{"/dimensions/0/rows/1/word", NULL}},
-     "/dimensions/0/rows/1",
+    {"dim row no patterns",
+     {{"/dimensions/0/rows/rows/1/patterns", NULL}},
+     "/dimensions/0/rows/rows/1/patterns",
      "missing_field"},
-    {"dim empty keyword",
-     {{"/dimensions/0/rows/1/word", "\"\""}},
-     "/dimensions/0/rows/1/word",
+    {"dim row values count",
+     {{"/dimensions/0/rows/rows/1/values", "[\"x\"]"}},
+     "/dimensions/0/rows/rows/1/values",
+     "schema"},
+    {"dim row value number",
+     {{"/dimensions/0/rows/rows/1/values", "[\"x\", 3]"}},
+     "/dimensions/0/rows/rows/1/values/1",
      "schema"},
     {"dim priority text",
-     {{"/dimensions/0/rows/0/prio", "\"high\""}},
-     "/dimensions/0/rows/0/prio",
+     {{"/dimensions/0/rows/rows/0/priority", "\"high\""}},
+     "/dimensions/0/rows/rows/0/priority",
      "schema"},
-    {"dim same column twice",
-     {{"/dimensions/0/priority_column", "\"owner\""}},
-     "/dimensions/0",
+    {"dim exact key twice",
+     {{"/dimensions/0/match", "\"exact\""}, {"/dimensions/0/rows/rows/1/patterns", "[\"API\"]"}},
+     "/dimensions/0/rows/rows/1/patterns",
      "schema"},
     {"table id with dot",
      {{"/analytic_tables/0/id", "\"a.b\""}},
@@ -487,8 +521,9 @@ static void test_shapes(void)
     json_decref(p);
     json_decref(j);
     json_error_t e;
-    j = json_loads(
-        "{\"version\":1,\"source_containers\":[],\"mappings\":[],\"analytic_tables\":[]}", 0, &e);
+    j = json_loads("{\"version\":1,\"source_containers\":[],\"dimensions\":[],\"mappings\":[],"
+                   "\"analytic_tables\":[]}",
+                   0, &e);
     p = karet_validate(j);
     CHECK_INT(json_array_size(p), 0);
     json_decref(p);
@@ -522,5 +557,24 @@ static void test_pointer_escape(void)
     json_decref(root);
 }
 
-UNIT_TESTS(UNIT(test_base_is_valid), UNIT(test_bad_configs), UNIT(test_shapes),
-           UNIT(test_deep_expression), UNIT(test_pointer_escape))
+/* The templates the service offers are valid configs. */
+static void test_templates_are_valid(void)
+{
+    static const char *const names[] = {"access_logs.json", "bank_statements.json"};
+    const char *root = getenv("KARET_SOURCE_DIR");
+    CHECK(root != NULL);
+    for (size_t i = 0; root && i < sizeof names / sizeof *names; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/karet/templates/%s", root, names[i]);
+        json_error_t e;
+        json_t *j = json_load_file(path, 0, &e);
+        CHECK(j != NULL);
+        json_t *p = karet_validate(j);
+        if (json_array_size(p)) unit_fail(__FILE__, __LINE__, "%s has problems", names[i]);
+        json_decref(p);
+        json_decref(j);
+    }
+}
+
+UNIT_TESTS(UNIT(test_base_is_valid), UNIT(test_templates_are_valid), UNIT(test_bad_configs),
+           UNIT(test_shapes), UNIT(test_deep_expression), UNIT(test_pointer_escape))
