@@ -49,6 +49,11 @@ const route ROUTES[] = {
     R("GET", "/api/p/:slug/queries/:name", ROLE_VIEWER, 0, api_query_get),
     R("DELETE", "/api/p/:slug/queries/:name", ROLE_EDITOR, 0, api_query_delete),
 
+    R("GET", "/api/lake", ROLE_VIEWER, 0, api_lake_list),
+    {"PUT", "/api/lake", ROLE_EDITOR, ROUTE_STREAM, api_lake_put, api_lake_put_body},
+    R("DELETE", "/api/lake", ROLE_EDITOR, 0, api_lake_delete),
+    R("GET", "/api/lake/object", ROLE_VIEWER, 0, api_lake_object),
+
 };
 
 const size_t N_ROUTES = sizeof ROUTES / sizeof ROUTES[0];

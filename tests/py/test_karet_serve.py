@@ -95,6 +95,46 @@ def test_jobs_are_paged_newest_first_by_keyset(local):
     assert all(j["enqueuedAt"] < jobs_all[0]["enqueuedAt"] for j in older) and len(older) >= 1
 
 
+def test_lake_files(tmp_path):
+    srv = Server(tmp_path / "data", tmp_path / "lake", extra=["--max-upload", "1000000"]).start()
+    try:
+        api = srv.worker()
+        make_pipeline(api)
+        body = b"time,user,value\n" + b"2026-11-12T03:00:00,u1,1.5\n" * 1000
+        r = api.request("PUT", f"/api/lake?key={PREFIX}f.csv", raw=body)
+        assert r.status == 200 and r.json() == {"ok": True, "key": f"{PREFIX}f.csv", "size": len(body),
+                                                "scheduled": [SLUG]}
+        assert (tmp_path / "lake" / PREFIX / "f.csv").read_bytes() == body
+        assert api.request("PUT", "/api/lake?key=notes/readme.txt", raw=b"hi").json()["scheduled"] == []
+        listing = api.get(f"/api/lake?prefix={PREFIX}").json()
+        assert [f["key"] for f in listing["files"]] == [f"{PREFIX}f.csv"]
+        assert listing["files"][0]["size"] == len(body) and listing["files"][0]["lastModified"]
+        assert api.get("/api/lake").json()["folders"] == ["notes/", "pipelines/"]
+        r = api.get(f"/api/lake/object?key={PREFIX}f.csv")
+        assert r.body == body and 'filename="f.csv"' in r.headers["Content-Disposition"]
+        for bad in ("../x", "/etc/passwd", "a//b", "a/./b", "a/", "warehouse/web.events/x"):
+            r = api.request("PUT", f"/api/lake?key={bad}", raw=b"x")
+            assert r.status == 422 and r.json()["error"] in ("invalid_key", "reserved_key"), (bad, r.body)
+        assert api.get("/api/lake?prefix=../").status == 422
+        assert api.get("/api/lake?prefix=nofolder").status == 422
+        # Over --max-upload: refused, and nothing is left at the key.
+        r = raw_http(srv.port, b"PUT /api/lake?key=big/x.csv HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                     + TOKEN.encode() + b"\r\nContent-Length: 1000001\r\nConnection: close\r\n\r\n")
+        assert r.startswith(b"HTTP/1.1 413")
+        chunk = b"y" * 100_000
+        body2 = b"".join(b"%x\r\n" % len(chunk) + chunk + b"\r\n" for _ in range(12)) + b"0\r\n\r\n"
+        r = raw_http(srv.port, b"PUT /api/lake?key=big/y.csv HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                     + TOKEN.encode() + b"\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + body2)
+        assert r.startswith(b"HTTP/1.1 413")
+        assert api.get("/api/lake/object?key=big/y.csv").status == 404
+        assert not (tmp_path / "lake" / "big").exists() or not any((tmp_path / "lake" / "big").iterdir())
+        assert api.request("DELETE", f"/api/lake?key={PREFIX}f.csv").status == 200
+        assert api.get(f"/api/lake/object?key={PREFIX}f.csv").status == 404
+        assert api.request("DELETE", f"/api/lake?key={PREFIX}f.csv").status == 200  # already gone: fine
+    finally:
+        srv.stop()
+
+
 # ---- routes x callers ----
 
 ROUTES = [
@@ -119,6 +159,10 @@ ROUTES = [
     ("POST", "/api/p/web/queries", {"name": "q", "sql": "SELECT 1"}, "editor"),
     ("GET", "/api/p/web/queries/q", None, "viewer"),
     ("DELETE", "/api/p/web/queries/zz", None, "editor"),
+    ("GET", "/api/lake", None, "viewer"),
+    ("PUT", "/api/lake?key=other/x.txt", b"x", "editor"),
+    ("DELETE", "/api/lake?key=other/y.txt", None, "editor"),
+    ("GET", "/api/lake/object?key=other/x.txt", None, "viewer"),
     ("GET", "/api/users", None, "admin"),
     ("POST", "/api/users", {"username": "zed", "password": "12345678", "role": "viewer"}, "admin"),
     ("GET", "/api/users/zed", None, "admin"),
