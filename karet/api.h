@@ -11,6 +11,13 @@
 json_t *api_pipeline(service *svc, const char *slug, http_resp *out);
 /* The live config of a pipeline (caller owns) and its version, or NULL. */
 json_t *api_live_config(service *svc, const char *slug, int64_t *version);
+/* The config of a template ("blank", "csv_events") for a pipeline (caller
+ * owns), or NULL for an unknown name. */
+json_t *api_template(const char *name, const char *slug);
+/* Registers a pipeline with config (borrowed, already validated) as its
+ * version 1. Returns 0 (*version set), 1 when the slug is taken, -1. */
+int api_create_pipeline(service *svc, const char *slug, const char *name, json_t *config,
+                        const char *author, int64_t *version);
 /* 1 when key may name a lake object from a request: relative, no "." or
  * ".." or empty segment, no control character or backslash. */
 int api_key_ok(const char *key);

@@ -139,7 +139,7 @@ static int save_config(service *svc, const char *slug, const char *text, const c
 
 /* ---- templates ---- */
 
-static json_t *template_config(const char *name, const char *slug)
+json_t *api_template(const char *name, const char *slug)
 {
     if (strcmp(name, "blank") == 0)
         return json_pack("{s:i,s:[],s:[],s:[],s:[]}", "version", 1, "source_containers",
@@ -163,6 +163,24 @@ static json_t *template_config(const char *name, const char *slug)
 }
 
 /* ---- pipelines ---- */
+
+int api_create_pipeline(service *svc, const char *slug, const char *name, json_t *config,
+                        const char *author, int64_t *version)
+{
+    char *text = json_dumps(config, JSON_COMPACT);
+    int64_t live = 0;
+    int st = text ? db_exec(svc->db, NULL,
+                            "INSERT INTO pipelines (slug, name, created_at) VALUES (?, ?, ?)",
+                            "ssi", slug, name, now_ms())
+                  : DB_ERR;
+    int rc = st == DB_CONSTRAINT ? 1 : st != DB_OK ? -1 : 0;
+    if (rc == 0 && save_config(svc, slug, text, author, "created", 0, version, &live) != 0) {
+        db_exec(svc->db, NULL, "DELETE FROM pipelines WHERE slug = ?", "s", slug);
+        rc = -1;
+    }
+    free(text);
+    return rc;
+}
 
 void api_pipelines_list(service *svc, http_req *rq, http_resp *out)
 {
@@ -227,28 +245,22 @@ void api_pipelines_create(service *svc, http_req *rq, http_resp *out)
         reply_error(out, 422, "invalid_config", "config must be a JSON object");
         goto done;
     }
-    config = given ? json_incref(given) : template_config(tpl ? tpl : "blank", slug);
+    config = given ? json_incref(given) : api_template(tpl ? tpl : "blank", slug);
     if (config == NULL) {
         reply_error(out, 422, "invalid_template", "template must be \"blank\" or \"csv_events\"");
         goto done;
     }
     if (!config_ok(config, out)) goto done;
-    char *text = json_dumps(config, JSON_COMPACT);
-    int64_t now = now_ms(), version = 0, live = 0;
-    int st =
-        db_exec(svc->db, NULL, "INSERT INTO pipelines (slug, name, created_at) VALUES (?, ?, ?)",
-                "ssi", slug, name, now);
-    if (st == DB_CONSTRAINT) {
+    int64_t version = 0;
+    int st = api_create_pipeline(svc, slug, name, config, rq->who.username, &version);
+    if (st == 1)
         reply_error(out, 409, "already_exists", "a pipeline \"%s\" exists", slug);
-    } else if (st != DB_OK ||
-               save_config(svc, slug, text, rq->who.username, "created", 0, &version, &live)) {
+    else if (st != 0)
         reply_error(out, 500, "internal", "%s", db_error());
-    } else {
+    else
         reply_json(out, 200,
                    json_pack("{s:b,s:s,s:s,s:I}", "ok", 1, "pipeline", slug, "name", name,
                              "configVersion", (json_int_t)version));
-    }
-    free(text);
 done:
     json_decref(config);
     json_decref(body);

@@ -83,7 +83,11 @@ const karet_command karet_commands[] = {
       {"workers", "N", "Runs at once, each of another pipeline; default 2.", false},
       {"public-url", "URL", "The address users reach (printed; https makes cookies Secure).",
        false},
-      {"max-upload", "BYTES", "The largest PUT /api/lake body; default 104857600.", false}}},
+      {"max-upload", "BYTES", "The largest PUT /api/lake body; default 104857600.", false},
+      {"demo", NULL,
+       "On a service with no pipeline yet: create the pipeline \"demo\" with sample CSV files, "
+       "whose first run starts by itself.",
+       false}}},
     {"hash-password",
      "",
      "print the scrypt hash of a password",

@@ -35,6 +35,7 @@ typedef struct serve_config {
     int64_t debounce_max_ms;
     int64_t sse_ping_ms;
     int64_t retry_backoff_ms; /* first retry's wait; doubles */
+    int demo;                 /* seed a demo pipeline and files on a fresh service */
 } serve_config;
 
 typedef struct service {

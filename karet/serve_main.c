@@ -13,6 +13,7 @@
 #include "auth.h"
 #include "cli.h"
 #include "jobs.h"
+#include "serve_demo.h"
 #include "serve_http.h"
 #include "serve_lake.h"
 
@@ -138,6 +139,7 @@ static int parse_args(serve_config *c, karet_args *a)
     if (c->workers < 1 || c->workers > 64)
         return usage_error(a, "--workers must be 1 to 64, not", v ? v : getenv("KARET_WORKERS"));
     if ((v = karet_opt(a, "public-url"))) c->public_url = strdup(v);
+    c->demo = karet_flag(a, "demo");
     if ((v = karet_opt(a, "max-upload")) && (c->max_upload = strtoll(v, NULL, 10)) < 1)
         return usage_error(a, "--max-upload must be a positive number of bytes, not", v);
     return 0;
@@ -319,6 +321,10 @@ static int run_service(service *svc)
     if ((svc->jobs = jobs_start(svc, err, sizeof err)) == NULL ||
         (svc->debounce = debouncer_start(svc)) == NULL) {
         fprintf(stderr, "karet serve: %s\n", err);
+        return 1;
+    }
+    if (c->demo && serve_demo_seed(svc, err, sizeof err) != 0) {
+        fprintf(stderr, "karet serve: the demo: %s\n", err);
         return 1;
     }
     int rc = http_serve(svc, err, sizeof err);

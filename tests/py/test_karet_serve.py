@@ -398,6 +398,27 @@ def test_bare_karet_serve_prints_how_to_sign_in(tmp_path):
         proc.wait(timeout=60)
 
 
+def test_demo_seeds_a_pipeline_and_files_that_start_a_run(tmp_path):
+    srv = Server(tmp_path / "data", tmp_path / "lake", extra=["--demo"]).start()
+    try:
+        api = srv.worker()
+        assert [p["slug"] for p in api.get("/api/pipelines").json()["pipelines"]] == ["demo"]
+        files = api.get("/api/lake?prefix=pipelines/demo/events/").json()["files"]
+        assert [f["key"].rsplit("/", 1)[1] for f in files] == ["events_0001.csv", "events_0002.csv",
+                                                                "events_0003.csv"]
+        js = wait_jobs(api, lambda js: len(js) == 1, slug="demo")
+        assert js[0]["trigger"] == "webhook"
+    finally:
+        srv.stop()
+    # A second start with --demo leaves a service that has pipelines alone.
+    srv = Server(tmp_path / "data", tmp_path / "lake", extra=["--demo"]).start()
+    try:
+        assert len(srv.worker().get("/api/pipelines").json()["pipelines"]) == 1
+        assert len(jobs(srv.worker(), "demo")) == 1
+    finally:
+        srv.stop()
+
+
 def test_job_events_stream(local):
     api = local.worker()
     make_pipeline(api)
