@@ -13,6 +13,7 @@
 #include "jobs.h"
 #include "run.h"
 #include "serve_lake.h"
+#include "serve_templates.h"
 
 #define KEEP_VERSIONS 100
 #define VERSION_HEADER "X-Karet-Config-Version"
@@ -139,12 +140,38 @@ static int save_config(service *svc, const char *slug, const char *text, const c
 
 /* ---- templates ---- */
 
+/* A template of karet/templates/ with "{slug}" replaced (slugs need no
+ * escaping in JSON: [a-z0-9_-]). */
+static json_t *file_template(const char *name, const char *slug)
+{
+    for (const karet_template *t = KARET_TEMPLATES; t->name; t++) {
+        if (strcmp(t->name, name) != 0) continue;
+        size_t n = strlen(t->json), sl = strlen(slug), j = 0;
+        char *text = malloc(n * (sl + 1) / 6 + n + 1);
+        if (text == NULL) return NULL;
+        for (size_t i = 0; i < n; i++) {
+            if (strncmp(t->json + i, "{slug}", 6) == 0) {
+                memcpy(text + j, slug, sl);
+                j += sl;
+                i += 5;
+            } else {
+                text[j++] = t->json[i];
+            }
+        }
+        text[j] = 0;
+        json_t *config = json_loads(text, 0, NULL);
+        free(text);
+        return config;
+    }
+    return NULL;
+}
+
 json_t *api_template(const char *name, const char *slug)
 {
     if (strcmp(name, "blank") == 0)
         return json_pack("{s:i,s:[],s:[],s:[],s:[]}", "version", 1, "source_containers",
                          "dimensions", "mappings", "analytic_tables");
-    if (strcmp(name, "csv_events") != 0) return NULL;
+    if (strcmp(name, "csv_events") != 0) return file_template(name, slug);
     char prefix[160];
     snprintf(prefix, sizeof prefix, "pipelines/%s/events/", slug);
     return json_pack(
@@ -160,6 +187,16 @@ json_t *api_template(const char *name, const char *slug)
         "analytic_tables", "id", "events", "name", "Events", "schema", "name", "time", "type",
         "string", "name", "user", "type", "string", "name", "value", "type", "float64",
         "partition_keys", "dedup_keys", "time", "user");
+}
+
+/* "blank, csv_events, ..." for messages (static). */
+static const char *template_names(void)
+{
+    static char names[512];
+    size_t n = (size_t)snprintf(names, sizeof names, "blank, csv_events");
+    for (const karet_template *t = KARET_TEMPLATES; t->name && n < sizeof names; t++)
+        n += (size_t)snprintf(names + n, sizeof names - n, ", %s", t->name);
+    return names;
 }
 
 /* ---- pipelines ---- */
@@ -247,9 +284,12 @@ void api_pipelines_create(service *svc, http_req *rq, http_resp *out)
     }
     config = given ? json_incref(given) : api_template(tpl ? tpl : "blank", slug);
     if (config == NULL) {
-        reply_error(out, 422, "invalid_template", "template must be \"blank\" or \"csv_events\"");
+        reply_error(out, 422, "invalid_template", "no template \"%s\" (%s)", tpl ? tpl : "",
+                    template_names());
         goto done;
     }
+    if (json_is_string(json_object_get(config, "name")))
+        json_object_set_new(config, "name", json_string(name));
     if (!config_ok(config, out)) goto done;
     int64_t version = 0;
     int st = api_create_pipeline(svc, slug, name, config, rq->who.username, &version);

@@ -14,6 +14,8 @@ import urllib.request
 
 import pytest
 
+from conftest import ROOT
+
 from karet_service import (PREFIX, SLUG, TOKEN, Client, Server, finished, iso_ms, jobs, karet_bin,
                            make_pipeline, pipeline_config, post_event, s3_event, wait_jobs)
 
@@ -396,6 +398,27 @@ def test_bare_karet_serve_prints_how_to_sign_in(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+
+
+def test_pipelines_from_templates(local):
+    api = local.worker()
+    names = sorted(p.stem for p in (ROOT / "karet" / "templates").glob("*.json")) + ["blank", "csv_events"]
+    for i, name in enumerate(names):
+        r = api.post("/api/pipelines", {"name": f"From {name}", "slug": f"t{i}", "template": name})
+        assert r.status == 200, (name, r.body)
+        cfg = api.get(f"/api/p/t{i}/config").json()
+        for src in cfg["source_containers"]:
+            assert src["path_prefix"].startswith(f"pipelines/t{i}/"), (name, src)
+        assert api.post(f"/api/p/t{i}/validate", cfg).json() == {"ok": True, "problems": []}
+    r = api.post("/api/pipelines", {"name": "x", "template": "nope"})
+    assert r.status == 422 and r.json()["error"] == "invalid_template"
+    assert api.post("/api/pipelines", {"name": "From blank", "slug": "t0"}).json()["error"] == "already_exists"
+    listed = api.get("/api/pipelines").json()["pipelines"]
+    assert sorted(p["slug"] for p in listed) == [f"t{i}" for i in range(len(names))]
+    assert api.request("PATCH", "/api/pipelines/t0", {"name": "Renamed"}).json()["name"] == "Renamed"
+    assert api.request("PATCH", "/api/pipelines/t0", {"newSlug": "zz"}).json()["error"] == "slug_immutable"
+    assert api.request("DELETE", "/api/pipelines/t0").json()["ok"] is True
+    assert api.get("/api/p/t0/config").status == 404
 
 
 def test_demo_seeds_a_pipeline_and_files_that_start_a_run(tmp_path):
