@@ -495,6 +495,12 @@ static tl_status cache_writer_open(tl_store *s, const char *key, tl_store_writer
     return tl_store_writer_open(c->inner, key, out, err);
 }
 
+static tl_status cache_sweep(tl_store *s, const char *prefix, int64_t min_age_ms, int64_t *removed,
+                             tl_error *err)
+{
+    return tl_store_sweep(((cache_store *)s)->inner, prefix, min_age_ms, removed, err);
+}
+
 static const tl_store_ops cache_ops = {
     .get = cache_get,
     .get_range = cache_get_range,
@@ -510,6 +516,7 @@ static const tl_store_ops cache_ops = {
     .list_objects = cache_list_objects,
     .stat = cache_stat,
     .writer_open = cache_writer_open,
+    .sweep = cache_sweep,
 };
 
 tl_store *tl_store_uncached(tl_store *s)

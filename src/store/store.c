@@ -64,6 +64,16 @@ tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err)
     for (size_t i = 0; st == TL_OK && i < keys.len; i++)
         st = tl_store_remove(s, keys.items[i], err);
     tl_strlist_free(&keys);
+    if (st == TL_OK) st = tl_store_sweep(s, prefix, 0, NULL, err);
+    return st;
+}
+
+tl_status tl_store_sweep(tl_store *s, const char *prefix, int64_t min_age_ms, int64_t *removed,
+                         tl_error *err)
+{
+    int64_t n = 0;
+    tl_status st = s->ops->sweep ? s->ops->sweep(s, prefix, min_age_ms, &n, err) : TL_OK;
+    if (removed) *removed += n;
     return st;
 }
 

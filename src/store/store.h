@@ -76,6 +76,9 @@ typedef struct tl_store_ops {
     /* As tl_store_writer_open. NULL: the bytes are kept in memory and put at finish. */
     tl_status (*writer_open)(tl_store *s, const char *key, struct tl_store_writer **out,
                              tl_error *err);
+    /* As tl_store_sweep. NULL: the backend leaves nothing of its own behind. */
+    tl_status (*sweep)(tl_store *s, const char *prefix, int64_t min_age_ms, int64_t *removed,
+                       tl_error *err);
 } tl_store_ops;
 
 struct tl_store {
@@ -193,8 +196,17 @@ tl_status tl_store_get_many(tl_store *s, tl_store_get_item *items, size_t n, tl_
 tl_status tl_store_get_first(tl_store *s, const char *key, size_t len, uint8_t *dst, size_t *got,
                              uint64_t *total, tl_error *err);
 
-/* Deletes every object under prefix. */
+/* Deletes every object under prefix, and whatever the backend keeps there
+ * of its own (tl_store_sweep with no age). */
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err);
+
+/* Removes what writers that died left under prefix, which no listing shows
+ * (locally, the temporary files a put writes before its rename: ".tmp-<uuid>"
+ * beside the object), once older than min_age_ms; with min_age_ms 0, all of
+ * it, and the directories left empty. *removed (may be NULL) is increased by
+ * the number of files removed. Nothing to do on object stores. */
+tl_status tl_store_sweep(tl_store *s, const char *prefix, int64_t min_age_ms, int64_t *removed,
+                         tl_error *err);
 
 /* Is this the local backend (a file:// root), where a round trip is cheap? */
 static inline bool tl_store_is_local(const tl_store *s)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/random.h"
@@ -583,6 +584,67 @@ static tl_status local_size(tl_store *s, const char *key, uint64_t *out, tl_erro
     return TL_OK;
 }
 
+/* Removes the temporary files under the directory dirfd (taken over) old
+ * enough, recursively; with no age, the directories left empty too. */
+static void sweep_dir(int dirfd, int64_t cutoff_ms, bool all, int64_t *removed)
+{
+    DIR *d = fdopendir(dirfd);
+    if (d == NULL) {
+        close(dirfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        struct stat sb;
+        if (fstatat(dirfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(sb.st_mode)) {
+            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) sweep_dir(sub, cutoff_ms, all, removed);
+            if (all) unlinkat(dirfd, e->d_name, AT_REMOVEDIR); /* refused unless empty */
+        } else if (S_ISREG(sb.st_mode) && strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0 &&
+                   (all || mtime_ms(&sb) <= cutoff_ms) && unlinkat(dirfd, e->d_name, 0) == 0) {
+            (*removed)++;
+        }
+    }
+    closedir(d);
+}
+
+/* The prefix's directory ("ns/t/" and "ns/t/x" both start at ns/t). Only a
+ * writer's own temporaries go; with no age, empty directories up to the root
+ * too (a writer racing this loses its put, as it would to the removal). */
+static tl_status local_sweep(tl_store *s, const char *prefix, int64_t min_age_ms, int64_t *removed,
+                             tl_error *err)
+{
+    local_store *ls = (local_store *)s;
+    char *rel = strdup(prefix);
+    if (rel == NULL) return tl_error_nomem(err);
+    char *slash = strrchr(rel, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        rel[0] = '\0';
+    tl_status st = rel[0] ? check_key(rel, err) : TL_OK;
+    char *path = st == TL_OK ? path_of(ls, rel) : NULL;
+    if (st == TL_OK && path == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int64_t cutoff = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - min_age_ms;
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) sweep_dir(fd, cutoff, min_age_ms <= 0, removed);
+        size_t root_len = strlen(ls->root);
+        for (char *p = path + strlen(path); min_age_ms <= 0 && rel[0] && p;
+             p = strrchr(path, '/')) {
+            *p = '\0';
+            if (strlen(path) <= root_len || rmdir(path) != 0) break;
+        }
+    }
+    free(path);
+    free(rel);
+    return st;
+}
+
 static const tl_store_ops local_ops = {
     .get = local_get,
     .get_range = local_get_range,
@@ -595,6 +657,7 @@ static const tl_store_ops local_ops = {
     .list_objects = local_list_objects,
     .stat = local_stat,
     .writer_open = local_writer_open,
+    .sweep = local_sweep,
 };
 
 /* Makes path absolute and lexically normal ("a/./b/../c" -> "/cwd/a/c"). */

@@ -417,6 +417,11 @@ static tl_status delete_orphans(tl_table *t, const tl_maintain_settings *s, cons
         if (tl_store_remove(t->lake->store, key, NULL) == TL_OK) r->objects_deleted++;
     }
     tl_strlist_free(&keys);
+    /* Temporaries of writers killed before their rename, which no listing shows. */
+    if (st == TL_OK)
+        st = tl_store_sweep(t->lake->store, prefix,
+                            s->orphan_window_ms > 0 ? s->orphan_window_ms : 1, &r->objects_deleted,
+                            err);
     set_free(&live);
     return st;
 }

@@ -172,6 +172,43 @@ def test_maintain_plain_table_and_empty_table(lake, lake_dir):
     assert sorted(table.scan().to_arrow()["x"].to_pylist()) == [0, 0, 1, 1, 2, 2]
 
 
+def leftover_temporaries(lake_dir, table="default/t", hours_old=2):
+    """What an append killed mid-commit leaves: the local store's temporary
+    files (.tmp-<uuid>, never listed), here dated hours_old hours ago."""
+    import uuid
+    root = Path(lake_dir) / table
+    made = []
+    for d in [root / "metadata", next((root / "data").iterdir())]:
+        p = d / f".tmp-{uuid.uuid4()}"
+        p.write_bytes(b"partial")
+        if hours_old:
+            past = dt.datetime.now().timestamp() - hours_old * 3600
+            os.utime(p, (past, past))
+        made.append(p)
+    return made
+
+
+def test_orphan_cleanup_removes_temporaries_of_killed_appends(lake, lake_dir):
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"])
+    t.append(batch([(1, 0, 1.0)]))
+    old, young = leftover_temporaries(lake_dir), leftover_temporaries(lake_dir, hours_old=0)
+    r = t.maintain()
+    # Older than the safety window (1 h) they go; a young one may be a live writer's.
+    assert not any(p.exists() for p in old) and all(p.exists() for p in young)
+    assert r["objects_deleted"] >= 2
+    assert iceberg_rows(lake_dir)[0] == [(1, T0.isoformat(), 1.0)]
+
+
+def test_drop_removes_temporaries_and_folders(lake, lake_dir):
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"])
+    t.append(batch([(1, 0, 1.0)]))
+    leftover_temporaries(lake_dir), leftover_temporaries(lake_dir, hours_old=0)
+    t.close()
+    lake.drop_table("t")
+    assert not (Path(lake_dir) / "default" / "t").exists()
+    assert "t" not in [n.split(".")[-1] for n in lake.tables()]
+
+
 def test_model_check_random_interleavings(lake, lake_dir, reference):
     """Appends with duplicates and out-of-order times, inline and full
     maintenance, in random order: the rows equal the model (latest write wins)."""
