@@ -351,14 +351,49 @@ typedef struct tl_query_stats {
     int64_t row_groups_total; /* row groups of the files read */
     int64_t row_groups_read;  /* ... left after pruning */
     int64_t bytes_read;
+    int truncated; /* tl_lake_query: 1 when max_rows cut the result short */
 } tl_query_stats;
 
 /* Runs SQL over the lake's tables. Unqualified table names resolve in
  * `namespace_` (NULL means "default"). On success *out is a stream the caller
  * owns and releases; `stats` may be NULL. Errors: TL_ERR_NOT_FOUND for an
- * unknown table, TL_ERR_QUERY for any other failure to plan or run. */
+ * unknown table, TL_ERR_QUERY for any other failure to plan or run. The same
+ * as tl_lake_query with only a namespace. */
 tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
                       struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err);
+
+/* A relation a query may read besides the lake's tables. */
+typedef struct tl_sql_input {
+    const char *name;                /* as the query names it (unqualified; case folds) */
+    struct ArrowArrayStream *stream; /* its rows: a struct of strings, integers, floats,
+                                        bools, dates, timestamps or binary */
+} tl_sql_input;
+
+typedef struct tl_sql_options {
+    const char *namespace_;     /* unqualified table names resolve here; NULL: "default" */
+    const tl_sql_input *inputs; /* NULL, or inputs_len relations visible to this query
+                                   only, by name (over a table of the same name); each
+                                   may be scanned more than once */
+    size_t inputs_len;
+    int only_namespace; /* 1: tables of other namespaces are refused, and so are
+                           DuckDB's catalog functions (duckdb_tables() ...) */
+    int64_t max_rows;   /* > 0: the result stops after this many rows
+                           (stats->truncated says whether it was cut) */
+    int64_t timeout_ms; /* > 0: the query stops after this long, an error */
+} tl_sql_options;
+
+/* Runs one SELECT query over the lake's tables and the inputs. `options` may
+ * be NULL. Every input stream is consumed: read to its end and released,
+ * on success and on failure alike. Only the lake's tables and the inputs can
+ * be read: never files, other databases or extensions. On success *out is a
+ * stream the caller owns and releases (its rows are in memory: the query
+ * has run); `stats` may be NULL (given, it costs reading the footers of
+ * local files the query reads). Errors: TL_ERR_INVALID for bad options or
+ * an input that cannot be read (named); TL_ERR_NOT_FOUND for an unknown
+ * table, or one outside the namespace with only_namespace; TL_ERR_QUERY for
+ * any other failure to plan or run, "timed out" when timeout_ms passed. */
+tl_status tl_lake_query(tl_lake *lake, const char *query, const tl_sql_options *options,
+                        struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err);
 
 /* The newest row of every series of `table`, from its last-value index. On
  * success *out is a stream the caller owns and releases. */

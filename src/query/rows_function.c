@@ -10,6 +10,7 @@
 struct tl_rowsets {
     tl_rowset **sets;
     int64_t *ids;
+    bool *inputs; /* kept by tl_rowsets_clear: a query's inputs */
     size_t n;
     int64_t next_id;
 };
@@ -256,7 +257,7 @@ tl_status tl_rows_register_function(tl_query_engine *e, tl_error *err)
                : tl_error_set(err, TL_ERR_QUERY, "cannot register " TL_ROWS_FUNCTION);
 }
 
-tl_status tl_rowsets_add(tl_query_engine *e, tl_rowset *rs, int64_t *id, tl_error *err)
+static tl_status add(tl_query_engine *e, tl_rowset *rs, bool input, int64_t *id, tl_error *err)
 {
     if (e->rowsets == NULL && (e->rowsets = calloc(1, sizeof *e->rowsets)) == NULL) {
         tl_rowset_free(rs);
@@ -267,30 +268,65 @@ tl_status tl_rowsets_add(tl_query_engine *e, tl_rowset *rs, int64_t *id, tl_erro
     if (sets) r->sets = sets;
     int64_t *ids = sets ? realloc(r->ids, (r->n + 1) * sizeof *ids) : NULL;
     if (ids) r->ids = ids;
-    if (sets == NULL || ids == NULL) {
+    bool *inputs = ids ? realloc(r->inputs, (r->n + 1) * sizeof *inputs) : NULL;
+    if (inputs) r->inputs = inputs;
+    if (sets == NULL || ids == NULL || inputs == NULL) {
         tl_rowset_free(rs);
         return tl_error_nomem(err);
     }
     *id = ++r->next_id;
     r->sets[r->n] = rs;
+    r->inputs[r->n] = input;
     r->ids[r->n++] = *id;
     return TL_OK;
 }
 
-void tl_rowsets_clear(tl_query_engine *e)
+tl_status tl_rowsets_add(tl_query_engine *e, tl_rowset *rs, int64_t *id, tl_error *err)
+{
+    return add(e, rs, false, id, err);
+}
+
+tl_status tl_rowsets_add_input(tl_query_engine *e, tl_rowset *rs, int64_t *id, tl_error *err)
+{
+    return add(e, rs, true, id, err);
+}
+
+/* Frees the rowsets that are inputs (or not). */
+static void drop(tl_query_engine *e, bool inputs)
 {
     struct tl_rowsets *r = e->rowsets;
     if (r == NULL) return;
-    for (size_t i = 0; i < r->n; i++) tl_rowset_free(r->sets[i]);
-    r->n = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->inputs[i] == inputs) {
+            tl_rowset_free(r->sets[i]);
+            continue;
+        }
+        r->sets[kept] = r->sets[i];
+        r->ids[kept] = r->ids[i];
+        r->inputs[kept++] = r->inputs[i];
+    }
+    r->n = kept;
+}
+
+void tl_rowsets_clear(tl_query_engine *e)
+{
+    drop(e, false);
+}
+
+void tl_rowsets_clear_inputs(tl_query_engine *e)
+{
+    drop(e, true);
 }
 
 void tl_rowsets_free(tl_query_engine *e)
 {
     tl_rowsets_clear(e);
+    tl_rowsets_clear_inputs(e);
     if (e->rowsets == NULL) return;
     free(e->rowsets->sets);
     free(e->rowsets->ids);
+    free(e->rowsets->inputs);
     free(e->rowsets);
     e->rowsets = NULL;
 }

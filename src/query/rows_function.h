@@ -5,7 +5,8 @@
  * left out (the function pushes projections down, and refuses a column it
  * was not given). The function can be scanned any number of times (a
  * self-join, a CTE used twice), in parallel for large rowsets. Rowsets live
- * until tl_rowsets_clear, which tl_lake_sql calls once its query has run. */
+ * until tl_rowsets_clear, which tl_lake_sql calls once its query has run
+ * (a query's inputs until tl_rowsets_clear_inputs). */
 #ifndef TL_QUERY_ROWS_FUNCTION_H
 #define TL_QUERY_ROWS_FUNCTION_H
 
@@ -42,8 +43,14 @@ tl_status tl_rows_register_function(tl_query_engine *e, tl_error *err);
  * rs is freed. */
 tl_status tl_rowsets_add(tl_query_engine *e, tl_rowset *rs, int64_t *id, tl_error *err);
 
-/* Frees the engine's rowsets (tl_rowsets_clear), or everything (tl_rowsets_free). */
+/* As tl_rowsets_add, for a query's input (sql_inputs.h): kept by
+ * tl_rowsets_clear, freed by tl_rowsets_clear_inputs. */
+tl_status tl_rowsets_add_input(tl_query_engine *e, tl_rowset *rs, int64_t *id, tl_error *err);
+
+/* Frees the engine's rowsets decoded for a query (tl_rowsets_clear), its
+ * inputs (tl_rowsets_clear_inputs), or everything (tl_rowsets_free). */
 void tl_rowsets_clear(tl_query_engine *e);
+void tl_rowsets_clear_inputs(tl_query_engine *e);
 void tl_rowsets_free(tl_query_engine *e);
 
 #endif

@@ -1,7 +1,9 @@
-/* tl_lake_sql: resolve the query's lake tables, register each as a view over
- * its pruned (and where needed deduplicated) Parquet files, or over its
- * last-value index when the query only wants the newest row per series; then
- * let DuckDB run the query and stream its result as Arrow. */
+/* tl_lake_query (and tl_lake_sql, the same with a namespace only): resolve
+ * the query's lake tables, register each as a view over its pruned (and
+ * where needed deduplicated) Parquet files, or over its last-value index
+ * when the query only wants the newest row per series; show its inputs as
+ * temporary views; then let DuckDB run the query, within its time limit,
+ * and stream its result (or its first rows) as Arrow. */
 #include <stdlib.h>
 #include <strings.h>
 #include <string.h>
@@ -11,7 +13,9 @@
 #include "query/query_cache.h"
 #include "query/result_stream.h"
 #include "query/rows_function.h"
+#include "query/sql_deadline.h"
 #include "query/sql_guess.h"
+#include "query/sql_inputs.h"
 #include "query/sql_plan.h"
 #include "query/sql_run.h"
 #include "query/sql_topk.h"
@@ -26,6 +30,7 @@ typedef struct lookup_ctx {
     size_t n;
     tl_table *pre[MAX_PRELOADED]; /* loaded ahead; taken by lookup when named */
     size_t n_pre;
+    const tl_sql_options *o; /* its inputs are no lake tables; only_namespace */
 } lookup_ctx;
 
 /* Loads the tables the query text seems to name (remote lakes, while the
@@ -88,17 +93,28 @@ static tl_status load_folded(lookup_ctx *c, const tl_qname *qn, tl_table **out, 
     return st;
 }
 
+static tl_status outside(const lookup_ctx *c, const tl_qname *qn, tl_error *err)
+{
+    return tl_error_set(err, TL_ERR_NOT_FOUND,
+                        "table %s is outside namespace %s: this query may read only the tables "
+                        "of %s",
+                        qn->full, c->ns, c->ns);
+}
+
 static tl_status lookup(void *p, const char *schema, const char *table, tl_table **out,
                         tl_error *err)
 {
     lookup_ctx *c = p;
     *out = NULL;
+    for (size_t i = 0; !*schema && i < c->o->inputs_len; i++)
+        if (strcasecmp(c->o->inputs[i].name, table) == 0) return TL_OK; /* a temporary view */
     char *full = tl_strdup_printf("%s%s%s", schema, *schema ? "." : "", table);
     if (full == NULL) return tl_error_nomem(err);
     tl_qname qn;
     tl_status st = tl_qname_parse(full, c->ns, &qn, NULL);
     free(full);
     if (st != TL_OK) return TL_OK; /* not a name a lake table can have: DuckDB's to judge */
+    if (c->o->only_namespace && strcasecmp(qn.namespace_, c->ns) != 0) return outside(c, &qn, err);
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->tables[i]->name.full, qn.full) == 0) {
             *out = c->tables[i];
@@ -112,6 +128,8 @@ static tl_status lookup(void *p, const char *schema, const char *table, tl_table
     if (st == TL_ERR_NOT_FOUND) st = load_folded(c, &qn, &ts[c->n], err);
     TL_TRY(st);
     *out = ts[c->n++];
+    if (c->o->only_namespace && strcmp((*out)->name.namespace_, c->ns) != 0)
+        return outside(c, &(*out)->name, err);
     return TL_OK;
 }
 
@@ -232,39 +250,161 @@ tl_status tl_query_run(tl_query_engine *e, const char *query, struct ArrowArrayS
     return tl_query_result_stream(&r, out, err);
 }
 
-tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
-                      struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err)
+/* Runs the query, its rows read into memory: all of them (DuckDB's
+ * materialised result), or the first max_rows through a streaming one that
+ * stops there. */
+static tl_status run(tl_query_engine *e, const char *query, int64_t max_rows,
+                     struct ArrowArrayStream *out, bool *truncated, tl_error *err)
 {
-    const char *ns = namespace_ ? namespace_ : "default";
+    *truncated = false;
+    if (max_rows <= 0) return tl_query_run(e, query, out, err);
+    duckdb_prepared_statement ps = NULL;
+    duckdb_pending_result pending = NULL;
+    duckdb_result r;
+    tl_status st = TL_OK;
+    if (duckdb_prepare(e->conn, query, &ps) == DuckDBError)
+        st = tl_query_error(err, duckdb_prepare_error(ps));
+    else if (duckdb_pending_prepared_streaming(ps, &pending) == DuckDBError)
+        st = tl_query_error(err, duckdb_pending_error(pending));
+    else if (duckdb_execute_pending(pending, &r) == DuckDBError) {
+        st = tl_query_error(err, duckdb_result_error(&r));
+        duckdb_destroy_result(&r);
+    } else {
+        st = tl_query_result_collect(&r, max_rows, out, truncated, err);
+    }
+    duckdb_destroy_pending(&pending);
+    duckdb_destroy_prepare(&ps);
+    return st;
+}
+
+/* Reads every input (each stream consumed, whatever happens) into *out. */
+static tl_status read_inputs(const tl_sql_options *o, tl_rowset ***out, tl_error *err)
+{
+    *out = calloc(o->inputs_len + 1, sizeof **out);
+    tl_status st = *out ? TL_OK : tl_error_nomem(err);
+    for (size_t i = 0; i < o->inputs_len; i++) {
+        const tl_sql_input *in = &o->inputs[i];
+        if (st == TL_OK && (in->name == NULL || !*in->name || in->stream == NULL))
+            st = tl_error_set(err, TL_ERR_INVALID, "input %zu needs a name and a stream", i + 1);
+        for (size_t j = 0; st == TL_OK && j < i; j++)
+            if (strcasecmp(o->inputs[j].name, in->name) == 0)
+                st = tl_error_set(err, TL_ERR_INVALID,
+                                  "inputs \"%s\" and \"%s\" have one name (SQL folds case)",
+                                  o->inputs[j].name, in->name);
+        if (st == TL_OK)
+            st = tl_sql_input_read(in->name, in->stream, &(*out)[i], err);
+        else if (in->stream && in->stream->release)
+            in->stream->release(in->stream);
+    }
+    return st;
+}
+
+static tl_status check_options(const char *query, const tl_sql_options *o, const char *ns,
+                               tl_error *err)
+{
     if (query == NULL) return tl_error_set(err, TL_ERR_INVALID, "sql needs a query");
+    if (o->max_rows < 0 || o->timeout_ms < 0)
+        return tl_error_set(err, TL_ERR_INVALID, "max_rows and timeout_ms must be 0 or more");
+    if (o->inputs_len && o->inputs == NULL)
+        return tl_error_set(err, TL_ERR_INVALID, "inputs_len is %zu but inputs is NULL",
+                            o->inputs_len);
     tl_qname check;
-    TL_TRY(tl_qname_parse("x", ns, &check, err));
+    return tl_qname_parse("x", ns, &check, err);
+}
+
+static tl_status show_inputs(tl_query_engine *e, const tl_sql_options *o, tl_rowset **inputs,
+                             tl_error *err)
+{
+    tl_status st = TL_OK;
+    for (size_t i = 0; i < o->inputs_len; i++) {
+        if (st == TL_OK)
+            st = tl_sql_input_show(e, o->inputs[i].name, inputs[i], err);
+        else
+            tl_rowset_free(inputs[i]);
+        inputs[i] = NULL;
+    }
+    return st;
+}
+
+static void hide_inputs(tl_query_engine *e, const tl_sql_options *o)
+{
+    for (size_t i = 0; i < o->inputs_len; i++) tl_sql_input_hide(e, o->inputs[i].name);
+    tl_rowsets_clear_inputs(e);
+}
+
+/* The query's steps once its inputs are read; takes `inputs`. */
+static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_options *o,
+                            const char *ns, tl_rowset **inputs, struct ArrowArrayStream *out,
+                            tl_query_stats *stats, tl_error *err)
+{
     tl_query_engine *e = NULL;
-    lookup_ctx c = {lake, ns, NULL, 0, {NULL}, 0};
+    lookup_ctx c = {lake, ns, NULL, 0, {NULL}, 0, o};
     if (lake->query == NULL && !tl_store_is_local(lake->store)) {
         tl_query_engine_start(lake);
         preload(&c, query);
     }
     tl_sql_plan plan = {0};
     tl_scan_stats ss = {.exact = stats != NULL}; /* footers read only when asked */
-    tl_status st = tl_query_engine_get(lake, &e, err);
-    if (st == TL_OK) st = tl_sql_plan_build(e, query, lookup, &c, &plan, err);
-    bool answered = false; /* by a window of the newest (or oldest) data */
+    tl_deadline deadline = {0};
+    bool answered = false, truncated = false; /* answered by a window of the newest data */
     tl_sql_topk topk;
+    tl_status st = tl_query_engine_get(lake, &e, err);
+    if (st == TL_OK) st = tl_deadline_start(&deadline, e, o->timeout_ms, err);
+    if (st == TL_OK) st = tl_sql_plan_build(e, query, o->only_namespace, lookup, &c, &plan, err);
+    if (st == TL_OK) st = show_inputs(e, o, inputs, err);
+    if (st == TL_OK) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK) e->query_text = query; /* for the columns remote fetches may leave out */
     if (st == TL_OK && c.n == 1 && tl_sql_topk_shape(e, &plan, &topk))
-        st = tl_query_topk(e, &plan, &topk, query, ns, out, &ss, &answered, err);
+        st = tl_query_topk(e, &plan, &topk, query, ns, o->max_rows, out, &truncated, &ss, &answered,
+                           err);
     if (st == TL_OK && !answered) st = register_tables(e, &c, &plan, &ss, err);
     if (e) e->query_text = NULL;
     if (st == TL_OK && !answered) st = tl_query_use_namespace(e, ns, err);
-    if (st == TL_OK && !answered) st = tl_query_run(e, query, out, err);
-    if (e) tl_rowsets_clear(e); /* the result holds its rows: the decoded ones can go */
+    if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
+    if (st == TL_OK && !answered) st = run(e, query, o->max_rows, out, &truncated, err);
+    tl_deadline_stop(&deadline);
+    st = tl_deadline_status(&deadline, st, err);
+    if (e) {
+        tl_rowsets_clear(e); /* the result holds its rows: the decoded ones can go */
+        hide_inputs(e, o);
+    }
+    for (size_t i = 0; i < o->inputs_len; i++) { /* not shown */
+        tl_rowset_free(inputs[i]);
+        inputs[i] = NULL;
+    }
     if (st == TL_OK && stats)
-        *stats = (tl_query_stats){ss.files_total, ss.files_read, ss.row_groups_total,
-                                  ss.row_groups_read, ss.bytes_read};
+        *stats = (tl_query_stats){ss.files_total,     ss.files_read, ss.row_groups_total,
+                                  ss.row_groups_read, ss.bytes_read, truncated};
     tl_sql_plan_free(&plan);
     for (size_t i = 0; i < c.n; i++) tl_table_close(c.tables[i]);
     for (size_t i = 0; i < c.n_pre; i++) tl_table_close(c.pre[i]);
     free(c.tables);
     return st;
+}
+
+tl_status tl_lake_query(tl_lake *lake, const char *query, const tl_sql_options *options,
+                        struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err)
+{
+    tl_sql_options o = options ? *options : (tl_sql_options){0};
+    const char *ns = o.namespace_ ? o.namespace_ : "default";
+    tl_status st = check_options(query, &o, ns, err);
+    tl_rowset **inputs = NULL;
+    if (st == TL_OK) {
+        st = read_inputs(&o, &inputs, err);
+    } else {
+        for (size_t i = 0; options && options->inputs && i < options->inputs_len; i++)
+            if (options->inputs[i].stream && options->inputs[i].stream->release)
+                options->inputs[i].stream->release(options->inputs[i].stream);
+    }
+    if (st == TL_OK) st = query_lake(lake, query, &o, ns, inputs, out, stats, err);
+    for (size_t i = 0; inputs && st != TL_OK && i < o.inputs_len; i++) tl_rowset_free(inputs[i]);
+    free(inputs);
+    return st;
+}
+
+tl_status tl_lake_sql(tl_lake *lake, const char *query, const char *namespace_,
+                      struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err)
+{
+    tl_sql_options o = {.namespace_ = namespace_};
+    return tl_lake_query(lake, query, &o, out, stats, err);
 }

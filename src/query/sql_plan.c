@@ -14,6 +14,7 @@
 
 typedef struct walker {
     tl_query_engine *e;
+    bool own_namespace; /* DuckDB's catalog functions are refused */
     tl_sql_lookup lookup;
     void *ctx;
     tl_sql_plan *plan;
@@ -339,9 +340,15 @@ static bool reads_files(const char *name)
  * the walk cannot see: they would read a view as an earlier query left it.
  * Those reading files are refused here with a message that says why; the
  * engine's lock-down (engine.c) refuses whatever else reaches outside. */
-static tl_status check_table_function(const json_t *node, tl_error *err)
+static tl_status check_table_function(const walker *w, const json_t *node, tl_error *err)
 {
     const char *name = tl_js_str(json_object_get(node, "function"), "function_name");
+    if (w->own_namespace &&
+        (strncasecmp(name, "duckdb_", 7) == 0 || strncasecmp(name, "pragma_", 7) == 0 ||
+         strcasecmp(name, "information_schema") == 0))
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "%s() is refused: this query may see only its namespace's tables",
+                            name);
     if (strcasecmp(name, "query") == 0 || strcasecmp(name, "query_table") == 0 ||
         strcasecmp(name, "json_execute_serialized_sql") == 0)
         return tl_error_set(err, TL_ERR_QUERY,
@@ -501,7 +508,7 @@ static tl_status walk_members(walker *w, json_t *node, tl_error *err)
 {
     if (tl_js_is_type(node, "SELECT_NODE")) TL_TRY(prepare_select(w, node, err));
     if (tl_js_is_type(node, "BASE_TABLE")) return add_ref(w, node, err);
-    if (tl_js_is_type(node, "TABLE_FUNCTION")) TL_TRY(check_table_function(node, err));
+    if (tl_js_is_type(node, "TABLE_FUNCTION")) TL_TRY(check_table_function(w, node, err));
     const char *k;
     json_t *v;
     json_object_foreach(node, k, v) if (strcmp(k, "cte_map") != 0) TL_TRY(walk(w, v, err));
@@ -670,8 +677,8 @@ void tl_sql_plan_cache_free(tl_query_engine *e)
     }
 }
 
-tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup lookup, void *ctx,
-                            tl_sql_plan *out, tl_error *err)
+tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_namespace,
+                            tl_sql_lookup lookup, void *ctx, tl_sql_plan *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
     json_t *doc = NULL;
@@ -683,7 +690,8 @@ tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup
     else if (json_array_size(stmts) != 1)
         st = tl_error_set(err, TL_ERR_QUERY, "expected one SELECT statement, got %zu statements",
                           json_array_size(stmts));
-    walker w = {e, lookup, ctx, out, json_array_get(stmts, 0), json_object(), NULL, 0, NULL, 0};
+    walker w = {e, own_namespace, lookup, ctx, out, json_array_get(stmts, 0), json_object(), NULL,
+                0, NULL,          0};
     if (st == TL_OK && w.ctes == NULL) st = tl_error_nomem(err);
     if (st == TL_OK) st = walk(&w, json_array_get(stmts, 0), err);
     if (st == TL_OK) out->stmt = json_incref(json_array_get(stmts, 0));

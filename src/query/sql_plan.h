@@ -29,11 +29,13 @@ typedef struct tl_sql_plan {
 /* Parses `query` (exactly one SELECT statement) and collects its table
  * references. `lookup` resolves a reference to a lake table (NULL when the
  * name is not a lake table, e.g. a CTE); its filters need that table's
- * contract, so resolution happens during the walk. */
+ * contract, so resolution happens during the walk. own_namespace: DuckDB's
+ * catalog functions (duckdb_tables() and the like), which list the views of
+ * every namespace queried before, are refused. */
 typedef tl_status (*tl_sql_lookup)(void *ctx, const char *schema, const char *table, tl_table **out,
                                    tl_error *err);
-tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, tl_sql_lookup lookup, void *ctx,
-                            tl_sql_plan *out, tl_error *err);
+tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_namespace,
+                            tl_sql_lookup lookup, void *ctx, tl_sql_plan *out, tl_error *err);
 void tl_sql_plan_free(tl_sql_plan *plan);
 
 /* Frees the syntax trees the engine keeps of recent queries. */

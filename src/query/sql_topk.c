@@ -157,8 +157,9 @@ static void add_reads(tl_scan_stats *to, const tl_scan_stats *from, bool totals)
 }
 
 tl_status tl_query_topk(tl_query_engine *e, const tl_sql_plan *plan, const tl_sql_topk *k,
-                        const char *query, const char *ns, struct ArrowArrayStream *out,
-                        tl_scan_stats *stats, bool *answered, tl_error *err)
+                        const char *query, const char *ns, int64_t max_rows,
+                        struct ArrowArrayStream *out, bool *truncated, tl_scan_stats *stats,
+                        bool *answered, tl_error *err)
 {
     *answered = false;
     const tl_table *t = plan->refs[0].t;
@@ -185,7 +186,7 @@ tl_status tl_query_topk(tl_query_engine *e, const tl_sql_plan *plan, const tl_sq
         add_reads(stats, &ss, enough);
         if (enough) {
             *answered = true;
-            return tl_query_result_stream(&r, out, err);
+            return tl_query_result_collect(&r, max_rows, out, truncated, err);
         }
         duckdb_destroy_result(&r);
     }

@@ -19,11 +19,13 @@
 #include "query/sql_plan_topk.h"
 
 /* Tries the window of `k` for `query` (planned as `plan`, in namespace ns).
- * *answered true: *out (owned by the caller) holds the result. false: the
- * caller runs the query as usual (and registers its views again). Reads are
- * added to *stats; its totals only when answered. */
+ * *answered true: *out (owned by the caller) holds the result, at most
+ * max_rows rows of it (0: all; *truncated says whether more were left).
+ * false: the caller runs the query as usual (and registers its views
+ * again). Reads are added to *stats; its totals only when answered. */
 tl_status tl_query_topk(tl_query_engine *e, const tl_sql_plan *plan, const tl_sql_topk *k,
-                        const char *query, const char *ns, struct ArrowArrayStream *out,
-                        tl_scan_stats *stats, bool *answered, tl_error *err);
+                        const char *query, const char *ns, int64_t max_rows,
+                        struct ArrowArrayStream *out, bool *truncated, tl_scan_stats *stats,
+                        bool *answered, tl_error *err);
 
 #endif

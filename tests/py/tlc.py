@@ -114,11 +114,28 @@ _lib.tl_table_info_clear.argtypes = [ctypes.POINTER(TableInfo)]
 
 class QueryStats(ctypes.Structure):
     _fields_ = [(n, ctypes.c_int64) for n in
-                ("files_total", "files_read", "row_groups_total", "row_groups_read", "bytes_read")]
+                ("files_total", "files_read", "row_groups_total", "row_groups_read", "bytes_read")] + [
+                    ("truncated", ctypes.c_int)]
+
+
+class SqlInput(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("stream", ctypes.c_void_p)]
+
+
+class SqlOptions(ctypes.Structure):
+    _fields_ = [
+        ("namespace", ctypes.c_char_p),
+        ("inputs", ctypes.POINTER(SqlInput)),
+        ("inputs_len", ctypes.c_size_t),
+        ("only_namespace", ctypes.c_int),
+        ("max_rows", ctypes.c_int64),
+        ("timeout_ms", ctypes.c_int64),
+    ]
 
 
 _lib.tl_lake_sql.argtypes = [_P, ctypes.c_char_p, ctypes.c_char_p, _P, ctypes.POINTER(QueryStats), ctypes.POINTER(Error)]
 _lib.tl_lake_latest.argtypes = [_P, ctypes.c_char_p, _P, ctypes.POINTER(Error)]
+_lib.tl_lake_query.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(SqlOptions), _P, ctypes.POINTER(QueryStats), ctypes.POINTER(Error)]
 
 class Object(ctypes.Structure):
     _fields_ = [("key", ctypes.c_char_p), ("size", ctypes.c_uint64), ("modified_ms", ctypes.c_int64),
@@ -258,6 +275,25 @@ class Lake:
         ns = namespace.encode() if namespace is not None else None
         want = ctypes.byref(qs) if stats is not None else None  # stats cost footer reads
         _check(_lib.tl_lake_sql(self._h, query.encode(), ns, buf, want, ctypes.byref(err)), err)
+        if stats is not None:  # without max_rows nothing is truncated
+            stats.update({n: getattr(qs, n) for n, _ in QueryStats._fields_ if n != "truncated"})
+        return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()
+
+    def query(self, query, namespace=None, inputs=None, only_namespace=False, max_rows=0, timeout_ms=0,
+              stats=None):
+        """tl_lake_query: inputs maps names to pyarrow data (each handed over as a C stream,
+        which the library consumes). Returns a pyarrow.Table; stats (a dict) gets the query
+        stats, "truncated" among them."""
+        inputs = inputs or {}
+        streams = [_stream_of(data) for data in inputs.values()]
+        arr = (SqlInput * max(1, len(inputs)))(*[
+            SqlInput(name.encode(), ctypes.addressof(buf)) for name, buf in zip(inputs, streams)])
+        opts = SqlOptions(namespace.encode() if namespace else None, arr if inputs else None, len(inputs),
+                          int(only_namespace), max_rows, timeout_ms)
+        err, qs = Error(), QueryStats()
+        buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
+        want = ctypes.byref(qs) if stats is not None else None
+        _check(_lib.tl_lake_query(self._h, query.encode(), ctypes.byref(opts), buf, want, ctypes.byref(err)), err)
         if stats is not None:
             stats.update({n: getattr(qs, n) for n, _ in QueryStats._fields_})
         return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()

@@ -79,7 +79,7 @@ static void test_shapes(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const expect *x = &cases[i];
         tl_sql_plan plan;
-        CHECK_OK(tl_sql_plan_build(e, x->sql, lookup, t, &plan, &err), &err);
+        CHECK_OK(tl_sql_plan_build(e, x->sql, false, lookup, t, &plan, &err), &err);
         tl_sql_topk k;
         bool shape = tl_sql_topk_shape(e, &plan, &k);
         if (shape != x->shape) fprintf(stderr, "shape %d for: %s\n", shape, x->sql);
