@@ -44,6 +44,7 @@ const route ROUTES[] = {
 
     R("GET", "/api/p/:slug/tables", ROLE_VIEWER, 0, api_tables_list),
     R("GET", "/api/p/:slug/tables/:table/rows", ROLE_VIEWER, 0, api_table_rows),
+    R("POST", "/api/p/:slug/query", ROLE_VIEWER, 0, api_query),
     R("GET", "/api/p/:slug/queries", ROLE_VIEWER, 0, api_queries_list),
     R("POST", "/api/p/:slug/queries", ROLE_EDITOR, 0, api_queries_create),
     R("GET", "/api/p/:slug/queries/:name", ROLE_VIEWER, 0, api_query_get),

@@ -115,7 +115,8 @@ void api_table_rows(service *svc, http_req *rq, http_resp *out)
     struct ArrowArrayStream stream = {0};
     tl_error e = {0};
     json_t *res = NULL;
-    if (tl_lake_sql(wh, sql, slug, &stream, NULL, &e) != TL_OK) {
+    tl_sql_options opts = {.namespace_ = slug, .only_namespace = 1, .max_rows = limit};
+    if (tl_lake_query(wh, sql, &opts, &stream, NULL, &e) != TL_OK) {
         reply_error(out, 400, "query_error", "%s", e.message);
     } else {
         if (arrow_stream_to_json(&stream, limit, &res, err, sizeof err) != 0)

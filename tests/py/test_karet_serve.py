@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import time
+from pathlib import Path
 import urllib.request
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from conftest import ROOT
 
 from karet_service import (PREFIX, SLUG, TOKEN, Client, Server, finished, iso_ms, jobs, karet_bin,
-                           make_pipeline, pipeline_config, post_event, s3_event, wait_jobs)
+                           make_pipeline, pipeline_config, post_event, s3_event, table, wait_jobs)
 
 
 @pytest.fixture
@@ -157,6 +158,7 @@ ROUTES = [
     ("POST", "/api/p/web/jobs/job-1-x/cancel", None, "editor"),
     ("GET", "/api/p/web/tables", None, "viewer"),
     ("GET", "/api/p/web/tables/events/rows", None, "viewer"),
+    ("POST", "/api/p/web/query", {"sql": "SELECT 1"}, "viewer"),
     ("GET", "/api/p/web/queries", None, "viewer"),
     ("POST", "/api/p/web/queries", {"name": "q", "sql": "SELECT 1"}, "editor"),
     ("GET", "/api/p/web/queries/q", None, "viewer"),
@@ -419,6 +421,61 @@ def test_pipelines_from_templates(local):
     assert api.request("PATCH", "/api/pipelines/t0", {"newSlug": "zz"}).json()["error"] == "slug_immutable"
     assert api.request("DELETE", "/api/pipelines/t0").json()["ok"] is True
     assert api.get("/api/p/t0/config").status == 404
+
+
+def tl_table(tmp_path, lake, name, rows):
+    """A table made with the timelake CLI (not by a run), to test the read side alone."""
+    cli = str(Path(karet_bin()).parent / "timelake")
+    wh = str(lake / "warehouse")
+    subprocess.run([cli, "create", name, "--lake", wh, "--schema", "time:string,user:string,value:float64"],
+                   check=True, capture_output=True)
+    f = tmp_path / f"{name}.csv"
+    f.write_text("time,user,value\n" + "".join(f"2026-11-12T03:00:{i % 60:02d},u{i},{i}.5\n" for i in range(rows)))
+    subprocess.run([cli, "append", str(f), "--table", name, "--lake", wh], check=True, capture_output=True)
+
+
+def test_tables_rows_and_read_only_sql(tmp_path):
+    srv = Server(tmp_path / "data", tmp_path / "lake").start()
+    try:
+        api = srv.worker()
+        make_pipeline(api)
+        make_pipeline(api, "other", pipeline_config("pipelines/other/events/"))
+        assert table(api)["rowCount"] == 0 and table(api)["exists"] is False
+        tl_table(tmp_path, tmp_path / "lake", "web.events", 30)
+        tl_table(tmp_path, tmp_path / "lake", "other.events", 5)
+        t = table(api)
+        assert (t["rowCount"], t["fileCount"], t["exists"]) == (30, 1, True) and t["bytes"] > 0 and t["version"] >= 1
+        assert t["schema"] == pipeline_config()["analytic_tables"][0]["schema"]
+        rows = api.get(f"/api/p/{SLUG}/tables/events/rows?limit=7").json()
+        assert rows["rowCount"] == 7 and rows["columns"] == ["time", "user", "value"]
+        assert api.get(f"/api/p/{SLUG}/tables/nope/rows").status == 404
+        r = api.post(f"/api/p/{SLUG}/query", {"sql": "SELECT count(*) AS n, sum(value) AS s FROM events"})
+        assert r.status == 200 and r.json()["rows"] == [{"n": 30, "s": sum(i + 0.5 for i in range(30))}], r.body
+        r = api.post(f"/api/p/{SLUG}/query", {"sql": "SELECT * FROM events ORDER BY user"})
+        assert r.json()["rowCount"] == 30 and r.json()["truncated"] is False
+        for sql in ("SELECT * FROM other.events", "DELETE FROM events", "COPY events TO '/tmp/x.csv'",
+                    "SELECT * FROM read_csv('/etc/passwd')", "INSTALL httpfs", "ATTACH '/tmp/x.db' AS x",
+                    "SELECT * FROM duckdb_tables()", "SELEC 1"):
+            r = api.post(f"/api/p/{SLUG}/query", {"sql": sql})
+            assert r.status == 400 and r.json()["error"] == "query_error", (sql, r.body)
+        assert api.post(f"/api/p/{SLUG}/query", {"sql": "  "}).json()["error"] == "missing_sql"
+        assert api.post(f"/api/p/{SLUG}/query", {"sql": 5}).json()["error"] == "missing_sql"
+        r = api.post(f"/api/p/{SLUG}/query", {"sql": "SELECT 1" + " " * 10000})
+        assert r.status == 422 and r.json()["error"] == "query_too_long"
+        r = api.post("/api/p/other/query", {"sql": "SELECT count(*) AS n FROM events"})
+        assert r.json()["rows"] == [{"n": 5}]
+        # Saved queries.
+        assert api.post(f"/api/p/{SLUG}/queries", {"name": "All Users", "sql": "SELECT user FROM events"}).status == 201
+        assert api.post(f"/api/p/{SLUG}/queries", {"name": "all users", "sql": "SELECT 1"}).status == 409
+        assert api.get(f"/api/p/{SLUG}/queries").json()["queries"] == [
+            {"id": "all-users", "name": "All Users", "sql": "SELECT user FROM events"}]
+        assert api.request("DELETE", f"/api/p/{SLUG}/queries/all-users").status == 200
+        assert api.get(f"/api/p/{SLUG}/queries/all-users").status == 404
+        # Deleting a pipeline drops its tables, and only its own.
+        assert api.request("DELETE", "/api/pipelines/other").json()["tablesDropped"] == 1
+        assert table(api)["rowCount"] == 30
+    finally:
+        srv.stop()
 
 
 def test_demo_seeds_a_pipeline_and_files_that_start_a_run(tmp_path):
