@@ -100,10 +100,13 @@ void kcompile_dimension(const kdimension *d, const kdim_rows *rows, kbuf *out)
     kbuf_puts(out, "))");
 }
 
-/* CASE WHEN <broken> THEN '<message>' END, for each assertion of a column. */
-static void checks(kbuf *out, const kcolumn *col, const char *where)
+/* CASE WHEN <broken> THEN '<message>' END, for each assertion of a column
+ * of relation `rel`. */
+static void checks(kbuf *out, const kcolumn *col, const char *rel, const char *where)
 {
     kbuf id = {0}, msg = {0};
+    ksql_ident(&id, rel);
+    kbuf_putc(&id, '.');
     ksql_ident(&id, col->name);
     if (col->not_null) {
         kbuf_printf(&msg, "%s column \"%s\" is null (not_null)", where, col->name);
@@ -151,20 +154,24 @@ void kcompile_mapping(const kconfig *c, const kmapping *m, bool *dims_used, kbuf
     const ksource *s = m->source;
     const ktable *t = m->table;
     kcolumn *outs = calloc(m->ncolumns + 1, sizeof *outs);
-    kscope src = {s->columns, s->ncolumns, "source"},
-           tab = {outs, outs ? kmapping_outputs(m, outs) : 0, "output"};
+    /* The inner query reads the file's rows as __karet_s; the outer one its
+     * result as __karet_o. */
+    kscope src = {s->columns, s->ncolumns, "source", "__karet_s"},
+           tab = {outs, outs ? kmapping_outputs(m, outs) : 0, "output", "__karet_o"};
     kbuf_printf(out,
-                "SELECT CAST(%zu AS INTEGER) AS \"" KARET_COL_MAPPING "\", \"" KARET_COL_ROW "\"",
+                "SELECT CAST(%zu AS INTEGER) AS \"" KARET_COL_MAPPING
+                "\", \"__karet_o\".\"" KARET_COL_ROW "\"",
                 m->index);
     for (size_t i = 0; i < t->ncolumns; i++) {
-        kbuf_puts(out, ", ");
+        kbuf_puts(out, ", \"__karet_o\".");
         ksql_ident(out, t->columns[i].name);
     }
-    kbuf_puts(out, ", nullif(concat_ws('; ', nullif(\"__karet_sviol\", '')");
+    kbuf_puts(out, ", nullif(concat_ws('; ', nullif(\"__karet_o\".\"__karet_sviol\", '')");
     char where[400];
     snprintf(where, sizeof where, "table \"%s\":", t->id);
-    for (size_t i = 0; i < t->ncolumns; i++) checks(out, &t->columns[i], where);
-    kbuf_puts(out, "), '') AS \"" KARET_COL_VIOLATION "\" FROM (SELECT \"" KARET_COL_ROW "\"");
+    for (size_t i = 0; i < t->ncolumns; i++) checks(out, &t->columns[i], "__karet_o", where);
+    kbuf_puts(out, "), '') AS \"" KARET_COL_VIOLATION
+                   "\" FROM (SELECT \"__karet_s\".\"" KARET_COL_ROW "\"");
     for (size_t i = 0; i < t->ncolumns; i++) {
         const kcolumn *col = &t->columns[i];
         const kmapcol *mc = NULL;
@@ -187,12 +194,12 @@ void kcompile_mapping(const kconfig *c, const kmapping *m, bool *dims_used, kbuf
     if (has_checks(s->columns, s->ncolumns)) {
         snprintf(where, sizeof where, "source \"%s\":", s->id);
         kbuf_puts(out, "concat_ws('; '");
-        for (size_t i = 0; i < s->ncolumns; i++) checks(out, &s->columns[i], where);
+        for (size_t i = 0; i < s->ncolumns; i++) checks(out, &s->columns[i], "__karet_s", where);
         kbuf_puts(out, ")");
     } else {
         kbuf_puts(out, "CAST(NULL AS VARCHAR)");
     }
-    kbuf_puts(out, " AS \"__karet_sviol\" FROM \"" KARET_SRC "\"");
+    kbuf_puts(out, " AS \"__karet_sviol\" FROM \"" KARET_SRC "\" AS \"__karet_s\"");
     if (s->record_filter) {
         ktype type;
         kbuf_puts(out, " WHERE ");

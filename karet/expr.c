@@ -260,6 +260,10 @@ static ktype n_col(kexpr_ctx *x, const json_t *node, kbuf *out)
         kbuf_puts(out, "NULL");
         return KT_NULL;
     }
+    if (x->scope->relation) {
+        ksql_ident(out, x->scope->relation);
+        kbuf_putc(out, '.');
+    }
     ksql_ident(out, s);
     return x->scope->columns[i].type;
 }

@@ -16,6 +16,10 @@ typedef struct kscope {
     const kcolumn *columns;
     size_t ncolumns;
     const char *what; /* for messages: "source \"x\"", "table \"t\"" */
+    /* The relation the columns are read from: every reference is qualified
+     * with it, so that no name binds elsewhere (DuckDB binds "user" in a
+     * subquery to current_user before an outer column). NULL: unqualified. */
+    const char *relation;
 } kscope;
 
 typedef struct kexpr_ctx {

@@ -40,7 +40,7 @@ static void check_mapping(const kconfig *c, kproblems *ps, const kmapping *m)
     kscope src = {0}, out = {0};
     if (m->source) {
         snprintf(what_s, sizeof what_s, "source \"%s\"", m->source->id ? m->source->id : "?");
-        src = (kscope){m->source->columns, m->source->ncolumns, what_s};
+        src = (kscope){m->source->columns, m->source->ncolumns, what_s, NULL};
     }
     for (size_t i = 0; i < m->ncolumns && m->source; i++) {
         const kmapcol *mc = &m->columns[i];
@@ -62,7 +62,7 @@ static void check_mapping(const kconfig *c, kproblems *ps, const kmapping *m)
     if (m->where && m->table) { /* where names the mapping's output columns */
         kcolumn *cols = calloc(m->ncolumns + 1, sizeof *cols);
         snprintf(what_t, sizeof what_t, "the output of mapping \"%s\"", m->id ? m->id : "?");
-        out = (kscope){cols, cols ? kmapping_outputs(m, cols) : 0, what_t};
+        out = (kscope){cols, cols ? kmapping_outputs(m, cols) : 0, what_t, NULL};
         snprintf(path, sizeof path, "/mappings/%zu/where", m->index);
         check_predicate(c, ps, path, &out, m->where, "where");
         free(cols);
@@ -84,7 +84,7 @@ json_t *karet_validate(const json_t *config)
         char path[128], what[300];
         snprintf(path, sizeof path, "/source_containers/%zu/record_filter", i);
         snprintf(what, sizeof what, "source \"%s\"", s->id ? s->id : "?");
-        kscope scope = {s->columns, s->ncolumns, what};
+        kscope scope = {s->columns, s->ncolumns, what, NULL};
         check_predicate(&c, &ps, path, &scope, s->record_filter, "record_filter");
     }
     for (size_t i = 0; i < c.nmappings; i++) check_mapping(&c, &ps, &c.mappings[i]);

@@ -11,6 +11,8 @@ SOURCE = [
     ("s1", "string"), ("s2", "string"), ("n1", "string"), ("i1", "int64"), ("i2", "int64"),
     ("f1", "float64"), ("f2", "float64"), ("b1", "bool"), ("d1", "date"),
     ('Wéird "col"; DROP', "string"), ("select", "int64"),
+    # names DuckDB would bind to something else if a reference went unqualified
+    ("user", "string"), ("current_date", "date"), ("k", "string"),
 ]
 
 UNICODE = ["é", "ü", "Ж", "ω", "日本", "👍", "e\u0301", "Ω", "ñ", "ø"]
