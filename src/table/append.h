@@ -22,9 +22,12 @@ void tl_rows_free(tl_rows *rows);
 /* The Arrow schema of the table's storage layout (field ids in metadata). */
 tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out, tl_error *err);
 
+/* The longest series key value an append accepts, in bytes. */
+#define TL_SERIES_KEY_MAX_BYTES 4096
+
 /* Matches the columns of `batches` (all of `schema`) to the table by name and
- * casts them; missing nullable columns become nulls, a missing ingest-time
- * column is filled with ingest_micros. Borrowed inputs. */
+ * casts them; a series key value over TL_SERIES_KEY_MAX_BYTES is refused; missing nullable columns
+ * become nulls, a missing ingest-time column is filled with ingest_micros. Borrowed inputs. */
 tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
                             const struct ArrowArray *batches, size_t n_batches,
                             int64_t ingest_micros, tl_rows *out, tl_error *err);

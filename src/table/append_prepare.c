@@ -158,6 +158,33 @@ static tl_status fill_column(const tl_table *t, const tl_ice_field *f, const cha
     return constant_array(format, length, false, 0, out, err);
 }
 
+/* First row of a large string or binary column (64-bit offsets: the storage
+ * types) whose value is longer than max bytes, or -1; its length in *len. */
+static int64_t first_longer(const struct ArrowArray *a, const char *format, int64_t max,
+                            int64_t *len)
+{
+    if (strcmp(format, "U") != 0 && strcmp(format, "Z") != 0) return -1;
+    const int64_t *off = (const int64_t *)a->buffers[1] + a->offset;
+    for (int64_t i = 0; i < a->length; i++)
+        if ((*len = off[i + 1] - off[i]) > max) return i;
+    return -1;
+}
+
+/* A series key value is carried into every later last-value index (and is
+ * a series' name in queries): an oversized one would bloat each append's
+ * index for good, so it is refused. */
+static tl_status check_series_key(const tl_table *t, const tl_ice_field *f, const char *format,
+                                  const struct ArrowArray *col, tl_error *err)
+{
+    if (!tl_strlist_contains(&t->contract.series_key, f->name)) return TL_OK;
+    int64_t len = 0, row = first_longer(col, format, TL_SERIES_KEY_MAX_BYTES, &len);
+    if (row < 0) return TL_OK;
+    return tl_error_set(err, TL_ERR_INVALID,
+                        "series key column \"%s\": row %lld holds %lld bytes, over the limit of "
+                        "%d for a series key value (it names a series: an id, a name)",
+                        f->name, (long long)row, (long long)len, TL_SERIES_KEY_MAX_BYTES);
+}
+
 tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
                             const struct ArrowArray *batches, size_t n_batches,
                             int64_t ingest_micros, tl_rows *out, tl_error *err)
@@ -185,6 +212,7 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
         if (row >= 0)
             st = tl_error_set(err, TL_ERR_INVALID, "column \"%s\" is required but row %lld is null",
                               f->name, (long long)row);
+        if (st == TL_OK) st = check_series_key(t, f, format, col, err);
     }
     if (st != TL_OK) tl_rows_free(out);
     return st;

@@ -38,9 +38,11 @@ static tl_status fill(tl_line_scan *s, tl_error *err)
         s->buf = nb;
         s->cap = cap;
     }
+    /* The buffer starts at the current line: reading no further than one
+     * byte past the limit makes a longer line fail here, at any size. */
     do { /* the first time, read at least 3 bytes to see a byte order mark */
-        size_t n;
-        TL_TRY(tl_text_input_read(s->in, s->buf + s->len, s->cap - s->len, &n, err));
+        size_t n, room = s->cap - s->len, limit = LINE_MAX_LEN + 1 - s->len;
+        TL_TRY(tl_text_input_read(s->in, s->buf + s->len, room < limit ? room : limit, &n, err));
         s->len += n;
         if (n == 0) s->eof = true;
     } while (!s->started && s->len < 3 && !s->eof);
