@@ -33,7 +33,7 @@ static int split_list(char *copy, const char **items, int max)
 }
 
 static int options_from_args(cli_args *a, tl_table_options *o, char *keys, const char **key,
-                             const char **props)
+                             char *parts, const char **part, const char **props)
 {
     o->time_column = cli_opt(a, "time-column");
     const char *sk = cli_opt(a, "series-key");
@@ -41,6 +41,12 @@ static int options_from_args(cli_args *a, tl_table_options *o, char *keys, const
         strcpy(keys, sk);
         o->series_key = key;
         o->series_key_len = (size_t)split_list(keys, key, 63);
+    }
+    const char *pb = cli_opt(a, "partition-by");
+    if (pb) {
+        strcpy(parts, pb);
+        o->partition_by = part;
+        o->partition_by_len = (size_t)split_list(parts, part, 15);
     }
     o->chunk = cli_opt(a, "chunk");
     o->retention = cli_opt(a, "retention");
@@ -83,12 +89,13 @@ int cmd_create(cli_args *a)
     if (a->npos > 0) return cli_usage(a, "unexpected argument \"%s\"", a->pos[0]);
     const char *spec = cli_opt(a, "schema"), *like = cli_opt(a, "like");
     if ((spec == NULL) == (like == NULL)) return cli_usage(a, "give one of --schema and --like");
-    static char keys[4096];
-    const char *key[64], *props[2 * 64 + 1];
-    const char *sk = cli_opt(a, "series-key");
+    static char keys[4096], parts[4096];
+    const char *key[64], *part[16], *props[2 * 64 + 1];
+    const char *sk = cli_opt(a, "series-key"), *pb = cli_opt(a, "partition-by");
     if (sk && strlen(sk) >= sizeof keys) return cli_usage(a, "--series-key is too long");
+    if (pb && strlen(pb) >= sizeof parts) return cli_usage(a, "--partition-by is too long");
     tl_table_options o = {0};
-    int rc = options_from_args(a, &o, keys, key, props);
+    int rc = options_from_args(a, &o, keys, key, parts, part, props);
     if (rc >= 0) return rc;
     tl_error err;
     struct ArrowSchema schema = {0};

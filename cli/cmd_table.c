@@ -6,26 +6,43 @@
 #include "cli.h"
 #include "core/error.h"
 
+static json_t *strings_json(char **items)
+{
+    json_t *a = json_array();
+    for (char **k = items; k && *k; k++) json_array_append_new(a, json_string(*k));
+    return a;
+}
+
 static json_t *info_json(const tl_table_info *i)
 {
-    json_t *keys = json_array();
-    for (char **k = i->series_key; k && *k; k++) json_array_append_new(keys, json_string(*k));
-    return json_pack("{s:s,s:s,s:I,s:s?,s:o,s:s?,s:b,s:s?,s:I,s:I,s:I,s:I,s:I,s:s?}", "name",
-                     i->name, "location", i->location, "version", (json_int_t)i->version,
-                     "time_column", i->time_column, "series_key", keys, "chunk", i->chunk, "dedup",
-                     i->dedup, "ingest_time_column", i->ingest_time_column, "rows",
-                     (json_int_t)i->rows, "files", (json_int_t)i->files, "bytes",
-                     (json_int_t)i->bytes, "snapshots", (json_int_t)i->snapshots, "manifests",
-                     (json_int_t)i->manifests, "last_value_index", i->last_value_index);
+    json_t *o = json_pack(
+        "{s:s,s:s,s:I,s:s?,s:o,s:s?,s:b,s:s?,s:I,s:I,s:I,s:I,s:I,s:s?}", "name", i->name,
+        "location", i->location, "version", (json_int_t)i->version, "time_column", i->time_column,
+        "series_key", strings_json(i->series_key), "chunk", i->chunk, "dedup", i->dedup,
+        "ingest_time_column", i->ingest_time_column, "rows", (json_int_t)i->rows, "files",
+        (json_int_t)i->files, "bytes", (json_int_t)i->bytes, "snapshots", (json_int_t)i->snapshots,
+        "manifests", (json_int_t)i->manifests, "last_value_index", i->last_value_index);
+    json_object_set_new(o, "partition_by", strings_json(i->partition_by));
+    json_object_set_new(o, "snapshot_id", json_integer(i->snapshot_id));
+    json_object_set_new(o, "last_commit_ms", json_integer(i->last_commit_ms));
+    return o;
+}
+
+/* items joined by commas into buf. */
+static void join(char **items, char *buf, size_t size)
+{
+    buf[0] = 0;
+    for (char **k = items; k && *k; k++) {
+        if (buf[0]) strncat(buf, ",", size - strlen(buf) - 1);
+        strncat(buf, *k, size - strlen(buf) - 1);
+    }
 }
 
 static void info_print(const tl_table_info *i)
 {
-    char keys[1024] = "", size[32], num[6][32];
-    for (char **k = i->series_key; k && *k; k++) {
-        if (keys[0]) strncat(keys, ",", sizeof keys - strlen(keys) - 1);
-        strncat(keys, *k, sizeof keys - strlen(keys) - 1);
-    }
+    char keys[1024], parts[1024], size[32], num[6][32];
+    join(i->series_key, keys, sizeof keys);
+    join(i->partition_by, parts, sizeof parts);
     cli_format_bytes((double)i->bytes, size, sizeof size);
     snprintf(num[0], 32, "%lld", (long long)i->version);
     snprintf(num[1], 32, "%lld", (long long)i->rows);
@@ -47,6 +64,8 @@ static void info_print(const tl_table_info *i)
         keys[0] ? keys : "-",
         "chunk",
         i->chunk ? i->chunk : "-",
+        "partition by",
+        parts[0] ? parts : "-",
         "dedup",
         i->dedup ? "on" : "off",
         "ingest time",

@@ -40,7 +40,9 @@ const cli_command cli_commands[] = {
      "timestamp, date, string, binary, bool, int8 to int64, uint8 to uint64, float32, float64, "
      "decimal(P,S); a trailing ! makes a column required), or inferred from a data file with "
      "--like. With --time-column the table is a time-series table, partitioned by --chunk of that "
-     "column and sorted by the series key and time.",
+     "column and sorted by the series key and time. --partition-by adds partitions by column "
+     "values (Hive-style folders such as data/region=eu/d_month=2026-11/); queries that "
+     "restrict those columns read only the partitions they need.",
      cmd_create,
      {OPT_LAKE,
       OPT_TABLE,
@@ -50,6 +52,10 @@ const cli_command cli_commands[] = {
       {"time-column", "COL", "The time column: makes a time-series table.", false},
       {"series-key", "COLS", "The series key columns, comma separated.", false},
       {"chunk", "UNIT", "Time partition: hour, day (the default) or month.", false},
+      {"partition-by", "COLS",
+       "Partitions by column values, comma separated: COL (its value: a string, integer, boolean "
+       "or date column) or day(COL), month(COL), year(COL) of a date or timestamp column.",
+       false},
       {"retention", "DURATION", "Drop partitions older than this (90d, 12h, 2w, 1y).", false},
       {"dedup", "on|off", "Keep only the latest row per series key and time (default on).", false},
       {"property", "KEY=VALUE", "A table property (repeatable).", true},

@@ -147,6 +147,14 @@ typedef struct tl_table_options {
     int dedup;             /* 1 on, 0 off, -1 the default (on for time-series tables) */
     int ingest_time;       /* 1 on, 0 off, -1 the default (on for time-series tables) */
     const char *const *properties; /* NULL or NULL-terminated key, value pairs */
+    /* Partitions by column values besides the time partition (which stays first):
+     * partition_by_len entries (at most 4), each "col" (the column's value: a string,
+     * integer, boolean or date column) or "day(col)", "month(col)", "year(col)" of a
+     * date or timestamp column. Data files go under Hive-style folders
+     * (data/region=eu/d_month=2026-11/...). In a time-series table with dedup on,
+     * only series-key columns may be partitions (a series must stay in one). */
+    const char *const *partition_by;
+    size_t partition_by_len;
 } tl_table_options;
 
 /* Creates table `name` ("namespace.table", or "table" in namespace "default").
@@ -497,6 +505,11 @@ typedef struct tl_table_info {
     int64_t snapshots;
     int64_t manifests;
     char *last_value_index; /* NULL until the index exists */
+    /* The partition_by entries the table was created with ("region", "month(d)"),
+     * without the time partition; NULL-terminated (empty when none). */
+    char **partition_by;
+    int64_t snapshot_id;    /* the current snapshot's id; 0 for a table without one */
+    int64_t last_commit_ms; /* the current snapshot's timestamp (Unix ms); 0 without one */
 } tl_table_info;
 
 /* Fills *out; the caller frees its strings with tl_table_info_clear. */

@@ -1,5 +1,7 @@
 #include "iceberg/transform.h"
 
+#include "iceberg/manifest.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +78,7 @@ static bool computable(tl_ice_transform_kind k, tl_ice_type_id id)
     switch (k) {
     case TL_ICE_TRANSFORM_IDENTITY:
         return id == TL_ICE_BOOLEAN || id == TL_ICE_INT || id == TL_ICE_LONG || id == TL_ICE_DATE ||
-               id == TL_ICE_TIME || is_timestamp_us(id);
+               id == TL_ICE_TIME || is_timestamp_us(id) || id == TL_ICE_STRING;
     case TL_ICE_TRANSFORM_YEAR:
     case TL_ICE_TRANSFORM_MONTH:
     case TL_ICE_TRANSFORM_DAY:
@@ -309,17 +311,44 @@ static int append_escaped(tl_buf *out, const char *s)
     return 0;
 }
 
-tl_status tl_ice_partition_path_segment(const char *field_name, tl_ice_transform t, bool is_null,
-                                        int64_t value, tl_buf *out, tl_error *err)
+tl_status tl_ice_partition_value_text(tl_ice_transform t, const tl_ice_type *source,
+                                      const tl_ice_value *value, tl_buf *out, tl_error *err)
 {
-    char text[48] = "null";
-    if (!is_null) tl_ice_transform_format_value(t, value, text, sizeof text);
+    char text[48];
+    int rc;
+    if (value->kind == TL_ICE_VALUE_NULL) {
+        rc = tl_buf_append_str(out, "null");
+    } else if (value->kind == TL_ICE_VALUE_STRING || value->kind == TL_ICE_VALUE_BYTES) {
+        rc = tl_buf_append(out, value->bytes, value->len);
+    } else if (value->kind == TL_ICE_VALUE_BOOL) {
+        rc = tl_buf_append_str(out, value->i ? "true" : "false");
+    } else if (value->kind == TL_ICE_VALUE_FLOAT || value->kind == TL_ICE_VALUE_DOUBLE) {
+        snprintf(text, sizeof text, "%.17g", value->d);
+        rc = tl_buf_append_str(out, text);
+    } else {
+        if (t.kind == TL_ICE_TRANSFORM_IDENTITY && source && source->id == TL_ICE_DATE)
+            format_date(value->i, text, sizeof text);
+        else
+            tl_ice_transform_format_value(t, value->i, text, sizeof text);
+        rc = tl_buf_append_str(out, text);
+    }
+    return rc == 0 ? TL_OK : tl_error_nomem(err);
+}
+
+tl_status tl_ice_partition_path_segment(const char *field_name, tl_ice_transform t,
+                                        const tl_ice_type *source, const tl_ice_value *value,
+                                        tl_buf *out, tl_error *err)
+{
+    tl_buf text = {0};
     size_t mark = out->len;
-    if (append_escaped(out, field_name) != 0 || tl_buf_append_byte(out, '=') != 0 ||
-        append_escaped(out, text) != 0) {
+    tl_status st = tl_ice_partition_value_text(t, source, value, &text, err);
+    if (st == TL_OK && tl_buf_append_byte(&text, 0) != 0) st = tl_error_nomem(err);
+    if (st == TL_OK && (append_escaped(out, field_name) != 0 || tl_buf_append_byte(out, '=') != 0 ||
+                        append_escaped(out, (const char *)text.data) != 0)) {
         out->len = mark;
         if (out->data) out->data[mark] = '\0';
-        return tl_error_nomem(err);
+        st = tl_error_nomem(err);
     }
-    return TL_OK;
+    tl_buf_free(&text);
+    return st;
 }

@@ -36,9 +36,10 @@ typedef struct tl_ice_transform {
 tl_status tl_ice_transform_parse(const char *s, tl_ice_transform *out, tl_error *err);
 void tl_ice_transform_format(tl_ice_transform t, char *buf, size_t size);
 
-/* Whether tl_ice_transform_apply* can compute t on columns of `source`: identity on
- * boolean/int/long/date/time/timestamp(tz), year/month/day on date and timestamp(tz),
- * hour on timestamp(tz). Otherwise TL_ERR_INVALID naming both. */
+/* Whether tl_ice_transform_apply* (or, for identity, the value itself) can compute t on
+ * columns of `source`: identity on boolean/int/long/date/time/timestamp(tz)/string,
+ * year/month/day on date and timestamp(tz), hour on timestamp(tz). Otherwise
+ * TL_ERR_INVALID naming both. */
 tl_status tl_ice_transform_check(tl_ice_transform t, const tl_ice_type *source, tl_error *err);
 
 /* The partition field type (day gives date, year/month/hour int, as Java and the
@@ -64,8 +65,18 @@ void tl_ice_transform_format_value(tl_ice_transform t, int64_t value, char *buf,
 tl_status tl_ice_partition_field_name(const char *column, tl_ice_transform t, char **out,
                                       tl_error *err);
 
-/* Appends "<field name>=<value>" to out, URL-escaping both ("null" for a null value). */
-tl_status tl_ice_partition_path_segment(const char *field_name, tl_ice_transform t, bool is_null,
-                                        int64_t value, tl_buf *out, tl_error *err);
+struct tl_ice_value;
+
+/* The human form of a partition value as Java Iceberg prints it in paths:
+ * "null"; a temporal result as tl_ice_transform_format_value; an identity
+ * value of a `source` column: a date as "2026-01-01", a boolean as
+ * "true"/"false", a string as it is, a number in decimal. */
+tl_status tl_ice_partition_value_text(tl_ice_transform t, const tl_ice_type *source,
+                                      const struct tl_ice_value *value, tl_buf *out, tl_error *err);
+
+/* Appends "<field name>=<value>" to out, URL-escaping both (the value's human form). */
+tl_status tl_ice_partition_path_segment(const char *field_name, tl_ice_transform t,
+                                        const tl_ice_type *source, const struct tl_ice_value *value,
+                                        tl_buf *out, tl_error *err);
 
 #endif

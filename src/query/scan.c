@@ -17,6 +17,14 @@ void tl_scan_filter_clear(tl_scan_filter *f)
 {
     for (size_t i = 0; i < f->n_keys; i++) free(f->keys[i]);
     free(f->keys);
+    for (size_t i = 0; i < f->n_columns; i++) {
+        tl_scan_column *c = &f->columns[i];
+        for (size_t j = 0; j < c->n_values; j++) free(c->values[j]);
+        free(c->values);
+        free(c->lo);
+        free(c->hi);
+    }
+    free(f->columns);
     memset(f, 0, sizeof *f);
 }
 
@@ -108,6 +116,7 @@ bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
             !key_overlaps(&kf->type, flt, find_bound(f->lower_bounds, f->n_lower_bounds, kf->id),
                           find_bound(f->upper_bounds, f->n_upper_bounds, kf->id)))
             continue;
+        if (!tl_scan_partition_admits(t, f, flt)) continue;
         return true;
     }
     return false;

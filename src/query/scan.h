@@ -17,6 +17,20 @@
  * (time_day=...) are not columns. */
 #define TL_SCAN_OPTIONS "hive_partitioning = false"
 
+/* A restriction of a partition column (a partition_by source column) by a
+ * WHERE clause: to `values` (= or IN), to a bound, or to nulls or non-nulls.
+ * Values are text in the column's form: a string as it is, a number in
+ * decimal, "true"/"false", a date "YYYY-MM-DD", a timestamp in epoch
+ * microseconds. */
+typedef struct tl_scan_column {
+    int column;    /* index in the current schema */
+    char **values; /* NULL: not a list */
+    size_t n_values;
+    char *lo, *hi;             /* NULL: unbounded */
+    bool lo_strict, hi_strict; /* the bound itself is excluded (exact values only) */
+    int nulls;                 /* 1: IS NULL; -1: IS NOT NULL; 0: neither */
+} tl_scan_column;
+
 /* What one reference to a table in a query needs. */
 typedef struct tl_scan_filter {
     bool has_lo, has_hi; /* time range in microseconds, inclusive */
@@ -24,9 +38,16 @@ typedef struct tl_scan_filter {
     bool has_keys; /* first series-key column restricted to `keys` */
     char **keys;   /* values as text */
     size_t n_keys;
+    tl_scan_column *columns; /* restrictions of partition columns, all of them to hold */
+    size_t n_columns;
 } tl_scan_filter;
 
 void tl_scan_filter_clear(tl_scan_filter *f);
+
+/* Whether the partition values of file f (of the table's default spec) meet
+ * every partition column restriction of filter f (partition_prune.c). */
+bool tl_scan_partition_admits(const tl_table *t, const tl_ice_data_file *f,
+                              const tl_scan_filter *filter);
 
 /* Whether file f may hold rows any of the filters want. */
 bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,

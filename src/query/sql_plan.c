@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrow/parse.h"
 #include "query/sql_plan_json.h"
 #include "query/sql_plan_latest.h"
 #include "query/sql_plan_time.h"
@@ -190,13 +191,15 @@ static void bound_time(walker *w, tl_scan_filter *f, const json_t *expr, int dir
     if (dir <= 0 && (!f->has_hi || us < f->hi)) f->has_hi = true, f->hi = us;
 }
 
-/* text: the key column is a string. DuckDB compares it with a number by
- * casting the column ('01' = 1), so only string values bound its text. */
+/* DuckDB compares a string column with a number by casting the column ('01'
+ * = 1), so only string values bound its text. */
+static const char text_only[] =
+    "SELECT CAST(v AS VARCHAR) FROM (SELECT (%s) AS v) WHERE typeof(v) = 'VARCHAR'";
+
+/* text: the key column is a string (see text_only). */
 static void restrict_keys(walker *w, tl_scan_filter *f, const json_t *values, size_t from,
                           bool text)
 {
-    static const char text_only[] =
-        "SELECT CAST(v AS VARCHAR) FROM (SELECT (%s) AS v) WHERE typeof(v) = 'VARCHAR'";
     size_t n = json_array_size(values);
     char **keys = calloc(n + 1, sizeof *keys);
     size_t k = 0;
@@ -225,6 +228,130 @@ static void restrict_keys(walker *w, tl_scan_filter *f, const json_t *values, si
     f->n_keys = k;
 }
 
+/* ---- Partition columns ---- */
+
+/* A constant compared with a partition column of `type`, as the text
+ * tl_scan_column holds: the constant cast to the column's type, as DuckDB
+ * casts it to compare. A cast that rounds (5.5 to an integer, a timestamp to
+ * a date) still prunes soundly when bounds are taken inclusively; *exact
+ * says the text is the constant itself (a literal of the column's kind). */
+static bool partition_text(walker *w, const tl_ice_type *type, const json_t *v, char **out,
+                           bool *exact)
+{
+    *out = NULL;
+    *exact = false;
+    if (!is_constant_expr(v) || uses_clock(v)) return false;
+    const char *lit = tl_js_str(json_object_get(json_object_get(v, "value"), "type"), "id");
+    bool constant = tl_js_is_class(v, "CONSTANT"), varchar = strcmp(lit, "VARCHAR") == 0;
+    int32_t days;
+    switch (type->id) {
+    case TL_ICE_STRING:
+        if (!constant) return eval_constant(w, v, text_only, out);
+        return varchar && (*exact = (*out = tl_js_literal_text(v)) != NULL);
+    case TL_ICE_INT:
+    case TL_ICE_LONG:
+        if (constant && !varchar && (*out = tl_js_literal_text(v)) != NULL) return *exact = true;
+        return eval_constant(w, v, "SELECT CAST(CAST((%s) AS BIGINT) AS VARCHAR)", out);
+    case TL_ICE_BOOLEAN:
+        return eval_constant(w, v, "SELECT CAST(CAST((%s) AS BOOLEAN) AS VARCHAR)", out);
+    case TL_ICE_DATE:
+        if (constant && varchar && (*out = tl_js_literal_text(v)) != NULL && strlen(*out) == 10 &&
+            tl_parse_date32(*out, 10, &days, NULL) == TL_OK)
+            return *exact = true;
+        free(*out);
+        *out = NULL;
+        return eval_constant(w, v, "SELECT CAST(CAST((%s) AS DATE) AS VARCHAR)", out);
+    case TL_ICE_TIMESTAMP:
+    case TL_ICE_TIMESTAMPTZ:
+        return eval_constant(w, v, "SELECT epoch_us(CAST((%s) AS TIMESTAMPTZ))", out);
+    default:
+        return false;
+    }
+}
+
+/* The schema index of the partition column (other than the time column)
+ * that e names, or -1. */
+static int partition_column(const tl_table *t, const char *alias, const json_t *e)
+{
+    const tl_contract *c = &t->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    for (size_t i = 0; i < c->n_partition; i++) {
+        int col = c->partition[i].column;
+        if (col >= 0 && col != c->time_index && tl_js_names_column(e, alias, s->fields[col].name))
+            return col;
+    }
+    return -1;
+}
+
+/* Adds a restriction of column col to f; NULL when out of memory. */
+static tl_scan_column *add_column(tl_scan_filter *f, int col)
+{
+    tl_scan_column *cols = realloc(f->columns, (f->n_columns + 1) * sizeof *cols);
+    if (cols == NULL) return NULL;
+    f->columns = cols;
+    cols[f->n_columns] = (tl_scan_column){.column = col};
+    return &cols[f->n_columns++];
+}
+
+/* Restricts partition column `col` of f: dir 0 to the values values[from..],
+ * 1 to at least (strict: above) values[from], -1 to at most (below) it.
+ * Anything unreadable restricts nothing. */
+static void restrict_partition(walker *w, const tl_table *t, tl_scan_filter *f, int col,
+                               const json_t *values, size_t from, int dir, bool strict)
+{
+    const tl_ice_type *type = &tl_ice_metadata_current_schema(t->md)->fields[col].type;
+    size_t n = dir == 0 ? json_array_size(values) - from : 1;
+    char **texts = calloc(n + 1, sizeof *texts);
+    bool ok = texts != NULL, exact = true;
+    for (size_t i = 0; ok && i < n; i++) {
+        bool one_exact;
+        ok = partition_text(w, type, json_array_get(values, from + i), &texts[i], &one_exact);
+        exact = exact && one_exact;
+    }
+    tl_scan_column *c = ok ? add_column(f, col) : NULL;
+    if (c == NULL) {
+        for (size_t i = 0; texts && i < n; i++) free(texts[i]);
+        free(texts);
+        return;
+    }
+    if (dir == 0) {
+        c->values = texts;
+        c->n_values = n;
+        return;
+    }
+    *(dir > 0 ? &c->lo : &c->hi) = texts[0];
+    *(dir > 0 ? &c->lo_strict : &c->hi_strict) = strict && exact;
+    free(texts);
+}
+
+/* IS [NOT] NULL, a boolean partition column alone or under NOT. */
+static bool restrict_partition_by_column(const tl_table *t, const char *alias, const json_t *e,
+                                         tl_scan_filter *f)
+{
+    const char *type = tl_js_str(e, "type");
+    const json_t *child = json_array_get(json_object_get(e, "children"), 0);
+    int col;
+    if (strcmp(type, "OPERATOR_IS_NULL") == 0 || strcmp(type, "OPERATOR_IS_NOT_NULL") == 0) {
+        tl_scan_column *c =
+            (col = partition_column(t, alias, child)) >= 0 ? add_column(f, col) : NULL;
+        if (c) c->nulls = strcmp(type, "OPERATOR_IS_NULL") == 0 ? 1 : -1;
+        return true;
+    }
+    bool negated = strcmp(type, "OPERATOR_NOT") == 0;
+    if ((col = partition_column(t, alias, negated ? child : e)) < 0 ||
+        tl_ice_metadata_current_schema(t->md)->fields[col].type.id != TL_ICE_BOOLEAN)
+        return false;
+    tl_scan_column *c = add_column(f, col);
+    char **value = c ? calloc(2, sizeof *value) : NULL;
+    if (value && (value[0] = strdup(negated ? "false" : "true")) != NULL) {
+        c->values = value;
+        c->n_values = 1;
+    } else {
+        free(value);
+    }
+    return true;
+}
+
 static int flip(int dir, bool column_on_right)
 {
     return column_on_right ? -dir : dir;
@@ -245,15 +372,27 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
         json_array_foreach(json_object_get(e, "children"), i, ch) read_conjunct(w, t, alias, ch, f);
         return;
     }
+    if (restrict_partition_by_column(t, alias, e, f)) return;
+    int pcol = -1;
+    if (strcmp(type, "COMPARE_BETWEEN") == 0 &&
+        (pcol = partition_column(t, alias, json_object_get(e, "input"))) >= 0) {
+        json_t *bounds =
+            json_pack("[OO]", json_object_get(e, "lower"), json_object_get(e, "upper"));
+        if (bounds) restrict_partition(w, t, f, pcol, bounds, 0, 1, false);
+        if (bounds) restrict_partition(w, t, f, pcol, bounds, 1, -1, false);
+        json_decref(bounds);
+    }
     if (strcmp(type, "COMPARE_BETWEEN") == 0 && time &&
         tl_js_names_column(json_object_get(e, "input"), alias, time)) {
         bound_time(w, f, json_object_get(e, "lower"), 1, false);
         bound_time(w, f, json_object_get(e, "upper"), -1, false);
         return;
     }
-    if (strcmp(type, "COMPARE_IN") == 0 && key) {
+    if (strcmp(type, "COMPARE_IN") == 0) {
         const json_t *ch = json_object_get(e, "children");
-        if (tl_js_names_column(json_array_get(ch, 0), alias, key))
+        if ((pcol = partition_column(t, alias, json_array_get(ch, 0))) >= 0)
+            restrict_partition(w, t, f, pcol, ch, 1, 0, false);
+        if (key && tl_js_names_column(json_array_get(ch, 0), alias, key))
             restrict_keys(w, f, ch, 1, text_key);
         return;
     }
@@ -273,6 +412,11 @@ static void read_conjunct(walker *w, const tl_table *t, const char *alias, const
         return;
     for (int side = 0; side < 2; side++) {
         const json_t *col = side ? r : l, *val = side ? l : r;
+        if ((pcol = partition_column(t, alias, col)) >= 0) {
+            json_t *one = json_pack("[O]", val);
+            if (one) restrict_partition(w, t, f, pcol, one, 0, flip(dir, side), strict);
+            json_decref(one);
+        }
         if (time && tl_js_names_column(col, alias, time))
             bound_time(w, f, val, flip(dir, side), strict);
         if (key && dir == 0 && tl_js_names_column(col, alias, key)) {

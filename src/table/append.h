@@ -8,6 +8,7 @@
 #define TL_TABLE_APPEND_H
 
 #include "iceberg/manifest.h"
+#include "iceberg/manifest_list.h"
 #include "table/table_internal.h"
 
 /* Rows in the table's storage layout: one child per table column, in schema
@@ -32,16 +33,19 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
                             const struct ArrowArray *batches, size_t n_batches,
                             int64_t ingest_micros, tl_rows *out, tl_error *err);
 
-/* One time partition's rows, sorted by (series key..., time). */
+/* One partition's rows, sorted by (series key..., time). */
 typedef struct tl_partition_rows {
-    bool has_value;          /* false for an unpartitioned table */
-    int64_t value;           /* transform result, e.g. days since the epoch */
+    /* The partition's values, one per field of the default spec (none for an
+     * unpartitioned table): owned by the parts tl_append_layout makes, else
+     * borrowed from the files being rewritten. */
+    tl_ice_value *partition;
+    size_t n_partition;
     struct ArrowArray array; /* struct array with rows->schema */
 } tl_partition_rows;
 
 /* Sorts and splits rows by partition; with dedup on, keeps only the latest
  * row of each (series key..., time). *out is malloc'd; free with
- * tl_partition_rows_free. */
+ * tl_partition_rows_free (which frees the partition values too). */
 tl_status tl_append_layout(const tl_table *t, const tl_rows *rows, tl_partition_rows **out,
                            size_t *n_out, tl_error *err);
 void tl_partition_rows_free(tl_partition_rows *parts, size_t n);
@@ -104,6 +108,11 @@ typedef struct tl_commit_result {
  * deletes nothing. */
 tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_result *out,
                            tl_error *err);
+
+/* The partition summaries of a manifest of these files (mf->partitions: the
+ * lower and upper bound and null presence of each partition field). */
+tl_status tl_table_manifest_summarize(const tl_ice_data_file *const *files, size_t n,
+                                      tl_ice_manifest_file *mf, tl_error *err);
 
 /* A manifest (Avro, appended to out) of the given entries, written against the
  * table's current schema and default partition spec. */

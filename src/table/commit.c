@@ -71,29 +71,12 @@ static tl_status encode_manifest(const tl_table *t, const tl_commit_request *req
 static tl_status summarize_partitions(const tl_commit_request *req, tl_ice_manifest_file *mf,
                                       tl_error *err)
 {
-    if (req->n_files == 0 || req->files[0].n_partition == 0) return TL_OK;
-    int64_t lo = req->files[0].partition[0].i, hi = lo;
-    for (size_t i = 1; i < req->n_files; i++) {
-        int64_t v = req->files[i].partition[0].i;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    mf->partitions = calloc(1, sizeof *mf->partitions);
-    uint8_t *l = malloc(4), *h = malloc(4);
-    if (mf->partitions == NULL || l == NULL || h == NULL) {
-        free(l);
-        free(h);
-        return tl_error_nomem(err);
-    }
-    tl_store_le32(l, (uint32_t)(int32_t)lo);
-    tl_store_le32(h, (uint32_t)(int32_t)hi);
-    mf->n_partitions = 1;
-    mf->partitions[0] = (tl_ice_field_summary){.lower_bound = l,
-                                               .lower_len = 4,
-                                               .upper_bound = h,
-                                               .upper_len = 4,
-                                               .has_contains_nan = true};
-    return TL_OK;
+    const tl_ice_data_file **files = malloc((req->n_files + 1) * sizeof *files);
+    if (files == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < req->n_files; i++) files[i] = &req->files[i];
+    tl_status st = tl_table_manifest_summarize(files, req->n_files, mf, err);
+    free(files);
+    return st;
 }
 
 /* The manifest, in memory (cs->manifest_avro) for the first attempt to upload, and for the head. */

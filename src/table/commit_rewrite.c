@@ -44,44 +44,16 @@ static long removed_index(const rw_ctx *c, const char *path)
     return hit ? (long)(hit - c->sorted) : -1;
 }
 
-/* The manifest list's summary of the first partition field (time partitions). */
+/* The manifest list's summary of the partition fields of the entries. */
 static tl_status summarize(const tl_ice_manifest_entry *e, size_t n, tl_ice_manifest_file *mf,
                            tl_error *err)
 {
-    if (n == 0 || e[0].file.n_partition == 0) return TL_OK;
-    bool any = false, null = false;
-    int64_t lo = 0, hi = 0;
-    size_t width = e[0].file.partition[0].kind == TL_ICE_VALUE_LONG ? 8 : 4;
-    for (size_t i = 0; i < n; i++) {
-        const tl_ice_value *v = &e[i].file.partition[0];
-        if (v->kind != TL_ICE_VALUE_INT && v->kind != TL_ICE_VALUE_LONG) {
-            null = true;
-            continue;
-        }
-        lo = !any || v->i < lo ? v->i : lo;
-        hi = !any || v->i > hi ? v->i : hi;
-        any = true;
-    }
-    mf->partitions = calloc(1, sizeof *mf->partitions);
-    if (mf->partitions == NULL) return tl_error_nomem(err);
-    mf->n_partitions = 1;
-    mf->partitions[0] = (tl_ice_field_summary){.contains_null = null, .has_contains_nan = true};
-    if (!any) return TL_OK;
-    uint8_t *l = malloc(width), *h = malloc(width);
-    if (l == NULL || h == NULL) {
-        free(l);
-        free(h);
-        return tl_error_nomem(err);
-    }
-    for (size_t b = 0; b < width; b++) {
-        l[b] = (uint8_t)((uint64_t)lo >> (8 * b));
-        h[b] = (uint8_t)((uint64_t)hi >> (8 * b));
-    }
-    mf->partitions[0].lower_bound = l;
-    mf->partitions[0].lower_len = width;
-    mf->partitions[0].upper_bound = h;
-    mf->partitions[0].upper_len = width;
-    return TL_OK;
+    const tl_ice_data_file **files = malloc((n + 1) * sizeof *files);
+    if (files == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++) files[i] = &e[i].file;
+    tl_status st = tl_table_manifest_summarize(files, n, mf, err);
+    free(files);
+    return st;
 }
 
 static tl_status put_object(rw_ctx *c, const char *key, const tl_buf *data, tl_error *err)

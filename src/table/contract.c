@@ -249,6 +249,7 @@ tl_status tl_contract_load(const tl_ice_metadata *md, tl_contract *c, tl_error *
     c->row_group_limit = int_property(md, TL_PROP_ROW_GROUP_LIMIT, TL_DEFAULT_ROW_GROUP_LIMIT);
     load_codec(md, c);
     tl_status st = load_series_key(md, schema, c, err);
+    if (st == TL_OK) st = tl_part_fields_load(md, &c->partition, &c->n_partition, err);
     if (st != TL_OK) tl_contract_free(c);
     return st;
 }
@@ -258,4 +259,7 @@ void tl_contract_free(tl_contract *c)
     tl_strlist_free(&c->series_key);
     free(c->series_index);
     c->series_index = NULL;
+    free(c->partition);
+    c->partition = NULL;
+    c->n_partition = 0;
 }

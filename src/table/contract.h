@@ -10,6 +10,7 @@
 #include "formats/parquet/parquet_writer.h"
 #include "iceberg/metadata.h"
 #include "iceberg/transform.h"
+#include "table/partition.h"
 
 #define TL_PROP_TIME_COLUMN "timelake.time-column"
 #define TL_PROP_SERIES_KEY "timelake.series-key"
@@ -77,6 +78,10 @@ typedef struct tl_contract {
     tl_parquet_codec codec;
     int codec_level;
     int codec_min_saving; /* percent, see TL_DEFAULT_CODEC_MIN_SAVING */
+    /* The partition fields of the default spec: the time partition first in a
+     * time-series table, then the partition_by fields. */
+    tl_part_field *partition;
+    size_t n_partition;
 } tl_contract;
 
 /* Reads the contract from the metadata (which must outlive it). */

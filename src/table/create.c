@@ -15,11 +15,12 @@
 typedef struct create_plan {
     tl_ice_schema schema;
     tl_ice_partition_spec spec;
-    tl_ice_partition_field spec_field;
+    tl_ice_partition_field spec_fields[TL_MAX_PARTITION_FIELDS];
+    char *field_names[TL_MAX_PARTITION_FIELDS];
+    char transforms[TL_MAX_PARTITION_FIELDS][TL_ICE_TRANSFORM_STR_MAX];
     tl_ice_sort_order order;
     tl_ice_sort_field *sort_fields;
     tl_strlist properties; /* key, value, key, value, ... */
-    char *partition_name;
     char *series_key_list;
 } create_plan;
 
@@ -28,8 +29,19 @@ static void plan_free(create_plan *p)
     tl_ice_schema_free(&p->schema);
     free(p->sort_fields);
     tl_strlist_free(&p->properties);
-    free(p->partition_name);
+    for (size_t i = 0; i < p->spec.n_fields; i++) free(p->field_names[i]);
     free(p->series_key_list);
+}
+
+/* Adds a field to the plan's partition spec (name taken over). */
+static void add_spec_field(create_plan *p, int32_t source_id, char *name, tl_ice_transform tr)
+{
+    size_t i = p->spec.n_fields++;
+    tl_ice_transform_format(tr, p->transforms[i], sizeof p->transforms[i]);
+    p->field_names[i] = name;
+    p->spec_fields[i] = (tl_ice_partition_field){source_id, PARTITION_FIELD_ID + (int32_t)i, name,
+                                                 p->transforms[i]};
+    p->spec.fields = p->spec_fields;
 }
 
 static tl_status add_property(create_plan *p, const char *key, const char *value, tl_error *err)
@@ -133,10 +145,9 @@ static tl_status plan_time_series(create_plan *p, const struct ArrowSchema *sche
                             "chunk interval must be hour, day or month, got \"%s\"", chunk);
     TL_TRY(check_time_column(p, schema, o->time_column, err));
     int time_index = field_index(&p->schema, o->time_column);
-    TL_TRY(tl_ice_partition_field_name(o->time_column, tr, &p->partition_name, err));
-    p->spec_field = (tl_ice_partition_field){p->schema.fields[time_index].id, PARTITION_FIELD_ID,
-                                             p->partition_name, (char *)chunk};
-    p->spec = (tl_ice_partition_spec){0, &p->spec_field, 1};
+    char *name = NULL;
+    TL_TRY(tl_ice_partition_field_name(o->time_column, tr, &name, err));
+    add_spec_field(p, p->schema.fields[time_index].id, name, tr);
     TL_TRY(plan_series_key(p, o, time_index, err));
     bool ingest = o->ingest_time != 0;
     if (ingest) TL_TRY(add_ingest_column(p, err));
@@ -152,6 +163,54 @@ static tl_status plan_time_series(create_plan *p, const struct ArrowSchema *sche
     TL_TRY(add_property(p, "write.metadata.previous-versions-max", "20", err));
     if (ingest) TL_TRY(add_property(p, TL_PROP_INGEST_COLUMN, TL_INGEST_COLUMN, err));
     return add_property(p, TL_PROP_TIME_COLUMN, o->time_column, err);
+}
+
+/* A partition_by entry of a time-series table: not its time column (the time
+ * partition is there already), and with dedup on a series-key column, so that
+ * a series never spans two partitions (dedup compares rows within one). */
+static tl_status check_series_partition(const tl_table_options *o, const char *entry,
+                                        const char *column, tl_ice_transform tr, tl_error *err)
+{
+    if (o->time_column == NULL) return TL_OK;
+    if (strcmp(column, o->time_column) == 0)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "partition_by \"%s\": the time column is partitioned by the chunk "
+                            "interval already",
+                            entry);
+    if (o->dedup == 0) return TL_OK;
+    bool key = false;
+    for (size_t i = 0; i < o->series_key_len; i++)
+        key = key || (o->series_key[i] && strcmp(o->series_key[i], column) == 0);
+    if (key && tr.kind == TL_ICE_TRANSFORM_IDENTITY) return TL_OK;
+    return tl_error_set(err, TL_ERR_INVALID,
+                        "partition_by \"%s\": a table with dedup partitions only by series-key "
+                        "columns (as they are), so that each series stays in one partition",
+                        entry);
+}
+
+static tl_status plan_partition_by(create_plan *p, const tl_table_options *o, tl_error *err)
+{
+    if (o->partition_by_len > TL_MAX_PARTITION_BY)
+        return tl_error_set(err, TL_ERR_INVALID, "partition_by: at most %d entries, got %zu",
+                            TL_MAX_PARTITION_BY, o->partition_by_len);
+    for (size_t i = 0; i < o->partition_by_len; i++) {
+        const char *entry = o->partition_by ? o->partition_by[i] : NULL;
+        char *column = NULL, *name = NULL;
+        tl_ice_transform tr;
+        TL_TRY(tl_part_by_parse(entry, &p->schema, &column, &tr, err));
+        tl_status st = check_series_partition(o, entry, column, tr, err);
+        if (st == TL_OK) st = tl_ice_partition_field_name(column, tr, &name, err);
+        for (size_t k = 0; st == TL_OK && k < p->spec.n_fields; k++)
+            if (strcmp(p->field_names[k], name) == 0)
+                st = tl_error_set(err, TL_ERR_INVALID, "partition_by \"%s\" is given twice", entry);
+        if (st == TL_OK)
+            add_spec_field(p, p->schema.fields[field_index(&p->schema, column)].id, name, tr);
+        else
+            free(name);
+        free(column);
+        TL_TRY(st);
+    }
+    return TL_OK;
 }
 
 static tl_status check_options(const tl_table_options *o, tl_error *err)
@@ -180,6 +239,7 @@ static tl_status make_plan(const struct ArrowSchema *schema, const tl_table_opti
         return tl_error_set(err, TL_ERR_INVALID, "the schema must be an Arrow struct schema");
     TL_TRY(tl_ice_schema_from_arrow(schema, 1, &p->schema, err));
     if (o->time_column) TL_TRY(plan_time_series(p, schema, o, err));
+    TL_TRY(plan_partition_by(p, o, err));
     for (const char *const *kv = o->properties; kv && kv[0]; kv += 2)
         TL_TRY(add_property(p, kv[0], kv[1], err));
     return TL_OK;
@@ -228,10 +288,10 @@ tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct Arr
     if (st == TL_OK) st = table_exists(lake->store, &tn, &exists, err);
     if (st == TL_OK && exists) st = tl_error_set(err, TL_ERR_EXISTS, "%s", tn.full);
     if (st == TL_OK)
-        st = tl_ice_metadata_new(uuid, location, &plan.schema, o->time_column ? &plan.spec : NULL,
-                                 o->time_column ? &plan.order : NULL,
-                                 (const char *const *)plan.properties.items, tl_now_millis(), &md,
-                                 err);
+        st = tl_ice_metadata_new(
+            uuid, location, &plan.schema, plan.spec.n_fields ? &plan.spec : NULL,
+            o->time_column ? &plan.order : NULL, (const char *const *)plan.properties.items,
+            tl_now_millis(), &md, err);
     if (st == TL_OK) st = write_v1(lake, &tn, md, err);
     if (st == TL_OK) {
         char hint_key[sizeof tn.key + 64];

@@ -8,6 +8,7 @@
 #include "core/random.h"
 #include "formats/parquet/parquet_writer.h"
 #include "iceberg/bounds.h"
+#include "iceberg/partition_value.h"
 #include "iceberg/transform.h"
 #include "table/append.h"
 #include "table/head_footer.h"
@@ -16,16 +17,20 @@
 /* Iceberg's default metrics mode truncates string bounds to 16 characters. */
 #define STRING_BOUND_CHARS 16
 
+/* "<table>/data/" and a Hive-style folder per partition field:
+ * "region=eu/d_month=2026-11/". */
 static tl_status partition_dir(const tl_table *t, const tl_partition_rows *part, tl_buf *key,
                                tl_error *err)
 {
     if (tl_buf_printf(key, "%s/data/", t->name.key) != 0) return tl_error_nomem(err);
-    if (!part->has_value) return TL_OK;
-    const tl_ice_partition_field *f = &tl_ice_metadata_default_spec(t->md)->fields[0];
-    tl_ice_transform tr;
-    TL_TRY(tl_ice_transform_parse(f->transform, &tr, err));
-    TL_TRY(tl_ice_partition_path_segment(f->name, tr, false, part->value, key, err));
-    return tl_buf_append_byte(key, '/') == 0 ? TL_OK : tl_error_nomem(err);
+    const tl_contract *c = &t->contract;
+    for (size_t i = 0; i < part->n_partition && i < c->n_partition; i++) {
+        const tl_part_field *f = &c->partition[i];
+        TL_TRY(tl_ice_partition_path_segment(f->name, f->transform, f->source, &part->partition[i],
+                                             key, err));
+        if (tl_buf_append_byte(key, '/') != 0) return tl_error_nomem(err);
+    }
+    return TL_OK;
 }
 
 static tl_status write_parquet(const tl_table *t, const struct ArrowSchema *schema,
@@ -155,13 +160,8 @@ static tl_status describe_file(const tl_table *t, const tl_partition_rows *part,
     if (df->file_path == NULL || df->file_format == NULL) return tl_error_nomem(err);
     df->record_count = stats->num_rows;
     df->file_size_in_bytes = stats->file_size;
-    if (part->has_value) {
-        df->partition = calloc(1, sizeof *df->partition);
-        if (df->partition == NULL) return tl_error_nomem(err);
-        df->n_partition = 1;
-        df->partition[0].kind = TL_ICE_VALUE_INT;
-        df->partition[0].i = part->value;
-    }
+    TL_TRY(tl_ice_values_copy(part->partition, part->n_partition, &df->partition, err));
+    df->n_partition = part->n_partition;
     df->split_offsets = malloc((stats->n_row_groups ? stats->n_row_groups : 1) * sizeof(int64_t));
     if (df->split_offsets == NULL) return tl_error_nomem(err);
     memcpy(df->split_offsets, stats->row_group_offsets, stats->n_row_groups * sizeof(int64_t));

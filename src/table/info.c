@@ -53,6 +53,15 @@ tl_status tl_table_info_get(tl_table *t, tl_table_info *out, tl_error *err)
     failed |= out->series_key == NULL;
     for (size_t i = 0; !failed && i < c->series_key.len; i++)
         out->series_key[i] = dup_or_null(c->series_key.items[i], &failed);
+    size_t first = c->time_index >= 0 && c->n_partition > 0; /* the time partition */
+    out->partition_by = calloc(c->n_partition + 1, sizeof *out->partition_by);
+    failed |= out->partition_by == NULL;
+    const tl_ice_schema *schema = tl_ice_metadata_current_schema(t->md);
+    for (size_t i = first; !failed && i < c->n_partition; i++)
+        failed |=
+            (out->partition_by[i - first] = tl_part_by_format(&c->partition[i], schema)) == NULL;
+    out->snapshot_id = s ? s->snapshot_id : 0;
+    out->last_commit_ms = s ? s->timestamp_ms : 0;
     out->rows = summary_int(s, "total-records");
     out->files = summary_int(s, "total-data-files");
     out->bytes = summary_int(s, "total-files-size");
@@ -71,5 +80,6 @@ void tl_table_info_clear(tl_table_info *info)
     free(info->ingest_time_column);
     free(info->last_value_index);
     tl_strings_free(info->series_key);
+    tl_strings_free(info->partition_by);
     memset(info, 0, sizeof *info);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iceberg/partition_value.h"
 #include "table/maintain.h"
 
 #define TIER_BASE_BYTES (INT64_C(64) * 1024)
@@ -22,12 +23,10 @@ typedef struct plan {
     size_t n_groups;
 } plan;
 
-static bool file_partition(const tl_live_file *f, int64_t *value)
+/* The time partition of a file of a time-series table (its first partition field). */
+static bool time_partition(const tl_table *t, const tl_live_file *f, int64_t *value)
 {
-    if (f->file.n_partition == 0) {
-        *value = 0;
-        return true;
-    }
+    if (t->contract.time_index < 0 || f->file.n_partition == 0) return false;
     const tl_ice_value *v = &f->file.partition[0];
     *value = v->i;
     return v->kind == TL_ICE_VALUE_INT || v->kind == TL_ICE_VALUE_LONG;
@@ -36,10 +35,8 @@ static bool file_partition(const tl_live_file *f, int64_t *value)
 static int by_partition(const void *a, const void *b)
 {
     const tl_live_file *x = *(const tl_live_file *const *)a, *y = *(const tl_live_file *const *)b;
-    int64_t vx, vy;
-    file_partition(x, &vx);
-    file_partition(y, &vy);
-    return vx < vy ? -1 : vx > vy;
+    return tl_ice_values_compare(x->file.partition, x->file.n_partition, y->file.partition,
+                                 y->file.n_partition);
 }
 
 static int tier_of(int64_t size)
@@ -99,9 +96,8 @@ static tl_status plan_group(const tl_table *t, const tl_maintain_settings *s, tl
                                                       : TL_OK;
     }
     int64_t value;
-    bool timed = file_partition(group[0], &value) && group[0]->file.n_partition > 0;
-    if (timed && s->cold_after_us >= 0 && small >= 2 && newest != INT64_MIN &&
-        tl_partition_end_micros(t, value) <= newest - s->cold_after_us)
+    if (time_partition(t, group[0], &value) && s->cold_after_us >= 0 && small >= 2 &&
+        newest != INT64_MIN && tl_partition_end_micros(t, value) <= newest - s->cold_after_us)
         return select_files(p, group, n, NULL, err);
     bool take[n + 1];
     bool any = false;
@@ -125,9 +121,9 @@ static tl_status make_plan(const tl_table *t, const tl_maintain_settings *s, tl_
         return tl_error_nomem(err);
     }
     size_t n = 0;
-    int64_t value;
     for (size_t i = 0; i < lf->n; i++)
-        if (lf->files[i].partition_spec_id == spec_id && file_partition(&lf->files[i], &value))
+        if (lf->files[i].partition_spec_id == spec_id &&
+            lf->files[i].file.n_partition == t->contract.n_partition)
             eligible[n++] = &lf->files[i];
     qsort(eligible, n, sizeof *eligible, by_partition);
     int64_t newest = newest_time(t, lf);

@@ -60,8 +60,8 @@ typedef struct merge {
     size_t n_segs, cap_segs;
     int64_t pending, per_file;
     struct ArrowSchema schema; /* storage layout, from the first row group */
-    bool has_value;
-    int64_t value;
+    tl_ice_value *partition;   /* the files' partition (borrowed from the first) */
+    size_t n_partition;
     tl_rewrite_output *out;
 } merge;
 
@@ -350,7 +350,7 @@ static tl_status gather(merge *m, struct ArrowArray *out, tl_error *err)
 static tl_status flush(merge *m, tl_error *err)
 {
     if (m->pending == 0) return TL_OK;
-    tl_partition_rows part = {.has_value = m->has_value, .value = m->value};
+    tl_partition_rows part = {.partition = m->partition, .n_partition = m->n_partition};
     tl_status st = gather(m, &part.array, err);
     tl_ice_data_file df;
     char *key = NULL;
@@ -475,9 +475,9 @@ tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, si
     if (n_files < 1) n_files = 1;
     m.per_file = (rows + n_files - 1) / n_files;
     if (m.per_file < 1) m.per_file = 1;
-    if (n > 0 && files[0]->file.n_partition > 0) {
-        m.has_value = true;
-        m.value = files[0]->file.partition[0].i;
+    if (n > 0) {
+        m.partition = files[0]->file.partition;
+        m.n_partition = files[0]->file.n_partition;
     }
     const tl_live_file **order = malloc((n + 1) * sizeof *order);
     cursor *cur = calloc(n + 1, sizeof *cur);

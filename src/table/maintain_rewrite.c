@@ -144,7 +144,7 @@ static tl_status write_partition(const tl_table *t, const tl_rows *rows, tl_part
     int64_t *idx = n_files > 1 ? malloc((size_t)per * sizeof *idx) : NULL;
     if (n_files > 1 && idx == NULL) return tl_error_nomem(err);
     for (int64_t start = 0; st == TL_OK && (start < total || start == 0); start += per) {
-        tl_partition_rows chunk = {.has_value = part->has_value, .value = part->value};
+        tl_partition_rows chunk = {.partition = part->partition, .n_partition = part->n_partition};
         int64_t len = total - start < per ? total - start : per;
         if (n_files > 1) {
             for (int64_t i = 0; i < len; i++) idx[i] = start + i;

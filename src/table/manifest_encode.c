@@ -2,6 +2,7 @@
  * appends and rewrites alike. */
 #include <stdlib.h>
 
+#include "iceberg/partition_value.h"
 #include "table/append.h"
 
 static tl_status partition_types(const tl_table *t, const tl_ice_partition_spec *spec,
@@ -47,5 +48,21 @@ tl_status tl_table_manifest_encode(const tl_table *t, const tl_ice_manifest_entr
     if (st == TL_OK) st = tl_ice_manifest_write(&info, entries, n, out, err);
     free(schema_json);
     free(spec_json);
+    return st;
+}
+
+tl_status tl_table_manifest_summarize(const tl_ice_data_file *const *files, size_t n,
+                                      tl_ice_manifest_file *mf, tl_error *err)
+{
+    size_t nf = n ? files[0]->n_partition : 0;
+    const tl_ice_value **tuples = malloc((n + 1) * sizeof *tuples);
+    if (tuples == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        if (files[i]->n_partition != nf) nf = 0; /* mixed specs: no summary */
+        tuples[i] = files[i]->partition;
+    }
+    tl_status st = tl_ice_partition_summaries(tuples, n, nf, &mf->partitions, err);
+    if (st == TL_OK) mf->n_partitions = mf->partitions ? nf : 0;
+    free(tuples);
     return st;
 }

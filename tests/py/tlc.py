@@ -27,6 +27,8 @@ class TableOptions(ctypes.Structure):
         ("dedup", ctypes.c_int),
         ("ingest_time", ctypes.c_int),
         ("properties", ctypes.POINTER(ctypes.c_char_p)),
+        ("partition_by", ctypes.POINTER(ctypes.c_char_p)),
+        ("partition_by_len", ctypes.c_size_t),
     ]
 
 
@@ -79,6 +81,9 @@ class TableInfo(ctypes.Structure):
         ("snapshots", ctypes.c_int64),
         ("manifests", ctypes.c_int64),
         ("last_value_index", ctypes.c_char_p),
+        ("partition_by", ctypes.POINTER(ctypes.c_char_p)),
+        ("snapshot_id", ctypes.c_int64),
+        ("last_commit_ms", ctypes.c_int64),
     ]
 
 
@@ -222,11 +227,12 @@ class Lake:
         return _lib.tl_lake_location(self._h).decode()
 
     def create_table(self, name, schema, time_column=None, series_key=None, chunk=None, retention=None,
-                     dedup=None, ingest_time=None, properties=None):
+                     dedup=None, ingest_time=None, properties=None, partition_by=None):
         sbuf = ctypes.create_string_buffer(ARROW_SCHEMA_SIZE)
         schema._export_to_c(ctypes.addressof(sbuf))
         keys = _cstrings(series_key)
         props = _pairs(properties)
+        parts = _cstrings(partition_by)
         opts = TableOptions(
             time_column.encode() if time_column else None,
             ctypes.cast(keys, ctypes.POINTER(ctypes.c_char_p)) if keys else None,
@@ -236,6 +242,8 @@ class Lake:
             -1 if dedup is None else int(dedup),
             -1 if ingest_time is None else int(ingest_time),
             ctypes.cast(props, ctypes.POINTER(ctypes.c_char_p)) if props else None,
+            ctypes.cast(parts, ctypes.POINTER(ctypes.c_char_p)) if parts else None,
+            len(partition_by or []),
         )
         h = _P()
         err = Error()
@@ -448,17 +456,22 @@ class Table:
         err = Error()
         _check(_lib.tl_table_info_get(self._h, ctypes.byref(info), ctypes.byref(err)), err)
         dec = lambda s: s.decode() if s is not None else None
-        keys = []
-        i = 0
-        while info.series_key and info.series_key[i] is not None:
-            keys.append(info.series_key[i].decode())
-            i += 1
+        def strings(arr):
+            out, i = [], 0
+            while arr and arr[i] is not None:
+                out.append(arr[i].decode())
+                i += 1
+            return out
+
+        keys = strings(info.series_key)
         out = {
             "name": dec(info.name), "version": info.version, "location": dec(info.location),
             "time_column": dec(info.time_column), "series_key": keys, "chunk": dec(info.chunk),
             "dedup": bool(info.dedup), "ingest_time_column": dec(info.ingest_time_column),
             "rows": info.rows, "files": info.files, "bytes": info.bytes, "snapshots": info.snapshots,
             "manifests": info.manifests, "last_value_index": dec(info.last_value_index),
+            "partition_by": strings(info.partition_by), "snapshot_id": info.snapshot_id,
+            "last_commit_ms": info.last_commit_ms,
         }
         _lib.tl_table_info_clear(ctypes.byref(info))
         return out

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 
+#include "iceberg/manifest.h"
 #include "iceberg/transform.h"
 #include "unit.h"
 
@@ -170,19 +171,45 @@ static void test_names_and_paths(void)
     free(name);
 
     tl_buf b = {0};
+    tl_ice_value day = {.kind = TL_ICE_VALUE_INT, .i = 20454},
+                 month = {.kind = TL_ICE_VALUE_INT, .i = 672};
+    tl_ice_value null = {.kind = TL_ICE_VALUE_NULL};
+    tl_ice_type ts = {.id = TL_ICE_TIMESTAMPTZ}, date = {.id = TL_ICE_DATE},
+                text = {.id = TL_ICE_STRING}, boolean = {.id = TL_ICE_BOOLEAN};
     CHECK_OK(
-        tl_ice_partition_path_segment("time_day", tr(TL_ICE_TRANSFORM_DAY), false, 20454, &b, &err),
+        tl_ice_partition_path_segment("time_day", tr(TL_ICE_TRANSFORM_DAY), &ts, &day, &b, &err),
         &err);
     CHECK_STR((char *)b.data, "time_day=2026-01-01");
     b.len = 0;
     CHECK_OK(
-        tl_ice_partition_path_segment("a b/c", tr(TL_ICE_TRANSFORM_MONTH), false, 672, &b, &err),
+        tl_ice_partition_path_segment("a b/c", tr(TL_ICE_TRANSFORM_MONTH), &date, &month, &b, &err),
         &err);
     CHECK_STR((char *)b.data, "a%20b%2Fc=2026-01");
     b.len = 0;
-    CHECK_OK(tl_ice_partition_path_segment("t_hour", tr(TL_ICE_TRANSFORM_HOUR), true, 0, &b, &err),
-             &err);
+    CHECK_OK(
+        tl_ice_partition_path_segment("t_hour", tr(TL_ICE_TRANSFORM_HOUR), &ts, &null, &b, &err),
+        &err);
     CHECK_STR((char *)b.data, "t_hour=null");
+    /* Identity values in their human forms: a date as a date, escaped strings. */
+    b.len = 0;
+    CHECK_OK(
+        tl_ice_partition_path_segment("d", tr(TL_ICE_TRANSFORM_IDENTITY), &date, &day, &b, &err),
+        &err);
+    CHECK_STR((char *)b.data, "d=2026-01-01");
+    b.len = 0;
+    char eu[] = "eu/west 1=\xc3\xa9";
+    tl_ice_value s = {.kind = TL_ICE_VALUE_STRING, .bytes = (uint8_t *)eu, .len = strlen(eu)};
+    CHECK_OK(
+        tl_ice_partition_path_segment("region", tr(TL_ICE_TRANSFORM_IDENTITY), &text, &s, &b, &err),
+        &err);
+    CHECK_STR((char *)b.data, "region=eu%2Fwest%201%3D%C3%A9");
+    b.len = 0;
+    tl_ice_value yes = {.kind = TL_ICE_VALUE_BOOL, .i = 1};
+    CHECK_OK(tl_ice_partition_path_segment("ok", tr(TL_ICE_TRANSFORM_IDENTITY), &boolean, &yes, &b,
+                                           &err),
+             &err);
+    CHECK_STR((char *)b.data, "ok=true");
+    CHECK_OK(tl_ice_transform_check(tr(TL_ICE_TRANSFORM_IDENTITY), &text, &err), &err);
     tl_buf_free(&b);
 }
 
