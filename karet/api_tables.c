@@ -29,6 +29,11 @@ static void table_stats(tl_lake *wh, const char *slug, json_t *desc)
     json_object_set_new(desc, "bytes", json_integer(have ? info.bytes : 0));
     json_object_set_new(desc, "version", have ? json_integer(info.version) : json_null());
     json_object_set_new(desc, "snapshots", json_integer(have ? info.snapshots : 0));
+    char ts[40];
+    json_object_set_new(desc, "lastCommitAt",
+                        have && info.last_commit_ms > 0
+                            ? json_string(iso_time(info.last_commit_ms, ts, sizeof ts))
+                            : json_null());
     if (have) tl_table_info_clear(&info);
     tl_table_close(t);
 }

@@ -446,6 +446,7 @@ def test_tables_rows_and_read_only_sql(tmp_path):
         t = table(api)
         assert (t["rowCount"], t["fileCount"], t["exists"]) == (30, 1, True) and t["bytes"] > 0 and t["version"] >= 1
         assert t["schema"] == pipeline_config()["analytic_tables"][0]["schema"]
+        assert abs(iso_ms(t["lastCommitAt"]) - time.time()) < 600 and table(api, "other")["lastCommitAt"]
         rows = api.get(f"/api/p/{SLUG}/tables/events/rows?limit=7").json()
         assert rows["rowCount"] == 7 and rows["columns"] == ["time", "user", "value"]
         assert api.get(f"/api/p/{SLUG}/tables/nope/rows").status == 404
