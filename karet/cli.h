@@ -69,5 +69,6 @@ int karet_cmd_explain(karet_args *a);
 int karet_cmd_run(karet_args *a);
 int karet_cmd_serve(karet_args *a);
 int karet_cmd_hash_password(karet_args *a);
+int karet_cmd_ship(karet_args *a);
 
 #endif

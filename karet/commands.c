@@ -88,6 +88,68 @@ const karet_command karet_commands[] = {
        "On a service with no pipeline yet: create the pipeline \"demo\" with sample CSV files, "
        "whose first run starts by itself.",
        false}}},
+    {"ship",
+     "--log FILE --to URL [--run-url URL] [OPTIONS]",
+     "ship the new lines of a growing log to a pipeline",
+     "Ships what was appended to a log file since the last call to a source folder of a lake "
+     "(--to: an s3://, gs://, az:// URL or a local folder, with storage settings from "
+     "--storage-option and the environment as for timelake: AWS_ACCESS_KEY_ID, "
+     "AWS_ENDPOINT_URL, ...), then asks for a run by POSTing --run-url with KARET_WORKER_TOKEN "
+     "as a bearer token. Each call ships what is new and exits (for cron); --every keeps it "
+     "running. Only whole lines are shipped: a half-written last line waits for the next call. "
+     "The position (byte offset, with the file's inode) is saved after each upload, atomically, "
+     "in --state and as a copy in the destination (.karet-ship/NAME.state), so a lost local "
+     "state resumes where it was. Rotation by rename is followed: the old file is finished "
+     "from the saved offset (found by inode among <log>.1, <log>.2, ... or --rotated), then "
+     "every file rotated after it, then the new log; a truncation in place (copytruncate) "
+     "starts again from 0 after shipping the copy's rest. Upload names sort by time and are "
+     "never reused: NAME_<first unix s>_<last unix s>_<sequence>.ndjson (or .csv, + .gz). "
+     "A failed upload moves nothing on (the next call sends the same lines); a failed run "
+     "request is sent again on the next call. Nothing new: no upload, no request. Exit codes: "
+     "0 shipped (or nothing new), 1 the log is missing or unreadable (or the state is "
+     "damaged), 2 usage, 3 the destination failed, 4 the run request failed, 5 the run URL "
+     "refused the token.",
+     karet_cmd_ship,
+     {{"log", "FILE", "The log file to ship (one JSON object a line, or CSV with --format csv).",
+       false},
+      {"to", "URL",
+       "Where uploads go: the pipeline source's folder, e.g. "
+       "s3://karet-lake/pipelines/SLUG/events/ or a local folder.",
+       false},
+      {"run-url", "URL",
+       "POSTed after each upload (https://karet.example/api/p/SLUG/jobs), with "
+       "KARET_WORKER_TOKEN as a bearer token.",
+       false},
+      {"storage-option", "KEY=VALUE",
+       "A storage option of the destination (aws_endpoint, aws_region, aws_allow_http, ...); "
+       "repeatable.",
+       true},
+      {"state", "FILE",
+       "Where the position is kept; default ~/.karet/ship/<log name>-<hash of its path>.json, "
+       "one per log.",
+       false},
+      {"format", "ndjson|csv",
+       "ndjson (the default): lines as they are; csv: the header starts every upload.", false},
+      {"header", "LINE",
+       "CSV: the column names, when the log has no header line (by default its first line is "
+       "the header).",
+       false},
+      {"rotated", "GLOB",
+       "Where the log is renamed to when rotated, e.g. '/var/log/app/events.log-*' (oldest by "
+       "modification time first); default <log>.1, <log>.2, ... (.1 the newest).",
+       false},
+      {"name", "NAME",
+       "The start of upload names; default the log's name up to its first dot. Give each log "
+       "shipped into one folder its own.",
+       false},
+      {"max-file-size", "SIZE",
+       "The largest upload before compression (64M, 1G, bytes); default 64M. A backlog is "
+       "split into files of at most this, at line ends.",
+       false},
+      {"gzip", NULL, "Compress uploads (.gz).", false},
+      {"every", "DURATION",
+       "Keep running, one pass every DURATION (30s, 10m, 1h) until SIGINT or SIGTERM.", false},
+      {"quiet", NULL, "Print only warnings and errors.", false}}},
     {"hash-password",
      "",
      "print the scrypt hash of a password",
