@@ -50,8 +50,9 @@ typedef struct ship_state {
     char *log, *to, *host;     /* owned; what this state belongs to */
     uint64_t dev, ino, offset; /* the file being read and how far it is shipped */
     unsigned char fp[SHIP_FP_MAX];
-    size_t fp_len;  /* the bytes just before offset (at most SHIP_FP_MAX) */
-    bool have_file; /* dev/ino/offset are meaningful */
+    size_t fp_len;    /* the bytes just before offset (at most SHIP_FP_MAX) */
+    int64_t btime_ns; /* the birth time in ns (0: the filesystem does not say) */
+    bool have_file;   /* dev/ino/offset are meaningful */
     int64_t name_first, name_last, name_seq; /* the last upload's name */
     bool have_name;
     bool run_pending; /* an upload has no accepted run request yet */
@@ -76,6 +77,7 @@ typedef struct ship_segment {
     char *path; /* owned */
     int fd;
     uint64_t dev, ino;
+    int64_t btime_ns;
     uint64_t start; /* where this pass starts reading */
     uint64_t end;   /* size when planned: the pass reads no further */
     bool rotated;   /* a finished file: its last line counts even without '\n' */
@@ -92,6 +94,8 @@ typedef struct ship_plan {
 int ship_plan_make(const ship_config *cfg, const ship_state *st, ship_plan *out, char *err,
                    size_t errlen);
 void ship_plan_free(ship_plan *plan);
+/* The birth time of an open file in ns, 0 when the filesystem does not say. */
+int64_t ship_btime(int fd);
 
 /* ship_pass.c: one pass. Returns an exit code; prints its one message. */
 int ship_pass(const ship_config *cfg);

@@ -217,6 +217,8 @@ static int out_write(pass *ps, const void *data, size_t n)
     return 0;
 }
 
+static int save_state(pass *ps);
+
 static int out_open(pass *ps, const char *header, size_t header_len)
 {
     int rc = open_lake(ps);
@@ -229,6 +231,12 @@ static int out_open(pass *ps, const char *header, size_t header_len)
     snprintf(ps->key, sizeof ps->key, "%s_%010lld_%010lld_%06lld.%s%s", ps->cfg->name,
              (long long)ps->first, (long long)ps->last, (long long)ps->seq,
              ps->cfg->csv ? "csv" : "ndjson", ps->cfg->gzip ? ".gz" : "");
+    /* The name is taken before the upload: should this process die between
+     * the upload and the position's save, the next pass still names its
+     * upload (of the same lines) after this one, never over it. */
+    ps->st.name_first = ps->first, ps->st.name_last = ps->last, ps->st.name_seq = ps->seq;
+    ps->st.have_name = true;
+    if ((rc = save_state(ps)) != 0) return rc;
     tl_error e = {0};
     if (tl_object_writer_open(ps->lake, ps->key, &ps->w, &e) != TL_OK)
         return dest_fail(ps, "upload to", &e);
@@ -274,6 +282,7 @@ static void state_at_pos(pass *ps)
     const ship_segment *s = ps->pos_seg;
     ps->st.have_file = true;
     ps->st.dev = s->dev, ps->st.ino = s->ino, ps->st.offset = ps->pos_off;
+    ps->st.btime_ns = s->btime_ns;
     size_t k = ps->pos_off < SHIP_FP_MAX ? (size_t)ps->pos_off : SHIP_FP_MAX;
     ssize_t got = k ? pread(s->fd, ps->st.fp, k, (off_t)(ps->pos_off - k)) : 0;
     ps->st.fp_len = got == (ssize_t)k ? k : 0;
@@ -285,8 +294,9 @@ static int save_state(pass *ps)
     char why[600];
     if (ship_state_save(ps->cfg->state_path, &ps->st, why, sizeof why) != 0) {
         snprintf(ps->err, sizeof ps->err,
-                 "%s. The upload %.600s is in place; the next pass sends its lines again.", why,
-                 ps->last_key);
+                 "%s. Nothing is lost: the next pass sends again the lines this one could not "
+                 "record as shipped.",
+                 why);
         return SHIP_ERR_LOG;
     }
     return 0;
@@ -600,7 +610,8 @@ static int run_pass(pass *ps)
      * empty rotated tail, a new log): keep it too. */
     if (rc == 0 && plan.len > 0) {
         bool moved = !ps->st.have_file || ps->st.dev != ps->pos_seg->dev ||
-                     ps->st.ino != ps->pos_seg->ino || ps->st.offset != ps->pos_off;
+                     ps->st.btime_ns != ps->pos_seg->btime_ns || ps->st.ino != ps->pos_seg->ino ||
+                     ps->st.offset != ps->pos_off;
         if (moved) {
             state_at_pos(ps);
             rc = save_state(ps);

@@ -106,6 +106,22 @@ static void free_candidates(candidate *c, size_t n)
     free(c);
 }
 
+int64_t ship_btime(int fd)
+{
+    struct statx x;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &x) != 0 || !(x.stx_mask & STATX_BTIME)) return 0;
+    return (int64_t)x.stx_btime.tv_sec * 1000000000 + x.stx_btime.tv_nsec;
+}
+
+/* The file of the state: device and inode, and the birth time when the
+ * filesystem keeps one (an inode number is reused once its file is deleted). */
+static bool same_file(int fd, const struct stat *st, const ship_state *s)
+{
+    if ((uint64_t)st->st_dev != s->dev || (uint64_t)st->st_ino != s->ino) return false;
+    int64_t b = ship_btime(fd);
+    return b == 0 || s->btime_ns == 0 || b == s->btime_ns;
+}
+
 /* Whether the bytes before `offset` of the open file are the saved ones. */
 static bool same_bytes(int fd, const ship_state *st)
 {
@@ -127,6 +143,7 @@ static int add_segment(ship_plan *plan, const char *path, int fd, const struct s
     s->path = strdup(path);
     s->fd = fd;
     s->dev = (uint64_t)st->st_dev, s->ino = (uint64_t)st->st_ino;
+    s->btime_ns = ship_btime(fd);
     s->start = start, s->end = (uint64_t)st->st_size, s->rotated = rotated;
     if (s->path == NULL) return -1;
     plan->len++;
@@ -181,6 +198,9 @@ static int tail_from_copy(ship_plan *plan, candidate *c, size_t n, const ship_st
         }
         close(fd);
     }
+    warn("WARNING: no copy of its old content was found among the rotated files: lines written "
+         "to it after the last pass (past byte %llu) may be lost",
+         (unsigned long long)st->offset);
     return 0;
 }
 
@@ -192,7 +212,7 @@ static int plan_rotated(const ship_config *cfg, const ship_state *st, candidate 
         if ((uint64_t)c[i].st.st_dev == st->dev && (uint64_t)c[i].st.st_ino == st->ino &&
             (uint64_t)c[i].st.st_size >= st->offset) {
             int fd = open(c[i].path, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0 && same_bytes(fd, st)) {
+            if (fd >= 0 && same_file(fd, &c[i].st, st) && same_bytes(fd, st)) {
                 k = i;
                 if (add_segment(plan, c[i].path, fd, &c[i].st, st->offset, true) != 0) {
                     close(fd);
@@ -245,15 +265,14 @@ int ship_plan_make(const ship_config *cfg, const ship_state *st, ship_plan *out,
     candidate *c = NULL;
     size_t n = 0;
     int rc = 0;
-    bool same = live_fd >= 0 && st && st->have_file && (uint64_t)live.st_dev == st->dev &&
-                (uint64_t)live.st_ino == st->ino;
+    bool same = live_fd >= 0 && st && st->have_file && same_file(live_fd, &live, st);
     if (st && st->have_file && !same && rotated_files(cfg, live_fd >= 0 ? &live : NULL, &c, &n))
         rc = -1;
     uint64_t start = 0;
     if (rc == 0 && same) {
         if ((uint64_t)live.st_size < st->offset || !same_bytes(live_fd, st)) {
-            warn("%s was truncated in place (copytruncate) since the last pass: starting again "
-                 "from its first byte",
+            warn("%s was truncated in place (copytruncate) since the last pass, or replaced: "
+                 "starting again from its first byte",
                  cfg->log);
             if (rotated_files(cfg, &live, &c, &n) != 0 || tail_from_copy(out, c, n, st) != 0)
                 rc = -1;

@@ -50,9 +50,10 @@ json_t *ship_state_to_json(const ship_state *st)
     if (j == NULL) return NULL;
     if (st->have_file)
         json_object_set_new(j, "file",
-                            json_pack("{s:I, s:I, s:I, s:s}", "dev", (json_int_t)st->dev, "ino",
-                                      (json_int_t)st->ino, "offset", (json_int_t)st->offset, "fp",
-                                      fp));
+                            json_pack("{s:I, s:I, s:I, s:I, s:s}", "dev", (json_int_t)st->dev,
+                                      "ino", (json_int_t)st->ino, "btime_ns",
+                                      (json_int_t)st->btime_ns, "offset", (json_int_t)st->offset,
+                                      "fp", fp));
     if (st->have_name)
         json_object_set_new(j, "last_name",
                             json_pack("{s:I, s:I, s:I}", "first", (json_int_t)st->name_first,
@@ -80,16 +81,17 @@ int ship_state_from_json(const json_t *j, ship_state *out, char *err, size_t err
     out->seen_s = json_integer_value(json_object_get(j, "seen"));
     const json_t *f = json_object_get(j, "file");
     if (f) {
-        json_int_t dev, ino, off;
+        json_int_t dev, ino, off, btime = 0;
         const char *fp;
-        if (json_unpack((json_t *)f, "{s:I, s:I, s:I, s:s}", "dev", &dev, "ino", &ino, "offset",
-                        &off, "fp", &fp) != 0 ||
+        if (json_unpack((json_t *)f, "{s:I, s:I, s?I, s:I, s:s}", "dev", &dev, "ino", &ino,
+                        "btime_ns", &btime, "offset", &off, "fp", &fp) != 0 ||
             off < 0 || unhex(fp, out->fp, sizeof out->fp, &out->fp_len) != 0) {
             snprintf(err, errlen, "its \"file\" entry is malformed");
             ship_state_clear(out);
             return -1;
         }
         out->dev = (uint64_t)dev, out->ino = (uint64_t)ino, out->offset = (uint64_t)off;
+        out->btime_ns = btime;
         out->have_file = true;
     }
     const json_t *n = json_object_get(j, "last_name");

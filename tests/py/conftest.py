@@ -12,6 +12,10 @@ REF_PYTHON = ROOT / ".venv-ref" / "bin" / "python"
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes a minute or more (deselect with -m 'not slow')")
+
+
 @pytest.fixture
 def lake_dir(tmp_path):
     return tmp_path / "lake"

@@ -93,15 +93,16 @@ class Client:
 class Server:
     """One `karet serve` process on a free port of 127.0.0.1."""
 
-    def __init__(self, data_dir, lake, options=None, env=None, workers=2, extra=()):
+    def __init__(self, data_dir, lake, options=None, env=None, workers=2, extra=(), listen="127.0.0.1:0"):
         self.data_dir, self.lake, self.options = str(data_dir), str(lake), dict(options or {})
+        self.listen = listen
         self.env = {**os.environ, "KARET_WORKER_TOKEN": TOKEN, "KARET_WEBHOOK_SECRET": SECRET, **(env or {})}
         self.workers, self.extra = workers, list(extra)
         self.proc, self.lines, self.port = None, [], None
 
     def start(self, timeout=60):
         cmd = [karet_bin(), "serve", "--data-dir", self.data_dir, "--lake", self.lake,
-               "--listen", "127.0.0.1:0", "--workers", str(self.workers), *self.extra]
+               "--listen", self.listen, "--workers", str(self.workers), *self.extra]
         for k, v in self.options.items():
             cmd += ["--storage-option", f"{k}={v}"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, text=True)
