@@ -26,7 +26,6 @@ int api_slug_ok(const char *s);
 
 #define H(name) void name(service *svc, http_req *rq, http_resp *out)
 H(api_health);
-H(api_home);
 H(api_sign_in);
 H(api_sign_out);
 H(api_me);

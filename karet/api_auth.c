@@ -26,26 +26,6 @@ void api_health(service *svc, http_req *rq, http_resp *out)
     json_decref(v);
 }
 
-/* A placeholder until the web pages land: a sign-in form. */
-static const char HOME[] =
-    "<!doctype html><html><head><meta charset=utf-8><title>Karet</title></head><body>"
-    "<h1>Karet</h1><form id=f><input name=username placeholder=username autocomplete=username>"
-    "<input name=password type=password placeholder=password autocomplete=current-password>"
-    "<button>Sign in</button></form><pre id=o></pre><script>"
-    "f.onsubmit=async e=>{e.preventDefault();const r=await fetch('/api/auth/sign-in/username',"
-    "{method:'POST',headers:{'Content-Type':'application/json'},body:JSON.stringify("
-    "{username:f.username.value,password:f.password.value})});o.textContent=await r.text()};"
-    "</script></body></html>";
-
-void api_home(service *svc, http_req *rq, http_resp *out)
-{
-    (void)svc, (void)rq;
-    out->status = 200;
-    out->raw = strdup(HOME);
-    out->raw_len = strlen(HOME);
-    out->content_type = "text/html; charset=utf-8";
-}
-
 static int secure_request(service *svc, http_req *rq)
 {
     const char *proto = req_header(rq, "X-Forwarded-Proto");

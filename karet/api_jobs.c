@@ -110,7 +110,16 @@ void api_jobs_list(service *svc, http_req *rq, http_resp *out)
                        ? json_incref(json_object_get(json_array_get(rows, i - 1), "id"))
                        : json_null();
     json_decref(rows);
-    reply_json(out, 200, json_pack("{s:o,s:o}", "jobs", jobs, "nextBefore", next));
+    /* An upload batch waiting to start a run (null when none). */
+    int64_t at = 0;
+    int events = before && *before ? 0 : debouncer_pending(svc->debounce, slug, &at);
+    char iso[40];
+    json_t *scheduled =
+        events ? json_pack("{s:s,s:i}", "runAt", iso_time(at, iso, sizeof iso), "events", events)
+               : json_null();
+    reply_json(
+        out, 200,
+        json_pack("{s:o,s:o,s:o}", "jobs", jobs, "nextBefore", next, "scheduled", scheduled));
 }
 
 void api_job_get(service *svc, http_req *rq, http_resp *out)
@@ -155,15 +164,20 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         s->pending = NULL;
         s->off = s->len = 0;
         int closed = 0;
-        char *ev = bus_wait(s->svc->events, s->slug, &s->seq, s->svc->cfg.sse_ping_ms, &closed);
+        char name[32] = "";
+        char *ev = bus_wait(s->svc->events, s->slug, &s->seq, s->svc->cfg.sse_ping_ms, &closed,
+                            name, sizeof name);
         if (closed || s->svc->stopping) {
             free(ev);
             return MHD_CONTENT_READER_END_OF_STREAM;
         }
         if (ev) {
-            size_t n = strlen(ev) + 16;
+            size_t n = strlen(ev) + strlen(name) + 24;
             s->pending = malloc(n);
-            if (s->pending) snprintf(s->pending, n, "data: %s\n\n", ev);
+            if (s->pending && name[0])
+                snprintf(s->pending, n, "event: %s\ndata: %s\n\n", name, ev);
+            else if (s->pending)
+                snprintf(s->pending, n, "data: %s\n\n", ev);
             free(ev);
         } else {
             s->pending = strdup(": ping\n\n");

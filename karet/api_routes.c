@@ -10,7 +10,6 @@
     }
 
 const route ROUTES[] = {
-    R("GET", "/", ROLE_NONE, ROUTE_PUBLIC, api_home),
     R("GET", "/health", ROLE_NONE, ROUTE_PUBLIC, api_health),
     R("POST", "/api/auth/sign-in/username", ROLE_NONE, ROUTE_PUBLIC, api_sign_in),
     R("POST", "/api/auth/sign-out", ROLE_NONE, ROUTE_PUBLIC, api_sign_out),

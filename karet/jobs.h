@@ -40,6 +40,11 @@ json_t *job_get(service *svc, const char *slug, const char *id);
  * event for it, or max_ms after the first, whichever is sooner. */
 debouncer *debouncer_start(service *svc);
 void debouncer_note(debouncer *d, const char *slug);
+/* The batch waiting for a pipeline: returns how many events it holds (0
+ * when none waits) and sets *fires_at_ms to the wall-clock time its run is
+ * due. Each event also publishes a "scheduled" event on the bus with
+ * {"pipeline", "runAt", "events"}, so pages can count down. */
+int debouncer_pending(debouncer *d, const char *slug, int64_t *fires_at_ms);
 /* Stops the timer thread; pending batches become queued jobs, so a stop
  * loses no upload. */
 void debouncer_stop(debouncer *d);
@@ -54,10 +59,15 @@ event_bus *bus_new(void);
 void bus_free(event_bus *b);
 /* Publishes a record (borrowed) of a pipeline's job. */
 void bus_publish(event_bus *b, const char *slug, json_t *record);
+/* Publishes a named event (a server-sent event with an "event:" line, which
+ * a client reading only job records never sees). */
+void bus_publish_named(event_bus *b, const char *slug, const char *name, json_t *record);
 /* Waits until an event of slug newer than *seq, the bus closes, or timeout_ms
  * pass. Returns the event's text (caller frees) and advances *seq; NULL on
- * timeout or close (*closed set). */
-char *bus_wait(event_bus *b, const char *slug, uint64_t *seq, int64_t timeout_ms, int *closed);
+ * timeout or close (*closed set). name (namelen bytes, may be NULL) gets the
+ * event's name, "" for a job record. */
+char *bus_wait(event_bus *b, const char *slug, uint64_t *seq, int64_t timeout_ms, int *closed,
+               char *name, size_t namelen);
 uint64_t bus_seq(event_bus *b);
 void bus_close(event_bus *b);
 

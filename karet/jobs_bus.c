@@ -3,6 +3,7 @@
  * that falls more than the ring behind skips what it missed (a page reloads
  * the list on reconnect anyway). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,7 @@ typedef struct bus_event {
     uint64_t seq;
     char *slug;
     char *text;
+    char name[32]; /* "" for a job record */
 } bus_event;
 
 struct event_bus {
@@ -47,7 +49,7 @@ void bus_free(event_bus *b)
     free(b);
 }
 
-void bus_publish(event_bus *b, const char *slug, json_t *record)
+void bus_publish_named(event_bus *b, const char *slug, const char *name, json_t *record)
 {
     char *text = json_dumps(record, JSON_COMPACT);
     char *s = strdup(slug);
@@ -58,8 +60,14 @@ void bus_publish(event_bus *b, const char *slug, json_t *record)
     e->seq = ++b->seq;
     e->slug = s;
     e->text = text;
+    snprintf(e->name, sizeof e->name, "%s", name ? name : "");
     pthread_cond_broadcast(&b->changed);
     pthread_mutex_unlock(&b->lock);
+}
+
+void bus_publish(event_bus *b, const char *slug, json_t *record)
+{
+    bus_publish_named(b, slug, NULL, record);
 }
 
 uint64_t bus_seq(event_bus *b)
@@ -78,7 +86,8 @@ void bus_close(event_bus *b)
     pthread_mutex_unlock(&b->lock);
 }
 
-char *bus_wait(event_bus *b, const char *slug, uint64_t *seq, int64_t timeout_ms, int *closed)
+char *bus_wait(event_bus *b, const char *slug, uint64_t *seq, int64_t timeout_ms, int *closed,
+               char *name, size_t namelen)
 {
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
@@ -93,7 +102,10 @@ char *bus_wait(event_bus *b, const char *slug, uint64_t *seq, int64_t timeout_ms
         while (out == NULL && *seq < b->seq) {
             bus_event *e = &b->ring[(*seq + 1) % RING];
             *seq = *seq + 1;
-            if (e->text && strcmp(e->slug, slug) == 0) out = strdup(e->text);
+            if (e->text && strcmp(e->slug, slug) == 0) {
+                out = strdup(e->text);
+                if (name) snprintf(name, namelen, "%s", e->name);
+            }
         }
         if (out) break;
         if (pthread_cond_timedwait(&b->changed, &b->lock, &until) != 0) break;

@@ -13,6 +13,7 @@
 typedef struct pending {
     char slug[128];
     int64_t first_ms, last_ms; /* monotonic */
+    int events;
 } pending;
 
 struct debouncer {
@@ -24,6 +25,14 @@ struct debouncer {
     int n;
     int stopping;
 };
+
+/* When the batch fires (monotonic ms). */
+static int64_t due_of(debouncer *d, const pending *p)
+{
+    int64_t due = p->last_ms + d->svc->cfg.debounce_quiet_ms;
+    int64_t cap = p->first_ms + d->svc->cfg.debounce_max_ms;
+    return cap < due ? cap : due;
+}
 
 static void fire(debouncer *d, int i)
 {
@@ -44,9 +53,7 @@ static void *timer_main(void *arg)
         int64_t now = mono_ms(), next = now + 1000;
         int fired = 0;
         for (int i = 0; i < d->n; i++) {
-            int64_t due = d->items[i].last_ms + d->svc->cfg.debounce_quiet_ms;
-            int64_t cap = d->items[i].first_ms + d->svc->cfg.debounce_max_ms;
-            if (cap < due) due = cap;
+            int64_t due = due_of(d, &d->items[i]);
             if (due <= now) {
                 fire(d, i);
                 fired = 1;
@@ -87,7 +94,8 @@ debouncer *debouncer_start(service *svc)
 
 void debouncer_note(debouncer *d, const char *slug)
 {
-    int64_t now = mono_ms();
+    int64_t now = mono_ms(), due = 0;
+    int events = 0;
     pthread_mutex_lock(&d->lock);
     int i = 0;
     while (i < d->n && strcmp(d->items[i].slug, slug) != 0) i++;
@@ -96,10 +104,36 @@ void debouncer_note(debouncer *d, const char *slug)
         strncpy(d->items[i].slug, slug, sizeof d->items[i].slug - 1);
         d->items[i].slug[sizeof d->items[i].slug - 1] = 0;
         d->items[i].first_ms = now;
+        d->items[i].events = 0;
     }
-    if (i < d->n) d->items[i].last_ms = now;
+    if (i < d->n) {
+        d->items[i].last_ms = now;
+        events = ++d->items[i].events;
+        due = due_of(d, &d->items[i]);
+    }
     pthread_cond_broadcast(&d->wake);
     pthread_mutex_unlock(&d->lock);
+    if (events && d->svc->events) {
+        char at[40];
+        iso_time(now_ms() + (due - now), at, sizeof at);
+        json_t *ev = json_pack("{s:s,s:s,s:i}", "pipeline", slug, "runAt", at, "events", events);
+        bus_publish_named(d->svc->events, slug, "scheduled", ev);
+        json_decref(ev);
+    }
+}
+
+int debouncer_pending(debouncer *d, const char *slug, int64_t *fires_at_ms)
+{
+    if (d == NULL) return 0;
+    int events = 0;
+    pthread_mutex_lock(&d->lock);
+    for (int i = 0; i < d->n; i++) {
+        if (strcmp(d->items[i].slug, slug) != 0) continue;
+        events = d->items[i].events;
+        *fires_at_ms = now_ms() + (due_of(d, &d->items[i]) - mono_ms());
+    }
+    pthread_mutex_unlock(&d->lock);
+    return events;
 }
 
 void debouncer_stop(debouncer *d)

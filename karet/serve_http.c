@@ -2,6 +2,7 @@
  * or a slow upload holds up nobody else), every check that can be made before
  * the body is read made then, and one JSON log line per request. */
 #include "serve_http.h"
+#include "web.h"
 
 #include <arpa/inet.h>
 #include <signal.h>
@@ -9,8 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define JSON_BODY_MAX (4 << 20)
+#define PAGE_CSP                                                                                   \
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "              \
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 static const char *const ROLE_NAMES[] = {"none", "viewer", "editor", "admin"};
 
@@ -108,10 +113,19 @@ static enum MHD_Result send_reply(http_req *rq, http_resp *r)
         return MHD_NO;
     }
     if (r->content_type) MHD_add_response_header(resp, "Content-Type", r->content_type);
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    for (int i = 0; i < r->n_headers; i++)
+    int cache_set = 0;
+    for (int i = 0; i < r->n_headers; i++) {
         MHD_add_response_header(resp, r->headers[i][0], r->headers[i][1]);
+        cache_set |= strcasecmp(r->headers[i][0], "Cache-Control") == 0;
+    }
+    if (!cache_set) MHD_add_response_header(resp, "Cache-Control", "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (r->content_type && strncmp(r->content_type, "text/html", 9) == 0) {
+        /* Pages load nothing from elsewhere and run no inline script. */
+        MHD_add_response_header(resp, "Content-Security-Policy", PAGE_CSP);
+        MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+        MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
+    }
     int status = r->status ? r->status : 200;
     rq->status = status;
     enum MHD_Result ok = MHD_queue_response(rq->conn, (unsigned)status, resp);
@@ -165,20 +179,27 @@ static int pattern_match(const char *pattern, const char *path, http_req *rq)
     return 1;
 }
 
+static const route *match_in(const route *table, size_t n, http_req *rq, const char *method,
+                             int *path_known)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!pattern_match(table[i].pattern, rq->path, NULL)) continue;
+        *path_known = 1;
+        if (strcmp(table[i].method, method) == 0) {
+            pattern_match(table[i].pattern, rq->path, rq);
+            return &table[i];
+        }
+    }
+    return NULL;
+}
+
 /* The route for the request: *path_known says whether any method matches. */
 static const route *find_route(http_req *rq, int *path_known)
 {
     *path_known = 0;
     const char *method = strcmp(rq->method, "HEAD") == 0 ? "GET" : rq->method;
-    for (size_t i = 0; i < N_ROUTES; i++) {
-        if (!pattern_match(ROUTES[i].pattern, rq->path, NULL)) continue;
-        *path_known = 1;
-        if (strcmp(ROUTES[i].method, method) == 0) {
-            pattern_match(ROUTES[i].pattern, rq->path, rq);
-            return &ROUTES[i];
-        }
-    }
-    return NULL;
+    const route *rt = match_in(ROUTES, N_ROUTES, rq, method, path_known);
+    return rt ? rt : match_in(WEB_ROUTES, N_WEB_ROUTES, rq, method, path_known);
 }
 
 /* Requests that change state with a session cookie must come from a page of
@@ -194,6 +215,44 @@ static int same_origin(http_req *rq)
     p += 3;
     size_t hl = strlen(host);
     return strncmp(p, host, hl) == 0 && (p[hl] == 0 || p[hl] == '/');
+}
+
+static int wants_html(http_req *rq)
+{
+    const char *accept = req_header(rq, "Accept");
+    return accept && strstr(accept, "text/html") != NULL;
+}
+
+static enum MHD_Result reject_page(service *svc, http_req *rq, int status, const char *title,
+                                   const char *msg)
+{
+    http_resp r = {0};
+    page_error(svc, rq, &r, status, title, msg);
+    rq->rejected = 1;
+    return send_reply(rq, &r);
+}
+
+/* A page needs a signed-in caller (else: the sign-in page, then back here)
+ * with the route's role. */
+static enum MHD_Result admit_page(service *svc, http_req *rq, int who)
+{
+    if (who != 1) {
+        kbuf loc = {0};
+        kbuf_puts(&loc, "/sign-in?next=");
+        url_esc(&loc, rq->path);
+        http_resp r = {0};
+        reply_redirect(&r, kbuf_cstr(&loc));
+        kbuf_free(&loc);
+        rq->rejected = 1;
+        return send_reply(rq, &r);
+    }
+    if (rq->who.role < rq->route->role) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "This page needs the %s role; you are %s.",
+                 role_name(rq->route->role), role_name(rq->who.role));
+        return reject_page(svc, rq, 403, "Not allowed", msg);
+    }
+    return MHD_YES;
 }
 
 static int64_t declared_length(http_req *rq)
@@ -212,11 +271,14 @@ static enum MHD_Result admit(service *svc, http_req *rq)
     if (rt == NULL) {
         int api = strncmp(rq->path, "/api/", 5) == 0;
         if (api && who != 1) return reject(rq, 401, "unauthorized", "sign in or send a token");
+        if (!api && !known && wants_html(rq))
+            return reject_page(svc, rq, 404, "Not found", "There is no page at this address.");
         if (known)
             return reject(rq, 405, "method_not_allowed", "this path does not take that method");
         return reject(rq, 404, "not_found", "no such route: see the README's Karet API");
     }
     rq->route = rt;
+    if (rt->flags & ROUTE_PAGE) return admit_page(svc, rq, who);
     if (!(rt->flags & (ROUTE_PUBLIC | ROUTE_WEBHOOK))) {
         if (who == -1)
             return reject(rq, 401, "unauthorized", "the token or session is invalid or expired");

@@ -50,6 +50,7 @@ enum route_flags {
     ROUTE_PUBLIC = 1,  /* no credentials needed */
     ROUTE_WEBHOOK = 2, /* the webhook secret instead of a user */
     ROUTE_STREAM = 4,  /* the body goes to body_fn as it arrives, capped by max_upload */
+    ROUTE_PAGE = 8,    /* a web page: without a session, a redirect to the sign-in page */
 };
 
 typedef struct route {
@@ -94,9 +95,11 @@ void reply_error(http_resp *out, int status, const char *code, const char *fmt, 
     __attribute__((format(printf, 4, 5)));
 void reply_header(http_resp *out, const char *name, const char *value);
 
-/* The route table (api_routes.c). */
+/* The route tables: the API's (api_routes.c) and the pages' (web_routes.c). */
 extern const route ROUTES[];
 extern const size_t N_ROUTES;
+extern const route WEB_ROUTES[];
+extern const size_t N_WEB_ROUTES;
 
 /* Authentication (auth_request.c): the caller of a request, from the worker
  * token or a session cookie. Returns 1 with *who filled, 0 when there are no

@@ -1,0 +1,205 @@
+"""A real browser for the tests of Karet's pages: Debian's headless Chromium
+driven through chromedriver (selenium), with the flags that keep it from
+calling any Google host, a fresh profile per browser, screenshots of every
+page visited (under $TL_BUILD/screenshots/<test>/), and the checks every page
+must pass: no JavaScript error in the console and no control without a label."""
+
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from store_servers import clean_env
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
+         "--disable-extensions", "--no-default-browser-check", "--disable-dev-shm-usage",
+         "--disable-features=Translate,MediaRouter,OptimizationHints", "--lang=en-US",
+         "--force-prefers-reduced-motion"]
+
+# Names of every control on the page that has no accessible name: inputs,
+# selects and textareas without a <label for>, wrapping label, aria-label or
+# aria-labelledby; buttons and links without text or a label; images without
+# alt; SVGs that claim role=img without a name.
+UNLABELED_JS = r"""
+const out = [];
+const named = (el) => {
+  if ((el.getAttribute('aria-label') || '').trim()) return true;
+  const by = el.getAttribute('aria-labelledby');
+  if (by && by.split(/\s+/).some((id) => { const t = document.getElementById(id); return t && t.textContent.trim(); })) return true;
+  return false;
+};
+for (const el of document.querySelectorAll('input, select, textarea')) {
+  if (el.type === 'hidden') continue;
+  if (named(el)) continue;
+  if (el.id && document.querySelector('label[for="' + CSS.escape(el.id) + '"]')) continue;
+  if (el.closest('label')) continue;
+  if (el.title && el.title.trim()) continue;
+  out.push(el.outerHTML.slice(0, 160));
+}
+for (const el of document.querySelectorAll('button, a[href], [role=button], summary')) {
+  if (named(el) || el.textContent.trim() || (el.title || '').trim()) continue;
+  const img = el.querySelector('img[alt]:not([alt=""])');
+  if (img) continue;
+  out.push(el.outerHTML.slice(0, 160));
+}
+for (const el of document.querySelectorAll('img')) if (!el.hasAttribute('alt')) out.push(el.outerHTML.slice(0, 160));
+for (const el of document.querySelectorAll('svg[role=img], [role=img]')) if (!named(el) && !el.querySelector('title')) out.push(el.outerHTML.slice(0, 160));
+for (const el of document.querySelectorAll('[tabindex="0"], g[tabindex]')) {
+  if (el.matches('input,select,textarea,button,a[href],main')) continue;
+  if (!named(el) && !el.textContent.trim()) out.push(el.outerHTML.slice(0, 160));
+}
+return out;
+"""
+
+
+def shots_dir(test_name):
+    build = Path(os.environ.get("TL_BUILD", ROOT / "build-asan"))
+    d = build / "screenshots" / re.sub(r"[^A-Za-z0-9_.-]+", "_", test_name)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+class Browser:
+    """One Chromium with its own profile. `expected_network` lists URL parts
+    whose failed requests a test provokes on purpose (a 412, a 403...)."""
+
+    def __init__(self, base, shots, width=1280, height=900):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        if not Path(CHROMIUM).exists() or not Path(DRIVER).exists():
+            pytest.skip("chromium and chromium-driver are missing (scripts/setup.sh --test installs them)")
+        self.base, self.shots, self.n = base, Path(shots), 0
+        self.profile = tempfile.mkdtemp(prefix="karet-chromium-")
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = CHROMIUM
+        for f in FLAGS + [f"--user-data-dir={self.profile}", f"--window-size={width},{height}"]:
+            opts.add_argument(f)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        # The sanitizer preload of the test process must not reach Chromium.
+        service = Service(DRIVER, env=clean_env())
+        self.d = webdriver.Chrome(service=service, options=opts)
+        self.d.set_page_load_timeout(60)
+        self.console = []
+        self.expected_network = []
+
+    # ---- navigation and lookup ----
+    def get(self, path):
+        self.d.get(self.base + path)
+        self.wait_ready()
+        return self
+
+    def wait_ready(self):
+        self.wait(lambda: self.d.execute_script("return document.readyState") == "complete", what="page load")
+
+    def wait(self, pred, timeout=30, what="condition", interval=0.1):
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            try:
+                v = pred()
+                if v:
+                    return v
+            except Exception as e:  # an element replaced while we looked
+                last = e
+            time.sleep(interval)
+        raise AssertionError(f"timed out waiting for {what}" + (f" (last error: {last!r})" if last else ""))
+
+    def css(self, selector):
+        from selenium.webdriver.common.by import By
+
+        return self.d.find_element(By.CSS_SELECTOR, selector)
+
+    def all(self, selector):
+        from selenium.webdriver.common.by import By
+
+        return self.d.find_elements(By.CSS_SELECTOR, selector)
+
+    def text(self, selector):
+        return self.css(selector).text
+
+    def js(self, script, *args):
+        return self.d.execute_script(script, *args)
+
+    def type(self, selector, text, clear=True):
+        e = self.css(selector)
+        if clear:
+            e.clear()
+        e.send_keys(text)
+        return e
+
+    def path(self):
+        return self.d.current_url[len(self.base):]
+
+    # ---- checks ----
+    def logs(self):
+        self.console += self.d.get_log("browser")
+        return self.console
+
+    def js_errors(self):
+        """Console errors other than failed requests the test expected."""
+        bad = []
+        for entry in self.logs():
+            if entry["level"] != "SEVERE":
+                continue
+            msg = entry["message"]
+            if entry.get("source") == "network" or "Failed to load resource" in msg:
+                if any(part in msg for part in self.expected_network):
+                    continue
+            if "/jobs/events" in msg and ("ERR_" in msg or "net::" in msg):
+                continue  # an event stream cut by the server's stop
+            bad.append(msg)
+        return bad
+
+    def unlabeled(self):
+        return self.js(UNLABELED_JS)
+
+    def check_page(self, name, width=None):
+        """Screenshot (full height), then the page must have no unlabeled
+        control and no JavaScript error so far."""
+        self.screenshot(name, width)
+        missing = self.unlabeled()
+        assert not missing, f"{name}: controls without a label: {missing}"
+        errors = self.js_errors()
+        assert not errors, f"{name}: console errors: {errors}"
+
+    def screenshot(self, name, width=None):
+        """The whole page, at `width` CSS pixels (a phone: 390) or the window's."""
+        w = width or self.d.get_window_size()["width"]
+        metrics = {"width": w, "height": 800, "deviceScaleFactor": 1, "mobile": w < 600}
+        self.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+        time.sleep(0.2)
+        h = self.js("return Math.ceil(Math.max(document.documentElement.scrollHeight, document.body.scrollHeight))")
+        self.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**metrics, "height": min(max(h, 500), 8000)})
+        time.sleep(0.2)
+        self.n += 1
+        path = self.shots / f"{self.n:02d}-{name}.png"
+        self.d.save_screenshot(str(path))
+        self.d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        return path
+
+    def sign_in(self, username, password, next_path=None):
+        self.get("/sign-in" + (f"?next={next_path}" if next_path else ""))
+        self.type("#username", username)
+        self.type("#password", password)
+        self.css("#sign-in-form button[type=submit]").click()
+        self.wait(lambda: not self.path().startswith("/sign-in"), what="sign-in to finish")
+        self.wait_ready()
+
+    def cookie(self):
+        c = self.d.get_cookie("karet_session")
+        return c["value"] if c else None
+
+    def quit(self):
+        try:
+            self.d.quit()
+        finally:
+            shutil.rmtree(self.profile, ignore_errors=True)
