@@ -45,6 +45,8 @@ H(api_config_history);
 H(api_config_version);
 H(api_config_revert);
 H(api_validate);
+H(api_expr_parse);
+H(api_expr_format);
 H(api_jobs_list);
 H(api_jobs_create);
 H(api_jobs_events);

@@ -34,6 +34,8 @@ const route ROUTES[] = {
     R("GET", "/api/p/:slug/config/history/:version", ROLE_VIEWER, 0, api_config_version),
     R("POST", "/api/p/:slug/config/history/:version/revert", ROLE_EDITOR, 0, api_config_revert),
     R("POST", "/api/p/:slug/validate", ROLE_VIEWER, 0, api_validate),
+    R("POST", "/api/expressions/parse", ROLE_VIEWER, 0, api_expr_parse),
+    R("POST", "/api/expressions/format", ROLE_VIEWER, 0, api_expr_format),
 
     R("GET", "/api/p/:slug/jobs", ROLE_VIEWER, 0, api_jobs_list),
     R("POST", "/api/p/:slug/jobs", ROLE_EDITOR, 0, api_jobs_create),
