@@ -10,6 +10,5 @@
         page_end(&p, out);                                                                         \
     }
 STUB(web_data, "Data", "data")
-STUB(web_editor, "Editor", "editor")
 STUB(web_lake, "Lake", "lake")
 STUB(web_settings, "Settings", "settings")
