@@ -65,10 +65,11 @@ static json_t *string_at(const struct ArrowArray *a, int64_t i, int large)
 
 static json_t *decimal_at(const char *fmt, const struct ArrowArray *a, int64_t i)
 {
-    int precision = 0, scale = 0;
-    if (sscanf(fmt, "d:%d,%d", &precision, &scale) != 2 ||
-        strchr(fmt + 2, ',') != strrchr(fmt, ','))
-        return json_null(); /* only 128-bit decimals */
+    int precision = 0, scale = 0, bits = 128;
+    /* "d:P,S" or "d:P,S,128" (DuckDB names the width); only 128-bit decimals */
+    if (sscanf(fmt, "d:%d,%d,%d", &precision, &scale, &bits) < 2 || bits != 128 || scale < 0 ||
+        scale > 38)
+        return json_null();
     const uint64_t *w = (const uint64_t *)a->buffers[1] + 2 * (i + a->offset);
     __int128 v = (__int128)(((unsigned __int128)w[1] << 64) | w[0]);
     int neg = v < 0;
