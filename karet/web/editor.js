@@ -154,7 +154,7 @@ document.addEventListener("DOMContentLoaded", () => {
   function nodeLabel(kind, item) {
     const title = item.name || item.id || "(no id)";
     if (kind === "source") return [`SOURCE · ${(item.format || "csv").toUpperCase()}`, title, item.path_prefix || "no folder yet"];
-    if (kind === "dimension") return ["DIMENSION", item.id || "(no id)", item.match === "keyword_substring" ? "keyword match" : "exact match"];
+    if (kind === "dimension") return ["DIMENSION", title, (item.match === "keyword_substring" ? "keyword match" : "exact match") + (item.rows && item.rows.path_prefix !== undefined ? " · from a CSV" : "")];
     if (kind === "mapping") {
       const n = (item.columns || []).length;
       return ["MAPPING", title, `${n} column${n === 1 ? "" : "s"}${item.where ? " · where" : ""}`];
@@ -374,7 +374,7 @@ document.addEventListener("DOMContentLoaded", () => {
   /* ---- the panels ---- */
   function sourcePanel(s, i, path) {
     const parts = [idField("source", s, path),
-      field("Name", input(s, "name", { optional: true }), path + "/name"),
+      field("Name", input(s, "name"), path + "/name"),
       folderField(s, "path_prefix", "Lake folder", path + "/path_prefix", "Files uploaded under this folder are read. It ends with /."),
       field("Format", select_(s, "format", [["csv", "CSV (a header row)"], ["ndjson", "NDJSON (one JSON object a line)"]], { dflt: "csv", onchange: () => renderPanel() }), path + "/format"),
       columnsEditor(s, "schema", path, s.format === "ndjson" ? "JSON path" : "CSV header")];
@@ -433,7 +433,7 @@ document.addEventListener("DOMContentLoaded", () => {
   function tablePanel(t, i, path) {
     const names = (t.schema || []).map((c) => c.name).filter(Boolean).join(", ");
     return [idField("table", t, path),
-      field("Name", input(t, "name", { optional: true }), path + "/name"),
+      field("Name", input(t, "name"), path + "/name"),
       columnsEditor(t, "schema", path, null),
       field("Partition keys", listInput(t, "partition_keys", null, "e.g. month(day), region"), path + "/partition_keys", "At most two, comma-separated: a column, or day(col), month(col), year(col) of a date."),
       field("Dedup keys", listInput(t, "dedup_keys", null, "e.g. ts, ip"), path + "/dedup_keys", "Rows equal in these columns collapse; the first read wins. Columns: " + (names || "none yet") + "."),
@@ -441,6 +441,8 @@ document.addEventListener("DOMContentLoaded", () => {
       deleteButton("table", i)];
   }
 
+  /* A dimension's rows: inline {values, rows: [{patterns, values, priority}]}
+     or a CSV in the lake {path_prefix, key, values, priority_column}. */
   function dimensionPanel(d, i, path) {
     const miss = d.on_miss && typeof d.on_miss === "object" ? "literal" : d.on_miss || "null";
     const missSel = el("select", { disabled: ro });
@@ -449,26 +451,41 @@ document.addEventListener("DOMContentLoaded", () => {
     const setMiss = () => { d.on_miss = missSel.value === "literal" ? { literal: literal.value } : missSel.value; literal.hidden = missSel.value !== "literal"; changed(); };
     missSel.addEventListener("change", setMiss);
     literal.addEventListener("input", setMiss);
-    const rowsJson = Array.isArray(d.rows) ? "[\n" + d.rows.map((r) => "  " + JSON.stringify(r)).join(",\n") + "\n]" : d.rows ? JSON.stringify(d.rows, null, 1) : "";
-    const rowsText = el("textarea", { rows: 7, readonly: ro, spellcheck: "false" }, rowsJson);
-    const rowsErr = el("p", { class: "error", hidden: true, role: "alert" });
-    rowsText.addEventListener("input", () => {
-      if (!rowsText.value.trim()) { delete d.rows; rowsErr.hidden = true; changed(); return; }
-      try { d.rows = JSON.parse(rowsText.value); rowsErr.hidden = true; rowsText.removeAttribute("aria-invalid"); changed(); }
-      catch (e) { rowsErr.textContent = "Not valid JSON: " + e.message; rowsErr.hidden = false; rowsText.setAttribute("aria-invalid", "true"); }
-    });
     const ci = el("input", { type: "checkbox", checked: !!d.case_insensitive, disabled: ro });
     ci.addEventListener("change", () => { d.case_insensitive = ci.checked; changed(); });
-    return [idField("dimension", d, path),
-      field("Match", select_(d, "match", [["exact", "exact: the key equals the input"], ["keyword_substring", "keyword: the key occurs in the input"]], { dflt: "exact" }), path + "/match"),
+    if (!d.rows || typeof d.rows !== "object" || Array.isArray(d.rows)) d.rows = { values: ["value"], rows: [] };
+    const src = d.rows;
+    const fromFile = src.path_prefix !== undefined;
+    const kindSel = el("select", { disabled: ro });
+    for (const [v, l] of [["inline", "typed in here"], ["file", "a CSV in the lake"]]) kindSel.append(el("option", { value: v, selected: (v === "file") === fromFile }, l));
+    kindSel.addEventListener("change", () => {
+      d.rows = kindSel.value === "file" ? { path_prefix: "", key: "key", values: src.values || ["value"] } : { values: src.values || ["value"], rows: [] };
+      changed();
+      renderPanel();
+    });
+    const parts = [idField("dimension", d, path),
+      field("Name", input(d, "name", { optional: true }), path + "/name"),
+      field("Match", select_(d, "match", [["exact", "exact: a pattern equals the input"], ["keyword_substring", "keyword: a pattern occurs in the input"]], { dflt: "exact" }), path + "/match"),
       el("div", { class: "field", "data-path": path + "/case_insensitive" }, el("label", { class: "check" }, ci, "Ignore case")),
       field("When nothing matches", missSel, path + "/on_miss"), literal,
-      field("Key column", input(d, "key", { mono: true, optional: true }), path + "/key"),
-      field("Value columns", listInput(d, "values", null, "e.g. category"), path + "/values"),
-      field("Priority column", input(d, "priority_column", { mono: true, optional: true }), path + "/priority_column", "For keyword matches: the highest priority wins."),
-      field("Rows (JSON list of objects)", rowsText, path + "/rows"), rowsErr,
-      folderField(d, "path_prefix", "…or a CSV in the lake", path + "/path_prefix", "A CSV object or folder with the key and value columns.", "dims/" + (d.id || "lookup") + ".csv"),
-      deleteButton("dimension", i)];
+      field("Rows", kindSel, path + "/rows"),
+      field("Value columns", listInput(src, "values", null, "e.g. category"), path + "/rows/values", "What a match gives: dim_ref(" + (d.id || "id") + ", input, \"" + ((src.values || [])[0] || "value") + "\")")];
+    if (fromFile) {
+      parts.push(folderField(src, "path_prefix", "CSV file or folder in the lake", path + "/rows/path_prefix", "Its header names the key, value and priority columns.", "dims/" + (d.id || "lookup") + ".csv"),
+        field("Key column", input(src, "key", { mono: true }), path + "/rows/key"),
+        field("Priority column", input(src, "priority_column", { mono: true, optional: true }), path + "/rows/priority_column", "For keyword matches: the highest priority wins."));
+    } else {
+      const rowsJson = "[\n" + (src.rows || []).map((r) => "  " + JSON.stringify(r)).join(",\n") + "\n]";
+      const rowsText = el("textarea", { rows: 8, readonly: ro, spellcheck: "false" }, rowsJson);
+      const rowsErr = el("p", { class: "error", hidden: true, role: "alert" });
+      rowsText.addEventListener("input", () => {
+        try { src.rows = JSON.parse(rowsText.value || "[]"); rowsErr.hidden = true; rowsText.removeAttribute("aria-invalid"); changed(); }
+        catch (e) { rowsErr.textContent = "Not valid JSON: " + e.message; rowsErr.hidden = false; rowsText.setAttribute("aria-invalid", "true"); }
+      });
+      parts.push(field("Rows: {\"patterns\": [...], \"values\": [...], \"priority\": n}", rowsText, path + "/rows/rows"), rowsErr);
+    }
+    parts.push(deleteButton("dimension", i));
+    return parts;
   }
 
   function renderPanel() {
@@ -485,10 +502,14 @@ document.addEventListener("DOMContentLoaded", () => {
     const item = cfg[LISTS[kind]][index];
     const path = `/${LISTS[kind]}/${index}`;
     const build = { source: sourcePanel, mapping: mappingPanel, table: tablePanel, dimension: dimensionPanel }[kind];
-    const focusedId = document.activeElement && panel.contains(document.activeElement) ? document.activeElement.id : null;
+    /* Drawn again: the control that had the focus (by position) keeps it. */
+    const controls = () => [...panel.querySelectorAll("input, select, textarea, button")];
+    const had = document.activeElement && panel.contains(document.activeElement) ? controls().indexOf(document.activeElement) : -1;
+    const caret = had >= 0 && typeof document.activeElement.selectionStart === "number" ? document.activeElement.selectionStart : null;
     panel.replaceChildren(el("h2", {}, el("span", { class: "kind" }, KIND_NAME[kind]), item.name || item.id || "(new)"), ...build(item, index, path).filter(Boolean));
     placeProblems(panel, kind, index);
-    if (focusedId && $(focusedId)) $(focusedId).focus();
+    const again = had >= 0 ? controls()[had] : null;
+    if (again) { again.focus(); if (caret !== null && typeof again.setSelectionRange === "function") { try { again.setSelectionRange(caret, caret); } catch (e) { /* not a text field */ } } }
   }
 
   /* Each validation problem of the node goes beside the field its path names. */
@@ -698,10 +719,10 @@ document.addEventListener("DOMContentLoaded", () => {
       const kind = b.dataset.add, list = cfg[LISTS[kind]];
       const id = uniqueId(kind, list);
       const item = {
-        source: () => ({ id, name: "", path_prefix: `pipelines/${slug}/${id}/`, format: "csv", schema: [] }),
-        mapping: () => ({ id, name: "", source_container_id: (cfg.source_containers[0] || {}).id || "", analytic_table_id: (cfg.analytic_tables[0] || {}).id || "", columns: [] }),
-        table: () => ({ id, name: "", schema: [], partition_keys: [], dedup_keys: [] }),
-        dimension: () => ({ id, match: "exact", on_miss: "null", key: "key", values: ["value"], rows: [] }),
+        source: () => ({ id, name: "New source", path_prefix: `pipelines/${slug}/${id}/`, format: "csv", schema: [] }),
+        mapping: () => ({ id, name: "New mapping", source_container_id: (cfg.source_containers[0] || {}).id || "", analytic_table_id: (cfg.analytic_tables[0] || {}).id || "", columns: [] }),
+        table: () => ({ id, name: "New table", schema: [], partition_keys: [], dedup_keys: [] }),
+        dimension: () => ({ id, name: "New dimension", match: "exact", on_miss: "null", rows: { values: ["value"], rows: [] } }),
       }[kind]();
       list.push(item);
       changed();
