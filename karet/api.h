@@ -29,6 +29,7 @@ H(api_health);
 H(api_sign_in);
 H(api_sign_out);
 H(api_me);
+H(api_account);
 H(api_users_list);
 H(api_users_create);
 H(api_user_get);

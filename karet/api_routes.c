@@ -14,6 +14,7 @@ const route ROUTES[] = {
     R("POST", "/api/auth/sign-in/username", ROLE_NONE, ROUTE_PUBLIC, api_sign_in),
     R("POST", "/api/auth/sign-out", ROLE_NONE, ROUTE_PUBLIC, api_sign_out),
     R("GET", "/api/auth/me", ROLE_NONE, ROUTE_PUBLIC, api_me),
+    R("PATCH", "/api/account", ROLE_VIEWER, 0, api_account),
     R("POST", "/events/s3", ROLE_NONE, ROUTE_WEBHOOK, api_events_s3),
 
     R("GET", "/api/users", ROLE_ADMIN, 0, api_users_list),

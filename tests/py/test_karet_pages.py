@@ -43,6 +43,12 @@ def browsers(server, request):
         b.quit()
 
 
+def pick(b, selector, value):
+    from selenium.webdriver.support.ui import Select
+
+    Select(b.css(selector)).select_by_value(value)
+
+
 def create_pipeline(api, name, template):
     r = api.post("/api/pipelines", {"name": name, "template": template})
     assert r.status == 200, r.body
@@ -101,15 +107,15 @@ def test_create_pipelines_from_templates(server, browsers):
     options = [o.get_attribute("value") for o in b.all("#new-template option")]
     assert {"blank", "access_logs", "bank_statements"} <= set(options), options
     b.type("#new-name", "Web <access> logs")
-    b.css("#new-template").send_keys("Access logs")
+    pick(b, "#new-template", "access_logs")
     b.css("#new-pipeline button[type=submit]").click()
     b.wait(lambda: b.path() == "/p/web-access-logs/editor", what="the new pipeline's editor")
     cfg = server.worker().get("/api/p/web-access-logs/config").json()
     assert cfg["source_containers"][0]["format"] == "ndjson"
-    assert cfg["source_containers"][0]["path_prefix"] == "pipelines/web-access-logs/access/"
+    assert cfg["source_containers"][0]["path_prefix"].startswith("pipelines/web-access-logs/")
     b.get("/pipelines")
     b.type("#new-name", "Bank statements")
-    b.css("#new-template").send_keys("Bank statements")
+    pick(b, "#new-template", "bank_statements")
     b.css("#new-pipeline button[type=submit]").click()
     b.wait(lambda: b.path() == "/p/bank-statements/editor", what="the second pipeline")
     cfg = server.worker().get("/api/p/bank-statements/config").json()
@@ -126,6 +132,31 @@ def test_create_pipelines_from_templates(server, browsers):
     err = b.wait(lambda: b.css("#new-error").is_displayed() and b.css("#new-error"), what="the error")
     assert "exists" in err.text
     b.check_page("pipelines-name-taken", width=390)
+
+
+# ---- expressions as text, over HTTP ----
+
+
+def test_expression_text_api(server):
+    api = server.worker()
+    texts = ["status >= 500 and not contains(lower(path), \"/health\")", "concat(\" \", a, col(\"b c\"))",
+             "if(x < 0, -x, x) * 1.5", "dim_ref(categories, description, \"category\")", "a +", "foo(1)"]
+    r = api.post("/api/expressions/parse", {"texts": texts})
+    assert r.status == 200
+    res = r.json()["results"]
+    assert [("expr" in x) for x in res] == [True, True, True, True, False, False]
+    assert res[0]["expr"]["kind"] == "and" and res[3]["expr"] == {
+        "kind": "dim_ref", "dim_id": "categories", "input": {"kind": "col", "name": "description"}, "value": "category"}
+    assert res[4]["position"] == 3 and "ends too soon" in res[4]["error"]
+    assert "unknown function foo" in res[5]["error"]
+    back = api.post("/api/expressions/format", {"exprs": [x["expr"] for x in res[:4]] + [{"kind": "nope"}]}).json()["results"]
+    assert [x.get("text") for x in back[:4]] == [
+        "status >= 500 and not contains(lower(path), \"/health\")", "concat(\" \", a, col(\"b c\"))",
+        "if(x < 0, 0 - x, x) * 1.5", "dim_ref(categories, description, \"category\")"]
+    assert "unknown expression kind" in back[4]["error"]
+    assert api.post("/api/expressions/parse", {"texts": "a"}).status == 422
+    assert api.post("/api/expressions/parse", {"texts": [1]}).json()["results"][0]["error"] == "each text must be a string"
+    assert api.post("/api/expressions/format", {"exprs": ["x"] * 5001}).status == 422
 
 
 # ---- the Jobs page ----
@@ -251,3 +282,376 @@ def test_viewer_is_not_offered_what_it_may_not_do_and_is_refused(server, browser
     r = c.post(f"/api/p/{slug}/jobs", headers={"Origin": "http://evil.example"})
     assert r.status == 403 and r.json()["error"] == "cross_origin"
     assert b.js_errors() == []
+
+
+# ---- the lake browser ----
+
+
+def drop_file(b, selector, name, text):
+    """Drops a file made in the page onto an element, as a drag from the desktop does."""
+    b.js("""const dt = new DataTransfer();
+            dt.items.add(new File([arguments[2]], arguments[1], {type: 'text/csv'}));
+            const zone = document.querySelector(arguments[0]);
+            for (const t of ['dragenter', 'dragover', 'drop'])
+              zone.dispatchEvent(new DragEvent(t, {dataTransfer: dt, bubbles: true, cancelable: true}));""",
+         selector, name, text)
+
+
+def test_lake_browser_upload_download_delete(server, browsers, tmp_path):
+    api = server.worker()
+    slug = create_pipeline(api, "Events", "csv_events")
+    prefix = f"pipelines/{slug}/events/"
+    b = browsers("eddy")
+    b.get("/lake")
+    b.check_page("lake-root-empty")
+    b.get(f"/lake?prefix={prefix}")
+    assert f"feed {'Events'}" in b.text(".feeds") or "feed Events" in b.text(".feeds")
+    assert "This folder is empty" in b.text("#lake-live")
+    # Pick a file: it uploads with a progress bar, then the listing shows it.
+    data = "time,user,value\n" + "".join(f"2026-11-12T03:00:{i:02d},u{i},{i}.5\n" for i in range(40))
+    f = tmp_path / "2026-11-12T0300.csv"
+    f.write_text(data)
+    b.css("#upload-files").send_keys(str(f))
+    b.wait(lambda: "done" in b.text("#uploads"), what="the upload to finish")
+    assert f"run of {slug} scheduled" in b.text("#uploads")
+    bar = b.css("#uploads progress")
+    assert bar.get_attribute("value") == bar.get_attribute("max")
+    b.wait(lambda: "2026-11-12T0300.csv" in b.text("#lake-live"), what="the file in the listing")
+    row = b.css("#lake-live tbody tr")
+    assert row.find_element("css selector", "td:nth-child(2)").get_attribute("title") == f"{len(data)} bytes"
+    listed = api.get(f"/api/lake?prefix={prefix}").json()["files"]
+    assert [x["key"] for x in listed] == [prefix + "2026-11-12T0300.csv"] and listed[0]["size"] == len(data)
+    # Drop a second file.
+    drop_file(b, "#dropzone", "2026-11-12T0310.csv", "time,user,value\n2026-11-12T03:10:00,z,1\n")
+    b.wait(lambda: "2026-11-12T0310.csv" in b.text("#lake-live"), what="the dropped file")
+    b.check_page("lake-two-files")
+    # Download: the same bytes.
+    href = b.css("#lake-live a[download]").get_attribute("href")
+    got = b.d.execute_async_script("""const done = arguments[arguments.length - 1];
+        fetch(arguments[0]).then(r => r.text()).then(done);""", href)
+    assert got == data
+    # Delete after a confirmation: Cancel keeps it, Delete removes it.
+    b.css("#lake-live button[data-delete]").click()
+    b.wait(lambda: b.css("dialog[open]"), what="the confirmation")
+    b.check_page("lake-confirm-delete")
+    b.css("dialog[open] .actions button:not(.danger)").click()
+    assert len(b.all("#lake-live tbody tr")) == 2
+    b.css("#lake-live button[data-delete]").click()
+    b.css("dialog[open] button.danger").click()
+    b.wait(lambda: len(b.all("#lake-live tbody tr")) == 1, what="the row to go")
+    assert [x["key"] for x in api.get(f"/api/lake?prefix={prefix}").json()["files"]] == [prefix + "2026-11-12T0310.csv"]
+    # Folders are links; the breadcrumbs lead back.
+    b.get("/lake?prefix=pipelines/")
+    b.css(f'#lake-live a[href="/lake?prefix=pipelines%2F{slug}%2F"]').click()
+    b.wait_ready()
+    assert b.text(".crumbs strong") == slug
+    b.check_page("lake-phone", width=390)
+
+
+def test_lake_browser_for_a_viewer(server, browsers):
+    api = server.worker()
+    slug = create_pipeline(api, "Events", "csv_events")
+    key = f"pipelines/{slug}/events/a.csv"
+    assert api.put(f"/api/lake?key={key}", raw=b"time,user,value\n").status == 200
+    b = browsers("vera")
+    b.get(f"/lake?prefix=pipelines/{slug}/events/")
+    assert "a.csv" in b.text("#lake-live")
+    assert not b.all("#dropzone") and not b.all("button[data-delete]"), "a viewer may not upload or delete"
+    b.check_page("lake-viewer")
+    b.expected_network.append("/api/lake")
+    status = b.d.execute_async_script("""const done = arguments[arguments.length - 1];
+        fetch('/api/lake?key=' + encodeURIComponent(arguments[0]), {method: 'DELETE'}).then(r => done(r.status));""", key)
+    assert status == 403
+    assert api.get(f"/api/lake?prefix=pipelines/{slug}/events/").json()["files"]
+
+
+# ---- the pipeline editor ----
+
+
+def expr_input(b, column):
+    """The expression input of a mapping column (by its table column name)."""
+    for row in b.all("#panel .col-row.expr"):
+        if row.find_element("css selector", "input").get_attribute("value") == column:
+            return row.find_elements("css selector", "input")[1]
+    raise AssertionError(f"no column {column}")
+
+
+def select_node(b, key):
+    b.css(f'[data-node="{key}"]').click()
+    b.wait(lambda: b.css(f'[data-node="{key}"]').get_attribute("aria-pressed") == "true", what=f"{key} selected")
+
+
+def test_editor_edit_validate_save_conflict_history_revert(server, browsers):
+    api = server.worker()
+    slug = create_pipeline(api, "Events", "csv_events")
+    b = browsers("eddy")
+    b.get(f"/p/{slug}/editor")
+    nodes = [n.get_attribute("aria-label") for n in b.all("#graph [data-node]")]
+    assert nodes == ["Source Events", "Mapping Events", "Table Events"], nodes
+    assert b.all("#graph path.edge") and len(b.all("#graph path.edge")) == 2
+    b.check_page("editor-start")
+    # Keyboard: Tab to the mapping box, Enter opens its panel.
+    from selenium.webdriver.common.keys import Keys
+
+    b.css('[data-node="source:0"]').send_keys(Keys.TAB)
+    active = b.d.switch_to.active_element
+    assert active.get_attribute("data-node") == "mapping:0"
+    active.send_keys(Keys.ENTER)
+    b.wait(lambda: "Mapping" in b.css("#panel h2").get_attribute("textContent"), what="the mapping panel")
+    assert expr_input(b, "value").get_attribute("value") == "value"
+    # A broken expression: the error in place, at its character.
+    e = expr_input(b, "value")
+    e.clear()
+    e.send_keys("value *")
+    err = b.wait(lambda: [x for x in b.all("#panel .col-row.expr .error") if x.is_displayed()], what="the error")
+    assert "ends too soon" in err[0].text and "character 8" in err[0].text
+    assert e.get_attribute("aria-invalid") == "true"
+    assert "1 problem" in b.css('[data-node="mapping:0"]').get_attribute("aria-label")
+    b.check_page("editor-expression-error")
+    e.send_keys(" 2")
+    b.wait(lambda: not [x for x in b.all("#panel .col-row.expr .error") if x.is_displayed()], what="the error to go")
+    w = b.css("#panel .field[data-path='/mappings/0/where'] input")
+    w.send_keys("value >= 0 and user != \"bot\"")
+    # A problem only validation finds: a column the source does not have.
+    u = expr_input(b, "user")
+    u.clear()
+    u.send_keys("upper(nosuch)")
+    time.sleep(0.8)
+    b.css("#validate").click()
+    b.wait(lambda: b.css("#problems").is_displayed(), what="the problems")
+    assert "nosuch" in b.text("#problems")
+    assert "has-error" in b.css('[data-node="mapping:0"]').get_attribute("class")
+    problem = b.wait(lambda: b.all("#panel .problem"), what="the problem beside its field")[0]
+    row = problem.find_element("xpath", "./ancestor::*[@data-path][1]")
+    assert row.get_attribute("data-path") == "/mappings/0/columns/1", row.get_attribute("data-path")
+    b.check_page("editor-validation-problem")
+    u = expr_input(b, "user")  # the panel was drawn again with the problem
+    u.clear()
+    u.send_keys("upper(user)")
+    time.sleep(0.8)
+    b.css("#validate").click()
+    b.wait(lambda: not b.css("#problems").is_displayed(), what="no problems")
+    b.css("#save").click()
+    b.wait(lambda: b.text("#save-state") == "Saved · v2", what="the save")
+    cfg = api.get(f"/api/p/{slug}/config").json()
+    cols = {c["name"]: c["expr"] for c in cfg["mappings"][0]["columns"]}
+    assert cols["value"] == {"kind": "mul", "left": {"kind": "col", "name": "value"}, "right": {"kind": "num", "value": 2}}
+    assert cols["user"] == {"kind": "upper", "input": {"kind": "col", "name": "user"}}
+    assert cfg["mappings"][0]["where"]["kind"] == "and"
+    # A second session saves first: this one's save reports the conflict.
+    other = browsers("ada")
+    other.get(f"/p/{slug}/editor")
+    select_node(other, "mapping:0")
+    name = other.css("#panel .field[data-path='/mappings/0/name'] input")
+    name.clear()
+    name.send_keys("Renamed by ada")
+    other.css("#save").click()
+    other.wait(lambda: other.text("#save-state") == "Saved · v3", what="ada's save")
+    select_node(b, "table:0")
+    b.css("#panel .field[data-path='/analytic_tables/0/dedup_keys'] input").send_keys(", value")
+    b.expected_network.append(f"/api/p/{slug}/config")
+    b.css("#save").click()
+    b.wait(lambda: b.css("#conflict").is_displayed(), what="the conflict")
+    assert "version 3" in b.text("#conflict")
+    b.css("#conflict .actions button").click()  # show their changes
+    b.wait(lambda: "Renamed by ada" in b.text("#conflict"), what="their diff")
+    b.check_page("editor-conflict")
+    [x for x in b.all("#conflict .actions button") if "over theirs" in x.text][0].click()
+    b.wait(lambda: b.text("#save-state") == "Saved · v4", what="the save over theirs")
+    cfg = api.get(f"/api/p/{slug}/config").json()
+    assert cfg["analytic_tables"][0]["dedup_keys"] == ["time", "user", "value"]
+    # History: v2 differs from the live v4; revert to it.
+    b.wait(lambda: len(b.all("#versions button")) == 4, what="four versions")
+    [x for x in b.all("#versions button") if x.get_attribute("data-version") == "2"][0].click()
+    b.wait(lambda: b.all("#version-view pre.diff"), what="the diff")
+    removed = [x.text for x in b.all("#version-view pre.diff .del")]
+    added = [x.text for x in b.all("#version-view pre.diff .add")]
+    # Saving "mine over theirs" dropped ada's rename; v4 differs from v2 by the dedup key.
+    assert [x.replace(" ", "") for x in removed] == ['-"user",', '-"value"'], removed
+    assert [x.replace(" ", "") for x in added] == ['+"user"'], added
+    b.check_page("editor-history-diff")
+    [x for x in b.all("#version-view button") if "Revert" in x.text][0].click()
+    b.wait(lambda: b.text("#save-state") == "Saved · v5", what="the revert")
+    v2 = api.get(f"/api/p/{slug}/config/history/2").json()["config"]
+    assert api.get(f"/api/p/{slug}/config").json() == v2
+    hist = api.get(f"/api/p/{slug}/config/history").json()["versions"]
+    assert hist[0]["version"] == 5 and "reverted to v2" in hist[0]["note"]
+    assert b.wait(lambda: "reverted to v2" in b.text("#versions"), what="the new version listed")
+    b.check_page("editor-phone", width=390)
+
+
+def test_editor_for_a_viewer_reads_only(server, browsers):
+    api = server.worker()
+    slug = create_pipeline(api, "Bank", "bank_statements")
+    b = browsers("vera")
+    b.get(f"/p/{slug}/editor")
+    assert not b.all("#save") and not b.all("#add-bar"), "a viewer sees no Save and no Add"
+    select_node(b, "mapping:0")
+    assert all(i.get_attribute("readonly") is not None for i in b.all("#panel input:not([type=checkbox])"))
+    assert not b.all("#panel button.danger")
+    select_node(b, "dimension:0")
+    b.check_page("editor-viewer-dimension")
+    b.css("#validate").click()  # reading: allowed
+    b.wait(lambda: "valid" in b.text("#toasts"), what="the verdict")
+    b.expected_network.append(f"/api/p/{slug}/config")
+    status = b.d.execute_async_script("""const done = arguments[arguments.length - 1];
+        fetch('/api/p/' + arguments[0] + '/config', {method: 'PUT', headers: {'Content-Type': 'application/json'},
+              body: '{"version": 1}'}).then(r => done(r.status));""", slug)
+    assert status == 403
+
+
+# ---- settings ----
+
+
+def test_settings_users_roles_and_own_password(server, browsers):
+    admin = browsers("ada")
+    admin.get("/settings")
+    assert [r.get_attribute("data-user") for r in admin.all("#users tbody tr")] == ["ada", "admin", "eddy", "vera"]
+    admin.check_page("settings-admin")
+    admin.type("#new-username", "zoe")
+    admin.type("#new-user-password", "password-zoe")
+    pick(admin, "#new-role", "editor")
+    admin.css("#new-user button[type=submit]").click()
+    admin.wait(lambda: admin.all('#users tr[data-user="zoe"]'), what="zoe listed")
+    users = {u["username"]: u["role"] for u in server.worker().get("/api/users").json()["users"]}
+    assert users["zoe"] == "editor"
+    zoe = browsers()
+    zoe.sign_in("zoe", "password-zoe")
+    pick(admin, 'select[data-role-of="zoe"]', "viewer")
+    admin.wait(lambda: "zoe is now viewer" in admin.text("#toasts"), what="the role change")
+    assert {u["username"]: u["role"] for u in server.worker().get("/api/users").json()["users"]}["zoe"] == "viewer"
+    zoe.get("/pipelines")
+    assert zoe.path().startswith("/sign-in"), "a change of role ends the sessions"
+    admin.css('button[data-delete-user="zoe"]').click()
+    admin.css("dialog[open] button.danger").click()
+    admin.wait(lambda: not admin.all('#users tr[data-user="zoe"]'), what="zoe gone")
+    assert not admin.all('#users tr[data-user="ada"] button[data-delete-user]'), "no deleting oneself"
+    assert admin.css('select[data-role-of="ada"]').get_attribute("disabled") is not None
+    # One's own password: a wrong current one is said in place.
+    eddy, elsewhere = browsers("eddy"), browsers("eddy")
+    eddy.get("/settings")
+    assert not eddy.all("#users"), "an editor sees no users"
+    eddy.type("#current-password", "wrong-password")
+    eddy.type("#new-password", "new-secret-1")
+    eddy.type("#repeat-password", "new-secret-1")
+    eddy.expected_network.append("/api/account")
+    eddy.css("#password-form button[type=submit]").click()
+    eddy.wait(lambda: eddy.css("#password-error").is_displayed(), what="the error")
+    assert "not right" in eddy.text("#password-error")
+    eddy.type("#current-password", USERS["eddy"][1])
+    eddy.css("#password-form button[type=submit]").click()
+    eddy.wait(lambda: "Password changed" in eddy.text("#toasts"), what="the change")
+    eddy.get("/pipelines")
+    assert eddy.path() == "/pipelines", "the changer stays signed in"
+    elsewhere.get("/pipelines")
+    assert elsewhere.path().startswith("/sign-in"), "other sessions end"
+    elsewhere.sign_in("eddy", "new-secret-1")
+    eddy.get("/settings")
+    eddy.check_page("settings-editor")
+
+
+def test_settings_for_a_viewer(server, browsers):
+    b = browsers("vera")
+    b.get("/settings")
+    assert not b.all("#users") and not b.all("#new-user")
+    b.expected_network.append("/api/users")
+    status = b.d.execute_async_script("""const done = arguments[arguments.length - 1];
+        fetch('/api/users', {method: 'POST', headers: {'Content-Type': 'application/json'},
+              body: JSON.stringify({username: 'mallory', password: 'password-m', role: 'admin'})}).then(r => done(r.status));""")
+    assert status == 403
+    assert "mallory" not in [u["username"] for u in server.worker().get("/api/users").json()["users"]]
+    b.check_page("settings-viewer")
+
+
+# ---- the Data page ----
+
+
+def query_endpoint(api, slug):
+    r = api.post(f"/api/p/{slug}/query", {"sql": "SELECT 1 AS x"})
+    if r.status in (404, 405):
+        pytest.skip("POST /api/p/<slug>/query has not landed yet")
+
+
+def test_data_page_query_chart_errors_saved(server, browsers):
+    api = server.worker()
+    slug = create_pipeline(api, "Bank", "bank_statements")
+    b = browsers("eddy")
+    b.get(f"/p/{slug}/data")
+    item = b.css("#table-list li")
+    assert item.get_attribute("data-table") == "transactions"
+    assert item.find_element("css selector", ".rows").get_attribute("data-rows") == "0"
+    query_endpoint(api, slug)
+    # A line chart: a date column and numbers.
+    sql = ("SELECT * FROM (VALUES (DATE '2026-11-01', 3, 1.5), (DATE '2026-11-02', 7, 2.5), "
+           "(DATE '2026-11-03', 4, 4.25)) t(day, hits, kb)")
+    box = b.css("#sql")
+    box.clear()
+    box.send_keys(sql)
+    from selenium.webdriver.common.keys import Keys
+
+    box.send_keys(Keys.CONTROL, Keys.ENTER)
+    b.wait(lambda: b.all("#results table"), what="the result")
+    assert b.css("#row-count").get_attribute("data-total") == "3"
+    cells = [td.text for td in b.all("#results tbody tr:first-child td")]
+    assert cells == ["2026-11-01", "3", "1.50"], cells  # a DECIMAL(3,2), exactly
+    svg = b.css("#chart svg")
+    assert svg.get_attribute("aria-label") == "Line chart of hits, kb by day"
+    assert len(b.all("#chart polyline")) == 2
+    assert "sql=" in b.d.current_url, "the query is in the address"
+    b.check_page("data-line-chart")
+    # A bar chart: text and a number; text from the data is shown as text.
+    box.clear()
+    box.send_keys("SELECT * FROM (VALUES ('Rent', 1200.0), ('<b>Food</b>', 80.0)) t(category, total)")
+    b.css("#run-sql").click()
+    b.wait(lambda: b.all("#chart rect.bar"), what="the bar chart")
+    assert len(b.all("#chart rect.bar")) == 2 and "<b>Food</b>" in b.text("#results tbody")
+    assert not b.all("#results b"), "values are never HTML"
+    b.check_page("data-bar-chart")
+    # Errors in place.
+    box.clear()
+    box.send_keys("SELECT nope FROM")
+    b.expected_network.append(f"/api/p/{slug}/query")
+    b.css("#run-sql").click()
+    err = b.wait(lambda: b.all("#results .notice.error"), what="the error")[0]
+    assert "syntax" in err.text.lower() or "error" in err.text.lower()
+    b.check_page("data-query-error")
+    # First 200 rows of more, and the total.
+    box.clear()
+    box.send_keys("WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 999) SELECT i FROM r")
+    b.css("#run-sql").click()
+    b.wait(lambda: "the first 200 shown" in b.text("#results"), what="the big result")
+    assert len(b.all("#results tbody tr")) == 200
+    # Saved queries: save, load, delete.
+    box.clear()
+    box.send_keys("SELECT 42 AS answer")
+    b.css("#save-query").click()
+    b.type("#query-name", "The answer")
+    b.css("dialog[open] button[type=submit]").click()
+    b.wait(lambda: "The answer" in b.text("#saved"), what="the saved query")
+    box.clear()
+    b.css("#saved button.load").click()
+    b.wait(lambda: b.css("#sql").get_attribute("value") == "SELECT 42 AS answer", what="it to load")
+    b.wait(lambda: "42" in b.text("#results"), what="it to run")
+    b.css("#saved button[data-delete-query]").click()
+    b.css("dialog[open] button.danger").click()
+    b.wait(lambda: not b.all("#saved li"), what="it to go")
+    assert api.get(f"/api/p/{slug}/queries").json()["queries"] == []
+
+
+# ---- every page at phone width, with the keyboard ----
+
+
+def test_every_page_at_phone_width(server, browsers):
+    api = server.worker()
+    slug = create_pipeline(api, "Bank", "bank_statements")
+    api.post(f"/api/p/{slug}/jobs")
+    b = browsers("ada", width=390, height=844)
+    for path in ["/pipelines", f"/p/{slug}/jobs", f"/p/{slug}/data", f"/p/{slug}/editor",
+                 f"/lake?prefix=pipelines/{slug}/", "/settings"]:
+        b.get(path)
+        b.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        time.sleep(0.3)
+        overflow = b.js("return document.documentElement.scrollWidth")
+        assert overflow <= 391, f"{path} is {overflow} px wide at a phone's 390"
+        b.check_page("phone" + path.replace("/", "-").split("?")[0], width=390)
