@@ -42,6 +42,11 @@ typedef struct page {
     kbuf b;
 } page;
 
+/* A page of a pipeline: its name and tabs in the frame (pipeline: the row
+ * web_pipeline gave, borrowed for the page's life). */
+page pipeline_page(service *svc, http_req *rq, json_t *pipeline, const char *title, const char *tab,
+                   const char *script);
+
 /* The document head, header and navigation, up to the opening of <main>. */
 void page_begin(page *p);
 /* Closes the page and makes it the reply (200, text/html). */
@@ -49,6 +54,8 @@ void page_end(page *p, http_resp *out);
 /* 1 when the caller's role is at least `role`. */
 int page_can(const page *p, int role);
 
+/* Makes b's text the reply (200, text/html): a whole page or a fragment. */
+void reply_html(http_resp *out, kbuf *b);
 /* An HTML reply for problems met while rendering a page (404, 403, 502...). */
 void page_error(service *svc, http_req *rq, http_resp *out, int status, const char *title,
                 const char *message);

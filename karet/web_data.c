@@ -137,13 +137,7 @@ void web_data(service *svc, http_req *rq, http_resp *out)
     json_t *pipeline = web_pipeline(svc, rq, out, slug);
     if (pipeline == NULL) return;
     int can_edit = rq->who.role >= ROLE_EDITOR;
-    page p = {.svc = svc,
-              .rq = rq,
-              .title = "Data",
-              .slug = slug,
-              .pipeline = str(pipeline, "name"),
-              .tab = "data",
-              .script = "data.js"};
+    page p = pipeline_page(svc, rq, pipeline, "Data", "data", "data.js");
     kbuf side = {0};
     json_t *first = NULL;
     tables_section(&side, svc, rq, &first);

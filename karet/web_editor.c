@@ -56,13 +56,7 @@ void web_editor(service *svc, http_req *rq, http_resp *out)
     int can_edit = rq->who.role >= ROLE_EDITOR;
     json_t *data = json_pack("{s:O,s:I,s:o,s:b}", "config", config, "version", (json_int_t)version,
                              "texts", expression_texts(config), "canEdit", can_edit);
-    page p = {.svc = svc,
-              .rq = rq,
-              .title = "Editor",
-              .slug = slug,
-              .pipeline = json_string_value(json_object_get(pipeline, "name")),
-              .tab = "editor",
-              .script = "editor.js"};
+    page p = pipeline_page(svc, rq, pipeline, "Editor", "editor", "editor.js");
     page_begin(&p);
     kbuf_puts(&p.b, "<div class=\"page-head\"><h1>Editor</h1><div class=\"actions editor-actions\">"
                     "<span class=\"state-text\" id=\"save-state\" aria-live=\"polite\"></span>"

@@ -373,20 +373,11 @@ void web_jobs(service *svc, http_req *rq, http_resp *out)
         kbuf b = {0};
         if (live_region(&b, svc, slug, &v, can_run) != 0)
             kbuf_puts(&b, "<p class=\"notice error\">This page of runs is gone.</p>");
-        out->status = 200;
-        out->content_type = "text/html; charset=utf-8";
-        out->raw_len = b.len;
-        out->raw = kbuf_take(&b);
+        reply_html(out, &b);
         json_decref(pipeline);
         return;
     }
-    page p = {.svc = svc,
-              .rq = rq,
-              .title = "Jobs",
-              .slug = slug,
-              .pipeline = str(pipeline, "name"),
-              .tab = "jobs",
-              .script = "jobs.js"};
+    page p = pipeline_page(svc, rq, pipeline, "Jobs", "jobs", "jobs.js");
     page_begin(&p);
     kbuf_puts(&p.b, "<div class=\"page-head\"><h1>Jobs</h1><div class=\"actions\">"
                     "<span class=\"live\" id=\"live\" aria-live=\"polite\"></span>");
@@ -426,13 +417,7 @@ void web_job(service *svc, http_req *rq, http_resp *out)
         return;
     }
     json_t *rec = job_record(row);
-    page p = {.svc = svc,
-              .rq = rq,
-              .title = id,
-              .slug = slug,
-              .pipeline = str(pipeline, "name"),
-              .tab = "jobs",
-              .script = "jobs.js"};
+    page p = pipeline_page(svc, rq, pipeline, id, "jobs", "jobs.js");
     page_begin(&p);
     html_printf(&p.b,
                 "<div class=\"page-head\"><h1 class=\"job-id\">%s</h1><div class=\"actions\">", id);

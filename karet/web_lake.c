@@ -198,10 +198,7 @@ void web_lake(service *svc, http_req *rq, http_resp *out)
     if (req_query(rq, "fragment")) {
         kbuf b = {0};
         listing(&b, svc, prefix, can_write);
-        out->status = 200;
-        out->content_type = "text/html; charset=utf-8";
-        out->raw_len = b.len;
-        out->raw = kbuf_take(&b);
+        reply_html(out, &b);
         return;
     }
     page p = {.svc = svc, .rq = rq, .title = "Lake", .tab = "lake", .script = "lake.js"};

@@ -86,11 +86,28 @@ void page_end(page *p, http_resp *out)
 {
     kbuf_puts(&p->b, "</main><div id=\"toasts\" class=\"toasts\" role=\"status\" "
                      "aria-live=\"polite\"></div></body></html>\n");
+    reply_html(out, &p->b);
+}
+
+void reply_html(http_resp *out, kbuf *b)
+{
     out->status = 200;
     out->content_type = "text/html; charset=utf-8";
-    out->raw_len = p->b.len;
-    out->raw = kbuf_take(&p->b);
+    out->raw_len = b->len;
+    out->raw = kbuf_take(b);
     if (out->raw == NULL) reply_error(out, 500, "internal", "out of memory rendering the page");
+}
+
+page pipeline_page(service *svc, http_req *rq, json_t *pipeline, const char *title, const char *tab,
+                   const char *script)
+{
+    return (page){.svc = svc,
+                  .rq = rq,
+                  .title = title,
+                  .slug = json_string_value(json_object_get(pipeline, "slug")),
+                  .pipeline = json_string_value(json_object_get(pipeline, "name")),
+                  .tab = tab,
+                  .script = script};
 }
 
 void page_error(service *svc, http_req *rq, http_resp *out, int status, const char *title,
