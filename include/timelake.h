@@ -351,6 +351,23 @@ tl_status tl_table_append(tl_table *table, struct ArrowArrayStream *stream,
 tl_status tl_table_batches_committed(tl_table *table, const char *const *ids, size_t n, int *out,
                                      tl_error *err);
 
+/* Passes through the rows of `in` whose values of `columns` (key columns of
+ * the table, 1 to 32) occur in no row of the table, NULL equal to NULL, and
+ * counts the others in *dropped (may be NULL). Rows of `in` that repeat a
+ * key among themselves are all kept: only the table is looked up. The
+ * input's key columns are cast to the table's types (a value that cannot
+ * be is TL_ERR_INVALID naming the column). Only those columns are read, of
+ * only the files whose partition values and column bounds can hold an
+ * input key, and of those only the row groups whose statistics can: keys
+ * that grow with time (timestamps, dates, sequence numbers) leave the newest
+ * files to read, so the cost follows the new rows, not the table's size.
+ * As of the handle's version. `in` is consumed (read to its end and
+ * released, on failure too); on success *out is a stream over the kept
+ * rows, in their order and with in's schema, owned by the caller. */
+tl_status tl_table_filter_new_keys(tl_table *table, const char *const *columns,
+                                   size_t columns_len, struct ArrowArrayStream *in,
+                                   struct ArrowArrayStream *out, int64_t *dropped, tl_error *err);
+
 /* ---- SQL ---- */
 
 typedef struct tl_query_stats {

@@ -544,3 +544,20 @@ def read(data, columns, name=None, format=None, lenient=True, batch_rows=0):
         return table, report
     finally:
         _lib.tl_reader_close(h)
+
+
+# ---- Which dedup keys a table already holds (tl_table_filter_new_keys) ----
+
+_lib.tl_table_filter_new_keys.argtypes = [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, _P, _P,
+                                          ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(Error)]
+
+
+def filter_new_keys(table, data, columns):
+    """The rows of data (pyarrow) whose keys the table does not hold; returns (pyarrow.Table, dropped)."""
+    stream = _stream_of(data)
+    cols = _cstrings(columns)
+    buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
+    dropped, err = ctypes.c_int64(), Error()
+    _check(_lib.tl_table_filter_new_keys(table._h, ctypes.cast(cols, ctypes.POINTER(ctypes.c_char_p)), len(columns),
+                                         stream, buf, ctypes.byref(dropped), ctypes.byref(err)), err)
+    return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all(), dropped.value

@@ -65,19 +65,34 @@ static int add_entry(tl_pq_dict *d, const uint8_t *data, size_t len, uint64_t h)
     return 0;
 }
 
-int tl_pq_dict_insert(tl_pq_dict *d, const uint8_t *data, size_t len, uint32_t *index)
+/* The slot holding the value, or the empty slot where it would go. */
+static uint32_t slot_of(const tl_pq_dict *d, const uint8_t *data, size_t len, uint64_t h)
 {
-    if ((uint64_t)(d->n + 1) * 2 > d->n_slots && grow_slots(d) != 0) return -1;
-    uint64_t h = hash_bytes(data, len);
     uint32_t mask = d->n_slots - 1, s = (uint32_t)h & mask;
     for (; d->slots[s]; s = (s + 1) & mask) {
         uint32_t i = d->slots[s] - 1, elen;
         if (d->hashes[i] != h) continue;
         const uint8_t *e = tl_pq_dict_value(d, i, &elen);
-        if (elen == len && (len == 0 || memcmp(e, data, len) == 0)) {
-            *index = i;
-            return 0;
-        }
+        if (elen == len && (len == 0 || memcmp(e, data, len) == 0)) return s;
+    }
+    return s;
+}
+
+int64_t tl_pq_dict_find(const tl_pq_dict *d, const uint8_t *data, size_t len)
+{
+    if (d->n == 0) return -1;
+    uint32_t s = slot_of(d, data, len, hash_bytes(data, len));
+    return d->slots[s] ? (int64_t)d->slots[s] - 1 : -1;
+}
+
+int tl_pq_dict_insert(tl_pq_dict *d, const uint8_t *data, size_t len, uint32_t *index)
+{
+    if ((uint64_t)(d->n + 1) * 2 > d->n_slots && grow_slots(d) != 0) return -1;
+    uint64_t h = hash_bytes(data, len);
+    uint32_t s = slot_of(d, data, len, h);
+    if (d->slots[s]) {
+        *index = d->slots[s] - 1;
+        return 0;
     }
     if (add_entry(d, data, len, h) != 0) return -1;
     d->slots[s] = d->n;
