@@ -137,3 +137,34 @@ def test_bad_calls(tmp_path):
         tlc.filter_new_keys(t, pa.table({"k": [1]}), ["k", "k"])
     out, dropped = tlc.filter_new_keys(t, pa.table({"k": pa.array([], pa.int64())}), ["k"])
     assert out.num_rows == 0 and dropped == 0
+
+
+def test_partitioned_table(tmp_path):
+    """Identity and month partitions on key columns: the answer is DuckDB's, and files of
+    partitions no input key falls in are never read."""
+    lake_dir = tmp_path / "lake"
+    lake = tlc.Lake(str(lake_dir))
+    schema = pa.schema([("region", pa.string()), ("day", pa.date32()), ("id", pa.int64())])
+    t = lake.create_table("p.parts", schema, partition_by=["region", "month(day)"])
+    rng = random.Random(9)
+    for i in range(8):
+        t.append(pa.table({"region": [rng.choice(["eu", "us", "ap"]) for _ in range(300)],
+                           "day": [datetime.date(2026, 1 + rng.randrange(6), 1 + rng.randrange(28))
+                                   for _ in range(300)],
+                           "id": [rng.randrange(2000) for _ in range(300)]}, schema=schema), maintain=False)
+    data = pa.table({"region": ["eu", "eu", "us", "xx", None],
+                     "day": [datetime.date(2026, 3, 5), datetime.date(2026, 6, 1), datetime.date(2026, 3, 5),
+                             datetime.date(2026, 3, 5), datetime.date(2026, 3, 5)],
+                     "id": [5, 6, 7, 8, 9]}, schema=schema)
+    data = pa.concat_tables([data, lake.sql("SELECT region, day, id FROM p.parts LIMIT 20").cast(schema)])
+    keys = ["region", "day", "id"]
+    ours, dropped = tlc.filter_new_keys(t, data, keys)
+    assert ours.to_pylist() == oracle(lake_dir, "p/parts", data, keys).cast(schema).to_pylist()
+    assert dropped == 20
+    # Damage every file outside region=eu, month 2026-03: only those may hold the first key.
+    for f in live_files(lake_dir, "p/parts"):
+        if "region=eu/" not in f or "day_month=2026-03" not in f:
+            with open(f, "r+b") as fh:
+                fh.write(b"\0" * 64)
+    ours, dropped = tlc.filter_new_keys(t, data.slice(0, 1), keys)
+    assert ours.num_rows + dropped == 1
