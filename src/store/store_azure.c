@@ -204,6 +204,28 @@ static tl_status azure_get_range(tl_store *s, const char *key, uint64_t offset, 
     return st;
 }
 
+/* A ranged GET of bytes 0..len-1: 206 with the size in Content-Range (as
+ * S3's, store_s3.c); only an empty blob answers 416, then its size is asked. */
+static tl_status azure_get_first(tl_store *s, const char *key, size_t len, uint8_t *dst,
+                                 size_t *got, uint64_t *total, tl_error *err)
+{
+    *got = 0;
+    if (len == 0) return tl_remote_size_by_stat(s, key, total, err);
+    char range[96];
+    tl_remote_range_header(range, sizeof range, "x-ms-range", 0, len);
+    char *line = range;
+    tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
+    tl_http_response resp = {0};
+    tl_status st = blob_call((tl_remote *)s, "GET", key, "", &headers, NULL, 0, dst, len, &resp,
+                             "reading", err);
+    bool empty = resp.status == 416;
+    if (st == TL_OK) st = tl_remote_first_result(&resp, key, len, got, total, err);
+    tl_http_response_clear(&resp);
+    if (!empty) return st;
+    *got = 0;
+    return tl_remote_size_by_stat(s, key, total, err);
+}
+
 /* The base64 block id of part index: every id of a blob has the same length. */
 static int block_id(const tl_tagged_upload *u, size_t index, tl_buf *out)
 {
@@ -450,6 +472,7 @@ static const tl_store_ops azure_ops = {
     .get = azure_get,
     .get_range = azure_get_range,
     .size = tl_remote_size_by_stat,
+    .get_first = azure_get_first,
     .put = azure_put,
     .put_if_absent = azure_put_if_absent,
     .list = azure_list,

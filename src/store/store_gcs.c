@@ -97,6 +97,28 @@ static tl_status gcs_get_range(tl_store *s, const char *key, uint64_t offset, si
     return st;
 }
 
+/* A ranged GET of bytes 0..len-1: 206 with the size in Content-Range (as
+ * S3's, store_s3.c); only an empty object answers 416, then its size is asked. */
+static tl_status gcs_get_first(tl_store *s, const char *key, size_t len, uint8_t *dst, size_t *got,
+                               uint64_t *total, tl_error *err)
+{
+    *got = 0;
+    if (len == 0) return tl_remote_size_by_stat(s, key, total, err);
+    char range[96];
+    tl_remote_range_header(range, sizeof range, "Range", 0, len);
+    char *line = range;
+    tl_strlist headers = {.items = &line, .len = 1, .cap = 1};
+    tl_http_response resp = {0};
+    tl_status st = object_call((tl_remote *)s, "GET", key, "alt=media", &headers, dst, len, &resp,
+                               "reading", err);
+    bool empty = resp.status == 416;
+    if (st == TL_OK) st = tl_remote_first_result(&resp, key, len, got, total, err);
+    tl_http_response_clear(&resp);
+    if (!empty) return st;
+    *got = 0;
+    return tl_remote_size_by_stat(s, key, total, err);
+}
+
 static char *upload_query(const char *object)
 {
     tl_buf q = {0};
@@ -455,6 +477,7 @@ static const tl_store_ops gcs_ops = {
     .get = gcs_get,
     .get_range = gcs_get_range,
     .size = tl_remote_size_by_stat,
+    .get_first = gcs_get_first,
     .put = gcs_put,
     .put_if_absent = gcs_put_if_absent,
     .list = gcs_list,

@@ -10,6 +10,7 @@
 #include "table/append.h"
 #include "formats/input/text_batch.h"
 #include "table/batch_ids.h"
+#include "table/commit_point.h"
 #include "table/head_footer.h"
 #include "table/lvi.h"
 #include "table/maintain.h"
@@ -260,18 +261,6 @@ static tl_status encode_stream(append_state *s, struct ArrowArrayStream *stream,
     return TL_OK;
 }
 
-static void write_version_hint(tl_table *t)
-{
-    char key[sizeof t->name.key + 64], text[24];
-    snprintf(key, sizeof key, "%s/metadata/version-hint.text", t->name.key);
-    int n = snprintf(text, sizeof text, "%lld", (long long)t->version);
-    /* Only a hint: readers probe past it, so a failure here is harmless. On an
-     * object store it would be a third sequential round trip: readers there
-     * list the versions instead (table.c), so it is not written. */
-    if (!tl_store_is_local(t->lake->store)) return;
-    tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
-}
-
 /* Writes id into buf for a message, bytes that are not printable ASCII as \xNN. */
 static const char *printable(const char *id, char *buf, size_t size)
 {
@@ -307,6 +296,7 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
                                tl_append_result *out, tl_error *err)
 {
     append_state s = {.t = t, .started_us = started_us};
+    TL_TRY(tl_table_check_not_dropped(t, err));
     TL_TRY(batch_ids_of(o, &s, err));
     struct ArrowSchema schema = {0};
     int rc = stream->get_schema(stream, &schema);
@@ -325,14 +315,12 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
         tl_schema_release(&schema);
         return st;
     }
-    int64_t before = t->version;
     st = encode_stream(&s, stream, &schema, err);
     if (st == TL_OK && s.files.n > 0) st = commit_files(&s, out, err);
     encoded_free(t, &s.files, s.uploaded > 0); /* what failed before the commit */
     if (s.has_newest) tl_rows_free(&s.newest);
     tl_head_objects_clear(&s.footers);
     tl_schema_release(&schema);
-    if (st == TL_OK && t->version != before) write_version_hint(t);
     return st;
 }
 

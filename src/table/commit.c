@@ -24,6 +24,7 @@
 #include "table/head_write.h"
 #include "table/batch_ids.h"
 #include "table/batch_ledger.h"
+#include "table/commit_point.h"
 #include "table/live_files.h"
 #include "table/lvi.h"
 
@@ -292,12 +293,10 @@ static void prune_metadata_files(tl_table *t, const tl_ice_metadata *old)
 static tl_status create_next_version(tl_table *t, commit_state *cs, tl_ice_metadata *md,
                                      const tl_buf *json, tl_error *err)
 {
-    char key[sizeof t->name.key + 64];
-    tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
-    tl_status st = tl_store_put_if_absent(t->lake->store, key, json->data, json->len, err);
-    if (st == TL_ERR_EXISTS) {
+    tl_status st = tl_table_create_next(t, json->data, json->len, err);
+    if (st == TL_ERR_EXISTS || st == TL_ERR_NOT_FOUND) {
         tl_ice_metadata_free(md);
-        return st; /* another writer's bytes are there: ours did not land */
+        return st; /* another writer's bytes are there, or the table was dropped: not landed */
     }
     /* Committed, or perhaps committed: the files must stay either way. */
     cs->may_have_landed = true;
@@ -338,14 +337,16 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
         head = tl_head_job_start(t, md, t->version + 1, &json, &list, cs->lvi_key ? &lvi : NULL,
                                  &cs->fresh);
     if (st == TL_OK) st = upload_batch(t, cs, req, attempt, &list, &lvi, err);
-    bool won = false;
+    bool won = false, dropped = false;
     if (st == TL_OK) {
         tl_head_job_send(head);
         st = create_next_version(t, cs, md, &json, err);
         md = NULL;
         won = st == TL_OK;
+        dropped = st == TL_ERR_NOT_FOUND;
     }
     tl_head_job_finish(t, head, won);
+    if (dropped && head) tl_table_remove_head(t);
     tl_ice_metadata_free(md);
     tl_buf_free(&json);
     tl_buf_free(&list);
@@ -402,7 +403,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
             break;
         }
         backoff(attempt);
-        st = tl_table_reload(t, 0, err);
+        st = tl_table_reload_same(t, err);
         bool seen = false; /* in the winner's snapshots, or its batch ledger */
         if (st == TL_OK && req->n_batch_ids)
             st = tl_batch_duplicate(t, req->batch_ids, req->n_batch_ids, &seen, err);
@@ -415,6 +416,8 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
             st = tl_error_set(err, TL_ERR_CONFLICT, "snapshot id collision");
     }
     out->may_have_landed = cs.may_have_landed;
+    /* Say so when the failure is the table's drop (its files gone, say). */
+    if (!cs.may_have_landed) st = tl_table_explain_failure(t, st, err);
     if (!cs.may_have_landed && (st != TL_OK || out->duplicate)) {
         remove_quietly(t, &cs.list_key);
         remove_quietly(t, &cs.lvi_key);

@@ -14,6 +14,7 @@
 #include "core/random.h"
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
+#include "table/commit_point.h"
 #include "table/head_write.h"
 #include "table/maintain.h"
 
@@ -298,11 +299,11 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
         st == TL_OK ? tl_head_job_start(t, md, t->version + 1, &json, &avro, NULL, &c->fresh)
                     : NULL;
     if (st == TL_OK) st = put_object(c, key, &avro, err);
-    char mkey[sizeof t->name.key + 64];
-    tl_table_metadata_key(&t->name, t->version + 1, mkey, sizeof mkey);
+    bool dropped = false;
     if (st == TL_OK) {
         tl_head_job_send(head);
-        st = tl_store_put_if_absent(t->lake->store, mkey, json.data, json.len, err);
+        st = tl_table_create_next(t, json.data, json.len, err);
+        dropped = st == TL_ERR_NOT_FOUND;
     }
     bool won = st == TL_OK;
     if (won) {
@@ -310,6 +311,7 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
         md = NULL;
     }
     tl_head_job_finish(t, head, won && st == TL_OK);
+    if (dropped && head) tl_table_remove_head(t);
     tl_ice_metadata_free(md);
     tl_strlist_free(&kv);
     free(summary);
@@ -386,7 +388,7 @@ tl_status tl_commit_rewrite(tl_table *t, const tl_rewrite_request *req, int *att
         int64_t cap = INT64_C(2) << (n < 8 ? n : 8);
         tl_sleep_ms((int64_t)(tl_random_u64() %
                               (uint64_t)((cap < BACKOFF_CAP_MS ? cap : BACKOFF_CAP_MS) + 1)));
-        st = tl_table_reload(t, 0, err);
+        st = tl_table_reload_same(t, err);
         if (st != TL_OK) break;
     }
     free(c.sorted);

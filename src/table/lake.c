@@ -1,6 +1,9 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
+#include "iceberg/metadata.h"
 #include "table/metadata_cache.h"
 #include "table/table_internal.h"
 
@@ -33,17 +36,49 @@ const char *tl_lake_location(const tl_lake *lake)
     return lake->store->url;
 }
 
+#define DROP_ROUNDS 20
+
+/* Deletes every object under the table's prefix: the versions first (a
+ * crash midway then leaves no readable half table, and a writer that finds
+ * any file of the table missing finds its version gone too and can say the
+ * table was dropped), then the rest of the metadata, then the data; again
+ * and again until a
+ * listing finds nothing: a writer committing meanwhile either made its
+ * version before a listing (deleted here) or finds its parent gone and
+ * removes what it made (commit_point.h). Objects other than versions still
+ * there after the last round are uploads of such writers, which remove them. */
+static tl_status remove_table_objects(tl_store *store, const tl_qname *tn, tl_error *err)
+{
+    char prefix[sizeof tn->key + 1], meta_prefix[sizeof tn->key + 16];
+    char versions_prefix[sizeof tn->key + 17]; /* and version-hint.text */
+    snprintf(prefix, sizeof prefix, "%s/", tn->key);
+    snprintf(meta_prefix, sizeof meta_prefix, "%smetadata/", prefix);
+    snprintf(versions_prefix, sizeof versions_prefix, "%sv", meta_prefix);
+    for (int round = 1;; round++) {
+        TL_TRY(tl_store_remove_prefix(store, versions_prefix, err));
+        TL_TRY(tl_store_remove_prefix(store, meta_prefix, err));
+        TL_TRY(tl_store_remove_prefix(store, prefix, err));
+        tl_strlist left = {0};
+        TL_TRY(tl_store_list(store, prefix, &left, err));
+        bool versions = false;
+        for (size_t i = 0; i < left.len; i++)
+            versions |= tl_ice_metadata_version_of_key(left.items[i]) > 0;
+        size_t n = left.len;
+        tl_strlist_free(&left);
+        if (n == 0 || (round == DROP_ROUNDS && !versions)) return TL_OK;
+        if (round == DROP_ROUNDS)
+            return tl_error_set(err, TL_ERR_CONFLICT,
+                                "%s: writers kept committing to it while it was dropped; run the "
+                                "drop again",
+                                tn->full);
+        tl_sleep_ms(round < 4 ? 5 : 50);
+    }
+}
+
 tl_status tl_lake_drop_table(tl_lake *lake, const char *name, tl_error *err)
 {
     tl_qname tn;
     TL_TRY(tl_qname_parse(name, "default", &tn, err));
-    char prefix[sizeof tn.key + 1];
-    snprintf(prefix, sizeof prefix, "%s/", tn.key);
-    /* Metadata last would leave a readable table with missing data files if we
-     * crashed midway; so delete the metadata first: the table is gone at once. */
-    char meta_prefix[sizeof prefix + 16];
-    snprintf(meta_prefix, sizeof meta_prefix, "%smetadata/", prefix);
-    TL_TRY(tl_store_remove_prefix(lake->store, meta_prefix, err));
-    TL_TRY(tl_store_remove_prefix(lake->store, prefix, err));
+    TL_TRY(remove_table_objects(lake->store, &tn, err));
     return tl_registry_remove(lake->store, tn.full, err);
 }

@@ -11,7 +11,8 @@ static void write_version_hint(tl_table *t)
     char key[sizeof t->name.key + 64], text[24];
     snprintf(key, sizeof key, "%s/metadata/version-hint.text", t->name.key);
     int n = snprintf(text, sizeof text, "%lld", (long long)t->version);
-    /* Only a hint: readers probe past it. */
+    /* Only a hint: readers probe past it. Locally each commit writes it. */
+    if (tl_store_is_local(t->lake->store)) return;
     tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
 }
 

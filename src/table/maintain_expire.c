@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "iceberg/manifest_list.h"
 #include "table/batch_ledger.h"
+#include "table/commit_point.h"
 #include "table/head_write.h"
 #include "table/live_files.h"
 #include "table/maintain.h"
@@ -276,13 +277,12 @@ static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
     if (st == TL_OK) st = drop_snapshots(t, md, expire, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
     tl_head_job *head = st == TL_OK ? start_head(t, md, &json, &list) : NULL;
-    char key[sizeof t->name.key + 64];
-    tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
-    bool may_have_landed = false;
+    bool may_have_landed = false, dropped = false;
     if (st == TL_OK) {
         tl_head_job_send(head); /* in parallel with the conditional create */
-        st = tl_store_put_if_absent(t->lake->store, key, json.data, json.len, err);
-        may_have_landed = st != TL_ERR_EXISTS;
+        st = tl_table_create_next(t, json.data, json.len, err);
+        may_have_landed = st != TL_ERR_EXISTS && st != TL_ERR_NOT_FOUND;
+        dropped = st == TL_ERR_NOT_FOUND;
     }
     bool won = st == TL_OK;
     if (won) {
@@ -290,6 +290,7 @@ static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
         md = NULL;
     }
     tl_head_job_finish(t, head, won && st == TL_OK);
+    if (dropped && head) tl_table_remove_head(t);
     tl_buf_free(&list);
     if (ledger_key && !may_have_landed) tl_store_remove(t->lake->store, ledger_key, NULL);
     free(ledger_key);
@@ -339,7 +340,7 @@ static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, bo
         tl_ice_metadata_free(before);
         free(expire);
         if (st != TL_ERR_EXISTS) return st;
-        TL_TRY(tl_table_reload(t, 0, err));
+        TL_TRY(tl_table_reload_same(t, err));
     }
     return tl_error_set(err, TL_ERR_CONFLICT,
                         "%s: gave up expiring snapshots after %d attempts lost to other writers",

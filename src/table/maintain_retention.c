@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "table/commit_point.h"
 #include "table/maintain.h"
 
 #define RETENTION_ATTEMPTS 5
@@ -69,7 +70,7 @@ tl_status tl_maintain_retention(tl_table *t, const tl_maintain_settings *s, tl_m
             if (err) *err = local;
             return st;
         }
-        TL_TRY(tl_table_reload(t, 0, err));
+        TL_TRY(tl_table_reload_same(t, err));
     }
     return st;
 }

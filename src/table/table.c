@@ -25,8 +25,8 @@ const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, s
 
 /* The newest vN.metadata.json listed. The "metadata/v" prefix leaves the
  * manifests, lists and indexes out of the listing. */
-static tl_status version_from_listing(tl_store *store, const tl_qname *name, int64_t *out,
-                                      tl_error *err)
+tl_status tl_table_listed_version(tl_store *store, const tl_qname *name, int64_t *out,
+                                  tl_error *err)
 {
     char prefix[sizeof name->key + 16];
     snprintf(prefix, sizeof prefix, "%s/metadata/v", name->key);
@@ -58,7 +58,7 @@ static bool version_exists(tl_store *store, const tl_qname *name, int64_t versio
  * for. */
 static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *out, tl_error *err)
 {
-    if (!tl_store_is_local(store)) return version_from_listing(store, name, out, err);
+    if (!tl_store_is_local(store)) return tl_table_listed_version(store, name, out, err);
     char key[sizeof name->key + 64];
     snprintf(key, sizeof key, "%s/metadata/version-hint.text", name->key);
     tl_buf b = {0};
@@ -69,7 +69,7 @@ static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *
         if (v <= 0 || !version_exists(store, name, v)) v = 0;
     }
     tl_buf_free(&b);
-    if (v == 0) return version_from_listing(store, name, out, err);
+    if (v == 0) return tl_table_listed_version(store, name, out, err);
     while (version_exists(store, name, v + 1)) v++;
     *out = v;
     return TL_OK;
@@ -127,6 +127,7 @@ tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_e
         return st;
     }
     table_clear_state(t);
+    t->dropped = false;
     t->md = md;
     t->contract = contract;
     t->location = location;

@@ -38,6 +38,9 @@ struct tl_table {
      * not look for one unless its commit adds one. False after any other
      * change of version. */
     bool no_large_files;
+    /* A commit found the table dropped (commit_point.h): commits fail at
+     * once. A successful reload clears it. */
+    bool dropped;
 };
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */
@@ -46,6 +49,10 @@ void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, siz
 /* The object key of a URL written in the table's metadata (buf may receive
  * it), or NULL when the URL is outside the warehouse. */
 const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size);
+
+/* The newest vN.metadata.json of a table by listing; TL_ERR_NOT_FOUND when none. */
+tl_status tl_table_listed_version(tl_store *store, const tl_qname *name, int64_t *out,
+                                  tl_error *err);
 
 /* Loads version `version` of a table (or the latest if version <= 0) into a new handle. */
 tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,

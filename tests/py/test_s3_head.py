@@ -105,8 +105,9 @@ def test_cold_reads_in_one_round_trip(s3):
 
 @pytest.mark.parametrize("kind", ["s3", "azure", "gcs"])
 def test_append_writes_the_head_beside_the_commit(request, kind):
-    """Two round trips: the batch, then the conditional create and the head's
-    PUT in parallel; then a cold open, latest() and the metadata of a
+    """Three round trips: the batch, then the conditional create and the
+    head's PUT in parallel, then the start of the parent version read back
+    (commit_point.h); then a cold open, latest() and the metadata of a
     filtered query in one round trip each, through that head."""
     backend = request.getfixturevalue(kind)
     url = backend.url()
@@ -116,12 +117,18 @@ def test_append_writes_the_head_beside_the_commit(request, kind):
         opts = backend.through(proxy)
         t = tlc.Lake(url, opts).table("iot.r")
         _, reqs = traced(proxy, lambda: t.append(three_days(5, 7), batch_id="x", maintain=False))
-        assert round_trips(reqs) == 2, [r[2:4] for r in reqs]
-        last = [r for r in reqs if r[0] >= max(q[1] for q in reqs if q[0] == reqs[0][0]) - 0.01]
+        reads = [r for r in reqs if r[2] == "GET"]
+        writes = [r for r in reqs if r[2] != "GET"]
+        assert round_trips(writes) == 2, [r[2:4] for r in reqs]
+        last = [r for r in writes if r[0] >= max(q[1] for q in reqs if q[0] == reqs[0][0]) - 0.01]
         assert any(HEAD.replace("/", "%2F") in r[3] or r[3].endswith(HEAD) for r in last), last
         # (GCS names a conditional create's object in its body.)
         assert any("v3.metadata.json" in r[3] or "ifGenerationMatch=0" in r[3] for r in last), last
-        assert all(r[2] in ("PUT", "POST") for r in reqs)  # the handle held every manifest
+        assert all(r[2] in ("PUT", "POST") for r in writes)  # the handle held every manifest
+        # The parent read back, after the create: one ranged GET of v2.
+        assert len(reads) == 1 and "v2.metadata.json" in reads[0][3], reads
+        create = [r for r in last if "v3.metadata.json" in r[3] or "ifGenerationMatch=0" in r[3]]
+        assert reads[0][0] >= create[0][1] - 0.01, reqs  # may overlap the head's PUT
         t.close()
         for fn in (lambda: tlc.Lake(url, opts).table("iot.r").info(), lambda: newest(tlc.Lake(url, opts))):
             _, reqs = traced(proxy, fn)

@@ -86,7 +86,10 @@ def test_transient_faults_are_retried(backend, fault):
         original, seen = proxy._forward, collections.Counter()
 
         async def forward(method, path, headers, body):
-            key = (method, path, hash(body))
+            # A ranged read (a commit reads its parent's first KiB back) is
+            # another request than a whole read of the same object.
+            ranges = tuple(h for h in headers if h.lower().startswith(("range:", "x-ms-range:")))
+            key = (method, path, ranges, hash(body))
             seen[key] += 1
             if seen[key] <= 2:
                 if fault == "429":

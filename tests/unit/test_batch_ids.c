@@ -4,28 +4,17 @@
  * part is refused with nothing written. */
 #include <stdlib.h>
 
-#include "arrow/stream.h"
 #include "iceberg/metadata.h"
 #include "table/batch_ids.h"
 #include "table/table_internal.h"
-#include "test_arrow_helpers.h"
 #include "test_table_helpers.h"
 
 static struct ArrowSchema schema;
 
-/* One row per call, at second `at`, appended with the given options. */
 static tl_status append_row(tl_table *t, int at, const tl_append_options *o, tl_append_result *r,
                             tl_error *err)
 {
-    int64_t time = 1714557600000000LL + at * 1000000LL;
-    const char *key = "pump-1";
-    struct ArrowArray batch;
-    struct ArrowSchema copy;
-    struct ArrowArrayStream s;
-    tbatch_time_key(&batch, &time, &key, 1);
-    CHECK_OK(tl_schema_copy(&schema, &copy, err), err);
-    CHECK_OK(tl_stream_from_batches(&copy, &batch, 1, &s, err), err);
-    return tl_table_append(t, &s, o, r, err);
+    return ttable_append_row(t, &schema, at, o, r, err);
 }
 
 static void committed(tl_table *t, const char *const *ids, size_t n, const char *want)

@@ -1,0 +1,194 @@
+/* The commit point (see commit_point.h): the conditional create of the next
+ * version, and telling a dropped table from a live one. */
+#include "table/commit_point.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/clock.h"
+#include "table/head.h"
+
+/* The value of a top-level field of metadata JSON (found by its quoted name,
+ * which appears once in Iceberg metadata), or NULL. */
+static const char *field_value(const char *s, size_t n, const char *quoted)
+{
+    const char *p = memmem(s, n, quoted, strlen(quoted)), *end = s + n;
+    if (p == NULL) return NULL;
+    p += strlen(quoted);
+    while (p < end && strchr(" \t\r\n:", *p)) p++;
+    return p < end ? p : NULL;
+}
+
+typedef enum { PARENT_SAME, PARENT_OTHER, PARENT_UNKNOWN } parent_match;
+
+/* Is this metadata text (whole or a prefix) the version the handle loaded?
+ * Same table-uuid and last-updated-ms: a drop's deletion, then a stale
+ * writer's commit of the same version number, differ in both or the latter. */
+static parent_match match_parent(const tl_table *t, const char *s, size_t n)
+{
+    const char *uuid = field_value(s, n, "\"table-uuid\""), *end = s + n;
+    const char *ms = field_value(s, n, "\"last-updated-ms\"");
+    if (uuid == NULL || ms == NULL) return PARENT_UNKNOWN;
+    const char *want = t->md->table_uuid;
+    size_t len = want ? strlen(want) : 0;
+    if (want && (end - uuid < (ptrdiff_t)len + 2 || *uuid != '"' ||
+                 strncasecmp(uuid + 1, want, len) != 0 || uuid[len + 1] != '"'))
+        return PARENT_OTHER;
+    char digits[24];
+    size_t k = 0;
+    while (ms + k < end && k + 1 < sizeof digits && ms[k] >= '0' && ms[k] <= '9') k++;
+    if (ms + k == end) return PARENT_UNKNOWN; /* cut off in the prefix */
+    memcpy(digits, ms, k);
+    digits[k] = 0;
+    return strtoll(digits, NULL, 10) == t->md->last_updated_ms ? PARENT_SAME : PARENT_OTHER;
+}
+
+/* Reads the handle's version back: PARENT_SAME, PARENT_OTHER, or
+ * TL_ERR_NOT_FOUND when it is gone. The start of the file usually says;
+ * when it does not, the whole file. */
+static tl_status read_parent(tl_table *t, parent_match *out, tl_error *err)
+{
+    char key[sizeof t->name.key + 64];
+    tl_table_metadata_key(&t->name, t->version, key, sizeof key);
+    char head[1024];
+    size_t got = 0;
+    uint64_t total = 0;
+    TL_TRY(
+        tl_store_get_first(t->lake->store, key, sizeof head, (uint8_t *)head, &got, &total, err));
+    *out = match_parent(t, head, got);
+    if (*out != PARENT_UNKNOWN || total <= got) {
+        if (*out == PARENT_UNKNOWN) *out = PARENT_SAME; /* it does not say: existence is all */
+        return TL_OK;
+    }
+    tl_buf all = {0};
+    TL_TRY(tl_store_get(t->lake->store, key, &all, err));
+    *out = match_parent(t, (const char *)all.data, all.len);
+    if (*out == PARENT_UNKNOWN) *out = PARENT_SAME;
+    tl_buf_free(&all);
+    return TL_OK;
+}
+
+/* Versions newer than `version` listed; 0 when there are none. */
+static tl_status newest_version(tl_table *t, int64_t *out, tl_error *err)
+{
+    tl_status st = tl_table_listed_version(t->lake->store, &t->name, out, err);
+    if (st == TL_ERR_NOT_FOUND) *out = 0;
+    return st == TL_ERR_NOT_FOUND ? TL_OK : st;
+}
+
+/* With the handle's version gone: is the table gone, or did it move on past
+ * `mine` (later commits may prune metadata files that leave the log)? While
+ * versions after `mine` are listed, wait for them to go: stale writers of a
+ * dropped table remove theirs; those that stay were built on ours. */
+static tl_status moved_on(tl_table *t, int64_t mine, bool *alive, tl_error *err)
+{
+    for (int wait_ms = 2;; wait_ms *= 2) {
+        int64_t newest;
+        TL_TRY(newest_version(t, &newest, err));
+        if (newest <= mine) return *alive = false, TL_OK;
+        if (wait_ms > 512) return *alive = true, TL_OK;
+        tl_sleep_ms(wait_ms);
+    }
+}
+
+/* After creating version K+1 (K = t->version): is the table still there?
+ * The parent read back as the one loaded says yes; read back as another
+ * table's (dropped and created again, or a stale writer's) says no; gone, it
+ * depends on the versions after ours. */
+static tl_status still_there(tl_table *t, bool *alive, tl_error *err)
+{
+    parent_match m;
+    tl_status st = read_parent(t, &m, err);
+    *alive = st == TL_OK && m == PARENT_SAME;
+    return st == TL_ERR_NOT_FOUND ? moved_on(t, t->version + 1, alive, err) : st;
+}
+
+static tl_status dropped(tl_table *t, tl_error *err)
+{
+    t->dropped = true;
+    return tl_error_set(err, TL_ERR_NOT_FOUND,
+                        "table %s was dropped (or dropped and created again) while this handle "
+                        "held it: nothing was committed; open the table again",
+                        t->name.full);
+}
+
+static void hint_key(const tl_table *t, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/metadata/version-hint.text", t->name.key);
+}
+
+/* metadata/version-hint.text names the version just made: only a hint
+ * (readers probe past it), so a failure is not the commit's. Written before
+ * the check below, so that a drop racing the commit deletes it or the check
+ * sees the drop and removes it: it never outlives the table. */
+static void write_hint(tl_table *t, int64_t version)
+{
+    if (!tl_store_is_local(t->lake->store)) return;
+    char key[sizeof t->name.key + 64], text[24];
+    hint_key(t, key, sizeof key);
+    int n = snprintf(text, sizeof text, "%lld", (long long)version);
+    tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
+}
+
+tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err)
+{
+    TL_TRY(tl_table_check_not_dropped(t, err));
+    char key[sizeof t->name.key + 64];
+    tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
+    TL_TRY(tl_store_put_if_absent(t->lake->store, key, json, len, err));
+    write_hint(t, t->version + 1);
+    bool alive = true;
+    /* Landed. A failed check says nothing either way: the version stays. */
+    if (t->version < 1 || still_there(t, &alive, NULL) != TL_OK || alive) return TL_OK;
+    char hint[sizeof t->name.key + 64];
+    hint_key(t, hint, sizeof hint);
+    tl_store_remove(t->lake->store, hint, NULL);
+    tl_error removing = {0};
+    if (tl_store_remove(t->lake->store, key, &removing) != TL_OK)
+        return tl_error_set(err, TL_ERR_STORAGE,
+                            "table %s was dropped during this commit, and removing the version "
+                            "it created (%s) failed: %s",
+                            t->name.full, key, removing.message);
+    return dropped(t, err);
+}
+
+tl_status tl_table_reload_same(tl_table *t, tl_error *err)
+{
+    char *uuid = t->md->table_uuid ? strdup(t->md->table_uuid) : NULL;
+    if (t->md->table_uuid && uuid == NULL) return tl_error_nomem(err);
+    tl_status st = tl_table_reload(t, 0, err);
+    bool other = st == TL_OK && uuid && t->md->table_uuid && strcasecmp(uuid, t->md->table_uuid);
+    free(uuid);
+    if (st == TL_ERR_NOT_FOUND || other) return dropped(t, err);
+    return st;
+}
+
+tl_status tl_table_explain_failure(tl_table *t, tl_status st, tl_error *err)
+{
+    if (st == TL_OK || st == TL_ERR_NOMEM || t->dropped) return st;
+    parent_match m;
+    bool alive = true;
+    tl_status rd = read_parent(t, &m, NULL);
+    if (rd == TL_ERR_NOT_FOUND && moved_on(t, t->version, &alive, NULL) != TL_OK) return st;
+    if (rd == TL_OK) alive = m == PARENT_SAME;
+    return (rd == TL_OK || rd == TL_ERR_NOT_FOUND) && !alive ? dropped(t, err) : st;
+}
+
+void tl_table_remove_head(tl_table *t)
+{
+    char key[sizeof t->name.key + 64];
+    snprintf(key, sizeof key, "%s/metadata/" TL_HEAD_NAME, t->name.key);
+    tl_store_remove(t->lake->store, key, NULL);
+}
+
+tl_status tl_table_check_not_dropped(const tl_table *t, tl_error *err)
+{
+    if (!t->dropped) return TL_OK;
+    return tl_error_set(err, TL_ERR_NOT_FOUND,
+                        "table %s was dropped (or dropped and created again) since this handle "
+                        "opened it: open the table again",
+                        t->name.full);
+}

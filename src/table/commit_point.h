@@ -1,0 +1,47 @@
+/* The commit point every kind of commit goes through: the conditional create
+ * of the next metadata/vN.metadata.json, and the checks that keep a dropped
+ * table dropped.
+ *
+ * A drop deletes every version; a writer that loaded version K before (a
+ * stale handle, or one committing while the drop runs) would otherwise create
+ * v(K+1) in the empty folder and bring back a half table whose older files
+ * are gone. So after winning the create, a writer checks that its parent
+ * still exists and is the same table (table-uuid); when it is gone and no
+ * newer version exists, the table was dropped: the writer removes the
+ * version it created and reports TL_ERR_NOT_FOUND. Together with a drop that
+ * repeats its deletions until the folder stays empty (lake.c), a drop wins:
+ * nothing committed after it survives. */
+#ifndef TL_TABLE_COMMIT_POINT_H
+#define TL_TABLE_COMMIT_POINT_H
+
+#include <stdbool.h>
+
+#include "table/table_internal.h"
+
+/* Creates version t->version + 1 with `len` bytes of JSON, if absent.
+ * TL_OK: it landed and the table is alive. TL_ERR_EXISTS: another writer's
+ * version is there. TL_ERR_NOT_FOUND: the table was dropped (or dropped and
+ * created again) since the handle loaded it; what was created is removed:
+ * nothing landed, and the handle refuses later commits. Anything else: the
+ * outcome is unknown. */
+tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err);
+
+/* After a lost race: reloads the latest version, which must be of the same
+ * table (table-uuid); a table dropped meanwhile, or dropped and created
+ * again, is TL_ERR_NOT_FOUND (the handle refuses later commits). */
+tl_status tl_table_reload_same(tl_table *t, tl_error *err);
+
+/* After a failed commit step: when the handle's table is gone (dropped, or
+ * dropped and created again), replaces the error with TL_ERR_NOT_FOUND
+ * saying so and marks the handle; otherwise returns `st` unchanged. */
+tl_status tl_table_explain_failure(tl_table *t, tl_status st, tl_error *err);
+
+/* Removes the head object a commit sent (head.h) once tl_table_create_next
+ * said the table was dropped: it went up in parallel with the create. */
+void tl_table_remove_head(tl_table *t);
+
+/* TL_ERR_NOT_FOUND when a commit of this handle found its table dropped:
+ * its later commits fail at once, before writing anything. */
+tl_status tl_table_check_not_dropped(const tl_table *t, tl_error *err);
+
+#endif

@@ -1,0 +1,194 @@
+"""A drop racing concurrent appends wins cleanly: every append that starts
+after the drop returned fails with "not found" (KeyError), whichever handle
+it uses, and once the writers stop nothing of the table is left (no zombie
+version another writer made in the emptied folder, no stray file), so `ls`,
+`create` and `sql` behave as for a table that never was. Writers are
+separate processes (stale handles and a fresh open per append), locally and
+on moto's S3 server; threads sharing one process too."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import tlc
+from conftest import ROOT
+from store_servers import server_fixture
+from test_maintain import SCHEMA, batch
+from writer import SCHEMA as WRITER_SCHEMA
+
+s3 = pytest.fixture(scope="module")(server_fixture("s3"))
+
+CLI = Path(os.environ.get("TL_BUILD", ROOT / "build-asan")) / "timelake"
+WRITER = str(Path(__file__).with_name("drop_race_writer.py"))
+
+
+def wait_until(pred, timeout=60):
+    end = time.time() + timeout
+    while not pred():
+        assert time.time() < end, "timed out"
+        time.sleep(0.05)
+
+
+def run_writers(url, options, tmp_path, modes):
+    """Starts the writers and waits until each has appended once."""
+    stop = tmp_path / "stop"
+    procs = []
+    for i, mode in enumerate(modes):
+        out, err = open(tmp_path / f"w{i}.out", "w"), open(tmp_path / f"w{i}.err", "w")
+        procs.append((subprocess.Popen([sys.executable, WRITER, url, json.dumps(options), "t", f"w{i}", mode,
+                                        str(stop)], stdout=out, stderr=err), out, err))
+    try:
+        wait_until(lambda: all(Path(f.name).stat().st_size > 0 for _, f, _ in procs))
+    except BaseException:
+        for p, _, _ in procs:
+            p.kill()
+            p.wait()
+        raise
+    return stop, procs
+
+
+def collect(stop, procs):
+    stop.touch()
+    results = []
+    for p, out, err in procs:
+        p.wait(timeout=120)
+        out.close()
+        err.close()
+        assert p.returncode == 0, Path(err.name).read_text()[-3000:]
+        results += [json.loads(line) for line in Path(out.name).read_text().splitlines()]
+    return results
+
+
+def check_outcomes(results, dropped_at):
+    before = [r for r in results if r["end"] < dropped_at]
+    after = [r for r in results if r["start"] > dropped_at]
+    assert any(r["outcome"] == "ok" for r in before), "no append landed before the drop"
+    assert after, "no append was tried after the drop"
+    wrong = [r for r in after if r["outcome"] != "KeyError"]
+    assert not wrong, wrong[:5]
+
+
+def lake_files(lake_dir):
+    return sorted(str(p.relative_to(lake_dir)) for p in Path(lake_dir).rglob("*") if p.is_file())
+
+
+def cli(lake, *args):
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "TIMELAKE_WAREHOUSE", "TIMELAKE_TABLE")}
+    env["ASAN_OPTIONS"] = "detect_leaks=1"
+    return subprocess.run([str(CLI), *args, "--lake", str(lake)], capture_output=True, text=True, env=env)
+
+
+def check_like_new(lake, options=None):
+    """The name is free: not listed, created again, empty, appendable."""
+    assert "default.t" not in tlc.Lake(lake, options).tables()
+    t = tlc.Lake(lake, options).create_table("t", WRITER_SCHEMA, time_column="time", series_key=["writer"])
+    assert t.version == 1
+    assert tlc.Lake(lake, options).sql("SELECT count(*) AS n FROM t").column("n")[0].as_py() == 0
+    t.append(batch_rows())
+    assert tlc.Lake(lake, options).sql("SELECT count(*) AS n FROM t").column("n")[0].as_py() == 5
+
+
+def batch_rows():
+    from writer import batch as writer_batch
+    return writer_batch("new", 0)
+
+
+def race(url, options, tmp_path, modes, versions, enough):
+    """Writers of `modes` append to table t until it has more than `enough`
+    versions (`versions()` counts them); then the drop, and the writers go on
+    for a while. Checks every append's outcome."""
+    lake = tlc.Lake(url, options or None)
+    lake.create_table("t", WRITER_SCHEMA, time_column="time", series_key=["writer"])
+    stop, procs = run_writers(url, options, tmp_path, modes)
+    try:
+        wait_until(lambda: versions() > enough)
+        lake.drop_table("t")
+        dropped_at = time.time()
+        time.sleep(2)
+    finally:
+        results = collect(stop, procs)
+    check_outcomes(results, dropped_at)
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_drop_wins_over_appending_processes(lake_dir, tmp_path, round_):
+    race(str(lake_dir), {}, tmp_path, ["stale", "stale", "fresh", "stale"],
+         lambda: len(list((lake_dir / "default/t/metadata").glob("v*.metadata.json"))), 6 + 3 * round_)
+    assert lake_files(lake_dir) == ["timelake-tables.json"]
+    p = cli(lake_dir, "ls")
+    assert p.returncode == 0 and "default.t" not in p.stdout, p
+    p = cli(lake_dir, "append", "--table", "t", str(write_csv(tmp_path)))
+    assert p.returncode == 1 and "default.t" in p.stderr, p  # not found
+    check_like_new(str(lake_dir))
+
+
+def write_csv(tmp_path):
+    f = tmp_path / "x.csv"
+    f.write_text("time,writer,seq,val\n2026-01-01T00:00:00Z,cli,1,1.5\n")
+    return f
+
+
+def test_drop_wins_over_appending_processes_on_s3(s3, tmp_path):
+    from test_s3 import keys_under
+    url = s3.url()
+    race(url, s3.options, tmp_path, ["stale", "fresh", "stale"],
+         lambda: sum(k.endswith(".metadata.json") for k in keys_under(s3, url)), 6)
+    assert [k for k in keys_under(s3, url) if "/default/t/" in k] == []
+    check_like_new(url, s3.options)
+
+
+def test_drop_wins_over_appending_threads(lake_dir):
+    """Handles at different versions (each thread's own, one stale from the
+    start) commit while the drop runs: their versions in the emptied folder
+    are removed again by their writers."""
+    lake = tlc.Lake(str(lake_dir))
+    lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"])
+    stale, untouched = tlc.Lake(str(lake_dir)).table("t"), tlc.Lake(str(lake_dir)).table("t")
+    stop, dropped = threading.Event(), threading.Event()
+    results, errors = [], []
+
+    def writer(k):
+        try:
+            t = tlc.Lake(str(lake_dir)).table("t")
+            i = 0
+            while not stop.is_set():
+                after = dropped.is_set()
+                try:
+                    t.append(batch([(k, i, 1.0)]), maintain=i % 7 == 6)
+                    results.append((after, "ok", ""))
+                except Exception as e:
+                    results.append((after, type(e).__name__, str(e)))
+                i += 1
+        except Exception as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    wait_until(lambda: sum(r[1] == "ok" for r in results) > 20)
+    lake.drop_table("t")
+    dropped.set()
+    time.sleep(1)
+    stop.set()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    after = [r for r in results if r[0]]
+    assert after and all(r[1] == "KeyError" for r in after), [r for r in after if r[1] != "KeyError"][:5]
+    assert any("dropped" in r[2] for r in after)
+    with pytest.raises(KeyError, match="dropped"):
+        stale.append(batch([(9, 0, 1.0)]))
+    assert lake_files(lake_dir) == ["timelake-tables.json"]
+    # A handle from before the drop does not write into the table created again.
+    lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"])
+    for handle in (stale, untouched):
+        with pytest.raises(KeyError, match="dropped"):
+            handle.append(batch([(9, 0, 1.0)]))
+    assert tlc.Lake(str(lake_dir)).table("t").version == 1
+    assert lake.sql("SELECT count(*) AS n FROM t").column("n")[0].as_py() == 0
