@@ -22,7 +22,7 @@ import tlc
 from fault_proxy import FaultProxy, Faults
 from store_objects import list_names, object_name, read
 from store_servers import server_fixture
-from test_store_multipart import through, upload
+from test_store_multipart import upload
 from writer import ROWS, SCHEMA, batch
 
 WRITER = str(Path(__file__).with_name("store_writer.py"))
@@ -30,6 +30,10 @@ WRITER = str(Path(__file__).with_name("store_writer.py"))
 s3_server = pytest.fixture(scope="module")(server_fixture("s3"))
 azure_server = pytest.fixture(scope="module")(server_fixture("azure"))
 gcs_server = pytest.fixture(scope="module")(server_fixture("gcs"))
+
+
+def through(backend, proxy, **extra):
+    return backend.through(proxy, **extra)
 
 
 @pytest.fixture(params=["s3", "azure", "gcs"])
