@@ -76,7 +76,7 @@ static tl_status csv_next(void *ctx, struct ArrowArray *out, bool *done, tl_erro
         return TL_OK;
     }
     TL_TRY(read_batch(c, err));
-    if (c->progress) c->progress(c->progress_ctx, tl_text_input_position(c->scan.in));
+    if (c->progress) c->progress(c->progress_ctx, tl_text_input_position(c->scan.w.in));
     if (c->batch.rows == 0) return *done = true, TL_OK;
     return tl_text_batch_convert(&c->batch, &c->src, c->types, (const char *const *)c->names, out,
                                  err);

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CSV_CHUNK (1u << 20)
 #define CSV_MAX_RECORD ((size_t)64 << 20) /* a longer record is an error, not unbounded memory */
 #define CSV_MAX_FIELDS 10000
 
@@ -19,7 +18,7 @@ typedef struct csv_span {
 void tl_csv_scan_init(tl_csv_scan *s, tl_text_input *in, uint8_t delim)
 {
     memset(s, 0, sizeof *s);
-    s->in = in;
+    s->w.in = in;
     s->name = tl_text_input_name(in);
     s->delim = delim;
     s->stop[delim] = s->stop['\n'] = s->stop['\r'] = true;
@@ -28,8 +27,7 @@ void tl_csv_scan_init(tl_csv_scan *s, tl_text_input *in, uint8_t delim)
 
 void tl_csv_scan_free(tl_csv_scan *s)
 {
-    tl_text_input_close(s->in);
-    free(s->buf);
+    tl_text_window_free(&s->w);
     tl_buf_free(&s->spans);
     tl_buf_free(&s->quoted);
     memset(s, 0, sizeof *s);
@@ -40,7 +38,7 @@ const uint8_t *tl_csv_scan_field(const tl_csv_scan *s, int i, size_t *len)
     const csv_span *f = (const csv_span *)s->spans.data + i;
     *len = f->len;
     if (f->len == 0) return (const uint8_t *)"";
-    return (f->quoted ? s->quoted.data : s->buf) + f->off;
+    return (f->quoted ? s->quoted.data : s->w.buf) + f->off;
 }
 
 int64_t tl_csv_scan_lines(const tl_csv_scan *s)
@@ -48,35 +46,14 @@ int64_t tl_csv_scan_lines(const tl_csv_scan *s)
     return s->line - 1;
 }
 
-/* Moves the unparsed tail to the front and reads another chunk after it. */
 static tl_status fill(tl_csv_scan *s, tl_error *err)
 {
-    if (s->pos > 0) {
-        memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-        s->len -= s->pos;
-        s->pos = 0;
-    }
-    if (s->len > CSV_MAX_RECORD)
+    bool too_long;
+    TL_TRY(tl_text_window_fill(&s->w, CSV_MAX_RECORD, &too_long, err));
+    if (too_long)
         return tl_error_set(err, TL_ERR_INVALID,
                             "%s: line %lld: a record longer than 64 MiB (an unclosed quote?)",
                             s->name, (long long)s->line);
-    if (s->cap - s->len < CSV_CHUNK) {
-        size_t cap = s->cap ? s->cap * 2 : 2 * CSV_CHUNK;
-        uint8_t *nb = realloc(s->buf, cap);
-        if (nb == NULL) return tl_error_nomem(err);
-        s->buf = nb;
-        s->cap = cap;
-    }
-    /* The buffer starts at the current record: reading no further than one
-     * byte past the limit makes a longer record fail here, at any size. */
-    do { /* the first time, read at least 3 bytes to see a byte order mark */
-        size_t n, room = s->cap - s->len, limit = CSV_MAX_RECORD + 1 - s->len;
-        TL_TRY(tl_text_input_read(s->in, s->buf + s->len, room < limit ? room : limit, &n, err));
-        s->len += n;
-        if (n == 0) s->eof = true;
-    } while (!s->started && s->len < 3 && !s->eof);
-    if (!s->started && s->len >= 3 && memcmp(s->buf, "\xEF\xBB\xBF", 3) == 0) s->pos = 3;
-    s->started = true;
     return TL_OK;
 }
 
@@ -102,18 +79,18 @@ static size_t count_newlines(const uint8_t *p, size_t n)
  * Sets *more when input ran out. */
 static tl_status quoted_field(tl_csv_scan *s, size_t *i, int64_t *lines, bool *more, tl_error *err)
 {
-    const uint8_t *p = s->buf;
-    size_t n = s->len, j = *i + 1, start = s->quoted.len;
+    const uint8_t *p = s->w.buf;
+    size_t n = s->w.len, j = *i + 1, start = s->quoted.len;
     for (;;) {
         const uint8_t *q = memchr(p + j, '"', n - j);
-        if (q == NULL && !s->eof) return *more = true, TL_OK;
+        if (q == NULL && !s->w.eof) return *more = true, TL_OK;
         if (q == NULL)
             return tl_error_set(err, TL_ERR_INVALID, "%s: line %lld: unterminated quoted field",
                                 s->name, (long long)s->rec_line);
         size_t k = (size_t)(q - p);
         if (tl_buf_append(&s->quoted, p + j, k - j) != 0) return tl_error_nomem(err);
         *lines += (int64_t)count_newlines(p + j, k - j);
-        if (k + 1 == n && !s->eof) return *more = true, TL_OK;
+        if (k + 1 == n && !s->w.eof) return *more = true, TL_OK;
         if (k + 1 < n && p[k + 1] == '"') {
             if (tl_buf_append_byte(&s->quoted, '"') != 0) return tl_error_nomem(err);
             j = k + 2;
@@ -131,13 +108,13 @@ static tl_status quoted_field(tl_csv_scan *s, size_t *i, int64_t *lines, bool *m
 /* Skips an empty line at pos. Returns true when there was one. */
 static bool skip_blank(tl_csv_scan *s, int *result)
 {
-    const uint8_t *p = s->buf;
-    size_t i = s->pos, n = s->len;
+    const uint8_t *p = s->w.buf;
+    size_t i = s->w.pos, n = s->w.len;
     if (p[i] == '\n') {
-        s->pos = i + 1;
+        s->w.pos = i + 1;
     } else if (p[i] == '\r') {
-        if (i + 1 == n && !s->eof) return *result = REC_MORE, true;
-        s->pos = i + 1 + (i + 1 < n && p[i + 1] == '\n');
+        if (i + 1 == n && !s->w.eof) return *result = REC_MORE, true;
+        s->w.pos = i + 1 + (i + 1 < n && p[i + 1] == '\n');
     } else {
         return false;
     }
@@ -148,9 +125,9 @@ static bool skip_blank(tl_csv_scan *s, int *result)
 
 static tl_status parse_record(tl_csv_scan *s, int *result, tl_error *err)
 {
-    const uint8_t *p = s->buf;
-    size_t n = s->len, i = s->pos;
-    if (i == n) return *result = s->eof ? REC_EOF : REC_MORE, TL_OK;
+    const uint8_t *p = s->w.buf;
+    size_t n = s->w.len, i = s->w.pos;
+    if (i == n) return *result = s->w.eof ? REC_EOF : REC_MORE, TL_OK;
     if (skip_blank(s, result)) return TL_OK;
     s->rec_line = s->line;
     s->nfields = 0;
@@ -165,7 +142,7 @@ static tl_status parse_record(tl_csv_scan *s, int *result, tl_error *err)
         } else {
             size_t j = i;
             while (j < n && !s->stop[p[j]]) j++;
-            if (j == n && !s->eof) return TL_OK;
+            if (j == n && !s->w.eof) return TL_OK;
             TL_TRY(add_field(s, i, j - i, false, err));
             i = j;
         }
@@ -174,14 +151,14 @@ static tl_status parse_record(tl_csv_scan *s, int *result, tl_error *err)
             continue;
         }
         if (i < n && p[i] == '\r') {
-            if (i + 1 == n && !s->eof) return TL_OK;
+            if (i + 1 == n && !s->w.eof) return TL_OK;
             i += 1 + (i + 1 < n && p[i + 1] == '\n');
         } else if (i < n) {
             i++; /* the '\n' */
         }
         break;
     }
-    s->pos = i;
+    s->w.pos = i;
     s->line += lines + 1;
     *result = REC_OK;
     return TL_OK;
@@ -191,7 +168,7 @@ tl_status tl_csv_scan_next(tl_csv_scan *s, bool *eof, tl_error *err)
 {
     for (;;) {
         int r = REC_MORE;
-        if (s->buf != NULL) TL_TRY(parse_record(s, &r, err));
+        if (s->w.buf != NULL) TL_TRY(parse_record(s, &r, err));
         if (r == REC_MORE)
             TL_TRY(fill(s, err));
         else if (r != REC_SKIP)

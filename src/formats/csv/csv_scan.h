@@ -10,17 +10,14 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-#include "formats/input/text_input.h"
+#include "formats/input/text_window.h"
 
 typedef struct tl_csv_scan {
-    tl_text_input *in; /* owned */
-    const char *name;  /* the input's name, for messages */
+    tl_text_window w; /* owns the input */
+    const char *name; /* the input's name, for messages */
     uint8_t delim;
-    bool stop[256]; /* bytes that end an unquoted field */
-    uint8_t *buf;
-    size_t len, cap, pos;
-    bool eof, started;
-    int64_t line;     /* physical line (1-based) at pos */
+    bool stop[256];   /* bytes that end an unquoted field */
+    int64_t line;     /* physical line (1-based) at w.pos */
     int64_t rec_line; /* line where the last record starts */
     int nfields;      /* fields of the last record */
     tl_buf spans;     /* per field: a csv_span (csv_scan.c) */

@@ -8,15 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/input/text_input.h"
+#include "formats/input/text_window.h"
 
 typedef struct tl_line_scan {
-    tl_text_input *in; /* owned */
-    const char *name;  /* the input's name, for messages */
-    uint8_t *buf;
-    size_t len, cap, pos;
-    bool eof, started;
-    int64_t line; /* number of the line last returned (1-based) */
+    tl_text_window w; /* owns the input */
+    const char *name; /* the input's name, for messages */
+    int64_t line;     /* number of the line last returned (1-based) */
 } tl_line_scan;
 
 /* Starts reading `in` (taken over: closed by tl_line_scan_free). */

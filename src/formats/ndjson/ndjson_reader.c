@@ -168,7 +168,7 @@ static tl_status nd_next(void *ctx, struct ArrowArray *out, bool *done, tl_error
         return TL_OK;
     }
     TL_TRY(read_batch(r, err));
-    if (r->progress) r->progress(r->progress_ctx, tl_text_input_position(r->lines.in));
+    if (r->progress) r->progress(r->progress_ctx, tl_text_input_position(r->lines.w.in));
     if (r->batch.rows == 0) return *done = true, TL_OK;
     return tl_text_batch_convert(&r->batch, &r->src, r->types, (const char *const *)r->names, out,
                                  err);

@@ -1,0 +1,40 @@
+#include "formats/input/text_window.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK (1u << 20)
+
+tl_status tl_text_window_fill(tl_text_window *w, size_t max, bool *too_long, tl_error *err)
+{
+    if (w->pos > 0) {
+        memmove(w->buf, w->buf + w->pos, w->len - w->pos);
+        w->len -= w->pos;
+        w->pos = 0;
+    }
+    *too_long = w->len > max;
+    if (*too_long) return TL_OK;
+    if (w->cap - w->len < CHUNK) {
+        size_t cap = w->cap ? w->cap * 2 : 2 * CHUNK;
+        uint8_t *nb = realloc(w->buf, cap);
+        if (nb == NULL) return tl_error_nomem(err);
+        w->buf = nb;
+        w->cap = cap;
+    }
+    do { /* the first time, read at least 3 bytes to see a byte order mark */
+        size_t n, room = w->cap - w->len, limit = max + 1 - w->len;
+        TL_TRY(tl_text_input_read(w->in, w->buf + w->len, room < limit ? room : limit, &n, err));
+        w->len += n;
+        if (n == 0) w->eof = true;
+    } while (!w->started && w->len < 3 && !w->eof);
+    if (!w->started && w->len >= 3 && memcmp(w->buf, "\xEF\xBB\xBF", 3) == 0) w->pos = 3;
+    w->started = true;
+    return TL_OK;
+}
+
+void tl_text_window_free(tl_text_window *w)
+{
+    tl_text_input_close(w->in);
+    free(w->buf);
+    memset(w, 0, sizeof *w);
+}
