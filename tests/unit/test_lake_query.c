@@ -5,41 +5,10 @@
 
 #include "arrow/builder.h"
 #include "arrow/stream.h"
+#include "test_counted_stream.h"
 #include "test_table_helpers.h"
 
 /* A stream of one int64 column "n" (or, bad, a decimal) that counts its releases. */
-typedef struct counted {
-    struct ArrowArrayStream inner;
-    int *released;
-} counted;
-
-static int c_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
-{
-    counted *c = s->private_data;
-    return c->inner.get_schema(&c->inner, out);
-}
-
-static int c_next(struct ArrowArrayStream *s, struct ArrowArray *out)
-{
-    counted *c = s->private_data;
-    return c->inner.get_next(&c->inner, out);
-}
-
-static const char *c_error(struct ArrowArrayStream *s)
-{
-    counted *c = s->private_data;
-    return c->inner.get_last_error(&c->inner);
-}
-
-static void c_release(struct ArrowArrayStream *s)
-{
-    counted *c = s->private_data;
-    c->inner.release(&c->inner);
-    (*c->released)++;
-    free(c);
-    s->release = NULL;
-}
-
 static void make_input(struct ArrowArrayStream *out, const char *format, int64_t n, int *released)
 {
     tl_error err;
@@ -56,10 +25,9 @@ static void make_input(struct ArrowArrayStream *out, const char *format, int64_t
     batch.length = n;
     CHECK_OK(tl_builder_finish(&b, batch.children[0], &err), &err);
     tl_builder_free(&b);
-    counted *c = calloc(1, sizeof *c);
-    c->released = released;
-    CHECK_OK(tl_stream_from_batches(&schema, &batch, 1, &c->inner, &err), &err);
-    *out = (struct ArrowArrayStream){c_schema, c_next, c_error, c_release, c};
+    struct ArrowArrayStream inner;
+    CHECK_OK(tl_stream_from_batches(&schema, &batch, 1, &inner, &err), &err);
+    counted_stream_make(&inner, released, out);
 }
 
 /* Runs `sql` with two inputs a (3 rows) and b (of `b_format`); returns the
@@ -81,7 +49,8 @@ static tl_status run(tl_lake *lake, const char *sql, const char *b_format, tl_sq
     if (st != TL_OK) return st;
     struct ArrowArray batch;
     CHECK(out.get_next(&out, &batch) == 0);
-    if (batch.release && batch.length > 0) *value = ((const int64_t *)batch.children[0]->buffers[1])[0];
+    if (batch.release && batch.length > 0)
+        *value = ((const int64_t *)batch.children[0]->buffers[1])[0];
     if (batch.release) batch.release(&batch);
     out.release(&out);
     return st;
@@ -109,8 +78,8 @@ static void test_inputs_released_on_every_path(void)
           TL_ERR_NOT_FOUND);
     CHECK(run(lake, NULL, "l", (tl_sql_options){0}, &v, &err) == TL_ERR_INVALID);
     CHECK(run(lake, "SELECT count(*) FROM m.t", "l",
-              (tl_sql_options){.namespace_ = "other", .only_namespace = 1}, &v, &err) ==
-          TL_ERR_NOT_FOUND);
+              (tl_sql_options){.namespace_ = "other", .only_namespace = 1}, &v,
+              &err) == TL_ERR_NOT_FOUND);
     CHECK(strstr(err.message, "outside namespace other") != NULL);
     /* The inputs of a query are gone after it. */
     struct ArrowArrayStream out;

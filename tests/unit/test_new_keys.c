@@ -4,46 +4,13 @@
 
 #include "arrow/builder.h"
 #include "arrow/stream.h"
+#include "test_counted_stream.h"
 #include "test_table_helpers.h"
 
 #define DAY_US 86400000000LL
 
-/* A batch of (time, k, v) rows; k NULL is a null key. */
-static void make_rows(struct ArrowArrayStream *out, const int64_t *times, const char *const *keys,
-                      int n, int *released);
-
-typedef struct counted {
-    struct ArrowArrayStream inner;
-    int *released;
-} counted;
-
-static int c_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
-{
-    counted *c = s->private_data;
-    return c->inner.get_schema(&c->inner, out);
-}
-
-static int c_next(struct ArrowArrayStream *s, struct ArrowArray *out)
-{
-    counted *c = s->private_data;
-    return c->inner.get_next(&c->inner, out);
-}
-
-static const char *c_error(struct ArrowArrayStream *s)
-{
-    counted *c = s->private_data;
-    return c->inner.get_last_error(&c->inner);
-}
-
-static void c_release(struct ArrowArrayStream *s)
-{
-    counted *c = s->private_data;
-    c->inner.release(&c->inner);
-    if (c->released) (*c->released)++;
-    free(c);
-    s->release = NULL;
-}
-
+/* A stream of one batch of (time, k, v) rows (k NULL: a null key) that
+ * counts its releases in *released. */
 static void make_rows(struct ArrowArrayStream *out, const int64_t *times, const char *const *keys,
                       int n, int *released)
 {
@@ -79,10 +46,9 @@ static void make_rows(struct ArrowArrayStream *out, const int64_t *times, const 
     tl_builder_free(&bt);
     tl_builder_free(&bk);
     tl_builder_free(&bv);
-    counted *c = calloc(1, sizeof *c);
-    c->released = released;
-    CHECK_OK(tl_stream_from_batches(&schema, &batch, 1, &c->inner, &err), &err);
-    *out = (struct ArrowArrayStream){c_schema, c_next, c_error, c_release, c};
+    struct ArrowArrayStream inner;
+    CHECK_OK(tl_stream_from_batches(&schema, &batch, 1, &inner, &err), &err);
+    counted_stream_make(&inner, released, out);
 }
 
 /* Filters rows by (time, k); writes the kept rows' v values into kept (as
