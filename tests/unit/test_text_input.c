@@ -11,17 +11,7 @@
 /* One gzip member of `len` bytes at `text`, appended to *out. */
 static void gzip_member(const char *text, size_t len, tl_buf *out)
 {
-    z_stream z = {0};
-    CHECK(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-    size_t bound = deflateBound(&z, (uLong)len);
-    uint8_t *dst = tl_buf_extend(out, bound);
-    z.next_in = (Bytef *)text;
-    z.avail_in = (uInt)len;
-    z.next_out = dst;
-    z.avail_out = (uInt)bound;
-    CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
-    out->len -= z.avail_out;
-    deflateEnd(&z);
+    CHECK(unit_gzip(text, len, out) == 0);
 }
 
 /* Some text that does not compress to nothing. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/buf.h"
 
@@ -46,6 +47,22 @@ int unit_read_data(const char *dir, const char *name, tl_buf *out)
     while (rc == 0 && (n = fread(chunk, 1, sizeof chunk, f)) > 0) rc = tl_buf_append(out, chunk, n);
     fclose(f);
     return rc == 0 ? 0 : -1;
+}
+
+int unit_gzip(const void *data, size_t len, tl_buf *out)
+{
+    z_stream z = {0};
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+    size_t bound = deflateBound(&z, (uLong)len);
+    uint8_t *dst = tl_buf_extend(out, bound);
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)len;
+    z.next_out = dst;
+    z.avail_out = (uInt)bound;
+    int rc = dst ? deflate(&z, Z_FINISH) : Z_MEM_ERROR;
+    out->len -= dst ? z.avail_out : 0;
+    deflateEnd(&z);
+    return rc == Z_STREAM_END ? 0 : -1;
 }
 
 int main(int argc, char **argv)

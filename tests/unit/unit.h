@@ -30,6 +30,9 @@ const char *unit_tmpdir(void);
 struct tl_buf;
 int unit_read_data(const char *dir, const char *name, struct tl_buf *out);
 
+/* Appends one gzip member of the len bytes at data to *out; -1 on failure. */
+int unit_gzip(const void *data, size_t len, struct tl_buf *out);
+
 #define UNIT(fn)                                                                                   \
     {                                                                                              \
 #fn, fn                                                                                    \
