@@ -2,7 +2,8 @@
 driven through chromedriver (selenium), with the flags that keep it from
 calling any Google host, a fresh profile per browser, screenshots of every
 page visited (under $TL_BUILD/screenshots/<test>/), and the checks every page
-must pass: no JavaScript error in the console and no control without a label."""
+must pass: no JavaScript error in the console, no control without a label, no
+text below WCAG AA contrast."""
 
 import os
 import re
@@ -55,6 +56,51 @@ for (const el of document.querySelectorAll('svg[role=img], [role=img]')) if (!na
 for (const el of document.querySelectorAll('[tabindex="0"], g[tabindex]')) {
   if (el.matches('input,select,textarea,button,a[href],main')) continue;
   if (!named(el) && !el.textContent.trim()) out.push(el.outerHTML.slice(0, 160));
+}
+return out;
+"""
+
+
+# Text whose contrast with what is behind it is under WCAG AA: 4.5:1, or 3:1
+# for large text (24 px, or 18.66 px bold). Disabled controls are exempt, as
+# WCAG has it. Returns [ratio, text, colour, background] of each offender.
+LOW_CONTRAST_JS = r"""
+const parse = (c) => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return null;
+  const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+const over = (top, under) => { const a = top[3]; return [0, 1, 2].map((i) => top[i] * a + under[i] * (1 - a)).concat([1]); };
+function background(el) {
+  const layers = [];
+  for (let e = el; e; e = e.parentElement) {
+    const c = parse(getComputedStyle(e).backgroundColor);
+    if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+  }
+  let bg = [255, 255, 255, 1];
+  for (const c of layers.reverse()) bg = over(c, bg);
+  return bg;
+}
+const out = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+const seen = new Set();
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const el = n.parentElement;
+  if (!el || seen.has(el) || !n.textContent.trim()) continue;
+  seen.add(el);
+  if (el.closest('[hidden], [aria-hidden="true"], :disabled, [aria-disabled="true"], option, title, script, style')) continue;
+  const r = el.getBoundingClientRect();
+  if (!r.width || !r.height) continue;
+  let faded = false;
+  for (let e = el; e; e = e.parentElement) if (Number(getComputedStyle(e).opacity) < 1) faded = true;
+  if (faded) continue;
+  const cs = getComputedStyle(el);
+  if (cs.visibility === 'hidden' || el.closest('svg')) continue;
+  const bg = background(el), fg = over(parse(cs.color), bg);
+  const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+  const ratio = (a + 0.05) / (b + 0.05);
+  const size = parseFloat(cs.fontSize), bold = Number(cs.fontWeight) >= 700;
+  const need = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+  if (ratio < need) out.push([Math.round(ratio * 100) / 100, n.textContent.trim().slice(0, 40), cs.color, 'rgb(' + bg.slice(0, 3).map(Math.round).join(',') + ')']);
 }
 return out;
 """
@@ -162,12 +208,17 @@ class Browser:
     def unlabeled(self):
         return self.js(UNLABELED_JS)
 
+    def low_contrast(self):
+        return self.js(LOW_CONTRAST_JS)
+
     def check_page(self, name, width=None):
         """Screenshot (full height), then the page must have no unlabeled
-        control and no JavaScript error so far."""
+        control, no text below AA contrast and no JavaScript error so far."""
         self.screenshot(name, width)
         missing = self.unlabeled()
         assert not missing, f"{name}: controls without a label: {missing}"
+        faint = self.low_contrast()
+        assert not faint, f"{name}: text below AA contrast: {faint}"
         errors = self.js_errors()
         assert not errors, f"{name}: console errors: {errors}"
 
