@@ -325,8 +325,9 @@ document.addEventListener("DOMContentLoaded", () => {
     }
     browse.addEventListener("click", () => {
       if (!list.hidden) { list.hidden = true; browse.setAttribute("aria-expanded", "false"); return; }
-      const v = i.value;
-      show(v.includes("/") ? v.slice(0, v.lastIndexOf("/") + 1).replace(/[^/]*\/$/, (m) => (v.endsWith("/") ? m : "")) : "");
+      /* Start beside the folder typed: in its parent, so its siblings show. */
+      const v = i.value.trim();
+      show(v.replace(/[^/]*\/?$/, ""));
     });
     list.addEventListener("keydown", (e) => { if (e.key === "Escape") { list.hidden = true; browse.setAttribute("aria-expanded", "false"); browse.focus(); } });
     const id = i.id = nid();

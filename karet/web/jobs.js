@@ -93,6 +93,7 @@ document.addEventListener("DOMContentLoaded", () => {
   function showLive() {
     if (!live) return;
     live.textContent = connected ? "● Live" : "Updating every 5 s";
+    live.classList.toggle("on", connected);
     live.title = connected ? "Changes appear as they happen" : "The live stream is not connected; the list is fetched every 5 seconds";
   }
   if ((region || single) && "EventSource" in window && slug) {

@@ -480,6 +480,51 @@ def test_editor_edit_validate_save_conflict_history_revert(server, browsers):
     b.check_page("editor-phone", width=390)
 
 
+def test_editor_folder_picker_and_new_nodes(server, browsers):
+    api = server.worker()
+    slug = create_pipeline(api, "Events", "csv_events")
+    for key in (f"pipelines/{slug}/events/a.csv", f"pipelines/{slug}/archive/b.csv"):
+        assert api.put(f"/api/lake?key={key}", raw=b"time,user,value\n").status == 200
+    b = browsers("eddy")
+    b.get(f"/p/{slug}/editor")
+    select_node(b, "source:0")
+    browse = [x for x in b.all("#panel .picker button") if x.text.startswith("Browse")][0]
+    browse.click()
+    b.wait(lambda: "archive" in b.text("#panel .picker-list"), what="the sibling folders")
+    assert browse.get_attribute("aria-expanded") == "true"
+    options = [x.text for x in b.all("#panel .picker-list button")]
+    assert f"pipelines/{slug}/archive/" in options and f"pipelines/{slug}/events/" in options, options
+    [x for x in b.all("#panel .picker-list button") if x.text == f"pipelines/{slug}/archive/"][0].click()
+    b.wait(lambda: any(x.text.startswith("✓ use") for x in b.all("#panel .picker-list button")), what="inside")
+    [x for x in b.all("#panel .picker-list button") if x.text.startswith("✓ use")][0].click()
+    prefix = b.css("#panel .field[data-path='/source_containers/0/path_prefix'] input")
+    assert prefix.get_attribute("value") == f"pipelines/{slug}/archive/"
+    assert f"pipelines/{slug}/archive/" in b.css('[data-node="source:0"]').text
+    b.check_page("editor-folder-picked")
+    # A new table and a mapping into it, from the buttons; saved, they are in the config.
+    b.css('#add-bar [data-add="table"]').click()
+    b.wait(lambda: b.all('[data-node="table:1"]'), what="the new table")
+    b.css('#panel .field[data-path="/analytic_tables/1/id"] input').send_keys("x")
+    assert b.css('#panel .field[data-path="/analytic_tables/1/id"] input').get_attribute("value") == "table_2x"
+    b.css("#panel fieldset button").click()  # + Column
+    b.d.switch_to.active_element.send_keys("user")
+    b.css('#add-bar [data-add="mapping"]').click()
+    b.wait(lambda: b.all('[data-node="mapping:1"]'), what="the new mapping")
+    from selenium.webdriver.support.ui import Select
+
+    Select(b.css('#panel .field[data-path="/mappings/1/analytic_table_id"] select')).select_by_value("table_2x")
+    [x for x in b.all("#panel button") if x.text == "Add the table's missing columns"][0].click()
+    b.wait(lambda: expr_input(b, "user").get_attribute("value") == "user", what="the column filled in")
+    time.sleep(0.8)
+    b.css("#save").click()
+    b.wait(lambda: b.text("#save-state") == "Saved · v2", what="the save")
+    cfg = api.get(f"/api/p/{slug}/config").json()
+    assert cfg["analytic_tables"][1]["id"] == "table_2x" and cfg["mappings"][1]["analytic_table_id"] == "table_2x"
+    assert cfg["mappings"][1]["columns"] == [{"name": "user", "expr": {"kind": "col", "name": "user"}}]
+    assert len(b.all("#graph path.edge")) == 4
+    b.check_page("editor-new-nodes")
+
+
 def test_editor_for_a_viewer_reads_only(server, browsers):
     api = server.worker()
     slug = create_pipeline(api, "Bank", "bank_statements")
@@ -655,3 +700,43 @@ def test_every_page_at_phone_width(server, browsers):
         overflow = b.js("return document.documentElement.scrollWidth")
         assert overflow <= 391, f"{path} is {overflow} px wide at a phone's 390"
         b.check_page("phone" + path.replace("/", "-").split("?")[0], width=390)
+
+
+# ---- values from users and files are text, never markup ----
+
+HOSTILE = '"><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def test_hostile_values_are_shown_as_text_on_every_page(server, browsers):
+    api = server.worker()
+    cfg = {"version": 1, "name": HOSTILE,
+           "source_containers": [{"id": "s1", "name": HOSTILE, "path_prefix": "in/", "format": "csv",
+                                  "schema": [{"name": "a<b>", "type": "string"}]}],
+           "dimensions": [],
+           "mappings": [{"id": "m1", "name": HOSTILE, "source_container_id": "s1", "analytic_table_id": "t1",
+                         "columns": [{"name": "a<b>", "expr": {"kind": "str", "value": HOSTILE}}]}],
+           "analytic_tables": [{"id": "t1", "name": HOSTILE, "schema": [{"name": "a<b>", "type": "string"}],
+                                "partition_keys": [], "dedup_keys": []}]}
+    r = api.post("/api/pipelines", {"name": HOSTILE, "slug": "evil", "config": cfg})
+    assert r.status == 200, r.body
+    assert api.put("/api/lake?key=" + __import__("urllib.parse").parse.quote("in/" + HOSTILE.replace("/", "") + ".csv"),
+                   raw=b"a<b>\nx\n").status == 200
+    assert api.post("/api/p/evil/queries", {"name": HOSTILE, "sql": "SELECT '" + HOSTILE.replace("'", "''") + "' AS x"}).status == 201
+    api.post("/api/p/evil/jobs")
+    b = browsers("ada")
+    for path in ["/pipelines", "/p/evil/jobs", "/p/evil/data", "/p/evil/editor", "/lake?prefix=in/", "/settings"]:
+        b.get(path)
+        time.sleep(0.5)
+        for node in ("source:0", "mapping:0") if "editor" in path else ():
+            select_node(b, node)
+        injected = b.js("return [document.querySelectorAll('img[src=\"x\"], [onerror]').length, "
+                        "[...document.scripts].filter(s => s.type !== 'application/json' && s.textContent.includes('__pwned')).length, "
+                        "window.__pwned || 0]")
+        assert injected == [0, 0, 0], (path, injected)
+        assert "<img src=x" in b.js("return document.body.innerText") or path == "/settings", path
+    b.get("/p/evil/data")
+    b.css("#saved button.load").click()
+    b.wait(lambda: b.all("#results tbody td"), what="the result")
+    assert b.text("#results tbody td") == HOSTILE
+    assert b.js("return document.querySelectorAll('img[src=\"x\"]').length") == 0
+    b.check_page("hostile-data")
