@@ -79,8 +79,10 @@ static void tables_section(kbuf *b, service *svc, http_req *rq, json_t **first_i
                                     "SELECT completed_at FROM jobs WHERE pipeline = ? AND status = "
                                     "'completed' ORDER BY completed_at DESC LIMIT 1",
                                     "s", rq->params[0]);
-    kbuf_puts(b, "<section class=\"card\" aria-labelledby=\"tables-title\"><h2 "
-                 "id=\"tables-title\">Tables</h2>");
+    html_printf(b,
+                "<section class=\"card\" id=\"tables\" aria-labelledby=\"tables-title\" "
+                "data-fragment=\"/p/%U/data?fragment=1\"><h2 id=\"tables-title\">Tables</h2>",
+                rq->params[0]);
     if (tmp.status != 200) {
         html_printf(b, "<p class=\"notice error\">The tables cannot be read: %s</p>",
                     str(tmp.json, "message"));
@@ -137,6 +139,15 @@ void web_data(service *svc, http_req *rq, http_resp *out)
     json_t *pipeline = web_pipeline(svc, rq, out, slug);
     if (pipeline == NULL) return;
     int can_edit = rq->who.role >= ROLE_EDITOR;
+    if (req_query(rq, "fragment")) { /* the tables alone, when a run changed them */
+        kbuf b = {0};
+        json_t *first = NULL;
+        tables_section(&b, svc, rq, &first);
+        json_decref(first);
+        reply_html(out, &b);
+        json_decref(pipeline);
+        return;
+    }
     page p = pipeline_page(svc, rq, pipeline, "Data", "data", "data.js");
     kbuf side = {0};
     json_t *first = NULL;

@@ -225,5 +225,32 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
+  /* When a run of the pipeline completes, its tables' row counts change:
+     the table list is fetched again (it is rendered by the server). */
+  const tables = document.getElementById("tables");
+  if (tables && "EventSource" in window) {
+    let timer = null;
+    const refresh = async () => {
+      const r = await fetch(tables.dataset.fragment, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      if (!r.ok || r.redirected) return;
+      const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+      const fresh = doc.getElementById("tables");
+      if (!fresh) return;
+      const open = new Set([...tables.querySelectorAll("details[open]")].map((d) => d.closest("li").dataset.table));
+      tables.replaceChildren(...fresh.childNodes);
+      for (const li of tables.querySelectorAll("li[data-table]")) if (open.has(li.dataset.table)) li.querySelector("details").open = true;
+      K.localTimes(tables);
+    };
+    const es = new EventSource(base + "/jobs/events");
+    es.onmessage = (e) => {
+      let job;
+      try { job = JSON.parse(e.data); } catch (x) { return; }
+      if (job.status !== "completed") return;
+      clearTimeout(timer);
+      timer = setTimeout(refresh, 200);
+    };
+    window.addEventListener("pagehide", () => es.close());
+  }
+
   if (sqlBox.dataset.autorun && sqlBox.value.trim()) run();
 });

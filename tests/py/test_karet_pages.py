@@ -84,6 +84,21 @@ def test_sign_in_wrong_then_right_then_out(server, browsers):
     assert b.path().startswith("/sign-in"), "the session must be gone"
 
 
+def test_unknown_pages_and_runs_are_pages_too(server, browsers):
+    b = browsers("vera")
+    b.expected_network += ["/no/such/page", "/p/nope/data", "/jobs/job-0-none"]
+    b.get("/no/such/page")
+    assert b.text("h1") == "Not found" and b.all("a[href='/pipelines']")
+    b.get("/p/nope/data")
+    assert b.text("h1") == "No such pipeline"
+    slug = create_pipeline(server.worker(), "Events", "csv_events")
+    b.get(f"/p/{slug}/jobs/job-0-none")
+    assert b.text("h1") == "No such run"
+    b.check_page("not-found")
+    # An API path stays JSON, whatever the browser accepts.
+    assert server.worker().get("/api/nope").json()["error"] == "not_found"
+
+
 def test_sign_in_keyboard_only(server, browsers):
     from selenium.webdriver.common.keys import Keys
 

@@ -128,22 +128,18 @@ def test_scenario(lake, tmp_path, request):
         want = expected_rows(first)
         b.get(f"/p/{slug}/data")
         assert rows_shown(b, "transactions") == len(want)
-        # A second file overlapping the first: the count grows by the new rows only.
+        # A second file overlapping the first: on the open Data page, without a
+        # reload, the count grows by the new rows only.
+        b.js("window.__kept = 2")
         second = statement(range(3, 6))
-        f2 = tmp_path / "2026-11-05.csv"
-        f2.write_text(csv_text(second))
-        b.get(f"/lake?prefix={folder}")
-        b.css("#upload-files").send_keys(str(f2))
-        b.wait(lambda: "done" in b.text("#uploads"), what="the second upload")
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            js = api.get(f"/api/p/{slug}/jobs").json()["jobs"]
-            if len(js) == 2 and js[0]["status"] in ("completed", "failed"):
-                break
-            time.sleep(0.5)
-        assert js[0]["status"] == "completed" and js[0]["files_processed"] == 1, js[0]
-        b.get(f"/p/{slug}/data")
-        assert rows_shown(b, "transactions") == len(want | expected_rows(second))
+        from urllib.parse import quote
+
+        assert api.put(f"/api/lake?key={quote(folder)}2026-11-05.csv", raw=csv_text(second).encode()).status == 200
+        b.wait(lambda: rows_shown(b, "transactions") == len(want | expected_rows(second)), timeout=120,
+               what="the row count to grow")
+        assert b.js("return window.__kept") == 2, "the Data page was not reloaded"
+        js = api.get(f"/api/p/{slug}/jobs").json()["jobs"]
+        assert len(js) == 2 and js[0]["status"] == "completed" and js[0]["files_processed"] == 1, js[0]
         assert len(want | expected_rows(second)) < len(want) + len(expected_rows(second))  # duplicates dropped
         # A query and its chart.
         box = b.css("#sql")
