@@ -65,6 +65,8 @@ void reply_redirect(http_resp *out, const char *location);
 /* Times as the pages show them: <time datetime=ISO>UTC text</time>, which
  * the page script turns into local time. Nothing for 0. */
 void html_time(kbuf *b, int64_t ms);
+/* The same, shown by the page script as how long ago ("3 min ago"). */
+void html_time_ago(kbuf *b, int64_t ms);
 /* A byte count as "1.2 MB". */
 void html_bytes(kbuf *b, int64_t n);
 /* A number with thin-space thousands separators ("12 345"). */

@@ -126,7 +126,7 @@ const char *asset_url(const char *name, char *buf, size_t len)
     return buf;
 }
 
-void html_time(kbuf *b, int64_t ms)
+static void time_element(kbuf *b, int64_t ms, const char *attrs)
 {
     if (ms <= 0) return;
     char iso[40], shown[40];
@@ -135,7 +135,17 @@ void html_time(kbuf *b, int64_t ms)
     struct tm tm;
     gmtime_r(&s, &tm);
     strftime(shown, sizeof shown, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    html_printf(b, "<time datetime=\"%s\">%s</time>", iso, shown);
+    html_printf(b, "<time datetime=\"%s\"%R>%s</time>", iso, attrs, shown);
+}
+
+void html_time(kbuf *b, int64_t ms)
+{
+    time_element(b, ms, "");
+}
+
+void html_time_ago(kbuf *b, int64_t ms)
+{
+    time_element(b, ms, " data-rel");
 }
 
 void html_bytes(kbuf *b, int64_t n)

@@ -23,7 +23,7 @@ static void last_run(kbuf *b, json_t *row)
                 "Last run <a href=\"/p/%U/jobs/%U\">%s</a> ",
                 status, json_string_value(json_object_get(row, "slug")),
                 json_string_value(json_object_get(row, "job_id")), status);
-    html_time(b, done ? done : started ? started : queued);
+    html_time_ago(b, done ? done : started ? started : queued);
     json_t *summary = json_loads(json_string_value(json_object_get(row, "summary")), 0, NULL);
     json_t *files = json_object_get(summary, "files_processed");
     if (json_is_integer(files))

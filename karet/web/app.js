@@ -101,12 +101,26 @@ const K = (() => {
     if (!iso) return document.createTextNode("—");
     return el("time", { datetime: iso, title: iso }, localTime(iso));
   }
-  /* Server-rendered <time> (UTC text) into the reader's local time. */
+  function ago(iso) {
+    const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
+    if (!(s >= 0)) return localTime(iso);
+    if (s < 45) return "just now";
+    const m = Math.round(s / 60);
+    if (m < 60) return m + " min ago";
+    const h = Math.round(m / 60);
+    if (h < 36) return h + " h ago";
+    return Math.round(h / 24) + " days ago";
+  }
+  /* Server-rendered <time> (UTC text) into the reader's local time, or, with
+     data-rel, into how long ago (the local time in its title). */
   function localTimes(root) {
     for (const t of (root || document).querySelectorAll("time[datetime]")) {
       if (t.dataset.local) continue;
-      const s = localTime(t.getAttribute("datetime"));
-      if (s) { t.title = t.getAttribute("datetime"); t.textContent = s; t.dataset.local = "1"; }
+      const iso = t.getAttribute("datetime"), s = localTime(iso);
+      if (!s) continue;
+      t.title = s + " (" + iso + ")";
+      t.textContent = "rel" in t.dataset ? ago(iso) : s;
+      t.dataset.local = "1";
     }
   }
 
