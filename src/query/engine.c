@@ -10,23 +10,33 @@
 #include "query/query_cache.h"
 #include "query/rows_function.h"
 #include "query/sql_plan.h"
+#include "query/date_bin.h"
 #include "query/time_bucket.h"
 
-/* Width of an interval in microseconds; months have no fixed width and take
- * DuckDB's own bucketing (DataFusion's date_bin rejects them altogether). */
-#define TL_WIDTH_US "(epoch(w) * 1000000)::BIGINT"
-#define TL_HAS_MONTHS "(datepart('year', w) * 12 + datepart('month', w)) <> 0"
+/* A width's months, and the width of the rest in microseconds. */
+#define TL_W "CAST(w AS INTERVAL)"
+#define TL_MONTHS "(datepart('year', " TL_W ") * 12 + datepart('month', " TL_W "))"
+#define TL_WIDTH_US "(epoch(" TL_W " - to_months(" TL_MONTHS ")) * 1000000)::BIGINT"
+#define TL_BIN_ARGS TL_MONTHS ", " TL_WIDTH_US ", ts, "
 
-/* Widths without months are floored in integer arithmetic from the epoch
- * (time_bucket.c); months have no fixed width and take DuckDB's own. */
+/* time_bucket and date_bin are one function, the reference's (DataFusion's
+ * date_bin): bins from the Unix epoch unless an origin is given. Positive
+ * widths without months are floored in integer arithmetic (time_bucket.c);
+ * the rest, and any origin, take date_bin.c. */
+#define TL_BIN_MACRO(name)                                                                         \
+    "CREATE OR REPLACE MACRO " name "(w, ts) AS CASE WHEN " TL_MONTHS " = 0 AND " TL_WIDTH_US      \
+    " > 0 THEN " TL_BUCKET_FUNCTION "(" TL_WIDTH_US ", ts) ELSE " TL_DATE_BIN_FUNCTION             \
+    "(" TL_BIN_ARGS                                                                                \
+    "TIMESTAMPTZ '1970-01-01 00:00:00+00') END, (w, ts, origin) AS " TL_DATE_BIN_FUNCTION          \
+    "(" TL_BIN_ARGS "CAST(origin AS TIMESTAMPTZ))"
+
 static const char *const setup_sql[] = {
     "SET TimeZone = 'UTC'",
     "SET enable_progress_bar = false",
     /* Footers of immutable data files, kept across the lake's queries. */
     "SET parquet_metadata_cache = true",
-    "CREATE OR REPLACE MACRO time_bucket(w, ts) AS CASE WHEN " TL_HAS_MONTHS
-    " THEN system.main.time_bucket(w, ts) ELSE " TL_BUCKET_FUNCTION "(" TL_WIDTH_US
-    ", ts) END, (w, ts, origin) AS system.main.time_bucket(w, ts, origin)",
+    TL_BIN_MACRO("time_bucket"),
+    TL_BIN_MACRO("date_bin"),
 };
 
 /* A query may name files, attach databases, load extensions or change
@@ -86,7 +96,8 @@ static tl_status engine_open(tl_query_engine *e, tl_error *err)
         e->conn = NULL;
         return tl_error_set(err, TL_ERR_QUERY, "cannot connect to DuckDB");
     }
-    if (tl_query_register_bucket(e->conn, err) != TL_OK)
+    if (tl_query_register_bucket(e->conn, err) != TL_OK ||
+        tl_query_register_date_bin(e->conn, err) != TL_OK)
         return tl_error_prefix(err, "setting up DuckDB");
     if (tl_rows_register_function(e, err) != TL_OK)
         return tl_error_prefix(err, "setting up DuckDB");

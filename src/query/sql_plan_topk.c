@@ -82,13 +82,15 @@ static bool fixed_constant(const json_t *e)
     return true;
 }
 
-/* time_bucket(<constant>, time [, <constant>]) through our macro (engine.c). */
+/* time_bucket or date_bin(<constant>, time [, <constant>]) through our
+ * macros (engine.c). */
 static bool is_bucket(const shape_ctx *x, const json_t *e)
 {
     const json_t *ch = json_object_get(e, "children");
     size_t n = json_array_size(ch);
+    const char *name = tl_js_str(e, "function_name");
     return tl_js_is_class(e, "FUNCTION") &&
-           strcasecmp(tl_js_str(e, "function_name"), "time_bucket") == 0 &&
+           (strcasecmp(name, "time_bucket") == 0 || strcasecmp(name, "date_bin") == 0) &&
            !*tl_js_str(e, "schema") && !*tl_js_str(e, "catalog") && absent(e, "filter") &&
            !json_is_true(json_object_get(e, "distinct")) &&
            json_array_size(json_object_get(json_object_get(e, "order_bys"), "orders")) == 0 &&

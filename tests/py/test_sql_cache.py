@@ -101,7 +101,11 @@ def test_time_bucket_nulls_months_and_bad_widths(lake):
     assert r["n"] is None
     assert r["m"] == dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
     assert r["t"] == dt.datetime(2024, 5, 17, 10)
-    with pytest.raises(RuntimeError, match="positive"):
+    with pytest.raises(RuntimeError, match="must not be zero"):
         lake.sql("SELECT time_bucket(INTERVAL '0 seconds', TIMESTAMP '2024-05-17 10:42:00')")
-    with pytest.raises(RuntimeError, match="positive"):
-        lake.sql("SELECT time_bucket(INTERVAL '-1 hour', TIMESTAMP '2024-05-17 10:42:00')")
+    with pytest.raises(RuntimeError, match="months cannot also have days"):
+        lake.sql("SELECT time_bucket(INTERVAL '1 month 1 day', TIMESTAMP '2024-05-17 10:42:00')")
+    # A negative width truncates toward the origin, as the reference's date_bin does.
+    r = lake.sql("SELECT time_bucket(INTERVAL '-1 hour', TIMESTAMP '2024-05-17 10:42:00') AS a, "
+                 "time_bucket(INTERVAL '-1 hour', TIMESTAMP '1969-12-31 22:42:00') AS b").to_pylist()[0]
+    assert (r["a"], r["b"]) == (dt.datetime(2024, 5, 17, 10), dt.datetime(1969, 12, 31, 23))

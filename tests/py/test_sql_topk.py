@@ -40,6 +40,7 @@ def oracle(lake_dir, table, query):
     con.execute("SET TimeZone='UTC'")
     con.execute("CREATE MACRO time_bucket(w, ts) AS system.main.time_bucket(w, ts, TIMESTAMPTZ '1970-01-01 00:00:00+00'), "
                 "(w, ts, origin) AS system.main.time_bucket(w, ts, origin)")
+    con.execute("CREATE MACRO date_bin(w, ts) AS time_bucket(w, ts), (w, ts, origin) AS time_bucket(w, ts, origin)")
     if not files:
         con.execute(f"CREATE VIEW {table} AS SELECT * FROM (SELECT NULL::TIMESTAMPTZ AS time, NULL::VARCHAR AS hostname, "
                     "NULL::DOUBLE AS usage_user, NULL::VARCHAR AS region, NULL::TIMESTAMPTZ AS _ingest_ts) WHERE false")
@@ -104,6 +105,8 @@ TAKEN = [
     "count(*) AS n, min(usage_user) AS lo FROM cpu WHERE time < '2026-01-01 05:00:00' GROUP BY 1 ORDER BY 1 DESC LIMIT 4",
     "SELECT time_bucket(INTERVAL '7 minutes', time) AS b, count(*) AS n FROM cpu "
     "WHERE time < '2026-01-01 05:00:00' GROUP BY 1 ORDER BY 1 DESC LIMIT 4",
+    "SELECT date_bin(INTERVAL '7 minutes', time, TIMESTAMPTZ '2000-01-01 00:00:30+00') AS b, count(*) AS n "
+    "FROM cpu WHERE time < '2026-01-01 05:00:00' GROUP BY 1 ORDER BY 1 DESC LIMIT 4",
     # No GROUP BY: plain rows by time, both ways, with OFFSET.
     "SELECT time, hostname, usage_user FROM cpu ORDER BY time DESC, hostname LIMIT 5",
     "SELECT * FROM cpu ORDER BY time, hostname DESC LIMIT 7 OFFSET 11",
