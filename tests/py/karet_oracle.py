@@ -7,6 +7,7 @@ SQL and nothing shared with karet/: the tests run the same data through both
 and compare.
 """
 
+import json
 import math
 import re
 from datetime import date, datetime, timedelta
@@ -400,3 +401,115 @@ def dedup_key(v):
     if isinstance(v, float):
         return ("nan",) if math.isnan(v) else (0.0 if v == 0 else v)
     return v
+
+
+# ---- reading source files (the library's lenient rules) ----------------------
+
+def parse_text(t, s):
+    """A text value (CSV field, JSON string) read as column type t; None when it does not fit."""
+    if t == "string":
+        return s
+    v = s.strip(WS)
+    if t == "int64":
+        try:
+            f = float(v) if re.fullmatch(r"[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?", v) else None
+        except ValueError:
+            f = None
+        if f is None or f != math.floor(f):
+            return None
+        n = int(v) if re.fullmatch(r"[+-]?[0-9]+", v) else int(f)
+        return n if INT_MIN <= n <= INT_MAX else None
+    if t == "float64":
+        if re.fullmatch(r"[+-]?(inf|infinity|nan)", v, re.IGNORECASE):
+            return float(v)
+        if not re.fullmatch(r"[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?", v):
+            return None
+        f = float(v)
+        return None if math.isinf(f) else f
+    if t == "bool":
+        return {"true": True, "false": False, "1": True, "0": False}.get(v.lower())
+    if t == "date":
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", v):
+            return None
+        try:
+            return date.fromisoformat(v)
+        except ValueError:
+            return None
+    raise ValueError(t)
+
+
+def json_value(t, v):
+    """A JSON value read as column type t."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return parse_text(t, v)
+    if t == "string":
+        return json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else (
+            ("true" if v else "false") if isinstance(v, bool) else json.dumps(v))
+    if isinstance(v, bool):
+        return v if t == "bool" else None
+    if isinstance(v, (int, float)):
+        if t == "int64":
+            return int(v) if float(v) == math.floor(v) and INT_MIN <= v <= INT_MAX else None
+        if t == "float64":
+            return float(v)
+        if t == "bool":
+            return {1: True, 0: False}.get(v)
+    return None
+
+
+def at_path(obj, path):
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("["):
+            i = int(part[1:-1])
+            if not isinstance(obj, list) or i >= len(obj):
+                return None
+            obj = obj[i]
+        else:
+            if not isinstance(obj, dict) or part not in obj:
+                return None
+            obj = obj[part]
+    return obj
+
+
+def read_source_file(source, data):
+    """The rows (dicts of typed values) a source file holds, as the library
+    reads it leniently; None when the file cannot be read at all."""
+    import csv
+    import gzip
+    import io
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except Exception:
+            return None
+    cols = [(c["name"], c.get("path") or c["name"], COLUMN_TYPES[c["type"]]) for c in source["schema"]]
+    text = data.decode("utf-8", errors="replace")
+    rows = []
+    if source.get("format", "csv") == "csv":
+        records = list(csv.reader(io.StringIO(text)))
+        if not records:
+            return None
+        header = records[0]
+        if any(p not in header for _, p, _ in cols):
+            return None
+        idx = {p: header.index(p) for _, p, _ in cols}
+        for rec in records[1:]:
+            if rec == []:
+                continue
+            if len(rec) != len(header):
+                continue
+            rows.append({n: (None if rec[idx[p]] == "" else parse_text(t, rec[idx[p]])) for n, p, t in cols})
+        return rows
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        rows.append({n: json_value(t, at_path(obj, p)) for n, p, t in cols})
+    return rows
