@@ -12,7 +12,8 @@
  *   decimal128 -> decimal128         rescaled exactly, else an error
  *   date32/date64/timestamp, and time32/time64, among themselves:
  *                                    to a finer unit overflow-checked, to a coarser unit
- *                                    floored (ns -> us drops sub-microsecond digits);
+ *                                    only exact values (ns -> us with sub-microsecond
+ *                                    digits, a time of day into a date: an error);
  *                                    a time zone change keeps the instant (values are UTC)
  *   string <-> large_string, binary <-> large_binary, (large_)string -> (large_)binary
  *   (large_)string -> integers, floats, bool, date32, date64, timestamp, decimal128:

@@ -1,6 +1,8 @@
 /* Casts among date32, date64 and timestamps, and among time32 and time64:
- * a change of unit. Finer units are overflow-checked, coarser units floored;
- * time zones are labels on UTC values, so they never change a value. */
+ * a change of unit. Finer units are overflow-checked; to a coarser unit only
+ * values it holds exactly (a nanosecond timestamp into microseconds, a
+ * timestamp with a time of day into a date would lose a part: an error); time
+ * zones are labels on UTC values, so they never change a value. */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,12 +44,18 @@ static int64_t floor_div(int64_t a, int64_t b)
     return q - (a % b < 0);
 }
 
+/* exact[i]: nothing was dropped (compared modulo 2^64: the two differ by
+ * less than D, and the product cannot overflow there). */
 #define TL_FLOOR_DIV_LOOP(D)                                                                       \
-    for (int64_t i = 0; i < n; i++) x[i] = floor_div(x[i], (D))
+    for (int64_t i = 0; i < n; i++) {                                                              \
+        int64_t q = floor_div(x[i], (D));                                                          \
+        exact[i] = (uint64_t)q * (uint64_t)(D) == (uint64_t)x[i];                                  \
+        x[i] = q;                                                                                  \
+    }
 
 /* x[i] = floor(x[i] / d), with the common divisors as constants (a division
  * by a constant is a multiplication). */
-static void floor_div_chunk(int64_t *x, int64_t n, int64_t d)
+static void floor_div_chunk(int64_t *x, int64_t n, int64_t d, bool *exact)
 {
     switch (d) {
     case 1000:
@@ -78,7 +86,7 @@ static void floor_div_chunk(int64_t *x, int64_t n, int64_t d)
 }
 
 /* Converts x in place from ticks of `from` ns to ticks of `to` ns; ok[i] says
- * the result fits (int32 when narrow). Returns true when all fit. */
+ * the result fits (int32 when narrow) and is exact. Returns true when all are. */
 static bool rescale_chunk(int64_t *x, int64_t n, int64_t from, int64_t to, bool narrow, bool *ok)
 {
     bool all = true;
@@ -88,8 +96,10 @@ static bool rescale_chunk(int64_t *x, int64_t n, int64_t from, int64_t to, bool 
             ok[i] = !__builtin_mul_overflow(x[i], f, &x[i]);
             all &= ok[i];
         }
+    } else if (from < to) {
+        floor_div_chunk(x, n, to / from, ok);
+        for (int64_t i = 0; i < n; i++) all &= ok[i];
     } else {
-        if (from < to) floor_div_chunk(x, n, to / from);
         memset(ok, 1, (size_t)n * sizeof *ok);
     }
     if (narrow) {
@@ -117,9 +127,27 @@ static void temporal_text(const tl_arrow_type *t, int64_t v, char *buf, size_t s
         snprintf(buf, size, "%04lld-%02d-%02d", (long long)year, month, day);
         return;
     }
-    int64_t per_sec = 1000000000 / tick_ns(t), secs = rest / per_sec;
-    snprintf(buf, size, "%04lld-%02d-%02dT%02d:%02d:%02d (%lld)", (long long)year, month, day,
-             (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60), (long long)v);
+    int64_t per_sec = 1000000000 / tick_ns(t), secs = rest / per_sec, frac = rest % per_sec;
+    int digits = per_sec == 1000 ? 3 : per_sec == 1000000 ? 6 : 9;
+    char part[16] = "";
+    if (frac) snprintf(part, sizeof part, ".%0*lld", digits, (long long)frac);
+    snprintf(buf, size, "%04lld-%02d-%02dT%02d:%02d:%02d%s (%lld)", (long long)year, month, day,
+             (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60), part, (long long)v);
+}
+
+/* What a cast to the coarser type t would drop of a value. */
+static const char *lost_part(const tl_arrow_type *t)
+{
+    switch (tick_ns(t)) {
+    case 86400LL * 1000000000:
+        return "its time of day would be lost";
+    case 1000000000:
+        return "its part below a second would be lost";
+    case 1000000:
+        return "its part below a millisecond would be lost";
+    default:
+        return "its part below a microsecond would be lost";
+    }
 }
 
 static void store_ticks(void *values, bool narrow, int64_t start, int64_t n, const int64_t *x,
@@ -152,6 +180,8 @@ tl_status tl_cast_temporal(const tl_cast *c, struct ArrowArray *out, tl_error *e
             char text[96];
             temporal_text(&v->type, orig, text, sizeof text);
             tl_array_release(out);
+            if (from < to && orig % (to / from) != 0)
+                return tl_cast_value_error(c, start + i, text, lost_part(c->to), err);
             return tl_cast_range_error(c, start + i, text, err);
         }
         store_ticks(values, narrow, start, n, x, ok);

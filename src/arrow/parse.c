@@ -358,11 +358,12 @@ static bool scan_clock(const char *s, size_t len, tl_clock *c)
 
 static const int64_t units_per_second[] = {1, 1000, 1000000, 1000000000};
 
-tl_status tl_parse_timestamp(const char *s, size_t len, tl_time_unit unit, int64_t *out,
-                             tl_error *err)
+static tl_status parse_timestamp(const char *s, size_t len, tl_time_unit unit, bool exact,
+                                 int64_t *out, tl_error *err)
 {
     static const char *const names[] = {"timestamp[s]", "timestamp[ms]", "timestamp[us]",
                                         "timestamp[ns]"};
+    static const char *const ticks[] = {"second", "millisecond", "microsecond", "nanosecond"};
     int64_t days;
     tl_clock c = {0, 0, 0};
     if (!scan_date(s, len, &days)) return parse_error(s, len, names[unit], err);
@@ -373,10 +374,30 @@ tl_status tl_parse_timestamp(const char *s, size_t len, tl_time_unit unit, int64
     }
     int64_t per_sec = units_per_second[unit], secs = days * 86400 + c.seconds - c.offset, v;
     int64_t frac = c.nanos / (1000000000 / per_sec); /* nanos >= 0: this is a floor */
+    if (exact && c.nanos % (1000000000 / per_sec) != 0) {
+        if (err == NULL) return TL_ERR_INVALID;
+        char quoted[80];
+        tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "%s has digits below a %s, which %s cannot hold: they would be lost",
+                            quoted, ticks[unit], names[unit]);
+    }
     if (__builtin_mul_overflow(secs, per_sec, &v) || __builtin_add_overflow(v, frac, &v))
         return range_error(s, len, names[unit], err);
     *out = v;
     return TL_OK;
+}
+
+tl_status tl_parse_timestamp(const char *s, size_t len, tl_time_unit unit, int64_t *out,
+                             tl_error *err)
+{
+    return parse_timestamp(s, len, unit, true, out, err);
+}
+
+tl_status tl_parse_timestamp_floor(const char *s, size_t len, tl_time_unit unit, int64_t *out,
+                                   tl_error *err)
+{
+    return parse_timestamp(s, len, unit, false, out, err);
 }
 
 tl_status tl_parse_timestamp_us(const char *s, size_t len, int64_t *out, tl_error *err)

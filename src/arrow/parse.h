@@ -35,11 +35,16 @@ tl_status tl_parse_date32(const char *s, size_t len, int32_t *out, tl_error *err
 /* ISO 8601: "YYYY-MM-DD", optionally followed by 'T' or ' ' and "HH:MM",
  * "HH:MM:SS" or "HH:MM:SS.fffffffff" (1-9 digits), optionally followed by 'Z'
  * or an offset "+HH:MM" / "-HHMM" / "+HH". No offset means UTC. The result is
- * the instant in `unit` since the epoch; digits finer than the unit are dropped
- * (rounding toward negative infinity). */
+ * the instant in `unit` since the epoch. Non-zero digits finer than the unit
+ * (".000000001" for microseconds) are TL_ERR_INVALID: they would be lost. */
 tl_status tl_parse_timestamp(const char *s, size_t len, tl_time_unit unit, int64_t *out,
                              tl_error *err);
 tl_status tl_parse_timestamp_us(const char *s, size_t len, int64_t *out, tl_error *err);
+/* The same, dropping digits finer than the unit (rounding toward negative
+ * infinity): for times that are not data (object listings), and to tell
+ * whether text is a timestamp at all (inference). */
+tl_status tl_parse_timestamp_floor(const char *s, size_t len, tl_time_unit unit, int64_t *out,
+                                   tl_error *err);
 /* [+-]digits[.digits] as the unscaled value of decimal128(precision, scale).
  * More fractional digits than `scale` are allowed only when they are zeros. */
 tl_status tl_parse_decimal128(const char *s, size_t len, int32_t precision, int32_t scale,

@@ -274,7 +274,9 @@ int64_t tl_remote_http_date_ms(const char *text)
 int64_t tl_remote_iso_date_ms(const char *text)
 {
     int64_t us;
-    if (text == NULL || tl_parse_timestamp_us(text, strlen(text), &us, NULL) != TL_OK) return 0;
+    if (text == NULL ||
+        tl_parse_timestamp_floor(text, strlen(text), TL_UNIT_MICRO, &us, NULL) != TL_OK)
+        return 0;
     return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
 }
 

@@ -276,8 +276,13 @@ def test_timestamp_units(lib, src_unit, to_unit):
             assert ours.cast(pa.int64()).to_pylist() == [v * int(ratio) for v in values]
     else:
         div = factor[to_unit] // factor[src_unit]
-        # Coarser units floor (toward negative infinity), as Iceberg needs.
-        assert ours.cast(pa.int64()).to_pylist() == [floor_div(v, div) for v in values]
+        # To a coarser unit only exact values: a lost part is an error naming
+        # the first such row; multiples of the unit convert exactly.
+        first = next(i for i, v in enumerate(values) if v % div)
+        assert ours is None and f"(row {first})" in err and "would be lost" in err, err
+        exact = [v - v % div for v in values]
+        ours, err = tl_cast(lib, pa.array(exact, pa.timestamp(src_unit, tz="Europe/Paris")), to)
+        assert ours.cast(pa.int64()).to_pylist() == [floor_div(v, div) for v in exact], err
 
 
 def test_date_timestamp(lib):
@@ -285,14 +290,16 @@ def test_date_timestamp(lib):
     arr = pa.array(days, pa.date32())
     ours, _ = tl_cast(lib, arr, pa.timestamp("us"))
     assert ours.equals(pc.cast(arr, pa.timestamp("us")))
-    back, _ = tl_cast(lib, pa.array([-1, 86_399_999_999, 86_400_000_000], pa.timestamp("us")),
+    back, _ = tl_cast(lib, pa.array([-86_400_000_000, 0, 86_400_000_000], pa.timestamp("us")),
                       pa.date32())
     assert back.to_pylist() == [dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(1970, 1, 2)]
+    back, err = tl_cast(lib, pa.array([0, 86_399_999_999], pa.timestamp("us")), pa.date32())
+    assert back is None and "(row 1)" in err and "time of day would be lost" in err, err
 
 
 def test_string_parsing(lib):
     texts = ["2026-01-02T03:04:05.123456Z", "2026-01-02 04:04:05.123456+01:00", "2026-01-02",
-             "1969-12-31T23:59:59.9999999", None, "2000-02-29T12:00:00-05:30"]
+             "1969-12-31T23:59:59.9999990", None, "2000-02-29T12:00:00-05:30"]
     ours, err = tl_cast(lib, pa.array(texts), pa.timestamp("us", tz="UTC"))
     assert err is None
 

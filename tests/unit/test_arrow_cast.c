@@ -354,14 +354,25 @@ static void test_cast_temporal_units(void)
                "column \"d\": value 2298-07-20 (row 1) out of range for timestamp[ns]");
     tcol_free(&c);
 
-    int64_t ns[] = {1767323045123456789LL, -1, -1000, 999};
-    tcol_ints(&c, "tsn:", ns, NULL, 4);
+    /* To a coarser unit: exact values only; a lost part is an error naming
+     * the column, the row and the value. */
+    int64_t ns[] = {1767323045123456000LL, -1000, 0, 1767323045123456789LL};
+    tcol_ints(&c, "tsn:", ns, NULL, 3);
     r = cast_ok(&c.view, "tsu:UTC");
     CHECK_INT(tv_int(&r.view, 0), 1767323045123456LL);
-    CHECK_INT(tv_int(&r.view, 1), -1); /* floored, not truncated */
-    CHECK_INT(tv_int(&r.view, 2), -1);
-    CHECK_INT(tv_int(&r.view, 3), 0);
+    CHECK_INT(tv_int(&r.view, 1), -1);
     cast_result_free(&r);
+    tcol_free(&c);
+    tcol_ints(&c, "tsn:", ns, NULL, 4);
+    cast_fails(&c.view, "tsu:UTC", "time",
+               "column \"time\": cannot cast 2026-01-02T03:04:05.123456789 (1767323045123456789) "
+               "(row 3) to timestamp[us, tz=UTC]: its part below a microsecond would be lost");
+    cast_fails(&c.view, "tdD", "day",
+               "column \"day\": cannot cast 2026-01-02T03:04:05.123456000 (1767323045123456000) "
+               "(row 0) to date32: its time of day would be lost");
+    tcol_free(&c);
+    int64_t midnights[] = {1767312000000000000LL, -86400000000000LL};
+    tcol_ints(&c, "tsn:", midnights, NULL, 2);
     r = cast_ok(&c.view, "tdD");
     CHECK_INT(tv_int(&r.view, 0), 20455);
     CHECK_INT(tv_int(&r.view, 1), -1);
@@ -386,12 +397,17 @@ static void test_cast_temporal_units(void)
     cast_result_free(&r);
     tcol_free(&c);
 
-    int64_t ms[] = {86399999, -1};
+    int64_t ms[] = {86400000, -86400000, 86399999};
     tcol_ints(&c, "tdm", ms, NULL, 2);
     r = cast_ok(&c.view, "tdD");
-    CHECK_INT(tv_int(&r.view, 0), 0);
+    CHECK_INT(tv_int(&r.view, 0), 1);
     CHECK_INT(tv_int(&r.view, 1), -1);
     cast_result_free(&r);
+    tcol_free(&c);
+    tcol_ints(&c, "tdm", ms, NULL, 3);
+    cast_fails(&c.view, "tdD", "d",
+               "column \"d\": cannot cast 1970-01-01T23:59:59.999 (86399999) (row 2) to date32: "
+               "its time of day would be lost");
     tcol_free(&c);
 
     int64_t t32[] = {3661};

@@ -201,10 +201,19 @@ static void test_parse_timestamp(void)
     CHECK_INT(v, 1767312000000000LL);
     CHECK_OK(tl_parse_timestamp_us(S("2026-01-02T03:04"), &v, &err), &err);
     CHECK_INT(v, 1767323040000000LL);
-    /* Digits finer than the unit are dropped toward negative infinity. */
-    CHECK_OK(tl_parse_timestamp_us(S("1969-12-31T23:59:59.9999999Z"), &v, &err), &err);
+    /* Non-zero digits finer than the unit would be lost: an error; zeros are
+     * not. The floor variant drops them toward negative infinity. */
+    CHECK_INT(tl_parse_timestamp_us(S("2024-05-01T00:00:00.000000001Z"), &v, &err), TL_ERR_INVALID);
+    CHECK_STR(err.message, "\"2024-05-01T00:00:00.000000001Z\" has digits below a microsecond, "
+                           "which timestamp[us] cannot hold: they would be lost");
+    CHECK_INT(tl_parse_timestamp(S("1969-12-31T23:59:59.5"), TL_UNIT_SECOND, &v, &err),
+              TL_ERR_INVALID);
+    CHECK_OK(tl_parse_timestamp_us(S("2024-05-01T00:00:00.123456000Z"), &v, &err), &err);
+    CHECK_INT(v, 1714521600123456LL);
+    CHECK_OK(tl_parse_timestamp_floor(S("1969-12-31T23:59:59.9999999Z"), TL_UNIT_MICRO, &v, &err),
+             &err);
     CHECK_INT(v, -1);
-    CHECK_OK(tl_parse_timestamp(S("1969-12-31T23:59:59.5"), TL_UNIT_SECOND, &v, &err), &err);
+    CHECK_OK(tl_parse_timestamp_floor(S("1969-12-31T23:59:59.5"), TL_UNIT_SECOND, &v, &err), &err);
     CHECK_INT(v, -1);
     CHECK_OK(tl_parse_timestamp(S("2026-01-02T03:04:05.123456789Z"), TL_UNIT_NANO, &v, &err), &err);
     CHECK_INT(v, 1767323045123456789LL);

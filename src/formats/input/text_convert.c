@@ -154,6 +154,14 @@ static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_s
         tl_status st = null ? tl_builder_append_null(bld, err) : append_value(bld, s, len);
         if (st == TL_OK) continue;
         if (st == TL_ERR_NOMEM) return tl_error_nomem(err);
+        tl_error why = {0};
+        int64_t ts;
+        /* A timestamp finer than the column's unit: say so, it is not malformed. */
+        if (bld->type.id == TL_ATYPE_TIMESTAMP &&
+            tl_parse_timestamp_floor(s, len, bld->type.unit, &ts, NULL) == TL_OK &&
+            tl_parse_timestamp(s, len, bld->type.unit, &ts, &why) != TL_OK)
+            return tl_error_set(err, TL_ERR_INVALID, "%s: line %lld, column \"%s\": %s", src->name,
+                                (long long)((const int64_t *)b->lines.data)[r], name, why.message);
         char quoted[64], type[96];
         tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
         tl_arrow_type_describe(&bld->type, type, sizeof type);

@@ -38,7 +38,7 @@ static unsigned candidates(const char *s, size_t len, int kind, bool *offset)
     }
     if (kind == TL_TEXT_STRING && len >= 10 && s[4] == '-') {
         if (tl_parse_date32(s, len, &day, NULL) == TL_OK) can |= CAN_DATE;
-        if (tl_parse_timestamp_us(s, len, &i, NULL) == TL_OK) {
+        if (tl_parse_timestamp_floor(s, len, TL_UNIT_MICRO, &i, NULL) == TL_OK) {
             can |= CAN_TS;
             if (has_offset(s, len)) *offset = true;
         }
