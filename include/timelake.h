@@ -305,6 +305,19 @@ typedef struct tl_maintain_report {
 tl_status tl_table_maintain(tl_table *table, const tl_maintain_options *options,
                             tl_maintain_report *out, tl_error *err);
 
+/* A small object committed atomically with an append's or replace's rows:
+ * uploaded with the commit's files as an immutable object in the table's
+ * metadata/ folder and named in the snapshot summary under `name` (its URL).
+ * An attachment is inherited: every later snapshot (appends, replaces,
+ * compaction and retention commits that do not give one of that name) keeps
+ * naming it, and snapshot expiry and orphan cleanup keep every attachment a
+ * live snapshot names. `name` follows the rules of summary keys. */
+typedef struct tl_attachment {
+    const char *name;
+    const void *data;
+    size_t len;
+} tl_attachment;
+
 typedef struct tl_append_options {
     const char *batch_id; /* NULL: no idempotency key */
     int maintain;         /* 1 run, 0 skip, -1 follow the table's auto-maintain setting */
@@ -315,6 +328,17 @@ typedef struct tl_append_options {
      * and some not. One id is the same as batch_id. */
     const char *const *batch_ids;
     size_t n_batch_ids;
+    /* Compare-and-swap: > 0, the commit lands only if the table is still at this
+     * metadata version (tl_table_version); otherwise TL_ERR_CONFLICT and nothing
+     * is written (no rebase onto a concurrent commit). 0: none. */
+    int64_t expect_version;
+    /* NULL or NULL-terminated key, value pairs (valid UTF-8) put into the new
+     * snapshot's summary, this snapshot's only. Keys timelake.* and Iceberg's
+     * own (operation, added-*, deleted-*, removed-*, total-*, ...) are refused. */
+    const char *const *summary;
+    /* Objects committed with the data (borrowed): see tl_attachment. */
+    const struct tl_attachment *attachments;
+    size_t attachments_len;
 } tl_append_options;
 
 typedef struct tl_append_result {
@@ -367,6 +391,22 @@ tl_status tl_table_batches_committed(tl_table *table, const char *const *ids, si
 tl_status tl_table_filter_new_keys(tl_table *table, const char *const *columns,
                                    size_t columns_len, struct ArrowArrayStream *in,
                                    struct ArrowArrayStream *out, int64_t *dropped, tl_error *err);
+
+/* Replaces every row of the table with the rows of `stream`, as one Iceberg
+ * "overwrite" snapshot: readers see the old table or the new one, never a mix.
+ * An empty stream empties the table. Ownership, options and result as
+ * tl_table_append (batch ids, expect_version, summary and attachments
+ * included). On a lost race without expect_version it rebases like an append:
+ * the new rows replace whatever the winner left. */
+tl_status tl_table_replace(tl_table *table, struct ArrowArrayStream *stream,
+                           const tl_append_options *options, tl_append_result *out,
+                           tl_error *err);
+
+/* The attachment `name` as the handle's current snapshot names it. On success
+ * *out (never NULL) holds *out_len bytes: free it with tl_free.
+ * TL_ERR_NOT_FOUND when the snapshot names none of that name. */
+tl_status tl_table_attachment(tl_table *table, const char *name, void **out, size_t *out_len,
+                              tl_error *err);
 
 /* ---- SQL ---- */
 

@@ -9,6 +9,7 @@
 #include "core/parallel.h"
 #include "table/append.h"
 #include "formats/input/text_batch.h"
+#include "table/attachments.h"
 #include "table/batch_ids.h"
 #include "table/commit_point.h"
 #include "table/head_footer.h"
@@ -139,6 +140,9 @@ static int64_t chunk_rows(void)
 
 typedef struct append_state {
     tl_table *t;
+    const tl_append_options *o;
+    bool replace; /* tl_table_replace */
+    tl_attachment_uploads attachments;
     const char *const *batch_ids; /* the options' batch_id or batch_ids */
     size_t n_batch_ids;
     int64_t started_us;
@@ -212,7 +216,11 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
                              .rows = s->has_newest ? &s->newest : NULL,
                              .uploads = e->items + s->uploaded,
                              .n_uploads = e->n - s->uploaded,
-                             .footers = &s->footers};
+                             .footers = &s->footers,
+                             .replace = s->replace,
+                             .expect_version = s->o->expect_version,
+                             .summary = s->o->summary,
+                             .attachments = &s->attachments};
     for (size_t i = 0; i < e->n; i++) {
         req.added_rows += e->files[i].record_count;
         req.added_bytes += e->files[i].file_size_in_bytes;
@@ -221,6 +229,7 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
     /* Kept when the commit landed, or when it may have (unknown outcome). */
     bool keep = (st == TL_OK && !cr.duplicate) || cr.may_have_landed;
     encoded_free(s->t, e, !keep);
+    tl_attachments_free(s->t, &s->attachments, !keep);
     memset(e, 0, sizeof *e);
     s->uploaded = 0;
     if (st != TL_OK) return st;
@@ -291,13 +300,26 @@ static tl_status batch_ids_of(const tl_append_options *o, append_state *s, tl_er
     return TL_OK;
 }
 
+/* With expect_version, the handle must be at that version: a handle behind
+ * it is brought up to date first (the table may well be there). */
+static tl_status check_expected(tl_table *t, int64_t expect, tl_error *err)
+{
+    if (expect < 0) return tl_error_set(err, TL_ERR_INVALID, "expect_version is negative");
+    if (expect == 0 || t->version == expect) return TL_OK;
+    if (t->version < expect) TL_TRY(tl_table_reload_same(t, err));
+    if (t->version == expect) return TL_OK;
+    return tl_error_set(err, TL_ERR_CONFLICT, "%s is at version %lld, not %lld as expected",
+                        t->name.full, (long long)t->version, (long long)expect);
+}
+
 static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
-                               const tl_append_options *o, int64_t started_us,
+                               const tl_append_options *o, bool replace, int64_t started_us,
                                tl_append_result *out, tl_error *err)
 {
-    append_state s = {.t = t, .started_us = started_us};
+    append_state s = {.t = t, .o = o, .replace = replace, .started_us = started_us};
     TL_TRY(tl_table_check_not_dropped(t, err));
     TL_TRY(batch_ids_of(o, &s, err));
+    TL_TRY(tl_commit_extras_check(o, err));
     struct ArrowSchema schema = {0};
     int rc = stream->get_schema(stream, &schema);
     if (rc != 0) {
@@ -315,17 +337,25 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
         tl_schema_release(&schema);
         return st;
     }
-    st = encode_stream(&s, stream, &schema, err);
-    if (st == TL_OK && s.files.n > 0) st = commit_files(&s, out, err);
-    encoded_free(t, &s.files, s.uploaded > 0); /* what failed before the commit */
+    st = check_expected(t, o->expect_version, err);
+    if (st == TL_OK) st = encode_stream(&s, stream, &schema, err);
+    if (st == TL_OK)
+        st = tl_attachments_prepare(t, o->attachments, o->attachments_len, &s.attachments, err);
+    /* A commit of no rows still lands when it replaces, or records something. */
+    bool commit =
+        s.files.n > 0 || replace || o->attachments_len > 0 || (o->summary && o->summary[0]);
+    if (st == TL_OK && commit) st = commit_files(&s, out, err);
+    tl_attachments_free(t, &s.attachments, false); /* not uploaded unless committed */
+    encoded_free(t, &s.files, s.uploaded > 0);     /* what failed before the commit */
     if (s.has_newest) tl_rows_free(&s.newest);
     tl_head_objects_clear(&s.footers);
     tl_schema_release(&schema);
     return st;
 }
 
-tl_status tl_table_append(tl_table *t, struct ArrowArrayStream *stream,
-                          const tl_append_options *options, tl_append_result *out, tl_error *err)
+static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
+                               const tl_append_options *options, bool replace,
+                               tl_append_result *out, tl_error *err)
 {
     double t0 = tl_monotonic_ms();
     int64_t started_us = tl_now_micros();
@@ -334,7 +364,7 @@ tl_status tl_table_append(tl_table *t, struct ArrowArrayStream *stream,
     memset(out, 0, sizeof *out);
     if (stream == NULL || stream->release == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "append needs a live ArrowArrayStream");
-    tl_status st = append_stream(t, stream, o, started_us, out, err);
+    tl_status st = append_stream(t, stream, o, replace, started_us, out, err);
     stream->release(stream);
     out->commit_ms = tl_monotonic_ms() - t0;
     /* Inline maintenance, after a real commit only: a failure is reported in
@@ -343,4 +373,16 @@ tl_status tl_table_append(tl_table *t, struct ArrowArrayStream *stream,
         tl_maintain_after_append(t, o->maintain, out);
     out->version = t->version;
     return st;
+}
+
+tl_status tl_table_append(tl_table *t, struct ArrowArrayStream *stream,
+                          const tl_append_options *options, tl_append_result *out, tl_error *err)
+{
+    return commit_stream(t, stream, options, false, out, err);
+}
+
+tl_status tl_table_replace(tl_table *t, struct ArrowArrayStream *stream,
+                           const tl_append_options *options, tl_append_result *out, tl_error *err)
+{
+    return commit_stream(t, stream, options, true, out, err);
 }

@@ -87,6 +87,15 @@ typedef struct tl_commit_request {
     /* Parquet footers of the large data files uploaded before the commit
      * (earlier chunks of a large append), for the head object; or NULL. */
     const struct tl_head_objects *footers;
+    /* An "overwrite": the files replace every file live in the parent (each
+     * attempt's parent), and the index starts afresh from `rows`. */
+    bool replace;
+    /* > 0: the commit must make version expect_version + 1; a lost race is
+     * TL_ERR_CONFLICT, with no rebase. */
+    int64_t expect_version;
+    const char *const *summary; /* extra summary pairs, NULL-terminated; or NULL */
+    /* Attachments, uploaded in the first attempt's batch; or NULL. */
+    const struct tl_attachment_uploads *attachments;
 } tl_commit_request;
 
 typedef struct tl_commit_result {
@@ -98,14 +107,13 @@ typedef struct tl_commit_result {
     bool may_have_landed;
 } tl_commit_result;
 
-/* Commits the files as one append snapshot in two sequential storage round
- * trips: one parallel batch (data files, manifest, manifest list, last-value
- * index), then the conditional create of the next metadata version. On a lost
- * race, reloads, re-checks the batch id, rebuilds the manifest list and the
- * index and retries with backoff. When the commit definitely did not land
- * (error, lost race given up, duplicate batch) it leaves no file of its own
- * behind (the caller deletes the data files); when the outcome is unknown it
- * deletes nothing. */
+/* Commits the files as one append (or, with req->replace, overwrite)
+ * snapshot in two sequential storage round trips: one parallel batch (data files, manifest,
+ * manifest list, last-value index), then the conditional create of the next metadata version. On a
+ * lost race, reloads, re-checks the batch id, rebuilds the manifest list and the index and retries
+ * with backoff. When the commit definitely did not land (error, lost race given up, duplicate
+ * batch) it leaves no file of its own behind (the caller deletes the data files); when the outcome
+ * is unknown it deletes nothing. */
 tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_result *out,
                            tl_error *err);
 

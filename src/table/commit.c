@@ -7,6 +7,11 @@
  * the manifest list, so a retry rebuilds and uploads only the manifest list
  * and the index (both merged with the new parent).
  *
+ * A replace (an Iceberg "overwrite") is the same commit whose manifest list
+ * holds, instead of the parent's manifests, one manifest of every file live in
+ * the parent marked deleted; each attempt builds it against its own parent.
+ * With expect_version, a lost race is a conflict instead of a rebase.
+ *
  * Files are deleted only when the commit definitely did not land. When the
  * conditional create's outcome stays unknown (even after the store's
  * read-back), the metadata may refer to them: they stay, and orphan cleanup
@@ -19,6 +24,7 @@
 #include "core/random.h"
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
+#include "table/attachments.h"
 #include "table/head.h"
 #include "table/head_footer.h"
 #include "table/head_write.h"
@@ -40,6 +46,11 @@ typedef struct commit_state {
     tl_ice_manifest_file *manifest; /* the new manifest's list entry; seq set per attempt */
     char *list_key;                 /* this attempt's manifest list */
     char *lvi_key; /* this attempt's last-value index, merged with its parent's, or NULL */
+    /* A replace: this attempt's manifest of the parent's files, deleted (or NULL). */
+    char *deleted_key;
+    tl_buf deleted_avro;
+    tl_ice_manifest_file *deleted;
+    int64_t removed_files, removed_rows, removed_bytes;
     int32_t schema_id, spec_id; /* what the files were written against */
     bool may_have_landed;       /* a create succeeded or its outcome is unknown */
 } commit_state;
@@ -137,23 +148,86 @@ static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot 
     return st;
 }
 
-/* This attempt's manifest list, in memory: the new manifest, then the parent's. */
-static tl_status build_manifest_list(tl_table *t, commit_state *cs, int64_t seq, int attempt,
-                                     tl_buf *avro, tl_error *err)
+/* A replace: the manifest of every file live in the parent, marked deleted
+ * (cs->deleted*), and what they held. Nothing when the parent is empty. */
+static tl_status build_deleted_manifest(tl_table *t, commit_state *cs, int64_t seq, tl_error *err)
+{
+    cs->removed_files = cs->removed_rows = cs->removed_bytes = 0;
+    tl_live_files lf;
+    TL_TRY(tl_live_files_read(t, NULL, &lf, err));
+    tl_ice_manifest_entry *e = calloc(lf.n + 1, sizeof *e);
+    tl_status st = e ? TL_OK : tl_error_nomem(err);
+    for (size_t i = 0; st == TL_OK && i < lf.n; i++) {
+        const tl_live_file *f = &lf.files[i];
+        e[i] = tl_live_file_deleted(f, cs->snapshot_id);
+        cs->removed_rows += f->file.record_count;
+        cs->removed_bytes += f->file.file_size_in_bytes;
+    }
+    cs->removed_files = (int64_t)lf.n;
+    char uuid[TL_UUID_STR_LEN + 1];
+    tl_uuid_v7(uuid);
+    if (st == TL_OK && lf.n > 0) {
+        st = tl_table_manifest_encode(t, e, lf.n, &cs->deleted_avro, err);
+        cs->deleted_key = tl_strdup_printf("%s/metadata/%s-m1.avro", t->name.key, uuid);
+        cs->deleted = calloc(1, sizeof *cs->deleted);
+        if (st == TL_OK && (cs->deleted_key == NULL || cs->deleted == NULL))
+            st = tl_error_nomem(err);
+    }
+    tl_ice_manifest_file *mf = cs->deleted;
+    if (st == TL_OK && mf) {
+        mf->manifest_path =
+            tl_strdup_printf("%s%s", t->location, cs->deleted_key + strlen(t->name.key));
+        mf->manifest_length = (int64_t)cs->deleted_avro.len;
+        mf->partition_spec_id = cs->spec_id;
+        mf->added_snapshot_id = cs->snapshot_id;
+        mf->sequence_number = seq;
+        mf->min_sequence_number = seq;
+        mf->deleted_files_count = (int32_t)lf.n;
+        mf->deleted_rows_count = cs->removed_rows;
+        for (size_t i = 0; i < lf.n; i++)
+            if (e[i].sequence_number < mf->min_sequence_number)
+                mf->min_sequence_number = e[i].sequence_number;
+        const tl_ice_data_file **files = malloc((lf.n + 1) * sizeof *files);
+        for (size_t i = 0; files && i < lf.n; i++) files[i] = &lf.files[i].file;
+        st = mf->manifest_path && files ? tl_table_manifest_summarize(files, lf.n, mf, err)
+                                        : tl_error_nomem(err);
+        free(files);
+        if (st == TL_OK && !tl_store_is_local(t->lake->store))
+            st = tl_head_objects_add(&cs->fresh, mf->manifest_path, cs->deleted_avro.data,
+                                     cs->deleted_avro.len, err);
+    }
+    free(e);
+    tl_live_files_free(&lf);
+    return st;
+}
+
+/* This attempt's manifest list, in memory: the new manifest (when the commit
+ * adds files), then the parent's manifests, or for a replace the manifest of
+ * the parent's files deleted. */
+static tl_status build_manifest_list(tl_table *t, commit_state *cs, const tl_commit_request *req,
+                                     int64_t seq, int attempt, tl_buf *avro, tl_error *err)
 {
     const tl_ice_snapshot *parent = tl_ice_metadata_current_snapshot(t->md);
     tl_ice_manifest_file *old = NULL;
     size_t n_old = 0;
-    TL_TRY(read_parent_manifests(t, parent, &old, &n_old, err));
-    tl_ice_manifest_file *all = malloc((n_old + 1) * sizeof *all);
+    if (req->replace)
+        TL_TRY(build_deleted_manifest(t, cs, seq, err));
+    else
+        TL_TRY(read_parent_manifests(t, parent, &old, &n_old, err));
+    tl_ice_manifest_file *all = malloc((n_old + 3) * sizeof *all);
     tl_status st = all ? TL_OK : tl_error_nomem(err);
+    size_t n = 0;
     if (st == TL_OK) {
-        cs->manifest->sequence_number = cs->manifest->min_sequence_number = seq;
-        all[0] = *cs->manifest;
-        if (n_old) memcpy(all + 1, old, n_old * sizeof *old);
+        if (cs->manifest) {
+            cs->manifest->sequence_number = cs->manifest->min_sequence_number = seq;
+            all[n++] = *cs->manifest;
+        }
+        if (cs->deleted) all[n++] = *cs->deleted;
+        if (n_old) memcpy(all + n, old, n_old * sizeof *old);
+        n += n_old;
         int64_t parent_id = parent ? parent->snapshot_id : 0;
-        st = tl_ice_manifest_list_write(cs->snapshot_id, parent ? &parent_id : NULL, seq, 2, all,
-                                        n_old + 1, avro, err);
+        st = tl_ice_manifest_list_write(cs->snapshot_id, parent ? &parent_id : NULL, seq, 2, all, n,
+                                        avro, err);
     }
     char uuid[TL_UUID_STR_LEN + 1];
     tl_uuid_v7(uuid);
@@ -177,23 +251,31 @@ static tl_status build_summary(const tl_table *t, const commit_state *cs,
                                const tl_commit_request *req, tl_strlist *kv, tl_error *err)
 {
     const tl_ice_snapshot *parent = tl_ice_metadata_current_snapshot(t->md);
-    char num[10][24];
+    /* A replace's totals are what it adds: every parent file is gone. */
+    const tl_ice_snapshot *base = req->replace ? NULL : parent;
+    char num[12][24];
     int64_t vals[] = {
         (int64_t)req->n_files,
         req->added_rows,
         req->added_bytes,
-        summary_int(parent, "total-records") + req->added_rows,
-        summary_int(parent, "total-files-size") + req->added_bytes,
-        summary_int(parent, "total-data-files") + (int64_t)req->n_files,
-        summary_int(parent, "total-delete-files"),
-        summary_int(parent, "total-position-deletes"),
-        summary_int(parent, "total-equality-deletes"),
+        summary_int(base, "total-records") + req->added_rows,
+        summary_int(base, "total-files-size") + req->added_bytes,
+        summary_int(base, "total-data-files") + (int64_t)req->n_files,
+        summary_int(base, "total-delete-files"),
+        summary_int(base, "total-position-deletes"),
+        summary_int(base, "total-equality-deletes"),
+        cs->removed_files,
+        cs->removed_rows,
+        cs->removed_bytes,
     };
     const char *keys[] = {"added-data-files",   "added-records",          "added-files-size",
                           "total-records",      "total-files-size",       "total-data-files",
-                          "total-delete-files", "total-position-deletes", "total-equality-deletes"};
-    bool ok = tl_strlist_push(kv, "operation") == 0 && tl_strlist_push(kv, "append") == 0;
-    for (size_t i = 0; ok && i < sizeof keys / sizeof keys[0]; i++) {
+                          "total-delete-files", "total-position-deletes", "total-equality-deletes",
+                          "deleted-data-files", "deleted-records",        "removed-files-size"};
+    size_t n_keys = req->replace ? 12 : 9;
+    bool ok = tl_strlist_push(kv, "operation") == 0 &&
+              tl_strlist_push(kv, req->replace ? "overwrite" : "append") == 0;
+    for (size_t i = 0; ok && i < n_keys; i++) {
         snprintf(num[i], sizeof num[i], "%lld", (long long)vals[i]);
         ok = tl_strlist_push(kv, keys[i]) == 0 && tl_strlist_push(kv, num[i]) == 0;
     }
@@ -204,7 +286,10 @@ static tl_status build_summary(const tl_table *t, const commit_state *cs,
         ok = url && tl_strlist_push(kv, TL_SUMMARY_LVI) == 0 && tl_strlist_push(kv, url) == 0;
         free(url);
     }
-    return ok ? TL_OK : tl_error_nomem(err);
+    for (const char *const *p = req->summary; ok && p && p[0]; p += 2)
+        ok = tl_strlist_push(kv, p[0]) == 0 && tl_strlist_push(kv, p[1]) == 0;
+    if (!ok) return tl_error_nomem(err);
+    return tl_attachments_summary(t->md, parent, req->attachments, kv, err);
 }
 
 /* Builds the next metadata version on top of the handle's current one. */
@@ -255,14 +340,20 @@ static tl_status next_metadata(const tl_table *t, const commit_state *cs,
 static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_request *req,
                               int attempt, const tl_buf *list, const tl_buf *lvi, tl_error *err)
 {
-    size_t n_first = attempt == 1 ? req->n_uploads + 1 : 0, n = 0;
-    tl_store_put_item *items = calloc(n_first + 2, sizeof *items);
+    size_t n_att = req->attachments ? req->attachments->n : 0, n = 0;
+    size_t n_first = attempt == 1 ? req->n_uploads + 1 + n_att : 0;
+    tl_store_put_item *items = calloc(n_first + 3, sizeof *items);
     if (items == NULL) return tl_error_nomem(err);
     if (attempt == 1) {
         for (size_t i = 0; i < req->n_uploads; i++) items[n++] = req->uploads[i];
-        items[n++] =
-            (tl_store_put_item){cs->manifest_key, cs->manifest_avro.data, cs->manifest_avro.len};
+        for (size_t i = 0; i < n_att; i++) items[n++] = req->attachments->items[i];
+        if (cs->manifest_key)
+            items[n++] = (tl_store_put_item){cs->manifest_key, cs->manifest_avro.data,
+                                             cs->manifest_avro.len};
     }
+    if (cs->deleted_key)
+        items[n++] =
+            (tl_store_put_item){cs->deleted_key, cs->deleted_avro.data, cs->deleted_avro.len};
     items[n++] = (tl_store_put_item){cs->list_key, list->data, list->len};
     if (cs->lvi_key) items[n++] = (tl_store_put_item){cs->lvi_key, lvi->data, lvi->len};
     tl_status st = tl_store_put_many(t->lake->store, items, n, err);
@@ -324,10 +415,10 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
     int64_t seq = t->md->last_sequence_number + 1;
     tl_buf list = {0}, lvi = {0}, json = {0};
     tl_ice_metadata *md = NULL;
-    tl_status st = build_manifest_list(t, cs, seq, attempt, &list, err);
+    tl_status st = build_manifest_list(t, cs, req, seq, attempt, &list, err);
     /* Merged against this attempt's parent: after a lost race, the winner's. */
     if (st == TL_OK && req->rows)
-        st = tl_lvi_encode(t, req->rows, cs->snapshot_id, &cs->lvi_key, &lvi, err);
+        st = tl_lvi_encode(t, req->rows, cs->snapshot_id, req->replace, &cs->lvi_key, &lvi, err);
     if (st == TL_OK) st = next_metadata(t, cs, req, seq, &md, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
     /* The head object is built during the upload batch and PUT in parallel
@@ -361,6 +452,19 @@ static void remove_quietly(tl_table *t, char **key)
     *key = NULL;
 }
 
+/* Forgets (and with remove, deletes) this attempt's manifest of deleted files. */
+static void drop_deleted_manifest(tl_table *t, commit_state *cs, bool remove)
+{
+    if (remove)
+        remove_quietly(t, &cs->deleted_key);
+    else
+        free(cs->deleted_key);
+    cs->deleted_key = NULL;
+    tl_buf_free(&cs->deleted_avro);
+    tl_ice_manifest_files_free(cs->deleted, cs->deleted ? 1 : 0);
+    cs->deleted = NULL;
+}
+
 static void backoff(int attempt)
 {
     int64_t cap = BACKOFF_BASE_MS << (attempt < 8 ? attempt : 8);
@@ -388,14 +492,29 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     cs.schema_id = t->md->current_schema_id;
     cs.spec_id = spec ? spec->spec_id : 0;
     memset(out, 0, sizeof *out);
-    cs.manifest = calloc(1, sizeof *cs.manifest);
-    tl_status st = cs.manifest ? build_manifest(t, req, &cs, err) : tl_error_nomem(err);
+    tl_status st = TL_OK;
+    if (req->expect_version > 0 && t->version != req->expect_version)
+        st = tl_error_set(err, TL_ERR_CONFLICT, "%s is at version %lld, not %lld as expected",
+                          t->name.full, (long long)t->version, (long long)req->expect_version);
+    /* A commit of no files (attachments or a replace by nothing) has no manifest of its own. */
+    if (st == TL_OK && req->n_files > 0) {
+        cs.manifest = calloc(1, sizeof *cs.manifest);
+        st = cs.manifest ? build_manifest(t, req, &cs, err) : tl_error_nomem(err);
+    }
     for (int attempt = 1; st == TL_OK; attempt++) {
         out->attempts = attempt;
         st = attempt_commit(t, &cs, req, attempt, err);
+        if (st == TL_OK) drop_deleted_manifest(t, &cs, false);
         if (st != TL_ERR_EXISTS) break;
         remove_quietly(t, &cs.list_key);
         remove_quietly(t, &cs.lvi_key);
+        drop_deleted_manifest(t, &cs, true);
+        if (req->expect_version > 0) {
+            st = tl_error_set(err, TL_ERR_CONFLICT,
+                              "%s moved past version %lld during the commit (expect_version)",
+                              t->name.full, (long long)req->expect_version);
+            break;
+        }
         if (attempt == MAX_ATTEMPTS) {
             st = tl_error_set(err, TL_ERR_CONFLICT,
                               "%s: gave up after %d commit attempts lost to concurrent writers",
@@ -418,11 +537,13 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     out->may_have_landed = cs.may_have_landed;
     /* Say so when the failure is the table's drop (its files gone, say). */
     if (!cs.may_have_landed) st = tl_table_explain_failure(t, st, err);
-    if (!cs.may_have_landed && (st != TL_OK || out->duplicate)) {
+    bool failed = !cs.may_have_landed && (st != TL_OK || out->duplicate);
+    if (failed) {
         remove_quietly(t, &cs.list_key);
         remove_quietly(t, &cs.lvi_key);
         remove_quietly(t, &cs.manifest_key);
     }
+    drop_deleted_manifest(t, &cs, failed);
     free(cs.list_key);
     free(cs.lvi_key);
     free(cs.manifest_key);

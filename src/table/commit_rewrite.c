@@ -15,6 +15,7 @@
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
 #include "table/commit_point.h"
+#include "table/attachments.h"
 #include "table/head_write.h"
 #include "table/maintain.h"
 
@@ -147,16 +148,7 @@ static tl_status classify(rw_ctx *c, tl_live_files *lf, entry_sets *es, tl_error
             const tl_live_file *f = &lf->files[i];
             c->deleted_records += f->file.record_count;
             c->removed_bytes += f->file.file_size_in_bytes;
-            es->deleted[es->n_deleted++] = (tl_ice_manifest_entry){
-                .status = 2,
-                .has_snapshot_id = true,
-                .snapshot_id = c->snapshot_id,
-                .has_sequence_number = true,
-                .sequence_number = f->sequence_number,
-                .has_file_sequence_number = true,
-                .file_sequence_number = f->sequence_number,
-                .file = f->file,
-            };
+            es->deleted[es->n_deleted++] = tl_live_file_deleted(f, c->snapshot_id);
         }
     }
     tl_status st = TL_OK;
@@ -251,7 +243,8 @@ static tl_status build_summary(rw_ctx *c, const tl_ice_snapshot *parent, tl_strl
     /* The newest row of each series does not change by a rewrite: keep the index. */
     const char *lvi = parent ? tl_ice_snapshot_summary(parent, TL_SUMMARY_LVI) : NULL;
     if (ok && lvi) ok = tl_strlist_push(kv, TL_SUMMARY_LVI) == 0 && tl_strlist_push(kv, lvi) == 0;
-    return ok ? TL_OK : tl_error_nomem(err);
+    if (!ok) return tl_error_nomem(err);
+    return tl_attachments_summary(c->t->md, parent, NULL, kv, err); /* inherited as they are */
 }
 
 static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)

@@ -85,3 +85,15 @@ tl_status tl_live_files_read(const tl_table *t, const tl_ice_snapshot *snapshot,
     if (st != TL_OK) tl_live_files_free(out);
     return st;
 }
+
+tl_ice_manifest_entry tl_live_file_deleted(const tl_live_file *f, int64_t snapshot_id)
+{
+    return (tl_ice_manifest_entry){.status = 2,
+                                   .has_snapshot_id = true,
+                                   .snapshot_id = snapshot_id,
+                                   .has_sequence_number = true,
+                                   .sequence_number = f->sequence_number,
+                                   .has_file_sequence_number = true,
+                                   .file_sequence_number = f->sequence_number,
+                                   .file = f->file};
+}

@@ -30,6 +30,10 @@ tl_status tl_live_files_read(const tl_table *t, const tl_ice_snapshot *snapshot,
                              tl_error *err);
 void tl_live_files_free(tl_live_files *lf);
 
+/* The manifest entry marking live file f DELETED by snapshot `snapshot_id`,
+ * with f's data sequence number (it borrows f's file). */
+tl_ice_manifest_entry tl_live_file_deleted(const tl_live_file *f, int64_t snapshot_id);
+
 /* Reads an object named by a URL in the table's metadata. */
 tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_error *err);
 

@@ -215,18 +215,18 @@ static int64_t parent_rows(const tl_table *t)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
-tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, char **key_out,
-                        tl_buf *file_out, tl_error *err)
+tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
+                        char **key_out, tl_buf *file_out, tl_error *err)
 {
     *key_out = NULL;
     memset(file_out, 0, sizeof *file_out);
     if (t->contract.time_index < 0) return TL_OK;
     tl_rows parent = {0};
     bool found = false;
-    TL_TRY(tl_lvi_read(t, &parent, &found, err));
+    if (!fresh) TL_TRY(tl_lvi_read(t, &parent, &found, err));
     /* Without the parent's index the merge would need every data file: a
      * reader then computes the newest rows by a query instead. */
-    if (!found && parent_rows(t) > 0) return TL_OK;
+    if (!fresh && !found && parent_rows(t) > 0) return TL_OK;
     struct ArrowArray all = {0}, merged = {0};
     tl_status st = found ? combine(&parent, rows, &all, err) : TL_OK;
     const struct ArrowArray *input = found ? &all : &rows->array;

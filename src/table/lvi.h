@@ -11,12 +11,13 @@
 #include "table/append.h"
 
 /* Builds the index of a new snapshot `snapshot_id` whose parent is the
- * handle's current snapshot and which adds `rows`, in memory: *file_out
- * (owned: tl_buf_free) is to be uploaded under *key_out (malloc'd). Reads the
- * parent's index; writes nothing. *key_out stays NULL when the table keeps no
- * index: no time column, or a parent with data but no index to merge with. */
-tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, char **key_out,
-                        tl_buf *file_out, tl_error *err);
+ * handle's current snapshot and which adds `rows` (or, with `fresh`, holds only
+ * `rows`: a replace), in memory: *file_out (owned: tl_buf_free) is to be
+ * uploaded under *key_out (malloc'd). Reads the parent's index unless fresh;
+ * writes nothing. *key_out stays NULL when the table keeps no index: no time
+ * column, or a parent with data but no index to merge with. */
+tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
+                        char **key_out, tl_buf *file_out, tl_error *err);
 
 /* The winners of every series among `a` followed by `b` (b later), into
  * *out with a's schema: how an append bounded in memory carries the newest

@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "iceberg/manifest_list.h"
+#include "table/attachments.h"
 #include "table/batch_ledger.h"
 #include "table/commit_point.h"
 #include "table/head_write.h"
@@ -131,18 +132,27 @@ static bool add_manifest(void *p, const tl_ice_manifest_file *mf)
     return todo[c->n_todo++].manifest_path != NULL;
 }
 
-/* Adds what one snapshot references that is not in `skip` (may be NULL) to
- * `out`: its manifest list, last-value index, manifests and live data files. */
-static tl_status collect_snapshot(const tl_table *t, const tl_ice_snapshot *snap,
-                                  const key_set *skip, key_set *out, tl_error *err)
+/* Adds what one snapshot of md references that is not in `skip` (may be
+ * NULL) to `out`: its manifest list, last-value index, attachments (its
+ * source's), manifests and live data files. */
+static tl_status collect_snapshot(const tl_table *t, const tl_ice_metadata *md,
+                                  const tl_ice_snapshot *snap, const key_set *skip, key_set *out,
+                                  tl_error *err)
 {
     const char *lvi = tl_ice_snapshot_summary(snap, TL_SUMMARY_LVI);
     if ((lvi && !set_add_url(t, out, lvi)) ||
         (snap->manifest_list && !set_add_url(t, out, snap->manifest_list)))
         return tl_error_nomem(err);
+    tl_strlist attached = {0};
+    const tl_ice_snapshot *source = tl_attachments_source(md, snap);
+    tl_status st = source ? tl_snapshot_attachment_urls(source, &attached, err) : TL_OK;
+    for (size_t i = 0; st == TL_OK && i < attached.len; i++)
+        if (!set_add_url(t, out, attached.items[i])) st = tl_error_nomem(err);
+    tl_strlist_free(&attached);
+    TL_TRY(st);
     if (snap->manifest_list == NULL) return TL_OK;
     add_ctx c = {.t = t, .out = out, .skip = skip};
-    tl_status st = tl_manifest_list_cache_visit(t, snap->manifest_list, add_manifest, &c, err);
+    st = tl_manifest_list_cache_visit(t, snap->manifest_list, add_manifest, &c, err);
     for (size_t m = 0; st == TL_OK && m < c.n_todo; m++)
         st = tl_manifest_cache_visit(t, &c.todo[m], add_live_entry, &c, err);
     tl_ice_manifest_files_free(c.todo, c.n_todo);
@@ -155,7 +165,7 @@ static tl_status collect_all(const tl_table *t, const tl_ice_metadata *md, key_s
     const char *ledger = tl_ice_metadata_property(md, TL_PROP_BATCH_LEDGER);
     if (ledger && !set_add_url(t, out, ledger)) return tl_error_nomem(err);
     for (size_t i = 0; i < md->n_snapshots; i++)
-        TL_TRY(collect_snapshot(t, &md->snapshots[i], NULL, out, err));
+        TL_TRY(collect_snapshot(t, md, &md->snapshots[i], NULL, out, err));
     return TL_OK;
 }
 
@@ -199,6 +209,16 @@ static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, i
         }
     }
     free(order);
+    /* A kept snapshot's attachments may live in an ancestor's summary (after
+     * another writer's commit): that ancestor stays too. */
+    for (size_t i = 0; i < md->n_snapshots; i++) {
+        const tl_ice_snapshot *src =
+            expire[i] ? NULL : tl_attachments_source(md, &md->snapshots[i]);
+        if (src && expire[src - md->snapshots]) {
+            expire[src - md->snapshots] = false;
+            n--;
+        }
+    }
     return n;
 }
 
@@ -323,7 +343,8 @@ static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, bo
             const char *old = tl_ice_metadata_property(before, TL_PROP_BATCH_LEDGER);
             if (st == TL_OK && old && !set_add_url(t, &cand, old)) st = tl_error_nomem(err);
             for (size_t i = 0; st == TL_OK && i < n; i++)
-                if (expire[i]) st = collect_snapshot(t, &before->snapshots[i], &live, &cand, err);
+                if (expire[i])
+                    st = collect_snapshot(t, before, &before->snapshots[i], &live, &cand, err);
             /* Keep only what no live snapshot references. */
             for (size_t i = 0; i < cand.cap; i++) {
                 char *key = cand.slots[i];
@@ -380,8 +401,9 @@ static int64_t name_time_ms(const char *name)
     return -1;
 }
 
-/* Objects maintenance may delete: data files, manifests, manifest lists and
- * last-value indexes. Table metadata, hints and heads are never touched. */
+/* Objects maintenance may delete: data files, manifests, manifest lists,
+ * last-value indexes and attachments. Table metadata, hints and heads are
+ * never touched. */
 static bool deletable_kind(const char *key, const char *table_key)
 {
     size_t n = strlen(table_key);
@@ -393,7 +415,7 @@ static bool deletable_kind(const char *key, const char *table_key)
     if (strncmp(rest, "data/", 5) == 0) return parquet || strstr(base, ".parquet.tl-part-");
     if (strncmp(rest, "metadata/", 9) != 0 || strchr(rest + 9, '/') != NULL) return false;
     bool avro = bl > 5 && strcmp(base + bl - 5, ".avro") == 0; /* batch ledgers too */
-    return avro || (parquet && strncmp(base, "lvi-", 4) == 0);
+    return avro || (parquet && strncmp(base, "lvi-", 4) == 0) || tl_attachment_key(base);
 }
 
 static tl_status delete_orphans(tl_table *t, const tl_maintain_settings *s, const key_set *gone,

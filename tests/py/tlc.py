@@ -32,9 +32,15 @@ class TableOptions(ctypes.Structure):
     ]
 
 
+class Attachment(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_char_p), ("len", ctypes.c_size_t)]
+
+
 class AppendOptions(ctypes.Structure):
     _fields_ = [("batch_id", ctypes.c_char_p), ("maintain", ctypes.c_int),
-                ("batch_ids", ctypes.POINTER(ctypes.c_char_p)), ("n_batch_ids", ctypes.c_size_t)]
+                ("batch_ids", ctypes.POINTER(ctypes.c_char_p)), ("n_batch_ids", ctypes.c_size_t),
+                ("expect_version", ctypes.c_int64), ("summary", ctypes.POINTER(ctypes.c_char_p)),
+                ("attachments", ctypes.POINTER(Attachment)), ("attachments_len", ctypes.c_size_t)]
 
 
 class MaintainOptions(ctypes.Structure):
@@ -110,6 +116,9 @@ _lib.tl_table_version.restype = ctypes.c_int64
 _lib.tl_table_schema.argtypes = [_P, _P, ctypes.POINTER(Error)]
 _lib.tl_table_refresh.argtypes = [_P, ctypes.POINTER(Error)]
 _lib.tl_table_append.argtypes = [_P, _P, ctypes.POINTER(AppendOptions), ctypes.POINTER(AppendResult), ctypes.POINTER(Error)]
+_lib.tl_table_replace.argtypes = [_P, _P, ctypes.POINTER(AppendOptions), ctypes.POINTER(AppendResult), ctypes.POINTER(Error)]
+_lib.tl_table_attachment.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(ctypes.c_size_t),
+                                     ctypes.POINTER(Error)]
 _lib.tl_table_batches_committed.argtypes = [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
                                             ctypes.POINTER(ctypes.c_int), ctypes.POINTER(Error)]
 _lib.tl_table_maintain.argtypes = [_P, _P, ctypes.POINTER(MaintainReport), ctypes.POINTER(Error)]
@@ -425,15 +434,30 @@ class Table:
         _check(_lib.tl_table_batches_committed(self._h, arr, len(ids), out, ctypes.byref(err)), err)
         return [bool(out[i]) for i in range(len(ids))]
 
-    def append(self, data, batch_id=None, maintain=None, batch_ids=None):
+    def append(self, data, batch_id=None, maintain=None, batch_ids=None, expect_version=None, summary=None,
+               attachments=None, replace=False):
+        """tl_table_append (tl_table_replace with replace=True). summary: a dict;
+        attachments: a dict name -> bytes."""
         stream = _stream_of(data)
         opts = AppendOptions(batch_id.encode() if batch_id else None, -1 if maintain is None else int(maintain))
+        keep = []
         if batch_ids is not None:
             opts.batch_ids = _cstrings(batch_ids)
             opts.n_batch_ids = len(batch_ids)
+        if expect_version is not None:
+            opts.expect_version = expect_version
+        if summary is not None:
+            keep.append(_pairs(summary))
+            opts.summary = ctypes.cast(keep[-1], ctypes.POINTER(ctypes.c_char_p)) if summary else None
+        if attachments:
+            arr = (Attachment * len(attachments))(*[Attachment(_key(k), bytes(v), len(v)) for k, v in attachments.items()])
+            keep.append(arr)
+            opts.attachments = arr
+            opts.attachments_len = len(attachments)
         res = AppendResult()
         err = Error()
-        _check(_lib.tl_table_append(self._h, stream, ctypes.byref(opts), ctypes.byref(res), ctypes.byref(err)), err)
+        call = _lib.tl_table_replace if replace else _lib.tl_table_append
+        _check(call(self._h, stream, ctypes.byref(opts), ctypes.byref(res), ctypes.byref(err)), err)
         out = {
             "rows": res.rows, "files": res.files, "bytes": res.bytes, "version": res.version,
             "commit_ms": res.commit_ms, "attempts": res.attempts, "duplicate": bool(res.duplicate),
@@ -442,6 +466,16 @@ class Table:
             out["maintenance"] = res.maintenance.as_dict()
         if res.maintenance_error:
             out["maintenance_error"] = res.maintenance_error.decode()
+        return out
+
+    def replace(self, data, **kwargs):
+        return self.append(data, replace=True, **kwargs)
+
+    def attachment(self, name):
+        data, n, err = _P(), ctypes.c_size_t(), Error()
+        _check(_lib.tl_table_attachment(self._h, _key(name), ctypes.byref(data), ctypes.byref(n), ctypes.byref(err)), err)
+        out = ctypes.string_at(data, n.value)
+        _lib.tl_free(data)
         return out
 
     def maintain(self, compact=True, retention=True, expire=True):

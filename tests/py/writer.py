@@ -1,9 +1,10 @@
 """A separate appending process for the concurrency tests.
 
-usage: writer.py LAKE TABLE WRITER FIRST COUNT [--forever]
+usage: writer.py LAKE TABLE WRITER FIRST COUNT [--forever] [--replace]
 Appends COUNT batches (or forever) of ROWS rows; batch k carries batch id
 "<WRITER>-<k>" and rows tagged (writer, seq=k), so a test can check that each
-committed batch is there whole and exactly once.
+committed batch is there whole and exactly once. With --replace each batch
+replaces the table instead, with the attachment "batch" naming it.
 """
 
 import datetime as dt
@@ -33,11 +34,16 @@ def batch(writer, k):
 def main():
     lake_dir, table, writer, first, count = sys.argv[1:6]
     forever = "--forever" in sys.argv
+    replace = "--replace" in sys.argv
     t = tlc.Lake(lake_dir).table(table)
     k = int(first)
     end = k + int(count)
     while forever or k < end:
-        t.append(batch(writer, k), batch_id=f"{writer}-{k}")
+        name = f"{writer}-{k}"
+        if replace:
+            t.replace(batch(writer, k), batch_id=name, attachments={"batch": name.encode()})
+        else:
+            t.append(batch(writer, k), batch_id=name)
         k += 1
         if forever:
             print(k, flush=True)
