@@ -179,6 +179,28 @@ void tl_strings_free(char **strings);
 /* Drops a table and deletes all its files. Dropping a missing table does nothing. */
 tl_status tl_lake_drop_table(tl_lake *lake, const char *name, tl_error *err);
 
+/* ---- Settings ----
+ *
+ * A table's settings are its table properties named "timelake.<name>"
+ * (kebab-case). Wherever a setting is named (table properties at create,
+ * tl_table_set_properties, session settings), any spelling finds it: with or
+ * without the "timelake." prefix (set_properties and sessions), dashes or
+ * underscores, any case ("timelake.read_dedup" is "timelake.read-dedup"). */
+
+typedef struct tl_setting_info {
+    const char *name;          /* kebab-case, without the "timelake." prefix */
+    const char *values;        /* what it takes: "true or false", "duration", ... */
+    const char *default_value; /* its value when nothing sets it, as text ("" for none) */
+    /* Where it may be set, comma-separated: "create" (the create options),
+     * "table" (a table property), "session" (tl_sql_options.settings),
+     * "call" (an argument of one call); "" when Timelake sets it itself. */
+    const char *levels;
+    const char *description; /* one or two sentences */
+} tl_setting_info;
+
+/* The i-th setting Timelake knows (0, 1, ...), or NULL past the last. Static. */
+const tl_setting_info *tl_setting_at(size_t i);
+
 /* ---- Objects: files in a lake that are not tables' own ---- */
 
 /* Keys are relative to the lake's location ("pipelines/web/events/x.ndjson").
@@ -278,6 +300,23 @@ tl_status tl_table_schema(const tl_table *table, struct ArrowSchema *out, tl_err
 
 /* Reloads the latest committed version. */
 tl_status tl_table_refresh(tl_table *table, tl_error *err);
+
+/* The table's properties at the handle's version, as a NULL-terminated array
+ * of key, value strings in the metadata's order. On success the caller frees
+ * *out with tl_strings_free. */
+tl_status tl_table_properties(const tl_table *table, char ***out, tl_error *err);
+
+/* Changes table properties in one commit of new metadata (no new snapshot).
+ * `changes` is a NULL-terminated array of key, value pairs (borrowed); a NULL
+ * value removes the key (the setting returns to its default). A Timelake
+ * setting may be named in any spelling, with or without the "timelake."
+ * prefix (a key without a dot is a setting); other keys with a dot are
+ * Iceberg or user properties and are stored as given. TL_ERR_INVALID, with
+ * nothing committed, for an unknown setting, a bad value, or a setting fixed
+ * at creation or set by Timelake itself. On a lost race the change is made
+ * again on the winner's version; TL_ERR_CONFLICT when that keeps failing.
+ * On success the handle is at the new version. */
+tl_status tl_table_set_properties(tl_table *table, const char *const *changes, tl_error *err);
 
 /* ---- Maintenance ---- */
 
@@ -445,6 +484,12 @@ typedef struct tl_sql_options {
     int64_t max_rows;   /* > 0: the result stops after this many rows
                            (stats->truncated says whether it was cut) */
     int64_t timeout_ms; /* > 0: the query stops after this long, an error */
+    /* NULL, or NULL-terminated name, value pairs: session settings for this
+     * query (tl_setting_at; those whose levels include "session", such as
+     * read-dedup, newest-first, version-check-interval), in any spelling.
+     * Each overrides the tables' own property. An unknown setting, a bad
+     * value or one a session cannot set is TL_ERR_INVALID. */
+    const char *const *settings;
 } tl_sql_options;
 
 /* Runs one SELECT query over the lake's tables and the inputs. `options` may

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config git
   libjansson-dev libcurl4-openssl-dev libssl-dev libzstd-dev libsnappy-dev zlib1g-dev
+  liblz4-dev libbrotli-dev
   libmicrohttpd-dev libsqlite3-dev clang-format python3-venv)
 
 apt_install() {

@@ -28,6 +28,10 @@ typedef struct tl_query_engine {
     /* The query being prepared (borrowed, set by tl_lake_sql), so that remote
      * files can be fetched without the columns it does not use; NULL: all. */
     const char *query_text;
+    /* The session settings of the query being prepared (borrowed, set by
+     * tl_lake_query; NULL-terminated name, value pairs, or NULL): they
+     * override the tables' own (table/settings.h). */
+    const char *const *settings;
     /* Syntax trees of recent queries, by text (sql_plan.c). */
     struct tl_query_ast {
         char *query;

@@ -12,6 +12,7 @@
 #include "query/rows_function.h"
 #include "query/scan_local.h"
 #include "query/selective_scan.h"
+#include "table/settings.h"
 
 void tl_scan_filter_clear(tl_scan_filter *f)
 {
@@ -164,6 +165,15 @@ tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err)
 
 /* ---- Overlap and dedup ---- */
 
+/* Whether reads of t leave out older writes of a (series key..., time): a
+ * dedup table, unless the read-dedup setting (the session's, else the
+ * table's) turns it off. */
+static bool reads_dedup(const tl_query_engine *e, const tl_table *t)
+{
+    return t->contract.dedup && t->contract.time_index >= 0 &&
+           tl_setting_flag(t->md, e->settings, "read-dedup", true);
+}
+
 typedef struct picked {
     const tl_live_file *f;
     char *path;     /* where DuckDB reads it */
@@ -209,14 +219,14 @@ static tl_status append_list(tl_buf *sql, const picked *p, size_t n, bool dedup,
     return ok ? TL_OK : tl_error_nomem(err);
 }
 
-/* The latest write of each (series key..., time) among the overlapping files. */
-static tl_status dedup_sql(const tl_table *t, const picked *p, size_t n, tl_buf *sql, tl_error *err)
+/* The columns that rank the writes of one (series key..., time):
+ * "<key...>, <time>" for PARTITION BY, and the ORDER BY that puts the
+ * latest write first (higher ingest time, then later commit, then later row). */
+static tl_status rank_window(const tl_table *t, tl_buf *sql, tl_error *err)
 {
     const tl_contract *c = &t->contract;
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
-    bool ok =
-        tl_buf_append_str(sql, "SELECT * EXCLUDE (__tl_file, file_row_number, __tl_seq, "
-                               "__tl_rn) FROM (SELECT *, row_number() OVER (PARTITION BY ") == 0;
+    bool ok = tl_buf_append_str(sql, "row_number() OVER (PARTITION BY ") == 0;
     for (size_t i = 0; ok && i <= c->series_key.len; i++) {
         int col = i < c->series_key.len ? c->series_index[i] : c->time_index;
         char *id = tl_sql_ident(s->fields[col].name);
@@ -229,22 +239,96 @@ static tl_status dedup_sql(const tl_table *t, const picked *p, size_t n, tl_buf 
         ok = id && tl_buf_printf(sql, "%s DESC, ", id) == 0;
         free(id);
     }
-    ok = ok && tl_buf_append_str(sql, "__tl_seq DESC, file_row_number DESC) AS __tl_rn FROM "
-                                      "(SELECT *, CASE __tl_file") == 0;
-    for (size_t i = 0; ok && i < n; i++) {
+    ok = ok && tl_buf_append_str(sql, "__tl_seq DESC, file_row_number DESC) AS __tl_rn") == 0;
+    return ok ? TL_OK : tl_error_nomem(err);
+}
+
+/* The rows of the overlapping files with `cols`, their file (__tl_file) and
+ * row (file_row_number), and with `seq` the file's data sequence number
+ * (__tl_seq). */
+static tl_status overlapping_rows(const picked *p, size_t n, const char *cols, bool seq,
+                                  tl_buf *sql, tl_error *err)
+{
+    bool ok = tl_buf_printf(sql, "(SELECT %s%s", cols, seq ? ", CASE __tl_file" : "") == 0;
+    for (size_t i = 0; ok && seq && i < n; i++) {
         if (!p[i].dedup) continue;
         char *lit = tl_sql_literal(p[i].path);
         ok = lit &&
              tl_buf_printf(sql, " WHEN %s THEN %lld", lit, (long long)p[i].f->sequence_number) == 0;
         free(lit);
     }
-    ok = ok && tl_buf_append_str(sql, " END AS __tl_seq FROM read_parquet(") == 0;
+    ok = ok && tl_buf_append_str(sql, seq ? " END AS __tl_seq FROM read_parquet("
+                                          : " FROM read_parquet(") == 0;
     if (!ok) return tl_error_nomem(err);
     TL_TRY(append_list(sql, p, n, true, err));
     ok = tl_buf_append_str(sql, ", " TL_SCAN_OPTIONS ", filename = '__tl_file', "
-                                "file_row_number = true))) "
-                                "WHERE __tl_rn = 1") == 0;
+                                "file_row_number = true))") == 0;
     return ok ? TL_OK : tl_error_nomem(err);
+}
+
+/* The "merge" strategy: every column of the overlapping files is ranked by
+ * key, and the first of each key kept. */
+static tl_status dedup_merge_sql(const tl_table *t, const picked *p, size_t n, tl_buf *sql,
+                                 tl_error *err)
+{
+    bool ok = tl_buf_append_str(sql, "SELECT * EXCLUDE (__tl_file, file_row_number, __tl_seq, "
+                                     "__tl_rn) FROM (SELECT *, ") == 0;
+    tl_status st = ok ? rank_window(t, sql, err) : tl_error_nomem(err);
+    if (st == TL_OK && tl_buf_append_str(sql, " FROM ") != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) st = overlapping_rows(p, n, "*", true, sql, err);
+    if (st == TL_OK && tl_buf_append_str(sql, ") WHERE __tl_rn = 1") != 0) st = tl_error_nomem(err);
+    return st;
+}
+
+/* The "keys-first" strategy: the older copies are found from the key
+ * columns alone (series key, time, ingest time, file and row), then the
+ * files are read like any scan and those rows left out. */
+static tl_status dedup_keys_first_sql(const tl_table *t, const picked *p, size_t n, tl_buf *sql,
+                                      tl_error *err)
+{
+    const tl_contract *c = &t->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    tl_buf cols = {0};
+    bool ok = true;
+    for (size_t i = 0; ok && i <= c->series_key.len; i++) {
+        int col = i < c->series_key.len ? c->series_index[i] : c->time_index;
+        char *id = tl_sql_ident(s->fields[col].name);
+        ok = id && tl_buf_printf(&cols, "%s, ", id) == 0;
+        free(id);
+    }
+    if (ok && c->ingest_column) {
+        char *id = tl_sql_ident(c->ingest_column);
+        ok = id && tl_buf_printf(&cols, "%s, ", id) == 0;
+        free(id);
+    }
+    ok = ok && tl_buf_append_str(&cols, "__tl_file, file_row_number") == 0 &&
+         tl_buf_append_byte(&cols, 0) == 0;
+    ok = ok && tl_buf_append_str(sql, "SELECT * EXCLUDE (__tl_file, file_row_number) FROM ") == 0;
+    tl_status st = ok ? overlapping_rows(p, n, "*", false, sql, err) : tl_error_nomem(err);
+    if (st == TL_OK && tl_buf_append_str(sql, " AS __tl_all ANTI JOIN (SELECT __tl_file AS __tl_f, "
+                                              "file_row_number AS __tl_r FROM (SELECT __tl_file, "
+                                              "file_row_number, ") != 0)
+        st = tl_error_nomem(err);
+    if (st == TL_OK) st = rank_window(t, sql, err);
+    if (st == TL_OK && tl_buf_append_str(sql, " FROM ") != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) st = overlapping_rows(p, n, (const char *)cols.data, true, sql, err);
+    if (st == TL_OK && tl_buf_append_str(sql, ") WHERE __tl_rn > 1) AS __tl_old ON "
+                                              "__tl_all.__tl_file = __tl_old.__tl_f AND "
+                                              "__tl_all.file_row_number = __tl_old.__tl_r") != 0)
+        st = tl_error_nomem(err);
+    tl_buf_free(&cols);
+    return st;
+}
+
+/* The latest write of each (series key..., time) among the overlapping
+ * files, by the read-dedup-strategy setting. */
+static tl_status dedup_sql(const tl_query_engine *e, const tl_table *t, const picked *p, size_t n,
+                           tl_buf *sql, tl_error *err)
+{
+    const char *strategy = tl_setting_value(t->md, e->settings, "read-dedup-strategy");
+    if (strategy && tl_setting_is(strategy, "keys-first"))
+        return dedup_keys_first_sql(t, p, n, sql, err);
+    return dedup_merge_sql(t, p, n, sql, err);
 }
 
 static void bounds_of(const tl_table *t, const tl_live_file *lf, picked *p)
@@ -308,11 +392,11 @@ static tl_status exact_local_reads(tl_query_engine *e, const tl_table *t, tl_fet
 
 /* Whether rows of one (series key..., time) may lie in two of the files
  * (then they are deduplicated on read, which the selective scan does not do). */
-static tl_status any_overlap(const tl_table *t, const tl_fetch_file *ff, size_t n, bool *out,
-                             tl_error *err)
+static tl_status any_overlap(const tl_query_engine *e, const tl_table *t, const tl_fetch_file *ff,
+                             size_t n, bool *out, tl_error *err)
 {
     *out = false;
-    if (!t->contract.dedup || t->contract.time_index < 0) return TL_OK;
+    if (!reads_dedup(e, t)) return TL_OK;
     picked *p = calloc(n + 1, sizeof *p);
     if (p == NULL) return tl_error_nomem(err);
     size_t k = 0;
@@ -332,7 +416,7 @@ static tl_status try_selective(tl_query_engine *e, const tl_table *t, tl_fetch_f
 {
     bool overlap = false;
     *id = 0;
-    TL_TRY(any_overlap(t, ff, n, &overlap, err));
+    TL_TRY(any_overlap(e, t, ff, n, &overlap, err));
     if (overlap) return TL_OK;
     tl_selective_file *sf = calloc(n + 1, sizeof *sf);
     size_t *of = calloc(n + 1, sizeof *of);
@@ -427,7 +511,7 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
         free_picked(p, n);
         return st;
     }
-    if (t->contract.dedup && t->contract.time_index >= 0) mark_overlaps(p, n);
+    if (reads_dedup(e, t)) mark_overlaps(p, n);
     size_t n_dedup = 0;
     for (size_t i = 0; i < n; i++) n_dedup += p[i].dedup;
     if (n_dedup < n) {
@@ -440,7 +524,7 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
     if (st == TL_OK && n_dedup > 0 && n_dedup < n &&
         tl_buf_append_str(sql, " UNION ALL BY NAME ") != 0)
         st = tl_error_nomem(err);
-    if (st == TL_OK && n_dedup > 0) st = dedup_sql(t, p, n, sql, err);
+    if (st == TL_OK && n_dedup > 0) st = dedup_sql(e, t, p, n, sql, err);
     free_picked(p, n);
     return st;
 }

@@ -19,6 +19,7 @@
 #include "query/sql_plan.h"
 #include "query/sql_run.h"
 #include "query/sql_topk.h"
+#include "table/settings.h"
 
 /* Tables loaded ahead, on a guess, while DuckDB starts (sql_guess.h). */
 #define MAX_PRELOADED 4
@@ -308,6 +309,7 @@ static tl_status check_options(const char *query, const tl_sql_options *o, const
     if (o->inputs_len && o->inputs == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "inputs_len is %zu but inputs is NULL",
                             o->inputs_len);
+    TL_TRY(tl_settings_check_session(o->settings, err));
     tl_qname check;
     return tl_qname_parse("x", ns, &check, err);
 }
@@ -349,6 +351,7 @@ static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_optio
     bool answered = false, truncated = false; /* answered by a window of the newest data */
     tl_sql_topk topk;
     tl_status st = tl_query_engine_get(lake, &e, err);
+    if (st == TL_OK) e->settings = o->settings;
     if (st == TL_OK) st = tl_deadline_start(&deadline, e, o->timeout_ms, err);
     if (st == TL_OK) st = tl_sql_plan_build(e, query, o->only_namespace, lookup, &c, &plan, err);
     if (st == TL_OK) st = show_inputs(e, o, inputs, err);
@@ -365,6 +368,7 @@ static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_optio
     tl_deadline_stop(&deadline);
     st = tl_deadline_status(&deadline, st, err);
     if (e) {
+        e->settings = NULL;
         tl_rowsets_clear(e); /* the result holds its rows: the decoded ones can go */
         hide_inputs(e, o);
     }

@@ -3,57 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <strings.h>
+
 #include "core/clock.h"
-
-typedef enum setting_kind {
-    SETTING_DURATION,
-    SETTING_BOOL,
-    SETTING_INT,
-    SETTING_PERCENT,
-    SETTING_CHOICE
-} setting_kind;
-
-/* Settings a user may give as properties, with the kind of value each takes. */
-static const struct {
-    const char *name;
-    setting_kind kind;
-    const char *choices;
-} settings[] = {
-    {"retention", SETTING_DURATION, NULL},
-    {"auto-maintain", SETTING_BOOL, NULL},
-    {"target-file-size-bytes", SETTING_INT, NULL},
-    {"compact-cold-after", SETTING_DURATION, NULL},
-    {"keep-snapshots-until", SETTING_INT, NULL},
-    {"compact-min-files", SETTING_INT, NULL},
-    {"data-page-rows", SETTING_INT, NULL},
-    {"compression-min-saving", SETTING_PERCENT, NULL},
-    {"filter-pushdown", SETTING_BOOL, NULL},
-    {"head-format", SETTING_CHOICE, "arrow,json,none"},
-    {"min-snapshots", SETTING_INT, NULL},
-    {"max-snapshots", SETTING_INT, NULL},
-    {"snapshot-retention", SETTING_DURATION, NULL},
-    {"read-dedup", SETTING_BOOL, NULL},
-    {"read-dedup-strategy", SETTING_CHOICE, "merge,keys-first"},
-    {"newest-first", SETTING_BOOL, NULL},
-    {"version-check-interval", SETTING_DURATION, NULL},
-    {"batch-id-retention", SETTING_DURATION, NULL},
-};
-
-/* Contract keys, fixed at create time by the create options. */
-static const char *const fixed_settings[] = {"time-column", "series-key", "chunk-interval", "dedup",
-                                             "ingest-time-column"};
-static const char *const system_settings[] = {"format-version", "rollups", "batch-ledger"};
-
-static bool parse_bool(const char *v, bool *out)
-{
-    if (strcmp(v, "true") == 0)
-        *out = true;
-    else if (strcmp(v, "false") == 0)
-        *out = false;
-    else
-        return false;
-    return true;
-}
+#include "table/settings.h"
 
 static bool parse_int(const char *v, int64_t *out)
 {
@@ -65,67 +18,43 @@ static bool parse_int(const char *v, int64_t *out)
     return true;
 }
 
-static bool choice_ok(const char *choices, const char *v)
-{
-    size_t n = strlen(v);
-    for (const char *p = choices; p; p = strchr(p, ',')) {
-        if (*p == ',') p++;
-        if (strncmp(p, v, n) == 0 && (p[n] == ',' || p[n] == '\0')) return true;
-    }
-    return false;
-}
-
-static tl_status check_value(const char *key, setting_kind kind, const char *choices,
-                             const char *value, tl_error *err)
-{
-    bool b;
-    int64_t n;
-    switch (kind) {
-    case SETTING_DURATION: {
-        tl_status st = tl_duration_parse(value, &n, err);
-        return st == TL_OK ? st : tl_error_prefix(err, "%s", key);
-    }
-    case SETTING_BOOL:
-        if (!parse_bool(value, &b))
-            return tl_error_set(err, TL_ERR_INVALID, "%s: must be true or false, got \"%s\"", key,
-                                value);
-        return TL_OK;
-    case SETTING_INT:
-        if (!parse_int(value, &n))
-            return tl_error_set(err, TL_ERR_INVALID,
-                                "%s: must be a non-negative integer, got \"%s\"", key, value);
-        return TL_OK;
-    case SETTING_PERCENT:
-        if (!parse_int(value, &n) || n > 100)
-            return tl_error_set(err, TL_ERR_INVALID,
-                                "%s: must be a percentage from 0 to 100, got \"%s\"", key, value);
-        return TL_OK;
-    case SETTING_CHOICE:
-        if (!choice_ok(choices, value))
-            return tl_error_set(err, TL_ERR_INVALID, "%s: must be one of %s, got \"%s\"", key,
-                                choices, value);
-        return TL_OK;
-    }
-    return TL_OK;
-}
-
-/* The codecs this writer has, by Iceberg's names. */
+/* The codecs this writer has, by Iceberg's names (in any case), as the
+ * reference takes them: "lz4" is Parquet's LZ4_RAW, "none" no codec. */
 static const struct {
     const char *name;
     tl_parquet_codec codec;
 } codecs[] = {{"zstd", TL_PARQUET_ZSTD},
               {"snappy", TL_PARQUET_SNAPPY},
               {"gzip", TL_PARQUET_GZIP},
-              {"uncompressed", TL_PARQUET_UNCOMPRESSED}};
+              {"lz4", TL_PARQUET_LZ4_RAW},
+              {"lz4_raw", TL_PARQUET_LZ4_RAW},
+              {"brotli", TL_PARQUET_BROTLI},
+              {"uncompressed", TL_PARQUET_UNCOMPRESSED},
+              {"none", TL_PARQUET_UNCOMPRESSED}};
 
 static bool parse_codec(const char *v, tl_parquet_codec *out)
 {
     for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++)
-        if (strcmp(codecs[i].name, v) == 0) {
+        if (strcasecmp(codecs[i].name, v) == 0) {
             *out = codecs[i].codec;
             return true;
         }
     return false;
+}
+
+/* The most a codec's level may be (0: it takes none). */
+static int max_level(tl_parquet_codec codec)
+{
+    switch (codec) {
+    case TL_PARQUET_ZSTD:
+        return 22;
+    case TL_PARQUET_GZIP:
+        return 9;
+    case TL_PARQUET_BROTLI:
+        return 11;
+    default:
+        return 0;
+    }
 }
 
 static tl_status check_iceberg_property(const char *key, const char *value, tl_error *err)
@@ -137,33 +66,37 @@ static tl_status check_iceberg_property(const char *key, const char *value, tl_e
                             value);
     if (strcmp(key, TL_PROP_CODEC) == 0 && !parse_codec(value, &codec))
         return tl_error_set(err, TL_ERR_INVALID,
-                            "%s: must be zstd, snappy, gzip or uncompressed, got \"%s\"", key,
-                            value);
+                            "%s: must be zstd, lz4, snappy, gzip, brotli or uncompressed, got "
+                            "\"%s\"",
+                            key, value);
     if (strcmp(key, TL_PROP_CODEC_LEVEL) == 0 && (!parse_int(value, &n) || n > 22))
         return tl_error_set(err, TL_ERR_INVALID, "%s: must be an integer from 0 to 22, got \"%s\"",
                             key, value);
     return TL_OK;
 }
 
-tl_status tl_contract_check_property(const char *key, const char *value, tl_error *err)
+static tl_status check_key_value(const char *key, const char *value, bool bare_names,
+                                 const char **out, tl_error *err)
 {
-    TL_TRY(check_iceberg_property(key, value, err));
-    if (strncmp(key, "timelake.", 9) != 0) return TL_OK; /* Iceberg and user properties */
-    const char *name = key + 9;
-    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
-        if (strcmp(settings[i].name, name) == 0)
-            return check_value(key, settings[i].kind, settings[i].choices, value, err);
-    for (size_t i = 0; i < sizeof fixed_settings / sizeof fixed_settings[0]; i++)
-        if (strcmp(fixed_settings[i], name) == 0)
-            return tl_error_set(err, TL_ERR_INVALID,
-                                "%s is fixed when the table is created, by its options "
-                                "(time_column, series_key, chunk, dedup, ingest_time)",
-                                key);
-    for (size_t i = 0; i < sizeof system_settings / sizeof system_settings[0]; i++)
-        if (strcmp(system_settings[i], name) == 0)
-            return tl_error_set(err, TL_ERR_INVALID, "%s is set by Timelake itself, not by hand",
-                                key);
-    return tl_error_set(err, TL_ERR_INVALID, "unknown setting \"%s\"", key);
+    *out = key;
+    const char *canonical = NULL;
+    TL_TRY(tl_setting_key(key, TL_LEVEL_TABLE, bare_names, &canonical, err));
+    if (canonical == NULL) /* Iceberg and user properties */
+        return value ? check_iceberg_property(key, value, err) : TL_OK;
+    *out = canonical;
+    return value ? tl_setting_check(tl_setting_find(canonical), value, err) : TL_OK;
+}
+
+tl_status tl_contract_check_property(const char *key, const char *value, const char **out,
+                                     tl_error *err)
+{
+    return check_key_value(key, value, false, out, err);
+}
+
+tl_status tl_contract_check_change(const char *key, const char *value, const char **out,
+                                   tl_error *err)
+{
+    return check_key_value(key, value, true, out, err);
 }
 
 static int field_index(const tl_ice_schema *schema, const char *name)
@@ -216,7 +149,7 @@ static void load_codec(const tl_ice_metadata *md, tl_contract *c)
     int64_t n;
     v = tl_ice_metadata_property(md, TL_PROP_CODEC_LEVEL);
     c->codec_level = v && parse_int(v, &n) && n <= 22 ? (int)n : TL_DEFAULT_CODEC_LEVEL;
-    if (c->codec == TL_PARQUET_GZIP && c->codec_level > 9) c->codec_level = 9; /* zlib's most */
+    if (c->codec_level > max_level(c->codec)) c->codec_level = max_level(c->codec);
     v = tl_ice_metadata_property(md, TL_PROP_CODEC_MIN_SAVING);
     c->codec_min_saving = v && parse_int(v, &n) && n <= 100 ? (int)n : TL_DEFAULT_CODEC_MIN_SAVING;
 }
@@ -241,12 +174,14 @@ tl_status tl_contract_load(const tl_ice_metadata *md, tl_contract *c, tl_error *
     if (c->ingest_index < 0) c->ingest_column = NULL;
     bool flag = false;
     const char *v = tl_ice_metadata_property(md, TL_PROP_DEDUP);
-    c->dedup = v != NULL && parse_bool(v, &flag) && flag;
+    c->dedup = v != NULL && tl_setting_parse_bool(v, &flag) && flag;
     v = tl_ice_metadata_property(md, TL_PROP_AUTO_MAINTAIN);
-    c->auto_maintain = v == NULL || !parse_bool(v, &flag) || flag;
+    c->auto_maintain = v == NULL || !tl_setting_parse_bool(v, &flag) || flag;
     c->target_file_size = int_property(md, TL_PROP_TARGET_FILE_SIZE, TL_DEFAULT_TARGET_FILE_SIZE);
     c->data_page_rows = int_property(md, TL_PROP_DATA_PAGE_ROWS, TL_DEFAULT_DATA_PAGE_ROWS);
-    c->row_group_limit = int_property(md, TL_PROP_ROW_GROUP_LIMIT, TL_DEFAULT_ROW_GROUP_LIMIT);
+    c->row_group_limit =
+        int_property(md, TL_PROP_ROW_GROUP_ROWS,
+                     int_property(md, TL_PROP_ROW_GROUP_LIMIT, TL_DEFAULT_ROW_GROUP_LIMIT));
     load_codec(md, c);
     tl_status st = load_series_key(md, schema, c, err);
     if (st == TL_OK) st = tl_part_fields_load(md, &c->partition, &c->n_partition, err);

@@ -24,6 +24,8 @@
 #define TL_PROP_DATA_PAGE_ROWS "timelake.data-page-rows"
 /* Iceberg's (pyiceberg's) name: the most rows one Parquet row group of a data file holds. */
 #define TL_PROP_ROW_GROUP_LIMIT "write.parquet.row-group-limit"
+/* The reference's name for the same; it wins over Iceberg's. */
+#define TL_PROP_ROW_GROUP_ROWS "timelake.row-group-rows"
 /* Iceberg's names: the data files' codec (zstd, snappy, gzip or uncompressed)
  * and its level. */
 #define TL_PROP_CODEC "write.parquet.compression-codec"
@@ -88,8 +90,18 @@ typedef struct tl_contract {
 tl_status tl_contract_load(const tl_ice_metadata *md, tl_contract *out, tl_error *err);
 void tl_contract_free(tl_contract *c);
 
-/* Checks user-given properties at create time: a timelake.* key must be a
- * known setting with a valid value; contract keys must come from the options. */
-tl_status tl_contract_check_property(const char *key, const char *value, tl_error *err);
+/* Checks a user-given property (at create time, or altering a table): a
+ * timelake.* key must be a setting a table may set (settings.h), with a valid
+ * value; contract keys must come from the create options. *out is the key to
+ * store: a setting's canonical spelling, else the key as given (static or
+ * borrowed from key). */
+tl_status tl_contract_check_property(const char *key, const char *value, const char **out,
+                                     tl_error *err);
+
+/* The same for a change of an existing table's properties
+ * (tl_table_set_properties): a key without a dot names a setting too
+ * ("read_dedup"), and a NULL value (a removal) checks the key alone. */
+tl_status tl_contract_check_change(const char *key, const char *value, const char **out,
+                                   tl_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include "arrow/arrow_type.h"
 #include "core/clock.h"
 #include "core/random.h"
+#include "table/settings.h"
 #include "table/table_internal.h"
 
 #define PARTITION_FIELD_ID 1000
@@ -51,10 +52,10 @@ static tl_status add_property(create_plan *p, const char *key, const char *value
     return TL_OK;
 }
 
-static bool has_property(const tl_table_options *o, const char *key)
+static bool has_property(const create_plan *p, const char *key)
 {
-    for (const char *const *kv = o->properties; kv && kv[0]; kv += 2)
-        if (strcmp(kv[0], key) == 0) return true;
+    for (size_t i = 0; i + 1 < p->properties.len; i += 2)
+        if (strcmp(p->properties.items[i], key) == 0) return true;
     return false;
 }
 
@@ -137,12 +138,11 @@ static tl_status plan_series_key(create_plan *p, const tl_table_options *o, int 
 static tl_status plan_time_series(create_plan *p, const struct ArrowSchema *schema,
                                   const tl_table_options *o, tl_error *err)
 {
-    const char *chunk = o->chunk ? o->chunk : "day";
+    const char *chunk = o->chunk ? tl_chunk_canonical(o->chunk) : "day";
     tl_ice_transform tr;
-    if ((strcmp(chunk, "hour") && strcmp(chunk, "day") && strcmp(chunk, "month")) ||
-        tl_ice_transform_parse(chunk, &tr, NULL) != TL_OK)
+    if (chunk == NULL || tl_ice_transform_parse(chunk, &tr, NULL) != TL_OK)
         return tl_error_set(err, TL_ERR_INVALID,
-                            "chunk interval must be hour, day or month, got \"%s\"", chunk);
+                            "chunk interval must be hour, day or month, got \"%s\"", o->chunk);
     TL_TRY(check_time_column(p, schema, o->time_column, err));
     int time_index = field_index(&p->schema, o->time_column);
     char *name = NULL;
@@ -152,11 +152,21 @@ static tl_status plan_time_series(create_plan *p, const struct ArrowSchema *sche
     bool ingest = o->ingest_time != 0;
     if (ingest) TL_TRY(add_ingest_column(p, err));
     bool dedup = o->dedup != 0;
-    if (o->retention) TL_TRY(add_property(p, TL_PROP_RETENTION, o->retention, err));
+    if (o->retention && has_property(p, TL_PROP_RETENTION))
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "retention is given twice: as an option and as property %s",
+                            TL_PROP_RETENTION);
+    if (o->retention) { /* as the reference writes it: "90 days" is "90d" */
+        int64_t us = 0;
+        char text[32];
+        TL_TRY(tl_duration_parse(o->retention, &us, err));
+        tl_duration_format(us, text, sizeof text);
+        TL_TRY(add_property(p, TL_PROP_RETENTION, text, err));
+    }
     TL_TRY(add_property(p, TL_PROP_FORMAT_VERSION, TL_FORMAT_VERSION, err));
     TL_TRY(add_property(p, "write.format.default", "parquet", err));
     if (o->series_key_len) TL_TRY(add_property(p, TL_PROP_SERIES_KEY, p->series_key_list, err));
-    if (!has_property(o, TL_PROP_CODEC))
+    if (!has_property(p, TL_PROP_CODEC))
         TL_TRY(add_property(p, TL_PROP_CODEC, TL_DEFAULT_CODEC, err));
     TL_TRY(add_property(p, TL_PROP_DEDUP, dedup ? "true" : "false", err));
     TL_TRY(add_property(p, TL_PROP_CHUNK, chunk, err));
@@ -226,7 +236,22 @@ static tl_status check_options(const tl_table_options *o, tl_error *err)
     for (const char *const *p = o->properties; p && p[0]; p += 2) {
         if (p[1] == NULL)
             return tl_error_set(err, TL_ERR_INVALID, "property \"%s\" has no value", p[0]);
-        TL_TRY(tl_contract_check_property(p[0], p[1], err));
+        const char *key = NULL;
+        TL_TRY(tl_contract_check_property(p[0], p[1], &key, err));
+    }
+    return TL_OK;
+}
+
+/* The user's properties, each under the key it is stored by; one given
+ * twice (in two spellings) is an error. */
+static tl_status add_user_properties(create_plan *p, const tl_table_options *o, tl_error *err)
+{
+    for (const char *const *kv = o->properties; kv && kv[0]; kv += 2) {
+        const char *key = NULL;
+        TL_TRY(tl_contract_check_property(kv[0], kv[1], &key, err));
+        if (has_property(p, key))
+            return tl_error_set(err, TL_ERR_INVALID, "property \"%s\" is given twice", key);
+        TL_TRY(add_property(p, key, kv[1], err));
     }
     return TL_OK;
 }
@@ -238,11 +263,9 @@ static tl_status make_plan(const struct ArrowSchema *schema, const tl_table_opti
     if (schema == NULL || schema->release == NULL || strcmp(schema->format, "+s") != 0)
         return tl_error_set(err, TL_ERR_INVALID, "the schema must be an Arrow struct schema");
     TL_TRY(tl_ice_schema_from_arrow(schema, 1, &p->schema, err));
+    TL_TRY(add_user_properties(p, o, err));
     if (o->time_column) TL_TRY(plan_time_series(p, schema, o, err));
-    TL_TRY(plan_partition_by(p, o, err));
-    for (const char *const *kv = o->properties; kv && kv[0]; kv += 2)
-        TL_TRY(add_property(p, kv[0], kv[1], err));
-    return TL_OK;
+    return plan_partition_by(p, o, err);
 }
 
 static tl_status table_exists(tl_store *store, const tl_qname *name, bool *out, tl_error *err)

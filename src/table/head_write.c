@@ -436,3 +436,17 @@ void tl_head_job_finish(tl_table *t, tl_head_job *j, bool won)
     pthread_mutex_destroy(&j->lock);
     free(j);
 }
+
+tl_head_job *tl_head_job_start_same_snapshot(tl_table *t, const tl_ice_metadata *md,
+                                             const tl_buf *json, tl_buf *list)
+{
+    if (tl_store_is_local(t->lake->store)) return NULL;
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
+    if (s && s->manifest_list) {
+        const tl_buf *held = tl_head_objects_find(t->head_objects, s->manifest_list);
+        if (held ? tl_buf_append(list, held->data, held->len) != 0
+                 : tl_table_read_url(t, s->manifest_list, list, NULL) != TL_OK)
+            return NULL;
+    }
+    return tl_head_job_start(t, md, t->version + 1, json, list, NULL, NULL);
+}

@@ -22,6 +22,14 @@ tl_head_job *tl_head_job_start(tl_table *t, const tl_ice_metadata *md, int64_t v
                                const tl_buf *json, const tl_buf *list, const tl_buf *lvi,
                                const tl_head_objects *fresh);
 
+/* The head of a commit that keeps the current snapshot (expiry, a change of
+ * properties), as tl_head_job_start of version t->version + 1: the
+ * snapshot's manifest list comes from the handle's head objects or is read
+ * into `list` (borrowed like json). NULL when no head is wanted or the list
+ * cannot be had (readers then find the old head stale). */
+tl_head_job *tl_head_job_start_same_snapshot(tl_table *t, const tl_ice_metadata *md,
+                                             const tl_buf *json, tl_buf *list);
+
 /* Waits until the head is built, then lets its PUT go in the background:
  * called right before the conditional create of vN, the two share one round
  * trip. Without this call the head is never sent. NULL: nothing. */

@@ -267,24 +267,6 @@ static tl_status drop_snapshots(const tl_table *t, tl_ice_metadata *md, const bo
     return TL_OK;
 }
 
-/* The head of the expiry's version (head_write.h), so that cold readers stay
- * at one round trip: the current snapshot is unchanged, its manifest list
- * comes from the handle's head objects or is read. NULL when no head is
- * wanted or the list cannot be had (readers then find the old head stale). */
-static tl_head_job *start_head(tl_table *t, const tl_ice_metadata *md, const tl_buf *json,
-                               tl_buf *list)
-{
-    if (tl_store_is_local(t->lake->store)) return NULL;
-    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
-    if (s && s->manifest_list) {
-        const tl_buf *held = tl_head_objects_find(t->head_objects, s->manifest_list);
-        if (held ? tl_buf_append(list, held->data, held->len) != 0
-                 : tl_table_read_url(t, s->manifest_list, list, NULL) != TL_OK)
-            return NULL;
-    }
-    return tl_head_job_start(t, md, t->version + 1, json, list, NULL, NULL);
-}
-
 /* One attempt at committing the expiry; TL_ERR_EXISTS when another commit won.
  * The batch ids of the expired snapshots move to a new batch ledger. */
 static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
@@ -296,7 +278,7 @@ static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
     if (st == TL_OK) st = tl_batch_ledger_extend(t, expire, md, &ledger_key, err);
     if (st == TL_OK) st = drop_snapshots(t, md, expire, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
-    tl_head_job *head = st == TL_OK ? start_head(t, md, &json, &list) : NULL;
+    tl_head_job *head = st == TL_OK ? tl_head_job_start_same_snapshot(t, md, &json, &list) : NULL;
     bool may_have_landed = false, dropped = false;
     if (st == TL_OK) {
         tl_head_job_send(head); /* in parallel with the conditional create */

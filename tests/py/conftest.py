@@ -28,6 +28,14 @@ def lake(lake_dir):
     return tlc.Lake(str(lake_dir))
 
 
+def static_link_flags():
+    """What a program linking libtimelake_static.a needs besides it (the
+    library's dependencies, as CMakeLists.txt lists them)."""
+    libs = subprocess.run(["pkg-config", "--libs", "jansson", "libzstd", "zlib", "libcurl", "openssl", "liblz4",
+                           "libbrotlienc", "libbrotlidec"], capture_output=True, text=True, check=True).stdout.split()
+    return libs + ["-lsnappy", "-lpthread", "-lm"]
+
+
 def run_reference(code, **kwargs):
     """Runs code under the reference implementation (timelake==0.7.0, its own
     virtualenv) and returns what it printed as JSON on its last line."""

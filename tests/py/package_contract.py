@@ -64,6 +64,17 @@ def iot(lake, name="iot.readings", **kw):
     return lake.create_table(name, SCHEMA, time_column="time", series_key=["device_id"], **kw)
 
 
+def properties(table_dir):
+    """The properties of a table's newest metadata version, read from its file."""
+    versions = Path(table_dir, "metadata").glob("v*.metadata.json")
+    newest = max(versions, key=lambda p: int(p.name[1:].split(".")[0]))
+    return json.loads(newest.read_text())["properties"]
+
+
+def data_files(table_dir):
+    return sorted(Path(table_dir, "data").rglob("*.parquet"))
+
+
 # ---- checks ----
 
 
@@ -235,6 +246,117 @@ def check_seed_example_local(tl, work):
     FROM iot.readings WHERE device_id = 'pump-7' GROUP BY 1 ORDER BY 1
     """)
     assert hourly.num_rows == 1 and hourly.column("temp").to_pylist() == [71.5]
+
+
+def check_setting_spellings(tl, work):
+    lake = tl.Lake(str(work))
+    iot(lake, properties={"timelake.READ_DEDUP": "FALSE", "timelake.newest_first": "false",
+                          "TIMELAKE.read-dedup-strategy": "Keys_First", "owner": "team-a"})
+    props = properties(work / "iot" / "readings")
+    # Any spelling finds the setting; it is stored by its name, its value as given.
+    assert (props["timelake.read-dedup"], props["timelake.newest-first"]) == ("FALSE", "false"), props
+    assert props["timelake.read-dedup-strategy"] == "Keys_First" and props["owner"] == "team-a", props
+    assert not any(k in props for k in ("timelake.READ_DEDUP", "timelake.newest_first")), props
+    raises(ValueError, iot, lake, "x.a", properties={"timelake.read_dedup": "maybe"},
+           match='timelake.read-dedup: must be true or false, got "maybe"')
+    raises(ValueError, iot, lake, "x.b", properties={"timelake.chunk_interval": "hour"},
+           match="timelake.chunk-interval is fixed when the table is created")
+    raises(ValueError, iot, lake, "x.c", properties={"timelake.format_version": "1"},
+           match="timelake.format-version is set by Timelake itself")
+    raises(ValueError, iot, lake, "x.d", properties={"Timelake.bogus": "1"}, match='unknown setting "Timelake.bogus"')
+    assert lake.tables() == ["iot.readings"]
+
+
+def check_chunk_aliases_and_long_durations(tl, work):
+    lake = tl.Lake(str(work))
+    for i, (chunk, want) in enumerate([("1h", "hour"), ("1 hour", "hour"), (" HOUR ", "hour"), ("1d", "day"),
+                                       ("1 Day", "day"), ("24h", "day"), ("1 month", "month")]):
+        assert iot(lake, f"c.t{i}", chunk=chunk).info()["chunk"] == want, chunk
+    for bad in ("1 hours", "2h", "1w", "daily"):
+        raises(ValueError, iot, lake, "c.bad", chunk=bad, match="chunk interval must be hour, day or month")
+    # The retention option is stored the reference's short way; a property as given.
+    for i, (text, want) in enumerate([("90 days", "90d"), ("1 week", "7d"), ("2 Weeks", "14d"), ("1 year", "365d"),
+                                      ("36 hours", "36h"), ("48 hours", "2d"), ("120 minutes", "2h"),
+                                      ("45 secs", "45s"), ("0d", "0s")]):
+        iot(lake, f"r.t{i}", retention=text)
+        assert properties(work / "r" / f"t{i}")["timelake.retention"] == want, text
+    iot(lake, "r.prop", properties={"timelake.retention": "90 days", "timelake.snapshot-retention": "2 weeks",
+                                    "timelake.version-check-interval": "1 minute"})
+    props = properties(work / "r" / "prop")
+    assert (props["timelake.retention"], props["timelake.snapshot-retention"]) == ("90 days", "2 weeks"), props
+    for bad in ("1 month", "1h30m", "1.5d", "-1d", "90 dayz"):
+        raises(ValueError, iot, lake, "r.bad", retention=bad, match=bad)
+    assert not any(n == "r.bad" for n in lake.tables())
+
+
+def check_reference_settings_accepted(tl, work):
+    lake = tl.Lake(str(work))
+    accepted = [{"timelake.time-weighted-mean": "merge"}, {"timelake.time_weighted_mean": "SEGMENTS"},
+                {"timelake.in-list-pruning": "false"}, {"timelake.row-group-rows": "100"},
+                {"timelake.head-inline-bytes": "0"}, {"timelake.compact-cold-after": "off"},
+                {"timelake.compact-cold-after": "OFF"}, {"timelake.filter-pushdown": "auto"},
+                {"timelake.filter-pushdown": "false"}, {"timelake.version-check-interval": "0s"},
+                {"timelake.newest-first": "false"}, {"timelake.read-dedup-strategy": "keys-first"}]
+    for i, props in enumerate(accepted):
+        t = iot(lake, f"s.t{i}", properties=props)
+        assert t.append(readings(250), maintain=False)["rows"] == 250, props
+        assert lake.sql(f"SELECT count(*) AS n FROM s.t{i}").column("n").to_pylist() == [250], props
+    # row-group-rows shapes the data files.
+    import pyarrow.parquet as pq
+    (f,) = data_files(work / "s" / "t3")
+    assert pq.ParquetFile(f).metadata.num_row_groups == 3
+    refused = [("timelake.filter-pushdown", "on", "must be auto, true or false"),
+               ("timelake.time-weighted-mean", "bogus", "must be auto, segments or merge"),
+               ("timelake.in-list-pruning", "yes", "must be true or false"),
+               ("timelake.row-group-rows", "1MiB", "must be a non-negative integer"),
+               ("timelake.head-inline-bytes", "-1", "must be a non-negative integer"),
+               ("timelake.version-check-interval", "off", "bad duration"),
+               ("timelake.read-dedup-strategy", "fast", "must be merge or keys-first")]
+    for key, value, message in refused:
+        raises(ValueError, iot, lake, "s.bad", properties={key: value}, match=message)
+
+
+def check_lz4_and_brotli_codecs(tl, work):
+    import pyarrow.parquet as pq
+    lake = tl.Lake(str(work))
+    for name, codec, want in [("lz4", "lz4", "LZ4"), ("lz4up", "LZ4", "LZ4"), ("brotli", "brotli", "BROTLI")]:
+        t = iot(lake, f"codec.{name}", properties={"write.parquet.compression-codec": codec})
+        t.append(readings(500), maintain=False)
+        (f,) = data_files(work / "codec" / name)
+        meta = pq.ParquetFile(f).metadata  # pyarrow calls LZ4_RAW "LZ4"
+        got = {meta.row_group(0).column(c).compression for c in range(meta.num_columns)}
+        assert got <= {want, "UNCOMPRESSED"} and want in got, (codec, got)
+        back = pq.read_table(f)
+        assert sorted(back.column("temp").to_pylist()) == [float(i) for i in range(500)]
+        out = lake.sql(f"SELECT count(*) AS n, sum(temp) AS s FROM codec.{name}").to_pylist()
+        assert out == [{"n": 500, "s": float(sum(range(500)))}], out
+
+
+def check_read_dedup_settings(tl, work):
+    lake = tl.Lake(str(work))
+    tables = {"merge": None, "off": {"timelake.read-dedup": "false"}, "off_spelled": {"timelake.READ_DEDUP": "False"},
+              "keys_first": {"timelake.read-dedup-strategy": "keys-first"}}
+    first, second = readings(40), readings(40).set_column(2, "temp", pa.array([100.0 + i for i in range(40)]))
+    for name, props in tables.items():
+        t = iot(lake, f"d.{name}", properties=props)
+        t.append(first, maintain=False)
+        t.append(second, maintain=False)
+        t.append(readings(10, start=T0 + dt.timedelta(hours=5)), maintain=False)
+
+    def rows(name):
+        out = lake.sql(f"SELECT device_id, time, temp FROM d.{name} ORDER BY device_id, time, temp")
+        return [(r["device_id"], r["time"], r["temp"]) for r in out.to_pylist()]
+
+    latest = rows("merge")  # the second write of each (device, time) wins
+    assert sorted(r[2] for r in latest) == sorted([100.0 + i for i in range(40)] + [float(i) for i in range(10)])
+    assert rows("keys_first") == latest
+    # read-dedup false: every stored row, the older writes too.
+    for name in ("off", "off_spelled"):
+        every = rows(name)
+        assert len(every) == 90 and sum(r[2] for r in every) == sum(first.column("temp").to_pylist()) + sum(
+            second.column("temp").to_pylist()) + sum(range(10)), name
+    n = lake.sql("SELECT count(*) AS n FROM d.off WHERE device_id = 'pump-7'").column("n").to_pylist()
+    assert n == [45]
 
 
 CHECKS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("check_")}

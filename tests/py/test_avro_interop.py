@@ -16,6 +16,8 @@ import fastavro._write
 import fastavro.read
 import pytest
 
+from conftest import static_link_flags
+
 ROOT = Path(__file__).resolve().parents[2]
 EPOCH = dt.date(1970, 1, 1)
 
@@ -34,14 +36,12 @@ def _static_lib():
 def tool(tmp_path_factory):
     lib = _static_lib()
     sanitize = b"__asan_" in lib.read_bytes()
-    libs = subprocess.run(["pkg-config", "--libs", "jansson", "libzstd", "zlib", "libcurl", "openssl"],
-                          check=True, capture_output=True, text=True).stdout.split()
     exe = tmp_path_factory.mktemp("tool") / "avro_tool"
     flags = ["-std=c11", "-g", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"]
     if sanitize:
         flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
     subprocess.run(["cc", *flags, f"-I{ROOT / 'include'}", f"-I{ROOT / 'src'}", "-o", str(exe),
-                    str(ROOT / "tests/tools/avro_tool.c"), str(lib), *libs, "-lsnappy", "-lpthread", "-lm"],
+                    str(ROOT / "tests/tools/avro_tool.c"), str(lib), *static_link_flags()],
                    check=True)
 
     def run(*args):

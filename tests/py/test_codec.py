@@ -103,6 +103,11 @@ def test_noise_is_uncompressed_and_the_rest_zstd_by_default(lake, lake_dir):
         ({"write.parquet.compression-codec": "snappy"}, "UNCOMPRESSED", "SNAPPY"),
         ({"write.parquet.compression-codec": "gzip", "write.parquet.compression-level": "9"}, "UNCOMPRESSED", "GZIP"),
         ({"write.parquet.compression-codec": "uncompressed"}, "UNCOMPRESSED", "UNCOMPRESSED"),
+        ({"write.parquet.compression-codec": "lz4"}, "UNCOMPRESSED", "LZ4"),  # pyarrow's name of LZ4_RAW
+        ({"write.parquet.compression-codec": "brotli"}, "UNCOMPRESSED", "BROTLI"),
+        ({"write.parquet.compression-codec": "Brotli", "write.parquet.compression-level": "5"}, "UNCOMPRESSED",
+         "BROTLI"),
+        ({"write.parquet.compression-codec": "none"}, "UNCOMPRESSED", "UNCOMPRESSED"),
         ({"timelake.compression-min-saving": "100"}, "UNCOMPRESSED", "UNCOMPRESSED"),
     ],
 )
@@ -134,8 +139,8 @@ def test_compaction_writes_by_the_same_rule(lake, lake_dir):
 @pytest.mark.parametrize(
     "key, value, message",
     [
-        ("write.parquet.compression-codec", "lz4", "must be zstd, snappy, gzip or uncompressed"),
-        ("write.parquet.compression-codec", "ZSTD", "must be zstd, snappy, gzip or uncompressed"),
+        ("write.parquet.compression-codec", "lzo", "must be zstd, lz4, snappy, gzip, brotli or uncompressed"),
+        ("write.parquet.compression-codec", "zstd2", "must be zstd, lz4, snappy, gzip, brotli or uncompressed"),
         ("write.parquet.compression-level", "high", "must be an integer from 0 to 22"),
         ("write.parquet.compression-level", "23", "must be an integer from 0 to 22"),
         ("timelake.compression-min-saving", "101", "must be a percentage from 0 to 100"),

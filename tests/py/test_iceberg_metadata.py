@@ -24,6 +24,8 @@ from pyiceberg.types import (BinaryType, BooleanType, DateType, DecimalType, Dou
                              FixedType, FloatType, IntegerType, LongType, NestedField, StringType,
                              TimestampType, TimestamptzType, TimeType, UUIDType)
 
+from conftest import static_link_flags
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_SRC = ROOT / "tests" / "tools" / "iceberg_tool.c"
 OWN_SOURCES = ["src/core/buf.c", "src/core/error.c", "src/arrow/array.c", "src/arrow/arrow_type.c"] + [
@@ -32,9 +34,7 @@ OWN_SOURCES = ["src/core/buf.c", "src/core/error.c", "src/arrow/array.c", "src/a
 
 
 def _pkg_libs():
-    out = subprocess.run(["pkg-config", "--libs", "jansson", "libzstd", "zlib", "libcurl", "openssl"],
-                         capture_output=True, text=True, check=True).stdout.split()
-    return out + ["-lsnappy", "-lpthread", "-lm"]
+    return static_link_flags()
 
 
 def _static_library():

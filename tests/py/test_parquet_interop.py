@@ -25,6 +25,8 @@ pa = pytest.importorskip("pyarrow")
 pc = pytest.importorskip("pyarrow.compute")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from conftest import static_link_flags
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -45,12 +47,10 @@ def tool(tmp_path_factory):
         if not lib.exists():
             continue
         out = tmp_path_factory.mktemp("tool") / "parquet_tool"
-        libs = subprocess.run(["pkg-config", "--libs", "jansson", "libzstd", "zlib", "libcurl",
-                               "openssl"], capture_output=True, text=True, check=True).stdout.split()
         san = ["-fsanitize=address,undefined"] if _sanitized(d) else []
         subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-D_GNU_SOURCE", *san, "-I", str(ROOT / "include"), "-I",
-                        str(ROOT / "src"), str(ROOT / "tests/tools/parquet_tool.c"), str(lib), *libs,
-                        "-lsnappy", "-lpthread", "-lm", "-o", str(out)], check=True)
+                        str(ROOT / "src"), str(ROOT / "tests/tools/parquet_tool.c"), str(lib), *static_link_flags(),
+                        "-o", str(out)], check=True)
         return str(out)
     pytest.skip("no built libtimelake_static.a (set TL_BUILD_DIR or TL_PARQUET_TOOL)")
 
@@ -307,6 +307,9 @@ VARIANTS = {
     "pyarrow-snappy": _pyarrow_variant(compression="snappy"),
     "pyarrow-gzip": _pyarrow_variant(compression="gzip"),
     "pyarrow-zstd": _pyarrow_variant(compression="zstd"),
+    "pyarrow-lz4": _pyarrow_variant(compression="lz4"),  # LZ4_RAW
+    "pyarrow-brotli": _pyarrow_variant(compression="brotli"),
+    "pyarrow-lz4-page-v2": _pyarrow_variant(data_page_version="2.0", compression="lz4"),
     "pyarrow-none": _pyarrow_variant(compression="none"),
     "pyarrow-small-pages": _pyarrow_variant(data_page_size=512, row_group_size=700,
                                             write_batch_size=64),
@@ -440,6 +443,17 @@ def test_our_compact_encodings_read_by_everyone(tool, tmp_path):
     assert [r[3] for r in got] == table["count"].to_pylist()
     assert [r[2] for r in got] == table["noisy"].to_pylist()
     assert pl.read_parquet(out)["noisy"].to_list() == table["noisy"].to_pylist()
+
+
+@pytest.mark.parametrize("codec, name", [("lz4", "LZ4_RAW"), ("brotli", "BROTLI")])
+def test_our_lz4_and_brotli_read_by_pyarrow_and_duckdb(tool, tmp_path, codec, name):
+    duckdb = pytest.importorskip("duckdb")
+    src = tmp_path / "src.parquet"
+    pq.write_table(sample_table(with_float16=False), src)
+    want, out = _compare_through_ours(tool, src, tmp_path, ("--codec", codec, "--page-rows", "700"))
+    assert duckdb.sql(f"SELECT DISTINCT compression FROM parquet_metadata('{out}')").fetchall() == [(name,)]
+    got = duckdb.sql(f"SELECT i64, host FROM '{out}'").fetchall()
+    assert got == list(zip(want["i64"].to_pylist(), want["host"].to_pylist()))
 
 
 def test_benchmark_runs(tool):

@@ -144,12 +144,34 @@ class SqlOptions(ctypes.Structure):
         ("only_namespace", ctypes.c_int),
         ("max_rows", ctypes.c_int64),
         ("timeout_ms", ctypes.c_int64),
+        ("settings", ctypes.POINTER(ctypes.c_char_p)),
     ]
 
 
 _lib.tl_lake_sql.argtypes = [_P, ctypes.c_char_p, ctypes.c_char_p, _P, ctypes.POINTER(QueryStats), ctypes.POINTER(Error)]
 _lib.tl_lake_latest.argtypes = [_P, ctypes.c_char_p, _P, ctypes.POINTER(Error)]
 _lib.tl_lake_query.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(SqlOptions), _P, ctypes.POINTER(QueryStats), ctypes.POINTER(Error)]
+
+
+class SettingInfo(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_char_p) for n in ("name", "values", "default_value", "levels", "description")]
+
+
+_lib.tl_setting_at.argtypes = [ctypes.c_size_t]
+_lib.tl_setting_at.restype = ctypes.POINTER(SettingInfo)
+_lib.tl_table_properties.argtypes = [_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)), ctypes.POINTER(Error)]
+_lib.tl_table_set_properties.argtypes = [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(Error)]
+
+
+def settings():
+    """The settings registry (tl_setting_at): a list of dicts."""
+    out, i = [], 0
+    while True:
+        p = _lib.tl_setting_at(i)
+        if not p:
+            return out
+        out.append({n: getattr(p.contents, n).decode() for n, _ in SettingInfo._fields_})
+        i += 1
 
 class Object(ctypes.Structure):
     _fields_ = [("key", ctypes.c_char_p), ("size", ctypes.c_uint64), ("modified_ms", ctypes.c_int64),
@@ -297,7 +319,7 @@ class Lake:
         return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()
 
     def query(self, query, namespace=None, inputs=None, only_namespace=False, max_rows=0, timeout_ms=0,
-              stats=None):
+              stats=None, settings=None):
         """tl_lake_query: inputs maps names to pyarrow data (each handed over as a C stream,
         which the library consumes). Returns a pyarrow.Table; stats (a dict) gets the query
         stats, "truncated" among them."""
@@ -305,8 +327,10 @@ class Lake:
         streams = [_stream_of(data) for data in inputs.values()]
         arr = (SqlInput * max(1, len(inputs)))(*[
             SqlInput(name.encode(), ctypes.addressof(buf)) for name, buf in zip(inputs, streams)])
+        session = _pairs(settings)
         opts = SqlOptions(namespace.encode() if namespace else None, arr if inputs else None, len(inputs),
-                          int(only_namespace), max_rows, timeout_ms)
+                          int(only_namespace), max_rows, timeout_ms,
+                          ctypes.cast(session, ctypes.POINTER(ctypes.c_char_p)) if session else None)
         err, qs = Error(), QueryStats()
         buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
         want = ctypes.byref(qs) if stats is not None else None
@@ -425,6 +449,27 @@ class Table:
     def refresh(self):
         err = Error()
         _check(_lib.tl_table_refresh(self._h, ctypes.byref(err)), err)
+
+    def properties(self):
+        """The table's properties at this handle's version, as a dict."""
+        out = ctypes.POINTER(ctypes.c_char_p)()
+        err = Error()
+        _check(_lib.tl_table_properties(self._h, ctypes.byref(out), ctypes.byref(err)), err)
+        props, i = {}, 0
+        while out[i] is not None:
+            props[out[i].decode()] = out[i + 1].decode()
+            i += 2
+        _lib.tl_strings_free(out)
+        return props
+
+    def set_properties(self, changes):
+        """tl_table_set_properties: changes maps keys to values, None removes."""
+        flat = []
+        for k, v in changes.items():
+            flat += [k.encode(), None if v is None else v.encode()]
+        arr = (ctypes.c_char_p * (len(flat) + 1))(*flat, None)
+        err = Error()
+        _check(_lib.tl_table_set_properties(self._h, arr, ctypes.byref(err)), err)
 
     def batches_committed(self, ids):
         """[bool] per id: committed as a batch id (tl_table_batches_committed)."""

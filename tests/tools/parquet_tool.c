@@ -99,10 +99,12 @@ static int parse_rewrite_opts(int argc, char **argv, rewrite_opts *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (strcmp(a, "--codec") == 0) {
             i++;
-            o->w.codec = strcmp(v, "snappy") == 0 ? TL_PARQUET_SNAPPY
-                         : strcmp(v, "gzip") == 0 ? TL_PARQUET_GZIP
-                         : strcmp(v, "none") == 0 ? TL_PARQUET_UNCOMPRESSED
-                                                  : TL_PARQUET_ZSTD;
+            o->w.codec = strcmp(v, "snappy") == 0   ? TL_PARQUET_SNAPPY
+                         : strcmp(v, "gzip") == 0   ? TL_PARQUET_GZIP
+                         : strcmp(v, "lz4") == 0    ? TL_PARQUET_LZ4_RAW
+                         : strcmp(v, "brotli") == 0 ? TL_PARQUET_BROTLI
+                         : strcmp(v, "none") == 0   ? TL_PARQUET_UNCOMPRESSED
+                                                    : TL_PARQUET_ZSTD;
         } else if (strcmp(a, "--level") == 0) {
             o->w.compression_level = atoi(v), i++;
         } else if (strcmp(a, "--page-rows") == 0) {

@@ -100,17 +100,37 @@ static void test_duration_parse(void)
 {
     int64_t us = 0;
     tl_error err;
-    CHECK_OK(tl_duration_parse("90d", &us, &err), &err);
-    CHECK_INT(us, 90LL * 86400 * 1000000);
-    CHECK_OK(tl_duration_parse("45s", &us, &err), &err);
-    CHECK_INT(us, 45LL * 1000000);
-    CHECK_OK(tl_duration_parse("1y", &us, &err), &err);
-    CHECK_INT(us, 365LL * 86400 * 1000000);
-    const char *bad[] = {"", "d", "-1d", "10", "1.5h", "1h30m", "5q", "99999999999999999999d"};
+    const struct {
+        const char *text;
+        int64_t seconds;
+    } good[] = {{"90d", 90 * 86400},     {"45s", 45},           {"1y", 365 * 86400},
+                {"90 days", 90 * 86400}, {"1 week", 7 * 86400}, {"2 Weeks", 14 * 86400},
+                {"12 HRS", 12 * 3600},   {" 5 mins ", 300},     {"1 year", 365 * 86400},
+                {"3 seconds", 3},        {"01d", 86400},        {"0d", 0}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        CHECK_OK(tl_duration_parse(good[i].text, &us, &err), &err);
+        CHECK_INT(us, good[i].seconds * 1000000);
+    }
+    const char *bad[] = {"",   "d",       "-1d",  "10",     "1.5h", "1h30m",
+                         "5q", "1 month", "1 yr", "1 d ay", "+1d",  "99999999999999999999d"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK_INT(tl_duration_parse(bad[i], &us, &err), TL_ERR_INVALID);
 }
 
+static void test_duration_format(void)
+{
+    const struct {
+        int64_t seconds;
+        const char *text;
+    } cases[] = {{90 * 86400, "90d"}, {7 * 86400, "7d"}, {36 * 3600, "36h"}, {7200, "2h"},
+                 {90, "90s"},         {120, "2m"},       {0, "0s"},          {86401, "86401s"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[32];
+        tl_duration_format(cases[i].seconds * 1000000, buf, sizeof buf);
+        CHECK(strcmp(buf, cases[i].text) == 0);
+    }
+}
+
 UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_put_if_absent_is_exclusive),
            UNIT(test_hostile_keys_are_refused), UNIT(test_location_normalized),
-           UNIT(test_duration_parse))
+           UNIT(test_duration_parse), UNIT(test_duration_format))

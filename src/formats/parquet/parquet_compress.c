@@ -1,9 +1,12 @@
 #include "formats/parquet/parquet_compress.h"
 
+#include <brotli/decode.h>
+#include <brotli/encode.h>
 #include <limits.h>
-#include <string.h>
+#include <lz4.h>
 #include <snappy-c.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -35,7 +38,35 @@ const char *tl_pq_codec_name(tl_pq_codec_id codec)
 int tl_pq_codec_supported(tl_pq_codec_id codec)
 {
     return codec == TL_PQ_CODEC_UNCOMPRESSED || codec == TL_PQ_CODEC_SNAPPY ||
-           codec == TL_PQ_CODEC_GZIP || codec == TL_PQ_CODEC_ZSTD;
+           codec == TL_PQ_CODEC_GZIP || codec == TL_PQ_CODEC_ZSTD || codec == TL_PQ_CODEC_LZ4_RAW ||
+           codec == TL_PQ_CODEC_BROTLI || codec == TL_PQ_CODEC_LZ4;
+}
+
+/* LZ4_RAW: one LZ4 block, no framing (what pyarrow and arrow-rs write for "lz4"). */
+static tl_status lz4_compress(const uint8_t *src, size_t len, tl_buf *out, tl_error *err)
+{
+    if (len > LZ4_MAX_INPUT_SIZE)
+        return tl_error_set(err, TL_ERR_INVALID, "page too large for LZ4");
+    int bound = LZ4_compressBound((int)len);
+    if (tl_buf_reserve(out, (size_t)bound) != 0) return tl_error_nomem(err);
+    int n = LZ4_compress_default((const char *)src, (char *)out->data + out->len, (int)len, bound);
+    if (n <= 0) return tl_error_set(err, TL_ERR_INTERNAL, "LZ4 compression failed");
+    out->len += (size_t)n;
+    return TL_OK;
+}
+
+static tl_status brotli_compress(int level, const uint8_t *src, size_t len, tl_buf *out,
+                                 tl_error *err)
+{
+    size_t bound = BrotliEncoderMaxCompressedSize(len);
+    if (bound == 0) return tl_error_set(err, TL_ERR_INVALID, "page too large for Brotli");
+    if (tl_buf_reserve(out, bound) != 0) return tl_error_nomem(err);
+    int quality = level > 0 && level <= BROTLI_MAX_QUALITY ? level : 1;
+    if (!BrotliEncoderCompress(quality, BROTLI_DEFAULT_WINDOW, BROTLI_MODE_GENERIC, len, src,
+                               &bound, out->data + out->len))
+        return tl_error_set(err, TL_ERR_INTERNAL, "Brotli compression failed");
+    out->len += bound;
+    return TL_OK;
 }
 
 static tl_status gzip_compress(int level, const uint8_t *src, size_t len, tl_buf *out,
@@ -80,6 +111,10 @@ tl_status tl_pq_compress(tl_pq_codec_ctx *c, tl_pq_codec_id codec, int level, co
     }
     case TL_PQ_CODEC_GZIP:
         return gzip_compress(level, src, len, out, err);
+    case TL_PQ_CODEC_LZ4_RAW:
+        return lz4_compress(src, len, out, err);
+    case TL_PQ_CODEC_BROTLI:
+        return brotli_compress(level, src, len, out, err);
     case TL_PQ_CODEC_ZSTD: {
         if (c->zc == NULL && (c->zc = ZSTD_createCCtx()) == NULL) return tl_error_nomem(err);
         size_t bound = ZSTD_compressBound(len);
@@ -133,6 +168,51 @@ static tl_status gzip_decompress(const uint8_t *src, size_t len, uint8_t *dst, s
     return TL_OK;
 }
 
+static tl_status lz4_block(tl_pq_codec_id codec, const uint8_t *src, size_t len, uint8_t *dst,
+                           size_t dst_len, tl_error *err)
+{
+    if (len > INT_MAX || dst_len > INT_MAX)
+        return tl_error_set(err, TL_ERR_INVALID, "%s page too large", tl_pq_codec_name(codec));
+    int n = LZ4_decompress_safe((const char *)src, (char *)dst, (int)len, (int)dst_len);
+    if (n < 0) return tl_error_set(err, TL_ERR_INVALID, "corrupt %s data", tl_pq_codec_name(codec));
+    if ((size_t)n != dst_len) return size_mismatch(codec, (size_t)n, dst_len, err);
+    return TL_OK;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The deprecated LZ4 codec: Hadoop's framing (blocks each led by their
+ * decompressed and compressed sizes, big-endian), or, as older writers made
+ * it, one raw block; read as Arrow does, the framing first. */
+static tl_status lz4_hadoop(const uint8_t *src, size_t len, uint8_t *dst, size_t dst_len,
+                            tl_error *err)
+{
+    size_t in = 0, outp = 0;
+    while (in + 8 <= len) {
+        uint32_t raw = be32(src + in), packed = be32(src + in + 4);
+        if (packed > len - in - 8 || raw > dst_len - outp) break;
+        if (lz4_block(TL_PQ_CODEC_LZ4, src + in + 8, packed, dst + outp, raw, NULL) != TL_OK) break;
+        in += 8 + (size_t)packed;
+        outp += raw;
+        if (in == len && outp == dst_len) return TL_OK;
+    }
+    return lz4_block(TL_PQ_CODEC_LZ4, src, len, dst, dst_len, err);
+}
+
+static tl_status brotli_decompress(const uint8_t *src, size_t len, uint8_t *dst, size_t dst_len,
+                                   tl_error *err)
+{
+    size_t n = dst_len;
+    BrotliDecoderResult r = BrotliDecoderDecompress(len, src, &n, dst);
+    if (r != BROTLI_DECODER_RESULT_SUCCESS)
+        return tl_error_set(err, TL_ERR_INVALID, "corrupt BROTLI data");
+    if (n != dst_len) return size_mismatch(TL_PQ_CODEC_BROTLI, n, dst_len, err);
+    return TL_OK;
+}
+
 tl_status tl_pq_decompress(tl_pq_codec_ctx *c, tl_pq_codec_id codec, const uint8_t *src, size_t len,
                            uint8_t *dst, size_t dst_len, tl_error *err)
 {
@@ -152,6 +232,12 @@ tl_status tl_pq_decompress(tl_pq_codec_ctx *c, tl_pq_codec_id codec, const uint8
     }
     case TL_PQ_CODEC_GZIP:
         return gzip_decompress(src, len, dst, dst_len, err);
+    case TL_PQ_CODEC_LZ4_RAW:
+        return lz4_block(codec, src, len, dst, dst_len, err);
+    case TL_PQ_CODEC_LZ4:
+        return lz4_hadoop(src, len, dst, dst_len, err);
+    case TL_PQ_CODEC_BROTLI:
+        return brotli_decompress(src, len, dst, dst_len, err);
     case TL_PQ_CODEC_ZSTD: {
         if (c->zd == NULL && (c->zd = ZSTD_createDCtx()) == NULL) return tl_error_nomem(err);
         size_t n = ZSTD_decompressDCtx(c->zd, dst, dst_len, src, len);

@@ -1,4 +1,5 @@
-/* Page compression codecs: UNCOMPRESSED, SNAPPY, GZIP and ZSTD. A codec context
+/* Page compression codecs: UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and
+ * BROTLI (and the deprecated LZ4, read only). A codec context
  * keeps the zstd contexts alive across pages so they are allocated once. */
 #ifndef TL_PARQUET_COMPRESS_H
 #define TL_PARQUET_COMPRESS_H
@@ -16,10 +17,11 @@ void tl_pq_codec_ctx_free(tl_pq_codec_ctx *c);
 
 /* Names a codec for messages ("ZSTD"). */
 const char *tl_pq_codec_name(tl_pq_codec_id codec);
-/* Whether this library can read and write the codec. */
+/* Whether this library can read and write the codec (LZ4 it only reads). */
 int tl_pq_codec_supported(tl_pq_codec_id codec);
 
-/* Appends the compressed form of src to out. `level` applies to ZSTD and GZIP (0: default). */
+/* Appends the compressed form of src to out. `level` applies to ZSTD, GZIP and BROTLI
+ * (0: default). */
 tl_status tl_pq_compress(tl_pq_codec_ctx *c, tl_pq_codec_id codec, int level, const uint8_t *src,
                          size_t len, tl_buf *out, tl_error *err);
 

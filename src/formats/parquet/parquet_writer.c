@@ -59,14 +59,15 @@ struct tl_parquet_writer {
 #define TL_PQ_PARALLEL_ROWS 4096
 
 static const tl_pq_codec_id codec_ids[] = {TL_PQ_CODEC_UNCOMPRESSED, TL_PQ_CODEC_SNAPPY,
-                                           TL_PQ_CODEC_GZIP, TL_PQ_CODEC_ZSTD};
+                                           TL_PQ_CODEC_GZIP,         TL_PQ_CODEC_ZSTD,
+                                           TL_PQ_CODEC_LZ4_RAW,      TL_PQ_CODEC_BROTLI};
 
 /* ---- Opening ---- */
 
 static tl_status copy_options(tl_parquet_writer *w, const tl_parquet_write_options *o,
                               tl_error *err)
 {
-    if ((unsigned)o->codec > TL_PARQUET_ZSTD)
+    if ((unsigned)o->codec > TL_PARQUET_BROTLI)
         return tl_error_set(err, TL_ERR_INVALID, "unknown Parquet codec %d", (int)o->codec);
     if (o->min_saving_pct < 0 || o->min_saving_pct > 100)
         return tl_error_set(err, TL_ERR_INVALID,

@@ -15,7 +15,9 @@ typedef enum tl_parquet_codec {
     TL_PARQUET_UNCOMPRESSED,
     TL_PARQUET_SNAPPY,
     TL_PARQUET_GZIP,
-    TL_PARQUET_ZSTD
+    TL_PARQUET_ZSTD,
+    TL_PARQUET_LZ4_RAW,
+    TL_PARQUET_BROTLI
 } tl_parquet_codec;
 
 /* Value encodings of non-dictionary pages. */
@@ -30,7 +32,7 @@ typedef enum tl_parquet_encodings {
 
 typedef struct tl_parquet_write_options {
     tl_parquet_codec codec; /* callers always set it */
-    int compression_level;  /* zstd/gzip level, e.g. 3; 0: the codec's default */
+    int compression_level;  /* zstd/gzip/brotli level, e.g. 3; 0: the codec's default */
     /* 0: every column chunk is compressed. 1-100: a chunk whose first data page
      * the codec shrinks by less than this percentage is stored uncompressed. */
     int min_saving_pct;
