@@ -135,12 +135,20 @@ static int ls_print(cli_args *a, tl_lake *lake, char **names, int n)
     int rc = arr && num && cells && owned ? EXIT_OK : EXIT_STORAGE;
     const char *head[] = {"TABLE", "VERSION", "ROWS", "FILES", "SIZE"};
     if (rc == EXIT_OK) memcpy(cells, head, sizeof head);
+    int broken = EXIT_OK; /* a table that cannot be read is named, and the rest listed */
     for (int i = 0; rc == EXIT_OK && i < n; i++) {
         tl_table_info info;
         tl_error err;
+        const char **row = &cells[(i + 1) * 5];
         if (ls_row(lake, names[i], &info, &err) != TL_OK) {
-            rc = cli_fail(a, &err);
-            break;
+            tl_error_prefix(&err, "table %s cannot be read", names[i]);
+            int code = cli_fail(a, &err);
+            if (broken == EXIT_OK) broken = code;
+            json_array_append_new(arr,
+                                  json_pack("{s:s,s:s}", "name", names[i], "error", err.message));
+            row[0] = names[i];
+            row[1] = row[2] = row[3] = row[4] = "?";
+            continue;
         }
         json_array_append_new(arr, info_json(&info));
         snprintf(num[i][0], 32, "%lld", (long long)info.version);
@@ -148,7 +156,6 @@ static int ls_print(cli_args *a, tl_lake *lake, char **names, int n)
         snprintf(num[i][2], 32, "%lld", (long long)info.files);
         owned[i] = malloc(32);
         if (owned[i]) cli_format_bytes((double)info.bytes, owned[i], 32);
-        const char **row = &cells[(i + 1) * 5];
         row[0] = names[i];
         row[1] = num[i][0];
         row[2] = num[i][1];
@@ -167,7 +174,7 @@ static int ls_print(cli_args *a, tl_lake *lake, char **names, int n)
     free(owned);
     free(cells);
     free(num);
-    return rc;
+    return rc == EXIT_OK ? broken : rc;
 }
 
 int cmd_ls(cli_args *a)

@@ -36,7 +36,8 @@ tl_status tl_query_live_files(tl_query_engine *e, const tl_table *t, const tl_li
         return TL_OK;
     }
     tl_live_files lf;
-    TL_TRY(tl_live_files_read(t, NULL, &lf, err));
+    if (tl_live_files_read(t, NULL, &lf, err) != TL_OK)
+        return tl_error_prefix(err, "table %s cannot be read", t->name.full);
     char *copy = strdup(key);
     if (copy == NULL) {
         tl_live_files_free(&lf);

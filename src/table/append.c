@@ -337,7 +337,11 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
         tl_schema_release(&schema);
         return st;
     }
-    st = check_expected(t, o->expect_version, err);
+    /* A table whose manifests cannot be read cannot be queried: an append
+     * reporting success into it would hide that (checked once per manifest
+     * and process: the parse is cached). */
+    st = tl_table_check_manifests(t, err);
+    if (st == TL_OK) st = check_expected(t, o->expect_version, err);
     if (st == TL_OK) st = encode_stream(&s, stream, &schema, err);
     if (st == TL_OK)
         st = tl_attachments_prepare(t, o->attachments, o->attachments_len, &s.attachments, err);

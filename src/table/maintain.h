@@ -51,6 +51,11 @@ typedef bool (*tl_manifest_list_visit_fn)(void *ctx, const tl_ice_manifest_file 
 /* The same for the manifests a manifest list names. */
 tl_status tl_manifest_list_cache_visit(const tl_table *t, const char *url,
                                        tl_manifest_list_visit_fn fn, void *ctx, tl_error *err);
+/* Whether every manifest of the current snapshot can be read and parsed
+ * (through the cache: each is parsed once per process). A damaged table is
+ * TL_ERR_STORAGE naming the table and the file. */
+tl_status tl_table_check_manifests(const tl_table *t, tl_error *err);
+
 /* tl_live_files_read of the current snapshot, through the cache. */
 tl_status tl_maintain_live_files(const tl_table *t, tl_live_files *out, tl_error *err);
 

@@ -284,3 +284,42 @@ tl_status tl_maintain_live_files(const tl_table *t, tl_live_files *out, tl_error
     if (st != TL_OK) tl_live_files_free(out);
     return st;
 }
+
+static bool visit_nothing(void *ctx, const tl_ice_manifest_entry *e)
+{
+    (void)ctx, (void)e;
+    return true;
+}
+
+tl_status tl_table_check_manifests(const tl_table *t, tl_error *err)
+{
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
+    if (s == NULL || s->manifest_list == NULL) return TL_OK;
+    tl_ice_manifest_file *mfs = NULL;
+    size_t n = 0;
+    tl_buf b = {0};
+    const char *failed = s->manifest_list;
+    tl_status st = tl_table_read_url(t, s->manifest_list, &b, err);
+    if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, &mfs, &n, err);
+    tl_buf_free(&b);
+    for (size_t i = 0; st == TL_OK && i < n; i++) {
+        failed = mfs[i].manifest_path;
+        st = tl_manifest_cache_visit(t, &mfs[i], visit_nothing, NULL, err);
+    }
+    /* A file that is gone is no damage: a stale handle names what another
+     * writer's expiry removed, and the commit rebases onto its version. */
+    char buf[1024];
+    const char *key = st != TL_OK ? tl_table_key_of_url(t, failed, buf, sizeof buf) : NULL;
+    uint64_t size;
+    if (key && tl_store_size(t->lake->store, key, &size, NULL) == TL_ERR_NOT_FOUND) st = TL_OK;
+    char why[TL_ERROR_MESSAGE_MAX];
+    if (st != TL_OK && err) {
+        memcpy(why, err->message, sizeof why);
+        tl_error_set(err, TL_ERR_STORAGE,
+                     "table %s is damaged: %s cannot be read (%s); restore that file (from a "
+                     "backup or the bucket's versions) before writing to the table",
+                     t->name.full, failed, why);
+    }
+    if (mfs) tl_ice_manifest_files_free(mfs, n);
+    return st == TL_OK ? TL_OK : TL_ERR_STORAGE;
+}
