@@ -356,9 +356,20 @@ int64_t tl_ice_metadata_version_of_key(const char *key)
 {
     const char *base = strrchr(key, '/');
     base = base ? base + 1 : key;
-    if (base[0] != 'v') return -1;
     char *end = NULL;
-    long long v = strtoll(base + 1, &end, 10);
-    if (end == base + 1 || strcmp(end, ".metadata.json") != 0 || v <= 0) return -1;
-    return v;
+    if (base[0] == 'v') { /* vN.metadata.json: Hadoop catalogs, the reference, ours */
+        long long v = strtoll(base + 1, &end, 10);
+        if (end == base + 1 || strcmp(end, ".metadata.json") != 0 || v <= 0) return -1;
+        return v;
+    }
+    /* NNNNN-<uuid>.metadata.json: what JDBC and REST catalogs write, from
+     * 00000 on; it counts as version NNNNN + 1, so that the next commit (ours,
+     * v<N+1>.metadata.json) follows the newest of them. */
+    if (base[0] < '0' || base[0] > '9') return -1;
+    long long v = strtoll(base, &end, 10);
+    size_t rest = end && *end == '-' ? strlen(end) : 0;
+    if (v < 0 || rest <= strlen("-.metadata.json") ||
+        strcmp(end + rest - 14, ".metadata.json") != 0)
+        return -1;
+    return v + 1;
 }

@@ -191,8 +191,9 @@ tl_status tl_ice_sort_order_copy(const tl_ice_sort_order *src, tl_ice_sort_order
 void tl_ice_snapshot_free(tl_ice_snapshot *snap);
 tl_status tl_ice_snapshot_copy(const tl_ice_snapshot *src, tl_ice_snapshot *out, tl_error *err);
 
-/* The version N of a metadata file's key or URL ("…/metadata/vN.metadata.json"),
- * or -1 when the name is not of that form. */
+/* The version N of a metadata file's key or URL ("…/metadata/vN.metadata.json",
+ * or "…/metadata/<N-1, zero-padded>-<uuid>.metadata.json" as JDBC and REST
+ * catalogs name them), or -1 when the name is of neither form. */
 int64_t tl_ice_metadata_version_of_key(const char *key);
 
 #endif

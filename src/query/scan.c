@@ -32,6 +32,7 @@ void tl_scan_filter_clear(tl_scan_filter *f)
 char *tl_scan_local_path(const char *url)
 {
     if (strncmp(url, "file://", 7) == 0) return strdup(url + 7);
+    if (strncmp(url, "file:/", 6) == 0) return strdup(url + 5); /* Spark's file:/x */
     if (url[0] == '/') return strdup(url);
     return NULL;
 }

@@ -84,6 +84,13 @@ char *tl_store_url_of(const tl_store *s, const char *key)
 
 const char *tl_store_key_of(const tl_store *s, const char *url)
 {
+    /* Spark's Hadoop catalog writes local paths as file:/x (one slash),
+     * which is file:///x. */
+    if (strncmp(url, "file:/", 6) == 0 && url[6] != '/' && strncmp(s->url, "file://", 7) == 0) {
+        size_t n = strlen(s->url + 7);
+        if (strncmp(url + 5, s->url + 7, n) != 0 || url[5 + n] != '/') return NULL;
+        return url + 5 + n + 1;
+    }
     size_t n = strlen(s->url);
     if (strncmp(url, s->url, n) != 0 || url[n] != '/') return NULL;
     return url + n + 1;

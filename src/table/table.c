@@ -32,6 +32,10 @@ tl_status tl_table_listed_version(tl_store *store, const tl_qname *name, int64_t
     snprintf(prefix, sizeof prefix, "%s/metadata/v", name->key);
     tl_strlist keys = {0};
     TL_TRY(tl_store_list(store, prefix, &keys, err));
+    if (keys.len == 0) { /* perhaps a catalog's NNNNN-<uuid>.metadata.json: all of metadata/ */
+        prefix[strlen(prefix) - 1] = '\0';
+        TL_TRY(tl_store_list(store, prefix, &keys, err));
+    }
     int64_t best = 0;
     for (size_t i = 0; i < keys.len; i++) {
         int64_t v = tl_ice_metadata_version_of_key(keys.items[i]);
@@ -43,12 +47,35 @@ tl_status tl_table_listed_version(tl_store *store, const tl_qname *name, int64_t
     return TL_OK;
 }
 
+/* The key of a catalog's metadata file for version `version`,
+ * (N-1)-<uuid>.metadata.json, found by listing, into key (of `size` bytes).
+ * TL_ERR_NOT_FOUND when there is none. */
+static tl_status catalog_key(tl_store *store, const tl_qname *name, int64_t version, char *key,
+                             size_t size, tl_error *err)
+{
+    char prefix[sizeof name->key + 64];
+    snprintf(prefix, sizeof prefix, "%s/metadata/%05lld-", name->key, (long long)version - 1);
+    tl_strlist keys = {0};
+    TL_TRY(tl_store_list(store, prefix, &keys, err));
+    tl_status st = tl_error_set(err, TL_ERR_NOT_FOUND, "%s", name->full);
+    for (size_t i = 0; i < keys.len; i++)
+        if (tl_ice_metadata_version_of_key(keys.items[i]) == version &&
+            strlen(keys.items[i]) < size) {
+            strcpy(key, keys.items[i]);
+            st = TL_OK;
+            break;
+        }
+    tl_strlist_free(&keys);
+    return st;
+}
+
 static bool version_exists(tl_store *store, const tl_qname *name, int64_t version)
 {
-    char key[sizeof name->key + 64];
+    char key[sizeof name->key + 128];
     uint64_t size;
     tl_table_metadata_key(name, version, key, sizeof key);
-    return tl_store_size(store, key, &size, NULL) == TL_OK;
+    return tl_store_size(store, key, &size, NULL) == TL_OK ||
+           catalog_key(store, name, version, key, sizeof key, NULL) == TL_OK;
 }
 
 /* On an object store, one listing: appends there do not write the hint (it
@@ -78,13 +105,15 @@ static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *
 /* Reads version `version`; parses it unless the lake's cache holds the parse
  * of exactly these bytes (*token then says where it goes back). */
 static tl_status read_metadata(tl_lake *lake, const tl_qname *name, int64_t version,
-                               tl_ice_metadata **out, uint64_t *token, tl_error *err)
+                               tl_ice_metadata **out, uint64_t *token, char *key, size_t size,
+                               tl_error *err)
 {
-    char key[sizeof name->key + 64];
-    tl_table_metadata_key(name, version, key, sizeof key);
     tl_buf b = {0};
     *token = 0;
+    tl_table_metadata_key(name, version, key, size);
     tl_status st = tl_store_get(lake->store, key, &b, err);
+    if (st == TL_ERR_NOT_FOUND && catalog_key(lake->store, name, version, key, size, NULL) == TL_OK)
+        st = tl_store_get(lake->store, key, &b, err);
     if (st == TL_ERR_NOT_FOUND) st = tl_error_set(err, TL_ERR_NOT_FOUND, "%s", name->full);
     if (st == TL_OK && (*out = tl_md_cache_take(lake->md_cache, key, &b, token)) != NULL) {
         tl_buf_free(&b);
@@ -148,8 +177,17 @@ tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err)
     else if (version <= 0)
         TL_TRY(latest_version(store, &t->name, &version, err));
     uint64_t token = 0;
-    if (md == NULL) TL_TRY(read_metadata(t->lake, &t->name, version, &md, &token, err));
+    char key[sizeof t->name.key + 128] = "";
+    if (md == NULL)
+        TL_TRY(read_metadata(t->lake, &t->name, version, &md, &token, key, sizeof key, err));
     tl_status st = tl_table_adopt(t, md, version, err);
+    if (st == TL_OK && key[0] && strrchr(key, '/')[1] != 'v') {
+        char *url = tl_store_url_of(store, key); /* a catalog's name, not vN */
+        if (url) {
+            free(t->metadata_url);
+            t->metadata_url = url;
+        }
+    }
     if (st == TL_OK && token != 0) { /* on failure adopt freed md: it never comes back */
         if (t->md_cache == NULL) t->md_cache = tl_md_cache_ref(t->lake->md_cache);
         t->md_token = token;
