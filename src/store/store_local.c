@@ -132,10 +132,7 @@ static tl_status local_get(tl_store *s, const char *key, tl_buf *out, tl_error *
     if (fd < 0 || fstat(fd, &sb) != 0) {
         st = io_error(err, "reading", path);
     } else if (S_ISDIR(sb.st_mode)) {
-        /* Not "no object": a folder where an object belongs (the registry, a
-         * metadata file) is damage to report, never an empty answer. */
-        st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: is a directory, where a file belongs",
-                          path);
+        st = tl_error_set(err, TL_ERR_NOT_FOUND, "reading %s: is a directory", path);
     } else {
         out->len = 0;
         if (tl_buf_reserve(out, (size_t)sb.st_size) != 0) {

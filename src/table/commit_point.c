@@ -51,8 +51,13 @@ static parent_match match_parent(const tl_table *t, const char *s, size_t n)
  * when it does not, the whole file. */
 static tl_status read_parent(tl_table *t, parent_match *out, tl_error *err)
 {
-    char key[sizeof t->name.key + 64];
-    tl_table_metadata_key(&t->name, t->version, key, sizeof key);
+    /* The file the handle read: vN, or a catalog's NNNNN-<uuid> (table.c). */
+    char key[sizeof t->name.key + 128];
+    const char *read = t->metadata_url ? tl_store_key_of(t->lake->store, t->metadata_url) : NULL;
+    if (read && strlen(read) < sizeof key)
+        strcpy(key, read);
+    else
+        tl_table_metadata_key(&t->name, t->version, key, sizeof key);
     char head[1024];
     size_t got = 0;
     uint64_t total = 0;

@@ -14,11 +14,17 @@
 static tl_status registry_read(tl_store *store, tl_strlist *out, tl_error *err)
 {
     tl_buf b = {0};
-    tl_status st = tl_store_get(store, REGISTRY_KEY, &b, err);
-    if (st == TL_ERR_NOT_FOUND) {
-        tl_error_clear(err);
-        return TL_OK;
-    }
+    tl_error e = {0};
+    tl_status st = tl_store_get(store, REGISTRY_KEY, &b, &e);
+    /* No registry is an empty lake; a folder in its place is damage to
+     * report (locally: an object store has no empty folders). */
+    if (st == TL_ERR_NOT_FOUND && strstr(e.message, "is a directory"))
+        return tl_error_set(err, TL_ERR_STORAGE,
+                            "%s at the lake's root is a directory, not the registry of table "
+                            "names: move it away",
+                            REGISTRY_KEY);
+    if (st == TL_ERR_NOT_FOUND) return TL_OK;
+    if (st != TL_OK && err) *err = e;
     if (st != TL_OK) return st;
     json_error_t jerr;
     json_t *root = json_loadb((const char *)b.data, b.len, 0, &jerr);
