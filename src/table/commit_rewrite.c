@@ -33,6 +33,8 @@ typedef struct rw_ctx {
     int64_t deleted_records, removed_bytes;
     tl_head_objects fresh; /* the manifests this attempt wrote and the added files' footers,
                               for the head object */
+    char *lvi_key;         /* this attempt's last-value index (req->index), or NULL */
+    tl_buf lvi;
 } rw_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -240,9 +242,15 @@ static tl_status build_summary(rw_ctx *c, const tl_ice_snapshot *parent, tl_strl
         snprintf(num, sizeof num, "%lld", (long long)vals[i]);
         ok = tl_strlist_push(kv, keys[i]) == 0 && tl_strlist_push(kv, num) == 0;
     }
-    /* The newest row of each series does not change by a rewrite: keep the index. */
-    const char *lvi = parent ? tl_ice_snapshot_summary(parent, TL_SUMMARY_LVI) : NULL;
+    /* Unless the request made one, the newest row of each series did not
+     * change: keep the parent's index. */
+    char *own = c->lvi_key
+                    ? tl_strdup_printf("%s%s", c->t->location, c->lvi_key + strlen(c->t->name.key))
+                    : NULL;
+    const char *lvi = own ? own : parent ? tl_ice_snapshot_summary(parent, TL_SUMMARY_LVI) : NULL;
+    if (ok && c->lvi_key && own == NULL) ok = false;
     if (ok && lvi) ok = tl_strlist_push(kv, TL_SUMMARY_LVI) == 0 && tl_strlist_push(kv, lvi) == 0;
+    free(own);
     if (!ok) return tl_error_nomem(err);
     return tl_attachments_summary(c->t->md, parent, NULL, kv, err); /* inherited as they are */
 }
@@ -260,6 +268,9 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
     tl_status st = key ? tl_ice_manifest_list_write(c->snapshot_id, parent ? &parent_id : NULL, seq,
                                                     2, c->manifests, c->n_manifests, &avro, err)
                        : tl_error_nomem(err);
+    if (st == TL_OK && c->req->index)
+        st = c->req->index(t, c->req->index_ctx, c->snapshot_id, &c->lvi_key, &c->lvi, err);
+    if (st == TL_OK && c->lvi_key) st = put_object(c, c->lvi_key, &c->lvi, err);
     tl_strlist kv = {0};
     if (st == TL_OK) st = build_summary(c, parent, &kv, err);
     tl_kv *summary = calloc(kv.len / 2 + 1, sizeof *summary);
@@ -288,9 +299,9 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
     /* The head object, as an append writes it (head_write.h): built while
      * the list uploads, PUT in parallel with the conditional create. */
-    tl_head_job *head =
-        st == TL_OK ? tl_head_job_start(t, md, t->version + 1, &json, &avro, NULL, &c->fresh)
-                    : NULL;
+    tl_head_job *head = st == TL_OK ? tl_head_job_start(t, md, t->version + 1, &json, &avro,
+                                                        c->lvi_key ? &c->lvi : NULL, &c->fresh)
+                                    : NULL;
     if (st == TL_OK) st = put_object(c, key, &avro, err);
     bool dropped = false;
     if (st == TL_OK) {
@@ -321,6 +332,9 @@ static void attempt_cleanup(rw_ctx *c, bool remove)
         tl_store_remove(c->t->lake->store, c->written.items[i], NULL);
     tl_strlist_free(&c->written);
     tl_head_objects_clear(&c->fresh);
+    free(c->lvi_key);
+    c->lvi_key = NULL;
+    tl_buf_free(&c->lvi);
     tl_ice_manifest_files_free(c->manifests, c->n_manifests);
     c->manifests = NULL;
     c->n_manifests = 0;

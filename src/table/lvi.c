@@ -215,6 +215,28 @@ static int64_t parent_rows(const tl_table *t)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
+/* Encodes index rows as the index file of snapshot_id, named for it. */
+static tl_status encode_named(const tl_table *t, const struct ArrowSchema *schema,
+                              const struct ArrowArray *rows, int64_t snapshot_id, char **key_out,
+                              tl_buf *file_out, tl_error *err)
+{
+    tl_status st = encode(t, schema, rows, file_out, err);
+    /* UUIDv7: orphan cleanup ages an unreferenced index by its name. */
+    char uuid[TL_UUID_STR_LEN + 1];
+    tl_uuid_v7(uuid);
+    char *key = st == TL_OK ? tl_strdup_printf("%s/metadata/lvi-%lld-%s.parquet", t->name.key,
+                                               (long long)snapshot_id, uuid)
+                            : NULL;
+    if (st == TL_OK && key == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK) {
+        *key_out = key;
+    } else {
+        tl_buf_free(file_out);
+        tl_error_prefix(err, "building the last-value index");
+    }
+    return st;
+}
+
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
                         char **key_out, tl_buf *file_out, tl_error *err)
 {
@@ -231,23 +253,43 @@ tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot
     tl_status st = found ? combine(&parent, rows, &all, err) : TL_OK;
     const struct ArrowArray *input = found ? &all : &rows->array;
     if (st == TL_OK) st = merge(t, &rows->schema, input, &merged, err);
-    if (st == TL_OK) st = encode(t, &rows->schema, &merged, file_out, err);
-    /* UUIDv7: orphan cleanup ages an unreferenced index by its name. */
-    char uuid[TL_UUID_STR_LEN + 1];
-    tl_uuid_v7(uuid);
-    char *key = st == TL_OK ? tl_strdup_printf("%s/metadata/lvi-%lld-%s.parquet", t->name.key,
-                                               (long long)snapshot_id, uuid)
-                            : NULL;
-    if (st == TL_OK && key == NULL) st = tl_error_nomem(err);
-    if (st == TL_OK) {
-        *key_out = key;
-    } else {
-        tl_buf_free(file_out);
-        tl_error_prefix(err, "building the last-value index");
-    }
+    if (st == TL_OK)
+        st = encode_named(t, &rows->schema, &merged, snapshot_id, key_out, file_out, err);
     tl_array_release(&merged);
     tl_array_release(&all);
     if (found) tl_rows_free(&parent);
+    return st;
+}
+
+tl_status tl_lvi_filter(const tl_table *t, tl_lvi_keep_fn keep, void *ctx, int64_t snapshot_id,
+                        char **key_out, tl_buf *file_out, tl_error *err)
+{
+    *key_out = NULL;
+    memset(file_out, 0, sizeof *file_out);
+    if (t->contract.time_index < 0) return TL_OK;
+    tl_rows index = {0};
+    bool found = false;
+    TL_TRY(tl_lvi_read(t, &index, &found, err));
+    if (!found) return TL_OK;
+    int64_t n = index.array.length, kept = 0;
+    int64_t *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    tl_array_view time;
+    tl_status st = idx ? tl_array_view_init(&time, index.schema.children[t->contract.time_index],
+                                            index.array.children[t->contract.time_index], err)
+                       : tl_error_nomem(err);
+    for (int64_t i = 0; st == TL_OK && i < n; i++)
+        if (tl_view_is_null(&time, i) ||
+            keep(t, ((const int64_t *)time.values)[time.offset + i], ctx))
+            idx[kept++] = i;
+    if (idx && st == TL_OK) tl_array_view_free(&time);
+    struct ArrowArray less = {0};
+    if (st == TL_OK && kept < n)
+        st = tl_arrow_take_struct(&index.schema, &index.array, idx, kept, &less, err);
+    if (st == TL_OK && kept < n)
+        st = encode_named(t, &index.schema, &less, snapshot_id, key_out, file_out, err);
+    tl_array_release(&less);
+    free(idx);
+    tl_rows_free(&index);
     return st;
 }
 

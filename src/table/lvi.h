@@ -19,6 +19,17 @@
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
                         char **key_out, tl_buf *file_out, tl_error *err);
 
+/* Whether an index row whose time is `time_us` stays. */
+typedef bool (*tl_lvi_keep_fn)(const tl_table *t, int64_t time_us, void *ctx);
+
+/* The handle's index less the rows `keep` refuses, as the index of a new
+ * snapshot `snapshot_id` (in memory, as tl_lvi_encode). *key_out stays NULL
+ * when every row stays or there is no index: the parent's serves. For
+ * commits that remove rows (retention): a series whose newest row went has
+ * no row left when rows go by time, oldest first. */
+tl_status tl_lvi_filter(const tl_table *t, tl_lvi_keep_fn keep, void *ctx, int64_t snapshot_id,
+                        char **key_out, tl_buf *file_out, tl_error *err);
+
 /* The winners of every series among `a` followed by `b` (b later), into
  * *out with a's schema: how an append bounded in memory carries the newest
  * rows of its earlier chunks to the index. */

@@ -99,6 +99,13 @@ typedef struct tl_rewrite_request {
     size_t n_added;
     const int64_t *added_sequence_numbers; /* data sequence number of each added file */
     const tl_head_objects *footers;        /* of the added files, for the head; or NULL */
+    /* NULL: the newest row of each series stays (compaction keeps every
+     * winner), the parent's last-value index serves. Else called for each
+     * attempt, on its parent, for the new snapshot's index (tl_lvi_filter's
+     * contract: *key NULL keeps the parent's). */
+    tl_status (*index)(const tl_table *t, void *ctx, int64_t snapshot_id, char **key, tl_buf *file,
+                       tl_error *err);
+    void *index_ctx;
 } tl_rewrite_request;
 
 /* Commits a snapshot that removes and adds data files. On a lost race it

@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "table/commit_point.h"
+#include "table/lvi.h"
 #include "table/maintain.h"
 
 #define RETENTION_ATTEMPTS 5
@@ -25,6 +26,25 @@ static bool expired_file(const tl_table *t, const tl_live_file *f, int64_t cutof
     return tl_partition_end_micros(t, v->i) <= cutoff;
 }
 
+/* An index row stays when its time partition outlives the cutoff. Rows go
+ * whole partitions at a time, oldest first: a series whose newest row is in
+ * a dropped partition has no row left, and the index must forget it. */
+static bool outlives(const tl_table *t, int64_t time_us, void *ctx)
+{
+    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
+    tl_ice_transform tr;
+    if (spec == NULL || spec->n_fields == 0 ||
+        tl_ice_transform_parse(spec->fields[0].transform, &tr, NULL) != TL_OK)
+        return true;
+    return tl_partition_end_micros(t, tl_ice_transform_apply(tr, time_us)) > *(int64_t *)ctx;
+}
+
+static tl_status index_without_dropped(const tl_table *t, void *ctx, int64_t snapshot_id,
+                                       char **key, tl_buf *file, tl_error *err)
+{
+    return tl_lvi_filter(t, outlives, ctx, snapshot_id, key, file, err);
+}
+
 /* One pass: plan from the current snapshot, commit. */
 static tl_status drop_once(tl_table *t, int64_t cutoff, tl_maintain_report *r, tl_error *err)
 {
@@ -41,7 +61,11 @@ static tl_status drop_once(tl_table *t, int64_t cutoff, tl_maintain_report *r, t
             expired_file(t, &lf.files[i], cutoff, &values[n]))
             removed[n++] = lf.files[i].file.file_path;
     if (st == TL_OK && n > 0) {
-        tl_rewrite_request req = {.operation = "delete", .removed = removed, .n_removed = n};
+        tl_rewrite_request req = {.operation = "delete",
+                                  .removed = removed,
+                                  .n_removed = n,
+                                  .index = index_without_dropped,
+                                  .index_ctx = &cutoff};
         st = tl_commit_rewrite(t, &req, NULL, err);
     }
     if (st == TL_OK && n > 0) {

@@ -46,15 +46,14 @@ static inline tl_table *ttable_create(tl_lake **lake, const char *dir_name, cons
     return t;
 }
 
-/* Appends one row (time = 2024-05-01T10:00:00Z + `at` seconds, key "pump-1")
- * to a table made by ttable_create without a value column; `schema` is its
- * schema (copied). */
-static inline tl_status ttable_append_row(tl_table *t, const struct ArrowSchema *schema, int at,
-                                          const tl_append_options *o, tl_append_result *r,
-                                          tl_error *err)
+/* Appends one row (time = 2024-05-01T10:00:00Z + `at` seconds, series key
+ * `key`) to a table made by ttable_create without a value column; `schema` is
+ * its schema (copied). */
+static inline tl_status ttable_append_key(tl_table *t, const struct ArrowSchema *schema,
+                                          const char *key, int64_t at, const tl_append_options *o,
+                                          tl_append_result *r, tl_error *err)
 {
     int64_t time = 1714557600000000LL + at * 1000000LL;
-    const char *key = "pump-1";
     struct ArrowArray batch;
     struct ArrowSchema copy;
     struct ArrowArrayStream s;
@@ -62,6 +61,13 @@ static inline tl_status ttable_append_row(tl_table *t, const struct ArrowSchema 
     CHECK_OK(tl_schema_copy(schema, &copy, err), err);
     CHECK_OK(tl_stream_from_batches(&copy, &batch, 1, &s, err), err);
     return tl_table_append(t, &s, o, r, err);
+}
+
+static inline tl_status ttable_append_row(tl_table *t, const struct ArrowSchema *schema, int at,
+                                          const tl_append_options *o, tl_append_result *r,
+                                          tl_error *err)
+{
+    return ttable_append_key(t, schema, "pump-1", at, o, r, err);
 }
 
 #endif
