@@ -80,6 +80,7 @@ void cli_print_json(void *json);
 
 /* An aligned text table on stdout: rows of n cells, the first row the header. */
 void cli_print_table(const char *const *cells, int rows, int cols);
+void cli_print_table_to(FILE *f, const char *const *cells, int rows, int cols);
 
 /* Commands. */
 int cmd_create(cli_args *a);

@@ -1,8 +1,11 @@
 /* timelake sql, latest and maintain: results of the query layer printed as an
  * aligned table, CSV or JSON lines, and maintenance reports. */
+#include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arrow/array.h"
 #include "cli.h"
@@ -87,13 +90,14 @@ static tl_status print_stream(struct ArrowArrayStream *s, out_format format, FIL
              : format == OUT_CSV ? tl_csv_write_batch(&schema, &b, ',', &out, err)
                                  : tl_json_write_batch(&schema, &b, &out, err);
         b.release(&b);
-        if (out.len && fwrite(out.data, 1, out.len, f) != out.len)
-            st = tl_error_set(err, TL_ERR_STORAGE, "cannot write the result");
+        /* Nothing of a batch that failed (nor the CSV header before it). */
+        if (st == TL_OK && out.len && fwrite(out.data, 1, out.len, f) != out.len)
+            st = tl_error_set(err, TL_ERR_STORAGE, "cannot write the result: %s", strerror(errno));
         out.len = 0;
     }
     if (st == TL_OK && format == OUT_TABLE && schema.n_children > 0)
-        cli_print_table((const char *const *)c.v, (int)(c.n / (size_t)schema.n_children),
-                        (int)schema.n_children);
+        cli_print_table_to(f, (const char *const *)c.v, (int)(c.n / (size_t)schema.n_children),
+                           (int)schema.n_children);
     cells_free(&c);
     tl_buf_free(&out);
     schema.release(&schema);
@@ -158,38 +162,89 @@ static tl_status parquet_stream(struct ArrowArrayStream *s, FILE *f, tl_error *e
     return st;
 }
 
-/* Prints the stream to --output FILE or stdout. */
+/* Prints the stream to --output FILE or stdout. FILE is written under a
+ * temporary name beside it and renamed into place once whole: a failed query
+ * or write leaves no file (nor replaces one that was there). */
 static int emit(cli_args *a, struct ArrowArrayStream *s, out_format format)
 {
     const char *path = cli_opt(a, "output");
-    FILE *f = path ? fopen(path, "w") : stdout;
+    char *tmp = path ? malloc(strlen(path) + 16) : NULL;
+    if (tmp) sprintf(tmp, "%s.tmp-XXXXXX", path);
+    int fd = tmp ? mkstemp(tmp) : -1;
+    FILE *f = path ? (fd >= 0 ? fdopen(fd, "w") : NULL) : stdout;
     tl_error err;
     if (f == NULL) {
         s->release(s);
-        tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s", path);
+        tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        if (fd >= 0) unlink(tmp);
+        free(tmp);
         return cli_fail(a, &err);
     }
     tl_status st =
         format == OUT_PARQUET ? parquet_stream(s, f, &err) : print_stream(s, format, f, &err);
-    if (path && fclose(f) != 0 && st == TL_OK)
-        st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s", path);
+    if ((fflush(f) != 0 || ferror(f)) && st == TL_OK)
+        st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s",
+                          path ? path : "the result to standard output", strerror(errno));
+    if (path) {
+        if (fclose(f) != 0 && st == TL_OK)
+            st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path, strerror(errno));
+        if (st == TL_OK && rename(tmp, path) != 0)
+            st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path, strerror(errno));
+        if (st != TL_OK) unlink(tmp);
+    }
+    free(tmp);
     return st == TL_OK ? EXIT_OK : cli_fail(a, &err);
+}
+
+/* The query: the argument, or read from --query-file FILE or standard
+ * input (QUERY -), into *out (malloc'd). */
+static int query_text(cli_args *a, char **out)
+{
+    const char *file = cli_opt(a, "query-file");
+    if (file && a->npos > 0) return cli_usage(a, "give QUERY or --query-file, not both");
+    if (!file && a->npos != 1) return cli_usage(a, "give one QUERY (quote it), or --query-file");
+    if (!file && strcmp(a->pos[0], "-") != 0) {
+        *out = strdup(a->pos[0]);
+        return *out ? EXIT_OK : EXIT_STORAGE;
+    }
+    FILE *f = file && strcmp(file, "-") != 0 ? fopen(file, "rb") : stdin;
+    tl_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    bool ok = f != NULL;
+    while (ok && (n = fread(chunk, 1, sizeof chunk, f)) > 0) ok = tl_buf_append(&b, chunk, n) == 0;
+    ok = ok && !ferror(f) && tl_buf_append_byte(&b, 0) == 0;
+    if (f && f != stdin) fclose(f);
+    if (!ok) {
+        tl_buf_free(&b);
+        tl_error err;
+        tl_error_set(&err, TL_ERR_INVALID, "cannot read the query from %s: %s",
+                     file && strcmp(file, "-") != 0 ? file : "standard input", strerror(errno));
+        return cli_fail(a, &err);
+    }
+    *out = (char *)b.data;
+    return EXIT_OK;
 }
 
 int cmd_sql(cli_args *a)
 {
-    if (a->npos != 1) return cli_usage(a, "give one QUERY (quote it)");
     out_format format;
     int rc = output_format(a, &format);
     if (rc >= 0) return rc;
+    char *query = NULL;
+    if ((rc = query_text(a, &query)) != EXIT_OK) return rc;
     tl_lake *lake = NULL;
-    if ((rc = cli_open_lake(a, &lake)) != EXIT_OK) return rc;
+    if ((rc = cli_open_lake(a, &lake)) != EXIT_OK) {
+        free(query);
+        return rc;
+    }
     struct ArrowArrayStream s;
     tl_error err;
     tl_query_stats stats = {0};
     /* Stats cost local tables a read of each footer: only when asked for. */
     tl_query_stats *want = cli_flag(a, "stats") ? &stats : NULL;
-    if (tl_lake_sql(lake, a->pos[0], cli_opt(a, "namespace"), &s, want, &err) != TL_OK)
+    if (tl_lake_sql(lake, query, cli_opt(a, "namespace"), &s, want, &err) != TL_OK)
         rc = cli_fail(a, &err);
     else
         rc = emit(a, &s, format);
@@ -201,6 +256,7 @@ int cmd_sql(cli_args *a)
                 (long long)stats.row_groups_total, (long long)stats.row_groups_read,
                 (long long)stats.bytes_read);
     tl_lake_close(lake);
+    free(query);
     return rc;
 }
 

@@ -94,9 +94,12 @@ const cli_command cli_commands[] = {
     {"sql",
      "QUERY [OPTIONS]",
      "run SQL over the lake's tables",
-     "Runs a SQL query over the tables of the lake and prints the result.",
+     "Runs a SQL query over the tables of the lake and prints the result. QUERY - reads the "
+     "query from standard input.",
      cmd_sql,
      {OPT_LAKE,
+      {"query-file", "FILE", "Read the query from FILE (for one longer than the argument limit).",
+       false},
       {"namespace", "NS", "Namespace of unqualified table names (default: default).", false},
       {"output-format", "FMT",
        "table (default), csv, jsonl (the default with --json) or parquet (needs --output).", false},

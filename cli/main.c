@@ -1,5 +1,6 @@
 /* timelake: the command-line tool. Parses the command line against the command
  * table and runs the command. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +20,9 @@ static int parse(cli_args *a, int argc, char **argv)
     bool options_done = false;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
-        if (options_done || arg[0] != '-' || strcmp(arg, "-") == 0) {
+        /* No option has a blank in it: "-- newest rows\nSELECT ..." is a query. */
+        bool text = arg[strcspn(arg, " \t\r\n")] != '\0';
+        if (options_done || arg[0] != '-' || strcmp(arg, "-") == 0 || text) {
             if (a->npos >= CLI_MAX_ARGS) return cli_usage(a, "too many arguments");
             a->pos[a->npos++] = arg;
             continue;
@@ -91,6 +94,13 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     int rc = parse(&a, argc - 2, argv + 2);
-    if (rc >= 0) return rc;
-    return a.cmd->run(&a);
+    if (rc < 0) rc = a.cmd->run(&a);
+    /* A result that did not reach stdout (a full disk, a closed pipe) is a
+     * failure, whatever the command thought it printed. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "timelake %s: error: cannot write to standard output: %s\n", name,
+                strerror(errno));
+        if (rc == EXIT_OK) rc = EXIT_STORAGE;
+    }
+    return rc;
 }

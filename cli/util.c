@@ -142,6 +142,11 @@ void cli_print_json(void *json)
 
 void cli_print_table(const char *const *cells, int rows, int cols)
 {
+    cli_print_table_to(stdout, cells, rows, cols);
+}
+
+void cli_print_table_to(FILE *f, const char *const *cells, int rows, int cols)
+{
     size_t width[64] = {0};
     if (cols > 64) cols = 64;
     for (int r = 0; r < rows; r++)
@@ -149,17 +154,17 @@ void cli_print_table(const char *const *cells, int rows, int cols)
             size_t w = strlen(cells[r * cols + c]);
             if (w > width[c]) width[c] = w;
         }
-    bool color = cli_color(stdout);
+    bool color = cli_color(f);
     for (int r = 0; r < rows; r++) {
-        if (r == 0 && color) fputs("\033[1m", stdout);
+        if (r == 0 && color) fputs("\033[1m", f);
         for (int c = 0; c < cols; c++) {
             const char *cell = cells[r * cols + c];
             if (c + 1 == cols)
-                fputs(cell, stdout);
+                fputs(cell, f);
             else
-                printf("%-*s  ", (int)width[c], cell);
+                fprintf(f, "%-*s  ", (int)width[c], cell);
         }
-        if (r == 0 && color) fputs("\033[0m", stdout);
-        putchar('\n');
+        if (r == 0 && color) fputs("\033[0m", f);
+        fputc('\n', f);
     }
 }
