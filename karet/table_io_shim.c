@@ -81,7 +81,13 @@ tl_status ktab_new_keys(ktab *k, struct ArrowArrayStream *in, struct ArrowArrayS
 {
     kbuf q = {0};
     kbuf_puts(&q, "SELECT i.* FROM __karet_in AS i WHERE NOT EXISTS (SELECT 1 FROM ");
-    kbuf_puts(&q, k->name);
+    /* "<slug>"."<table id>", quoted: a slug may hold '-' */
+    const char *dot = strchr(k->name, '.');
+    char ns[256];
+    snprintf(ns, sizeof ns, "%.*s", dot ? (int)(dot - k->name) : 0, k->name);
+    ksql_ident(&q, ns);
+    kbuf_putc(&q, '.');
+    ksql_ident(&q, dot ? dot + 1 : k->name);
     kbuf_puts(&q, " AS x WHERE true");
     for (size_t i = 0; i < k->t->ndedup; i++) {
         const char *c = k->t->columns[k->t->dedup[i]].name;
