@@ -112,17 +112,19 @@ def test_scenario(lake, tmp_path, request):
         b.wait(lambda: b.all("#jobs-live tbody tr[data-status]")[0].get_attribute("data-status")
                in ("completed", "failed"), timeout=120, what="the run to finish")
         assert b.js("return window.__kept") == 1, "the Jobs page was not reloaded"
-        row = b.all("#jobs-live tbody tr[data-status]")[0]
         job = api.get(f"/api/p/{slug}/jobs").json()["jobs"][0]
         if job["status"] == "failed" and "not built yet" in (job["error"] or ""):
             pytest.skip("karet_run (the engine, issue 15) has not landed yet")
-        assert job["status"] == "completed", job
-        assert row.find_element("css selector", "td:nth-child(3)").text == "webhook"
-        row.find_element("css selector", "button.toggle").click()
-        details = b.css(f"#d-{job['id']}")
-        facts = dict(zip([x.text for x in details.find_elements("css selector", "dt")],
-                         [x.text for x in details.find_elements("css selector", "dd")]))
+        assert job["status"] == "completed", (job["error"], job.get("errors"))
+        assert b.text(f"#job-{job['id']} td:nth-child(3)") == "webhook"
+        b.css(f"#job-{job['id']} button.toggle").click()
+        facts = b.wait(lambda: b.js("""const d = document.getElementById(arguments[0]);
+            if (!d || d.hidden) return null;
+            const o = {};
+            for (const dt of d.querySelectorAll('dt')) o[dt.textContent] = dt.nextElementSibling.textContent;
+            return o;""", f"d-{job['id']}"), what="the run's details")
         assert facts["Files processed"] == "1", facts
+        assert facts["Run kind"] == "incremental" and int(facts["Rows written"].replace("\u202f", "")) > 0, facts
         b.check_page("scenario-jobs-run-opened")
         # The Data page's row count: the file's rows less the left-out and duplicate ones.
         want = expected_rows(first)
