@@ -11,7 +11,9 @@
 #include "query/rows_function.h"
 #include "query/sql_plan.h"
 #include "query/date_bin.h"
+#include "query/m4.h"
 #include "query/time_bucket.h"
+#include "query/time_weighted.h"
 
 /* A width's months, and the width of the rest in microseconds. */
 #define TL_W "CAST(w AS INTERVAL)"
@@ -97,7 +99,9 @@ static tl_status engine_open(tl_query_engine *e, tl_error *err)
         return tl_error_set(err, TL_ERR_QUERY, "cannot connect to DuckDB");
     }
     if (tl_query_register_bucket(e->conn, err) != TL_OK ||
-        tl_query_register_date_bin(e->conn, err) != TL_OK)
+        tl_query_register_date_bin(e->conn, err) != TL_OK ||
+        tl_query_register_m4(e->conn, err) != TL_OK ||
+        tl_query_register_time_weighted(e->conn, err) != TL_OK)
         return tl_error_prefix(err, "setting up DuckDB");
     if (tl_rows_register_function(e, err) != TL_OK)
         return tl_error_prefix(err, "setting up DuckDB");

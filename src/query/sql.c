@@ -17,6 +17,7 @@
 #include "query/sql_guess.h"
 #include "query/sql_inputs.h"
 #include "query/sql_plan.h"
+#include "query/sql_rewrite.h"
 #include "query/sql_run.h"
 #include "query/sql_topk.h"
 #include "table/settings.h"
@@ -350,9 +351,12 @@ static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_optio
     tl_deadline deadline = {0};
     bool answered = false, truncated = false; /* answered by a window of the newest data */
     tl_sql_topk topk;
+    char *rewritten = NULL; /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
     tl_status st = tl_query_engine_get(lake, &e, err);
     if (st == TL_OK) e->settings = o->settings;
     if (st == TL_OK) st = tl_deadline_start(&deadline, e, o->timeout_ms, err);
+    if (st == TL_OK) st = tl_sql_rewrite(e, query, &rewritten, err);
+    if (rewritten) query = rewritten;
     if (st == TL_OK) st = tl_sql_plan_build(e, query, o->only_namespace, lookup, &c, &plan, err);
     if (st == TL_OK) st = show_inputs(e, o, inputs, err);
     if (st == TL_OK) st = tl_deadline_check(&deadline, err);
@@ -383,6 +387,7 @@ static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_optio
     for (size_t i = 0; i < c.n; i++) tl_table_close(c.tables[i]);
     for (size_t i = 0; i < c.n_pre; i++) tl_table_close(c.pre[i]);
     free(c.tables);
+    free(rewritten);
     return st;
 }
 

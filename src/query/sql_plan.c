@@ -119,21 +119,10 @@ static bool eval_constant(walker *w, const json_t *expr, const char *wrap, char 
         free(sql);
         return ok;
     }
-    json_t *doc = json_pack(
-        "{s:b, s:[{s:{s:s, s:[], s:{s:[]}, s:[O], s:{s:s, s:s, s:n, s:I}, s:n, s:[], s:[], "
-        "s:s, s:n, s:n, s:n}, s:[]}]}",
-        "error", 0, "statements", "node", "type", "SELECT_NODE", "modifiers", "cte_map", "map",
-        "select_list", expr, "from_table", "type", "EMPTY", "alias", "", "sample", "query_location",
-        (json_int_t)0, "where_clause", "group_expressions", "group_sets", "aggregate_handling",
-        "STANDARD_HANDLING", "having", "sample", "qualify", "named_param_map");
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
-    char *select = NULL;
-    bool ok = text &&
-              tl_query_scalar_text(w->e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text,
-                                   &select, NULL) == TL_OK &&
-              select;
-    free(text);
+    json_t *exprs = json_pack("[O]", expr);
+    char *select = exprs ? tl_sql_select_text(w->e, exprs) : NULL;
+    json_decref(exprs);
+    bool ok = select != NULL;
     char *sql = ok ? tl_strdup_printf(wrap, select) : NULL;
     free(select);
     ok = sql && tl_query_scalar_text(w->e, sql, NULL, out, NULL) == TL_OK && *out;
@@ -742,9 +731,9 @@ static char *quote_big_integers(const char *text)
     return ok ? (char *)out.data : NULL;
 }
 
-/* The syntax tree of `query` (a new reference): DuckDB's parse, kept by
- * the engine for the queries it saw last, as a dashboard repeats its own. */
-static tl_status syntax_tree(tl_query_engine *e, const char *query, json_t **out, tl_error *err)
+/* DuckDB's parse, kept by the engine for the queries it saw last, as a
+ * dashboard repeats its own. */
+tl_status tl_sql_syntax_tree(tl_query_engine *e, const char *query, json_t **out, tl_error *err)
 {
     size_t n = sizeof e->asts / sizeof e->asts[0];
     for (size_t i = 0; i < n; i++)
@@ -812,6 +801,34 @@ static tl_status statement_error(const char *query, const char *msg, tl_error *e
                         kw);
 }
 
+char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc)
+{
+    char *text = json_dumps(doc, JSON_COMPACT);
+    char *sql = NULL;
+    if (text && tl_query_scalar_text(e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text, &sql,
+                                     NULL) != TL_OK) {
+        free(sql);
+        sql = NULL;
+    }
+    free(text);
+    return sql;
+}
+
+char *tl_sql_select_text(tl_query_engine *e, json_t *exprs)
+{
+    json_t *doc =
+        json_pack("{s:b, s:[{s:{s:s, s:[], s:{s:[]}, s:O, s:{s:s, s:s, s:n, s:I}, s:n, s:[], s:[], "
+                  "s:s, s:n, s:n, s:n}, s:[]}]}",
+                  "error", 0, "statements", "node", "type", "SELECT_NODE", "modifiers", "cte_map",
+                  "map", "select_list", exprs, "from_table", "type", "EMPTY", "alias", "", "sample",
+                  "query_location", (json_int_t)0, "where_clause", "group_expressions",
+                  "group_sets", "aggregate_handling", "STANDARD_HANDLING", "having", "sample",
+                  "qualify", "named_param_map");
+    char *sql = doc ? tl_sql_tree_text(e, doc) : NULL;
+    json_decref(doc);
+    return sql;
+}
+
 void tl_sql_plan_cache_free(tl_query_engine *e)
 {
     for (size_t i = 0; i < sizeof e->asts / sizeof e->asts[0]; i++) {
@@ -826,7 +843,7 @@ tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_name
 {
     memset(out, 0, sizeof *out);
     json_t *doc = NULL;
-    TL_TRY(syntax_tree(e, query, &doc, err));
+    TL_TRY(tl_sql_syntax_tree(e, query, &doc, err));
     tl_status st = TL_OK;
     json_t *stmts = json_object_get(doc, "statements");
     if (json_is_true(json_object_get(doc, "error")))

@@ -6,6 +6,8 @@
 #ifndef TL_QUERY_SQL_PLAN_H
 #define TL_QUERY_SQL_PLAN_H
 
+#include <jansson.h>
+
 #include "query/engine.h"
 #include "core/strlist.h"
 #include "query/scan.h"
@@ -37,6 +39,16 @@ typedef tl_status (*tl_sql_lookup)(void *ctx, const char *schema, const char *ta
 tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_namespace,
                             tl_sql_lookup lookup, void *ctx, tl_sql_plan *out, tl_error *err);
 void tl_sql_plan_free(tl_sql_plan *plan);
+
+/* The syntax tree of `query` (DuckDB's json_serialize_sql; a new reference,
+ * which the caller must not change: copy it first). */
+tl_status tl_sql_syntax_tree(tl_query_engine *e, const char *query, json_t **out, tl_error *err);
+
+/* SQL text back from a syntax tree {"error": false, "statements": [...]}
+ * (DuckDB's json_deserialize_sql), or "SELECT <exprs>" for an array of
+ * expression nodes (borrowed); malloc'd, NULL on failure. */
+char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc);
+char *tl_sql_select_text(tl_query_engine *e, json_t *exprs);
 
 /* Frees the syntax trees the engine keeps of recent queries. */
 void tl_sql_plan_cache_free(tl_query_engine *e);

@@ -185,29 +185,6 @@ static bool groups_by(const shape_ctx *x, const json_t *key)
     return false;
 }
 
-/* The SQL text of `exprs` as a select list, by DuckDB's json_deserialize_sql. */
-static char *select_sql(tl_query_engine *e, json_t *exprs)
-{
-    json_t *doc =
-        json_pack("{s:b, s:[{s:{s:s, s:[], s:{s:[]}, s:O, s:{s:s, s:s, s:n, s:I}, s:n, s:[], s:[], "
-                  "s:s, s:n, s:n, s:n}, s:[]}]}",
-                  "error", 0, "statements", "node", "type", "SELECT_NODE", "modifiers", "cte_map",
-                  "map", "select_list", exprs, "from_table", "type", "EMPTY", "alias", "", "sample",
-                  "query_location", (json_int_t)0, "where_clause", "group_expressions",
-                  "group_sets", "aggregate_handling", "STANDARD_HANDLING", "having", "sample",
-                  "qualify", "named_param_map");
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
-    char *sql = NULL;
-    if (text && tl_query_scalar_text(e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text, &sql,
-                                     NULL) != TL_OK) {
-        free(sql);
-        sql = NULL;
-    }
-    free(text);
-    return sql;
-}
-
 /* CAST('text' AS INTERVAL | TIMESTAMP | TIMESTAMPTZ) written back as SQL,
  * sparing the round trip through json_deserialize_sql; NULL otherwise. */
 static char *cast_literal_sql(const json_t *e)
@@ -239,7 +216,7 @@ static char *arguments_sql(tl_query_engine *e, const json_t *ch, bool has_origin
     } else {
         json_t *exprs = has_origin ? json_pack("[OO]", json_array_get(ch, 0), json_array_get(ch, 2))
                                    : json_pack("[O]", json_array_get(ch, 0));
-        sql = exprs ? select_sql(e, exprs) : NULL;
+        sql = exprs ? tl_sql_select_text(e, exprs) : NULL;
         json_decref(exprs);
     }
     free(w);

@@ -59,12 +59,12 @@ def same(a, b, rel=1e-12):
     return _same(a["rows"], b["rows"], rel)
 
 
-def describe(query, ours, theirs):
+def describe(query, ours, theirs, rel=1e-12):
     """A difference, told briefly: the first row that differs."""
     head = query if len(query) < 300 else query[:300] + "..."
     if "rows" in ours and "rows" in theirs:
         a, b = ours["rows"], theirs["rows"]
-        i = next((i for i, (x, y) in enumerate(zip(a, b)) if not _same(x, y, 1e-12)), min(len(a), len(b)))
+        i = next((i for i, (x, y) in enumerate(zip(a, b)) if not _same(x, y, rel)), min(len(a), len(b)))
         return (f"{head}\n  {len(a)} rows against {len(b)}; row {i}:\n"
                 f"  ours:   {a[i] if i < len(a) else '-'}\n  theirs: {b[i] if i < len(b) else '-'}")
     return f"{head}\n  ours:   {str(ours)[:500]}\n  theirs: {str(theirs)[:500]}"
