@@ -4,10 +4,12 @@
  * are skipped before grouping: so a re-run after an interruption, or with
  * files added or another --files-per-commit, loads each file exactly once. */
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "load.h"
 
@@ -90,7 +92,18 @@ static int collect(cli_args *a, file_list *l, tl_input_format format)
             ok = list_add(l, p, slash ? slash + 1 : p) == 0;
         if (!ok) {
             tl_error err = {.code = TL_ERR_NOT_FOUND};
-            snprintf(err.message, sizeof err.message, "cannot read %s", p);
+            char target[512];
+            int e = errno;
+            ssize_t n = readlink(p, target, sizeof target - 1);
+            if (n >= 0) {
+                target[n] = 0;
+                snprintf(err.message, sizeof err.message,
+                         "cannot read %s: it is a symbolic link to %s, which does not exist "
+                         "(fix or remove the link)",
+                         p, target);
+            } else {
+                snprintf(err.message, sizeof err.message, "cannot read %s: %s", p, strerror(e));
+            }
             return cli_fail(a, &err);
         }
     }

@@ -206,7 +206,6 @@ int cmd_drop(cli_args *a)
     if (rc == EXIT_OK) {
         tl_status st = tl_lake_open_table(lake, name, &t, &err);
         exists = st == TL_OK;
-        if (st == TL_ERR_NOT_FOUND) tl_error_prefix(&err, "table not found");
         if (st != TL_OK && !(st == TL_ERR_NOT_FOUND && cli_flag(a, "if-exists")))
             rc = cli_fail(a, &err);
         tl_table_close(t);

@@ -104,7 +104,6 @@ int cli_open_table(cli_args *a, tl_lake *lake, const char *name, tl_table **out)
 {
     tl_error err;
     tl_status st = tl_lake_open_table(lake, name, out, &err);
-    if (st == TL_ERR_NOT_FOUND) tl_error_prefix(&err, "table not found");
     return st == TL_OK ? EXIT_OK : cli_fail(a, &err);
 }
 

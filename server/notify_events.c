@@ -71,6 +71,9 @@ tl_status tl_notify_events_parse(const char *body, size_t len, int max_events,
                                  tl_notify_events *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (len == 0)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "empty request body: send a JSON object with an \"events\" array");
     json_error_t je;
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (root == NULL)

@@ -91,8 +91,9 @@ static tl_status add_ingest_column(create_plan *p, tl_error *err)
 {
     if (field_index(&p->schema, TL_INGEST_COLUMN) >= 0)
         return tl_error_set(err, TL_ERR_INVALID,
-                            "column \"%s\" is reserved for the ingest time (pass ingest_time=False "
-                            "to use your own)",
+                            "column \"%s\" is reserved for the ingest time, which the table adds "
+                            "itself: rename that column, or create the table without an ingest "
+                            "time (ingest_time=False in Python, .ingest_time = 0 in C)",
                             TL_INGEST_COLUMN);
     tl_ice_field *fields =
         realloc(p->schema.fields, (p->schema.n_fields + 1) * sizeof *p->schema.fields);
@@ -289,7 +290,7 @@ static tl_status write_v1(tl_lake *lake, const tl_qname *name, const tl_ice_meta
     tl_table_metadata_key(name, 1, key, sizeof key);
     tl_status st = tl_ice_metadata_serialize(md, &json, err);
     if (st == TL_OK) st = tl_store_put_if_absent(lake->store, key, json.data, json.len, err);
-    if (st == TL_ERR_EXISTS) st = tl_error_set(err, TL_ERR_EXISTS, "%s", name->full);
+    if (st == TL_ERR_EXISTS) st = tl_table_exists_error(err, name);
     tl_buf_free(&json);
     return st;
 }
@@ -309,7 +310,7 @@ tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct Arr
     bool exists = false;
     tl_status st = location ? make_plan(schema, o, &plan, err) : tl_error_nomem(err);
     if (st == TL_OK) st = table_exists(lake->store, &tn, &exists, err);
-    if (st == TL_OK && exists) st = tl_error_set(err, TL_ERR_EXISTS, "%s", tn.full);
+    if (st == TL_OK && exists) st = tl_table_exists_error(err, &tn);
     if (st == TL_OK)
         st = tl_ice_metadata_new(
             uuid, location, &plan.schema, plan.spec.n_fields ? &plan.spec : NULL,

@@ -8,6 +8,7 @@
 
 #include "store/digest.h"
 #include "table/head.h"
+#include "table/table_internal.h"
 
 typedef struct head_get {
     tl_store *store;
@@ -45,7 +46,7 @@ static tl_status newest_listed(tl_store *store, const tl_qname *name, newest *ou
         memcpy(out->md5, l.items[i].md5, sizeof out->md5);
     }
     tl_store_listing_free(&l);
-    if (out->version == 0) return tl_error_set(err, TL_ERR_NOT_FOUND, "%s", name->full);
+    if (out->version == 0) return tl_table_not_found(err, name);
     return TL_OK;
 }
 

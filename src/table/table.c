@@ -7,6 +7,21 @@
 #include "table/metadata_cache.h"
 #include "table/table_internal.h"
 
+tl_status tl_table_not_found(tl_error *err, const tl_qname *name)
+{
+    return tl_error_set(err, TL_ERR_NOT_FOUND,
+                        "table %s not found: check the name (ls lists the lake's tables) or "
+                        "create it",
+                        name->full);
+}
+
+tl_status tl_table_exists_error(tl_error *err, const tl_qname *name)
+{
+    return tl_error_set(err, TL_ERR_EXISTS,
+                        "table %s already exists: choose another name, or drop it first",
+                        name->full);
+}
+
 void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size)
 {
     snprintf(buf, size, "%s/metadata/v%lld.metadata.json", name->key, (long long)version);
@@ -42,7 +57,7 @@ tl_status tl_table_listed_version(tl_store *store, const tl_qname *name, int64_t
         if (v > best) best = v;
     }
     tl_strlist_free(&keys);
-    if (best == 0) return tl_error_set(err, TL_ERR_NOT_FOUND, "%s", name->full);
+    if (best == 0) return tl_table_not_found(err, name);
     *out = best;
     return TL_OK;
 }
@@ -114,7 +129,7 @@ static tl_status read_metadata(tl_lake *lake, const tl_qname *name, int64_t vers
     tl_status st = tl_store_get(lake->store, key, &b, err);
     if (st == TL_ERR_NOT_FOUND && catalog_key(lake->store, name, version, key, size, NULL) == TL_OK)
         st = tl_store_get(lake->store, key, &b, err);
-    if (st == TL_ERR_NOT_FOUND) st = tl_error_set(err, TL_ERR_NOT_FOUND, "%s", name->full);
+    if (st == TL_ERR_NOT_FOUND) st = tl_table_not_found(err, name);
     if (st == TL_OK && (*out = tl_md_cache_take(lake->md_cache, key, &b, token)) != NULL) {
         tl_buf_free(&b);
         return TL_OK;

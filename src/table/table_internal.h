@@ -45,6 +45,9 @@ struct tl_table {
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */
 void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size);
+/* TL_ERR_NOT_FOUND and TL_ERR_EXISTS for table `name`, saying what to do. */
+tl_status tl_table_not_found(tl_error *err, const tl_qname *name);
+tl_status tl_table_exists_error(tl_error *err, const tl_qname *name);
 
 /* The object key of a URL written in the table's metadata (buf may receive
  * it), or NULL when the URL is outside the warehouse. */

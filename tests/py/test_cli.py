@@ -108,7 +108,7 @@ def test_create_info_ls_drop(tmp_path, lake):
     assert p.returncode == 1 and b"not found" in p.stderr
     ok("drop", "plain", "--lake", lake, "--if-exists")
     p = run("info", "nope", "--lake", lake)
-    assert p.returncode == 1 and b"table not found" in p.stderr
+    assert p.returncode == 1 and b"table default.nope not found" in p.stderr
 
 
 def test_create_bad_schema_and_options(tmp_path):
@@ -396,7 +396,7 @@ def test_latest_and_maintain(tmp_path, lake):
     assert read_table(lake).num_rows >= 4
     assert json.loads(ok("info", "iot.readings", "--lake", lake, "--json"))["rows"] == 4
     p = run("maintain", "nope", "--lake", lake)
-    assert p.returncode == 1 and b"table not found" in p.stderr
+    assert p.returncode == 1 and b"table default.nope not found" in p.stderr
 
 
 def test_no_color_and_plain_output(lake):

@@ -254,7 +254,7 @@ def test_huge_body_is_refused_before_it_is_read(hostile):
 
 @pytest.mark.parametrize("body, reason", [
     (b"{not json", "malformed JSON"),
-    (b"", "malformed JSON"),
+    (b"", "empty request body: send a JSON object with an \"events\" array"),
     (b"[1, 2]", "not a JSON object"),
     (b'{"Records": []}', "no \"events\""),
     (b'{"events": [42]}', "events[0] is not an object"),
