@@ -98,3 +98,22 @@ def test_query_starting_with_a_comment_is_no_option(lake):
     assert "pump-1" in out
     out = ok("sql", "--lake", lake, "-- comment\nSELECT 42 AS answer")
     assert "42" in out
+
+
+FLOATS = [100.0, 1e16, 0.1, -0.0, 2.5, 1.5e-7, 123456789012345.0, -3.0, 1e300]
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "jsonl"])
+def test_floats_print_as_python_and_duckdb_do(lake, fmt):
+    """Whole floats keep their .0 (100.0, not 1e+02): Python's repr (so
+    pyarrow's values) and DuckDB's shell agree on it; the oracle is repr."""
+    cols = ", ".join(f"{x!r}::DOUBLE AS c{i}" for i, x in enumerate(FLOATS))
+    out = ok("sql", f"SELECT {cols}", "--lake", lake, "--output-format", fmt)
+    if fmt == "jsonl":
+        row = json.loads(out)
+        assert [row[f"c{i}"] for i in range(len(FLOATS))] == FLOATS
+        texts = out.strip()[1:-1].split(",")
+        got = [t.split(":", 1)[1] for t in texts]
+    else:
+        got = out.splitlines()[1].split("," if fmt == "csv" else None)
+    assert got == [repr(x) for x in FLOATS]

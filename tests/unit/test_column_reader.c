@@ -115,7 +115,7 @@ static void test_csv_columns_by_header(void)
               "t.csv", specs, 1, &o);
     CHECK_INT(o.open, TL_OK);
     CHECK_INT(o.stream, TL_OK);
-    CHECK_STR(ROWS(&o), "2.5|ann|7\n-1e+03|bo, \"b\"|8\n-|-|-\n");
+    CHECK_STR(ROWS(&o), "2.5|ann|7\n-1000.0|bo, \"b\"|8\n-|-|-\n");
     CHECK_INT(o.report.rows, 3);
     CHECK_INT(o.report.lines, 4);
     CHECK_INT(o.report.values_nulled, 0);
@@ -123,7 +123,7 @@ static void test_csv_columns_by_header(void)
 
     /* TSV, CRLF, a BOM */
     read_text("\xEF\xBB\xBFname\tamount\tn\r\nann\t1\t2\r\n", "t.tsv", specs, 0, &o);
-    CHECK_STR(ROWS(&o), "1|ann|2\n");
+    CHECK_STR(ROWS(&o), "1.0|ann|2\n");
     outcome_free(&o);
 }
 
@@ -229,7 +229,7 @@ static void test_ndjson_typing(void)
     read_text(text, "t.jsonl", specs, 1, &o);
     CHECK_INT(o.stream, TL_OK);
     CHECK_STR(ROWS(&o), "42|2.5|true|7.50|2024-05-01\n"
-                        "42|3|false|true|-\n"
+                        "42|3.0|false|true|-\n"
                         "-|-|-|{\"k\": [1, 2]}|-\n"
                         "-|-|-||-\n");
     CHECK_INT(o.report.values_nulled, 5);

@@ -60,6 +60,17 @@ static void format_timestamp(int64_t value, tl_time_unit unit, bool utc, char *b
     if (utc && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "Z");
 }
 
+/* A float as Python (and so pyarrow) and DuckDB's shell print it: a whole
+ * number below 1e16 keeps a ".0" (100.0, not 1e+02), anything else is the
+ * shortest text that reads back the same (0.1, 1e+16, 1.5e-07). */
+static void float_text(double x, char *buf, size_t size)
+{
+    if (isfinite(x) && x == trunc(x) && fabs(x) < 1e16)
+        snprintf(buf, size, "%.1f", x);
+    else
+        tl_double_format(x, buf, size);
+}
+
 int tl_value_text(const tl_array_view *v, int64_t i, tl_buf *out)
 {
     v = resolve(v, &i);
@@ -81,9 +92,9 @@ int tl_value_text(const tl_array_view *v, int64_t i, tl_buf *out)
         return tl_buf_printf(out, "%" PRIu64, uint_at(v, j));
     case TL_ATYPE_FLOAT32:
     case TL_ATYPE_FLOAT64:
-        tl_double_format(v->type.id == TL_ATYPE_FLOAT32 ? ((const float *)v->values)[j]
-                                                        : ((const double *)v->values)[j],
-                         buf, sizeof buf);
+        float_text(v->type.id == TL_ATYPE_FLOAT32 ? ((const float *)v->values)[j]
+                                                  : ((const double *)v->values)[j],
+                   buf, sizeof buf);
         return tl_buf_append_str(out, buf);
     case TL_ATYPE_DECIMAL128:
         tl_decimal128_format(tl_load_i128((const uint8_t *)v->values + 16 * j), v->type.scale, buf,
