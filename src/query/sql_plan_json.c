@@ -60,3 +60,28 @@ bool tl_js_is_int(const json_t *e, long long value)
     free(want);
     return same;
 }
+
+bool tl_js_same_expr(const json_t *a, const json_t *b)
+{
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        const json_t *v;
+        size_t na = 0, nb = 0;
+        json_object_foreach((json_t *)a, k, v)
+        {
+            if (strcmp(k, "query_location") == 0 || strcmp(k, "alias") == 0) continue;
+            na++;
+            if (!tl_js_same_expr(v, json_object_get(b, k))) return false;
+        }
+        json_object_foreach((json_t *)b, k, v) nb +=
+            strcmp(k, "query_location") != 0 && strcmp(k, "alias") != 0;
+        return na == nb;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b)) return false;
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!tl_js_same_expr(json_array_get(a, i), json_array_get(b, i))) return false;
+        return true;
+    }
+    return a && b && json_equal((json_t *)a, (json_t *)b);
+}

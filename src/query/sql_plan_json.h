@@ -20,6 +20,10 @@ bool tl_js_names_column(const json_t *e, const char *alias, const char *column);
  * what CAST(literal AS VARCHAR) gives, without asking DuckDB. Malloc'd. */
 char *tl_js_literal_text(const json_t *e);
 
+/* Whether two expressions are the same but for where they were written and
+ * their aliases. */
+bool tl_js_same_expr(const json_t *a, const json_t *b);
+
 /* Whether e is the integer literal `value`. */
 bool tl_js_is_int(const json_t *e, long long value);
 

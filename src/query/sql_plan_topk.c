@@ -37,32 +37,6 @@ static bool has_class(const json_t *node, const char *cls)
     return false;
 }
 
-/* Two expressions the same but for where they were written and their aliases. */
-static bool same_expr(const json_t *a, const json_t *b)
-{
-    if (json_is_object(a) && json_is_object(b)) {
-        const char *k;
-        const json_t *v;
-        size_t na = 0, nb = 0;
-        json_object_foreach((json_t *)a, k, v)
-        {
-            if (strcmp(k, "query_location") == 0 || strcmp(k, "alias") == 0) continue;
-            na++;
-            if (!same_expr(v, json_object_get(b, k))) return false;
-        }
-        json_object_foreach((json_t *)b, k, v) nb +=
-            strcmp(k, "query_location") != 0 && strcmp(k, "alias") != 0;
-        return na == nb;
-    }
-    if (json_is_array(a) && json_is_array(b)) {
-        if (json_array_size(a) != json_array_size(b)) return false;
-        for (size_t i = 0; i < json_array_size(a); i++)
-            if (!same_expr(json_array_get(a, i), json_array_get(b, i))) return false;
-        return true;
-    }
-    return a && b && json_equal((json_t *)a, (json_t *)b);
-}
-
 /* A constant whose value cannot change between evaluations: literals,
  * casts, operators and the to_<unit>() / trunc() that INTERVAL n UNIT
  * parses into. */
@@ -155,7 +129,7 @@ static const json_t *order_expr(const shape_ctx *x, const json_t *e)
     bool twice;
     item = aliased(x, e, &twice);
     if (twice) return NULL;
-    if (item && is_table_column(x, e) && !same_expr(item, e)) return NULL;
+    if (item && is_table_column(x, e) && !tl_js_same_expr(item, e)) return NULL;
     return item ? item : e;
 }
 
@@ -180,7 +154,7 @@ static bool groups_by(const shape_ctx *x, const json_t *key)
     if (json_array_size(sets) != 1 || json_array_size(json_array_get(sets, 0)) != n) return false;
     for (size_t i = 0; i < n; i++) {
         const json_t *g = group_expr(x, json_array_get(groups, i));
-        if (g && same_expr(g, key)) return true;
+        if (g && tl_js_same_expr(g, key)) return true;
     }
     return false;
 }

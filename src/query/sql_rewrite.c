@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "query/sql_gapfill.h"
 #include "query/sql_plan.h"
 #include "query/sql_plan_json.h"
 
@@ -14,7 +15,8 @@
  * queries do not, and skip the rest at the cost of this scan. */
 static bool mentions(const char *query)
 {
-    static const char *const words[] = {"first_value", "last_value", "time_weighted_", "m4"};
+    static const char *const words[] = {"first_value", "last_value", "time_weighted_", "m4",
+                                        "gapfill",     "locf",       "interpolate"};
     for (const char *p = query; *p; p++) {
         if (!isalpha((unsigned char)*p) && *p != '_') continue;
         for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
@@ -152,8 +154,10 @@ tl_status tl_sql_rewrite(tl_query_engine *e, const char *query, char **out, tl_e
     json_decref(tree);
     if (doc == NULL) return TL_OK;
     rewriter r = {e, false};
-    tl_status st = rewrite(&r, json_object_get(doc, "statements"), err);
-    if (st == TL_OK && r.changed) {
+    bool gapfilled = false;
+    tl_status st = tl_sql_gapfill(e, json_object_get(doc, "statements"), &gapfilled, err);
+    if (st == TL_OK) st = rewrite(&r, json_object_get(doc, "statements"), err);
+    if (st == TL_OK && (r.changed || gapfilled)) {
         *out = tl_sql_tree_text(e, doc);
         if (*out == NULL)
             st = tl_error_set(err, TL_ERR_QUERY, "cannot write the rewritten query back as SQL");

@@ -2,6 +2,7 @@
  * it is planned and run:
  *   - first_value(x ORDER BY t) and last_value(...) as aggregates (without
  *     OVER): DuckDB's first and last, the column keeping the name as written;
+ *   - time_bucket_gapfill, locf and interpolate (sql_gapfill.h);
  *   - the reference's planning errors for the arguments of m4,
  *     time_weighted_mean and time_weighted_state. */
 #ifndef TL_QUERY_SQL_REWRITE_H
