@@ -2,7 +2,7 @@
 # Installs everything the build, the demo and the tests need, and nothing twice:
 # a second run with everything in place only checks and returns.
 #   scripts/setup.sh          system packages + build dependencies
-#   scripts/setup.sh --test   also the test virtualenvs (.venv, .venv-ref)
+#   scripts/setup.sh --test   also the test virtualenvs (.venv, .venv-ref, .venv-iceberg)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,4 +50,5 @@ done
 if [ "${1:-}" = "--test" ]; then
   make_venv .venv tests/requirements.txt
   make_venv .venv-ref tests/requirements-ref.txt
+  make_venv .venv-iceberg tests/requirements-iceberg.txt
 fi

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
+#include "core/parallel.h"
 #include "table/head.h"
 
 /* The value of a top-level field of metadata JSON (found by its quoted name,
@@ -125,17 +126,33 @@ static void hint_key(const tl_table *t, char *buf, size_t size)
     snprintf(buf, size, "%s/metadata/version-hint.text", t->name.key);
 }
 
-/* metadata/version-hint.text names the version just made: only a hint
- * (readers probe past it), so a failure is not the commit's. Written before
- * the check below, so that a drop racing the commit deletes it or the check
- * sees the drop and removes it: it never outlives the table. */
+/* metadata/version-hint.text names the version just made, on every store
+ * after every commit: readers such as DuckDB's iceberg_scan trust it without
+ * looking for newer versions (ours and the reference's probe past it). Only
+ * a hint, so a failure is not the commit's. */
 static void write_hint(tl_table *t, int64_t version)
 {
-    if (!tl_store_is_local(t->lake->store)) return;
     char key[sizeof t->name.key + 64], text[24];
     hint_key(t, key, sizeof key);
     int n = snprintf(text, sizeof text, "%lld", (long long)version);
     tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
+}
+
+typedef struct after_create {
+    tl_table *t;
+    bool alive;
+} after_create;
+
+/* Item 0 writes the hint, item 1 checks the table is still there. */
+static tl_status after_create_step(void *ctx, size_t i, tl_error *err)
+{
+    after_create *a = ctx;
+    (void)err;
+    if (i == 0)
+        write_hint(a->t, a->t->version + 1);
+    else if (a->t->version >= 1 && still_there(a->t, &a->alive, NULL) != TL_OK)
+        a->alive = true; /* a failed check says nothing either way: the version stays */
+    return TL_OK;
 }
 
 tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err)
@@ -144,10 +161,13 @@ tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_err
     char key[sizeof t->name.key + 64];
     tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
     TL_TRY(tl_store_put_if_absent(t->lake->store, key, json, len, err));
-    write_hint(t, t->version + 1);
-    bool alive = true;
-    /* Landed. A failed check says nothing either way: the version stays. */
-    if (t->version < 1 || still_there(t, &alive, NULL) != TL_OK || alive) return TL_OK;
+    /* Landed. On an object store the hint's PUT and the check share one
+     * round trip; locally the hint is written first, so that a drop racing
+     * the commit deletes it or the check sees the drop and removes it. */
+    after_create a = {t, true};
+    bool local = tl_store_is_local(t->lake->store);
+    tl_parallel_run(2, local ? 1 : 2, false, after_create_step, &a, NULL);
+    if (a.alive) return TL_OK;
     char hint[sizeof t->name.key + 64];
     hint_key(t, hint, sizeof hint);
     tl_store_remove(t->lake->store, hint, NULL);

@@ -6,16 +6,6 @@
 #include "core/clock.h"
 #include "table/maintain.h"
 
-static void write_version_hint(tl_table *t)
-{
-    char key[sizeof t->name.key + 64], text[24];
-    snprintf(key, sizeof key, "%s/metadata/version-hint.text", t->name.key);
-    int n = snprintf(text, sizeof text, "%lld", (long long)t->version);
-    /* Only a hint: readers probe past it. Locally each commit writes it. */
-    if (tl_store_is_local(t->lake->store)) return;
-    tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
-}
-
 static tl_status run(tl_table *t, const tl_maintain_options *o, bool inline_mode,
                      tl_maintain_report *r, tl_error *err)
 {
@@ -36,11 +26,9 @@ tl_status tl_table_maintain(tl_table *t, const tl_maintain_options *options,
     tl_maintain_options all = {.compact = 1, .retention = 1, .expire = 1};
     const tl_maintain_options *o = options ? options : &all;
     tl_maintain_report r = {0};
-    int64_t before = t->version;
     /* Start from the latest version: maintenance rewrites what is there now. */
     tl_status st = tl_table_reload(t, 0, err);
     if (st == TL_OK) st = run(t, o, false, &r, err);
-    if (t->version != before) write_version_hint(t);
     r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
     if (out) *out = r;
     return st;
@@ -53,9 +41,7 @@ void tl_maintain_after_append(tl_table *t, int maintain, tl_append_result *out)
     tl_maintain_options all = {.compact = 1, .retention = 1, .expire = 1};
     tl_maintain_report r = {0};
     tl_error err = {0};
-    int64_t before = t->version;
     tl_status st = run(t, &all, true, &r, &err);
-    if (t->version != before) write_version_hint(t);
     r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
     bool worked =
         r.partitions_compacted || r.partitions_dropped || r.snapshots_expired || r.objects_deleted;

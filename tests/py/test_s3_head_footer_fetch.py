@@ -61,7 +61,8 @@ def commit_round_trips(proxy, t, day):
     # The parent version read back after the create (commit_point.h) is not
     # the upload's: counted apart.
     parent = [r for r in commit if r[2] == "GET" and re.search(r"/metadata/v\d+\.metadata\.json$", r[3])]
-    assert len(parent) == 1, reqs
+    parent += [r for r in commit if r[3].endswith("/metadata/version-hint.text")]
+    assert len(parent) == 2, reqs
     commit = [r for r in commit if r not in parent]
     footer_gets = [r for r in commit if r[2] == "GET" and "/data/" in urllib.parse.unquote(r[3])]
     return round_trips(commit), len(footer_gets), [(round(r[0] - start, 2), r[2], r[3][-50:]) for r in reqs]

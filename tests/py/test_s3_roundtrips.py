@@ -1,7 +1,8 @@
 """The append's write path over S3 (moto) through a recording proxy: three
 sequential storage round trips (one parallel batch, then the conditional
 create with the head object's PUT beside it, tests/py/test_s3_head.py, then
-the parent version's start read back to tell a dropped table); a
+the parent version's start read back to tell a dropped table, beside the
+version hint's PUT); a
 lost race re-uploading only the manifest list and the index, a cold open in
 one round trip (the listing and the head at once), and an unknown commit
 outcome that keeps the files a landed commit refers to (checked by pyiceberg
@@ -66,12 +67,16 @@ def test_append_is_three_round_trips(s3):
             # The batch: 3 data files, manifest, manifest list, index; then the
             # commit and, in parallel with it, the head; then the start of
             # the parent version read back (a drop racing the commit would
-            # have deleted it: the commit is then undone, commit_point.h).
+            # have deleted it: the commit is then undone, commit_point.h),
+            # beside the version hint's PUT.
             parent = [r for r in reqs if r[2] == "GET"]
+            hint = [r for r in reqs if r[3].endswith("/metadata/version-hint.text")]
+            assert len(hint) == 1 and hint[0][0] >= [r for r in reqs if r[3].endswith(
+                f"/metadata/v{k + 2}.metadata.json")][0][1], reqs
             assert len(parent) == 1 and parent[0][3].endswith(f"/metadata/v{k + 1}.metadata.json"), reqs
             create = [r for r in reqs if r[3].endswith(f"/metadata/v{k + 2}.metadata.json")]
             head = [r for r in reqs if r[3].endswith("/metadata/timelake-c-head")]
-            batch = [r for r in reqs if r not in create + head + parent]
+            batch = [r for r in reqs if r not in create + head + parent + hint]
             assert all(r[2] == "PUT" for r in batch + create + head), reqs
             assert len(create) == 1 and len(head) == 1, paths
             assert round_trips(batch) == 1, paths
@@ -83,7 +88,7 @@ def test_append_is_three_round_trips(s3):
             assert sum(p.endswith("-m0.avro") for p in paths) == 1
             assert sum("/metadata/snap-" in p for p in paths) == 1
             assert sum("/metadata/lvi-" in p for p in paths) == 1
-            assert not any("version-hint" in p for p in paths)
+            assert round_trips(parent + hint) == 1, reqs
         # A cold open: list the versions and read the head at once.
         trips, reqs = trips_of(proxy, lambda: tlc.Lake(url, opts).table("iot.r"))
         assert trips == 1, [r[3] for r in reqs]
@@ -112,7 +117,9 @@ def test_lost_race_reuploads_only_list_and_index(s3):
     # Each attempt sends its head beside its create: the lost one's may have
     # replaced the winner's head (readers then find it does not match v2).
     assert sum(p.endswith("/metadata/timelake-c-head") for p in puts) == 2
-    assert {p.rsplit("/", 1)[1] for p in puts[-2:]} == {"v3.metadata.json", "timelake-c-head"}  # won
+    # The won attempt: its create and head, then the version hint.
+    assert {p.rsplit("/", 1)[1] for p in puts[-3:-1]} == {"v3.metadata.json", "timelake-c-head"}
+    assert puts[-1].endswith("/metadata/version-hint.text")
     assert loser.version == 3
     # The lost attempt's list and index are gone; the rest is referenced.
     keys = keys_under(s3, url)
