@@ -53,8 +53,10 @@ const char *tl_query_engine_settings;
 static tl_status lock_down(tl_query_engine *e, tl_error *err)
 {
     if (tl_query_engine_settings) TL_TRY(tl_query_exec(e, tl_query_engine_settings, err));
-    TL_TRY(tl_query_fetch_dir(e, err));
-    char *spill = tl_strdup_printf("%s/.spill", e->fetch_dir);
+    /* Named now, made when a query first fetches a file: a local lake's
+     * engine leaves no directory behind, even when never closed. */
+    TL_TRY(tl_query_fetch_dir_name(e, err));
+    char *spill = tl_strdup_printf("%s.spill", e->fetch_dir); /* DuckDB makes it if it spills */
     char *dirs[2] = {tl_strdup_printf("%s/", e->fetch_dir),
                      e->lake_dir ? tl_strdup_printf("%s/", e->lake_dir) : NULL};
     char *lits[3] = {spill ? tl_sql_literal(spill) : NULL, dirs[0] ? tl_sql_literal(dirs[0]) : NULL,

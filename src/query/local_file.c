@@ -1,6 +1,7 @@
 #include "query/local_file.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,25 +10,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/random.h"
 #include "query/scan.h"
 #include "store/digest.h"
 #include "table/live_files.h"
 
-tl_status tl_query_fetch_dir(tl_query_engine *e, tl_error *err)
+tl_status tl_query_fetch_dir_name(tl_query_engine *e, tl_error *err)
 {
     if (e->fetch_dir) return TL_OK;
     const char *tmp = getenv("TMPDIR");
-    char *dir = tl_strdup_printf("%s/timelake-query-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (dir == NULL) return tl_error_nomem(err);
-    if (mkdtemp(dir) == NULL) {
-        tl_status st = tl_error_set(err, TL_ERR_STORAGE,
-                                    "cannot create a directory %s for "
-                                    "files fetched from the object store",
-                                    dir);
-        free(dir);
-        return st;
-    }
-    e->fetch_dir = dir;
+    char id[TL_UUID_STR_LEN + 1];
+    tl_uuid_v4(id);
+    e->fetch_dir = tl_strdup_printf("%s/timelake-query-%s", tmp && *tmp ? tmp : "/tmp", id);
+    return e->fetch_dir ? TL_OK : tl_error_nomem(err);
+}
+
+tl_status tl_query_fetch_dir(tl_query_engine *e, tl_error *err)
+{
+    TL_TRY(tl_query_fetch_dir_name(e, err));
+    if (e->fetch_dir_made) return TL_OK;
+    /* A fresh name: one that exists already is someone else's, never used. */
+    if (mkdir(e->fetch_dir, 0700) != 0)
+        return tl_error_set(err, TL_ERR_STORAGE,
+                            "cannot create a directory %s for files fetched from the object "
+                            "store: %s",
+                            e->fetch_dir, strerror(errno));
+    e->fetch_dir_made = true;
     return TL_OK;
 }
 
@@ -139,7 +147,10 @@ void tl_query_fetch_dir_trim(tl_query_engine *e)
 void tl_query_local_files_free(tl_query_engine *e)
 {
     if (e->fetch_dir == NULL) return;
-    DIR *d = opendir(e->fetch_dir);
+    char *spill = tl_strdup_printf("%s.spill", e->fetch_dir);
+    if (spill) rmdir(spill); /* DuckDB's spill files are gone once it is closed */
+    free(spill);
+    DIR *d = e->fetch_dir_made ? opendir(e->fetch_dir) : NULL;
     for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
         if (de->d_name[0] == '.') continue;
         char *p = tl_strdup_printf("%s/%s", e->fetch_dir, de->d_name);
@@ -147,10 +158,8 @@ void tl_query_local_files_free(tl_query_engine *e)
         free(p);
     }
     if (d) closedir(d);
-    char *spill = tl_strdup_printf("%s/.spill", e->fetch_dir);
-    if (spill) rmdir(spill); /* DuckDB's spill files are gone once it is closed */
-    free(spill);
-    rmdir(e->fetch_dir);
+    if (e->fetch_dir_made) rmdir(e->fetch_dir);
+    e->fetch_dir_made = false;
     free(e->fetch_dir);
     e->fetch_dir = NULL;
 }

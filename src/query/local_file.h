@@ -16,7 +16,9 @@
 tl_status tl_query_local_file(tl_query_engine *e, const tl_table *t, const char *url, char **out,
                               tl_error *err);
 
-/* Creates the engine's directory of fetched files (e->fetch_dir) if needed. */
+/* Names the engine's directory of fetched files (e->fetch_dir) if needed,
+ * without creating it; tl_query_fetch_dir creates it (mode 0700) too. */
+tl_status tl_query_fetch_dir_name(tl_query_engine *e, tl_error *err);
 tl_status tl_query_fetch_dir(tl_query_engine *e, tl_error *err);
 
 /* The path in the fetch directory for a copy of url (malloc'd); suffix (may
