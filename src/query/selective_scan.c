@@ -12,16 +12,24 @@
 #include "query/row_group_prune.h"
 #include "query/row_refine.h"
 #include "query/rows_function.h"
+#include "table/settings.h"
 
 #define DECODE_THREADS 4
 
 typedef enum mode { MODE_AUTO, MODE_OFF, MODE_ALWAYS } mode;
 
-static mode mode_of_env(void)
+/* The environment variable (tests and benchmarks) when set, else the
+ * filter-pushdown setting: false never, true whenever the filters narrow
+ * the pages, auto by the rule above. */
+static mode mode_of(const tl_query_engine *e, const tl_table *t)
 {
     const char *v = getenv("TL_SELECTIVE_SCAN");
     if (v && strcmp(v, "off") == 0) return MODE_OFF;
     if (v && strcmp(v, "always") == 0) return MODE_ALWAYS;
+    if (v && strcmp(v, "auto") == 0) return MODE_AUTO;
+    v = tl_setting_value(t->md, e->settings, "filter-pushdown");
+    if (v && tl_setting_is(v, "false")) return MODE_OFF;
+    if (v && tl_setting_is(v, "true")) return MODE_ALWAYS;
     return MODE_AUTO;
 }
 
@@ -247,7 +255,7 @@ tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_
                             tl_error *err)
 {
     *id = 0;
-    mode m = mode_of_env();
+    mode m = mode_of(e, t);
     /* Beyond the footer cache's size, read_parquet (which keeps its own) does
      * as well, without holding as many files open. */
     if (m == MODE_OFF || n == 0 || n_filters == 0 || n > TL_FOOTER_CACHE_MAX) return TL_OK;

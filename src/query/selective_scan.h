@@ -12,9 +12,10 @@
  *
  * Declined (the caller reads the files with read_parquet) when the files'
  * schemas differ or hold a type the rows function does not map, or when our
- * reader finds one it cannot decode (TL_ERR_INVALID). The
- * environment variable TL_SELECTIVE_SCAN=off|always overrides the rule (for
- * tests and benchmarks). */
+ * reader finds one it cannot decode (TL_ERR_INVALID). The table's (or the
+ * session's) filter-pushdown setting chooses: false never, true whenever the
+ * pages narrow the rows, auto by the rule. The environment variable
+ * TL_SELECTIVE_SCAN=off|always|auto overrides it (for tests and benchmarks). */
 #ifndef TL_QUERY_SELECTIVE_SCAN_H
 #define TL_QUERY_SELECTIVE_SCAN_H
 

@@ -21,6 +21,7 @@
 #include "query/sql_run.h"
 #include "query/sql_topk.h"
 #include "table/settings.h"
+#include "table/version_cache.h"
 
 /* Tables loaded ahead, on a guess, while DuckDB starts (sql_guess.h). */
 #define MAX_PRELOADED 4
@@ -45,7 +46,8 @@ static void preload(lookup_ctx *c, const char *query)
     for (size_t i = 0; i < names.len && c->n_pre < MAX_PRELOADED; i++) {
         tl_qname qn;
         if (tl_qname_parse(names.items[i], c->ns, &qn, NULL) != TL_OK) continue;
-        if (tl_table_load(c->lake, &qn, 0, &c->pre[c->n_pre], NULL) == TL_OK) c->n_pre++;
+        if (tl_table_load_for_query(c->lake, &qn, c->o->settings, &c->pre[c->n_pre], NULL) == TL_OK)
+            c->n_pre++;
     }
     tl_strlist_free(&names);
 }
@@ -126,7 +128,7 @@ static tl_status lookup(void *p, const char *schema, const char *table, tl_table
     if (ts == NULL) return tl_error_nomem(err);
     c->tables = ts;
     ts[c->n] = take_preloaded(c, qn.full);
-    st = ts[c->n] ? TL_OK : tl_table_load(c->lake, &qn, 0, &ts[c->n], err);
+    st = ts[c->n] ? TL_OK : tl_table_load_for_query(c->lake, &qn, c->o->settings, &ts[c->n], err);
     if (st == TL_ERR_NOT_FOUND) st = load_folded(c, &qn, &ts[c->n], err);
     TL_TRY(st);
     *out = ts[c->n++];
@@ -224,6 +226,25 @@ static tl_status table_sql(tl_query_engine *e, const tl_table *t, const tl_sql_p
     }
     free(filters);
     return st;
+}
+
+/* Past this many values, a series-key IN list prunes only with the
+ * in-list-pruning setting on (the default), as the reference's reader: its
+ * engine prunes shorter lists by itself. */
+#define IN_LIST_PRUNING_MIN 20
+
+/* Leaves long series-key IN lists out of pruning for tables (or a session)
+ * with in-list-pruning false: every file, row group and page is then read
+ * for them (DuckDB still filters the rows). */
+static void apply_in_list_pruning(const tl_query_engine *e, tl_sql_plan *plan)
+{
+    for (size_t i = 0; i < plan->n_refs; i++) {
+        tl_sql_ref *r = &plan->refs[i];
+        if (tl_setting_flag(r->t->md, e->settings, "in-list-pruning", true)) continue;
+        for (size_t j = 0; j < r->n_filters; j++)
+            if (r->filters[j].has_keys && r->filters[j].n_keys > IN_LIST_PRUNING_MIN)
+                r->filters[j].has_keys = false;
+    }
 }
 
 static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const tl_sql_plan *plan,
@@ -358,6 +379,7 @@ static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_optio
     if (st == TL_OK) st = tl_sql_rewrite(e, query, &rewritten, err);
     if (rewritten) query = rewritten;
     if (st == TL_OK) st = tl_sql_plan_build(e, query, o->only_namespace, lookup, &c, &plan, err);
+    if (st == TL_OK) apply_in_list_pruning(e, &plan);
     if (st == TL_OK) st = show_inputs(e, o, inputs, err);
     if (st == TL_OK) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK) e->query_text = query; /* for the columns remote fetches may leave out */

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "query/sql_plan_json.h"
+#include "table/settings.h"
 
 typedef struct shape_ctx {
     tl_query_engine *e;
@@ -289,6 +290,7 @@ bool tl_sql_topk_shape(tl_query_engine *e, const tl_sql_plan *plan, tl_sql_topk 
     const tl_contract *c = &r->t->contract;
     const tl_ice_schema *s = tl_ice_metadata_current_schema(r->t->md);
     if (c->time_index < 0) return false;
+    if (!tl_setting_flag(r->t->md, e->settings, "newest-first", true)) return false;
     const tl_ice_field *tf = &s->fields[c->time_index];
     if (tf->type.id != TL_ICE_TIMESTAMP && tf->type.id != TL_ICE_TIMESTAMPTZ) return false;
     const char *alias = *tl_js_str(from, "alias") ? tl_js_str(from, "alias") : r->table;

@@ -12,7 +12,8 @@
  * query ranks every row (or group) whose time lies in a bucket-aligned
  * window at that end before every row outside it: run over the window
  * alone, it gives the same first k + o rows whenever the window yields that
- * many (sql_topk.h). */
+ * many (sql_topk.h). A table (or session) with newest-first false is read
+ * whole instead. */
 #ifndef TL_QUERY_SQL_PLAN_TOPK_H
 #define TL_QUERY_SQL_PLAN_TOPK_H
 

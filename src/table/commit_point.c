@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/parallel.h"
 #include "table/head.h"
+#include "table/version_cache.h"
 
 /* The value of a top-level field of metadata JSON (found by its quoted name,
  * which appears once in Iceberg metadata), or NULL. */
@@ -167,7 +168,10 @@ tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_err
     after_create a = {t, true};
     bool local = tl_store_is_local(t->lake->store);
     tl_parallel_run(2, local ? 1 : 2, false, after_create_step, &a, NULL);
-    if (a.alive) return TL_OK;
+    if (a.alive) {
+        tl_version_cache_note(t, t->version + 1); /* this process's queries see it at once */
+        return TL_OK;
+    }
     char hint[sizeof t->name.key + 64];
     hint_key(t, hint, sizeof hint);
     tl_store_remove(t->lake->store, hint, NULL);

@@ -79,10 +79,12 @@ void tl_head_key(const tl_qname *name, char *buf, size_t size);
 /* The newest version through the head: lists metadata/v* and GETs the head
  * at once. *version is the newest listed; *md (caller frees) and *objects
  * (caller frees with tl_head_objects_free) are set only when the head is
- * valid for that version, else left NULL (the caller reads vN itself).
- * TL_ERR_NOT_FOUND when no version exists. */
+ * valid for that version, else left NULL (the caller reads vN itself); then
+ * md_bytes (may be NULL; empty on entry) receives that vN.metadata.json's
+ * exact bytes. TL_ERR_NOT_FOUND when no version exists. */
 tl_status tl_head_load_latest(tl_store *store, const tl_qname *name, int64_t *version,
-                              tl_ice_metadata **md, tl_head_objects **objects, tl_error *err);
+                              tl_ice_metadata **md, tl_head_objects **objects, tl_buf *md_bytes,
+                              tl_error *err);
 void tl_head_objects_free(tl_head_objects *o);
 
 #endif

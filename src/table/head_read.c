@@ -84,7 +84,8 @@ static tl_ice_metadata *trusted_metadata(tl_store *store, const tl_qname *name,
 }
 
 tl_status tl_head_load_latest(tl_store *store, const tl_qname *name, int64_t *version,
-                              tl_ice_metadata **md, tl_head_objects **objects, tl_error *err)
+                              tl_ice_metadata **md, tl_head_objects **objects, tl_buf *md_bytes,
+                              tl_error *err)
 {
     *md = NULL;
     *objects = NULL;
@@ -108,6 +109,10 @@ tl_status tl_head_load_latest(tl_store *store, const tl_qname *name, int64_t *ve
             *o = h.objects;
             h.objects = (tl_head_objects){0};
             *objects = o;
+        }
+        if (*md && md_bytes) {
+            *md_bytes = h.metadata;
+            h.metadata = (tl_buf){0};
         }
         tl_head_clear(&h);
     }

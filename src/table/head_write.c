@@ -19,6 +19,7 @@
 #include "table/head_footer.h"
 #include "table/head_write.h"
 #include "table/live_files.h"
+#include "table/settings.h"
 
 #define FETCH_THREADS 8
 
@@ -29,6 +30,9 @@ struct tl_head_job {
     const tl_ice_metadata *md;
     const tl_buf *json, *list, *lvi;
     const tl_head_objects *fresh;
+    /* Room for the last-value index, then footers: the table's
+     * head-inline-bytes, SIZE_MAX when unset (only TL_HEAD_MAX_BYTES holds). */
+    size_t inline_room;
     /* The outcome. */
     tl_head h;
     tl_buf bytes;
@@ -45,8 +49,17 @@ struct tl_head_job {
 static bool head_wanted(const tl_table *t, const tl_ice_metadata *md)
 {
     if (tl_store_is_local(t->lake->store)) return false;
-    const char *f = tl_ice_metadata_property(md, "timelake.head-format");
-    return f == NULL || strcmp(f, "none") != 0;
+    const char *f = tl_setting_value(md, NULL, "head-format");
+    return f == NULL || !tl_setting_is(f, "none");
+}
+
+/* The table's head-inline-bytes, or SIZE_MAX when it sets none. */
+static size_t inline_room(const tl_ice_metadata *md)
+{
+    const char *v = tl_setting_value(md, NULL, "head-inline-bytes");
+    char *end = NULL;
+    unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+    return v && *v && *end == '\0' && n < SIZE_MAX ? (size_t)n : SIZE_MAX;
 }
 
 /* Objects the head wants but neither the commit nor the handle holds,
@@ -215,17 +228,28 @@ static bool is_footer(const char *url)
     return n > k && strcmp(url + n - k, TL_HEAD_FOOTER_SUFFIX) == 0;
 }
 
+/* What footers may take: the head's whole budget, and the room left for
+ * inline objects past `base` (the head's bytes before the first footer). */
+typedef struct footer_budget {
+    size_t base, room;
+} footer_budget;
+
+static bool fits(const footer_budget *b, size_t total, size_t size)
+{
+    return total + size <= TL_HEAD_MAX_BYTES && total + size - b->base <= b->room;
+}
+
 /* Adds the footers of the files in `from` that are live, within the budget,
  * in order. */
 static tl_status add_footers_from(const tl_head_objects *from, const live_set *live,
-                                  tl_head_objects *o, tl_error *err)
+                                  const footer_budget *b, tl_head_objects *o, tl_error *err)
 {
     size_t total = objects_bytes(o);
     for (size_t i = 0; from && i < from->n; i++) {
         const tl_head_object *f = &from->items[i];
         if (!is_footer(f->url) || tl_head_objects_find(o, f->url) || !is_live(live, f->url))
             continue;
-        if (total + f->data.len > TL_HEAD_MAX_BYTES) continue;
+        if (!fits(b, total, f->data.len)) continue;
         total += f->data.len;
         TL_TRY(tl_head_objects_add(o, f->url, f->data.data, f->data.len, err));
     }
@@ -257,8 +281,8 @@ static tl_status fetch_footer(void *ctx, size_t i, tl_error *err)
     return TL_OK;
 }
 
-static tl_status add_missing_footers(const tl_head_job *j, const live_set *live, tl_head_objects *o,
-                                     tl_error *err)
+static tl_status add_missing_footers(const tl_head_job *j, const live_set *live,
+                                     const footer_budget *b, tl_head_objects *o, tl_error *err)
 {
     footer_fetch f = {.t = j->t};
     f.files = calloc(live->n + 1, sizeof *f.files);
@@ -272,14 +296,14 @@ static tl_status add_missing_footers(const tl_head_job *j, const live_set *live,
         if ((uint64_t)l->size < TL_HEAD_FOOTER_MIN_FILE ||
             tl_head_footer_url(l->path, url, sizeof url) == NULL || tl_head_objects_find(o, url))
             continue;
-        if (f.n == FETCH_THREADS || total + TL_HEAD_FOOTER_TAIL > TL_HEAD_MAX_BYTES) break;
+        if (f.n == FETCH_THREADS || !fits(b, total, TL_HEAD_FOOTER_TAIL)) break;
         total += TL_HEAD_FOOTER_TAIL;
         f.files[f.n++] = l;
     }
     if (st == TL_OK && f.n) tl_parallel_run(f.n, FETCH_THREADS, false, fetch_footer, &f, NULL);
     total = objects_bytes(o);
     for (size_t i = 0; st == TL_OK && i < f.n; i++) {
-        if (!f.ok[i] || total + f.bufs[i].len > TL_HEAD_MAX_BYTES) continue;
+        if (!f.ok[i] || !fits(b, total, f.bufs[i].len)) continue;
         total += f.bufs[i].len;
         tl_head_footer_url(f.files[i]->path, url, sizeof url);
         st = tl_head_objects_add(o, url, f.bufs[i].data, f.bufs[i].len, err);
@@ -310,9 +334,10 @@ static bool any_large(const live_set *live)
  * there are none. A table of small files is spared the parse of every
  * manifest on every commit: its handle knows its version has none, and
  * this commit adds none. */
-static tl_status add_footers(const tl_head_job *j, tl_head_objects *o, bool *no_large,
-                             tl_error *err)
+static tl_status add_footers(const tl_head_job *j, size_t room, tl_head_objects *o,
+                             bool *no_large, tl_error *err)
 {
+    footer_budget b = {objects_bytes(o), room};
     if (j->t->no_large_files && !has_footers(j->fresh)) {
         *no_large = true;
         return TL_OK;
@@ -324,9 +349,9 @@ static tl_status add_footers(const tl_head_job *j, tl_head_objects *o, bool *no_
     tl_status st = TL_OK;
     if (live_files(o, mfs, n, &live)) {
         *no_large = !any_large(&live);
-        st = add_footers_from(j->fresh, &live, o, err);
-        if (st == TL_OK) st = add_footers_from(j->t->head_objects, &live, o, err);
-        if (st == TL_OK) st = add_missing_footers(j, &live, o, err);
+        st = add_footers_from(j->fresh, &live, &b, o, err);
+        if (st == TL_OK) st = add_footers_from(j->t->head_objects, &live, &b, o, err);
+        if (st == TL_OK) st = add_missing_footers(j, &live, &b, o, err);
     }
     live_free(&live);
     tl_ice_manifest_files_free(mfs, n);
@@ -342,12 +367,18 @@ static tl_status build(tl_head_job *j, tl_error *err)
         TL_TRY(
             tl_head_objects_add(&h->objects, s->manifest_list, j->list->data, j->list->len, err));
         const char *lvi_url = tl_ice_snapshot_summary(s, TL_SUMMARY_LVI);
-        if (lvi_url && j->lvi && j->lvi->len) {
-            TL_TRY(tl_head_objects_add(&h->objects, lvi_url, j->lvi->data, j->lvi->len, err));
+        const tl_buf *lvi = j->lvi && j->lvi->len ? j->lvi : lvi_url ? held(j, lvi_url) : NULL;
+        size_t room = j->inline_room;
+        if (lvi_url && lvi && lvi->len <= room) {
+            TL_TRY(tl_head_objects_add(&h->objects, lvi_url, lvi->data, lvi->len, err));
+            if (room != SIZE_MAX) room -= lvi->len;
             lvi_url = NULL;
         }
+        /* An index not in hand is fetched only when no room is set: its size
+         * is unknown until read. */
+        if (room != SIZE_MAX) lvi_url = NULL;
         TL_TRY(add_index_and_manifests(j, lvi_url, &h->objects, err));
-        TL_TRY(add_footers(j, &h->objects, &j->no_large, err));
+        TL_TRY(add_footers(j, room, &h->objects, &j->no_large, err));
     }
     return tl_head_encode(h, &j->bytes, err);
 }
@@ -387,7 +418,8 @@ tl_head_job *tl_head_job_start(tl_table *t, const tl_ice_metadata *md, int64_t v
                        .json = json,
                        .list = list,
                        .lvi = lvi,
-                       .fresh = fresh};
+                       .fresh = fresh,
+                       .inline_room = inline_room(md)};
     j->h.version = version;
     tl_head_key(&t->name, j->key, sizeof j->key);
     pthread_mutex_init(&j->lock, NULL);

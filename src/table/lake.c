@@ -6,6 +6,7 @@
 #include "iceberg/metadata.h"
 #include "table/metadata_cache.h"
 #include "table/table_internal.h"
+#include "table/version_cache.h"
 
 tl_status tl_lake_open(const char *location, const char *const *options, tl_lake **out,
                        tl_error *err)
@@ -79,6 +80,7 @@ tl_status tl_lake_drop_table(tl_lake *lake, const char *name, tl_error *err)
 {
     tl_qname tn;
     TL_TRY(tl_qname_parse(name, "default", &tn, err));
+    tl_version_cache_forget(lake, &tn);
     TL_TRY(remove_table_objects(lake->store, &tn, err));
     return tl_registry_remove(lake->store, tn.full, err);
 }

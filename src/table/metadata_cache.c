@@ -72,15 +72,14 @@ static bool same_bytes(const entry *e, const tl_buf *b)
     return e->bytes.len == b->len && (b->len == 0 || memcmp(e->bytes.data, b->data, b->len) == 0);
 }
 
-tl_ice_metadata *tl_md_cache_take(tl_md_cache *c, const char *key, const tl_buf *bytes,
-                                  uint64_t *token)
+static tl_ice_metadata *take(tl_md_cache *c, const char *key, const tl_buf *bytes, uint64_t *token)
 {
     *token = 0;
     if (c == NULL) return NULL;
     pthread_mutex_lock(&c->lock);
     entry *e = find(c, key);
     tl_ice_metadata *md = NULL;
-    if (e && e->md && same_bytes(e, bytes)) {
+    if (e && e->md && (bytes == NULL || same_bytes(e, bytes))) {
         md = e->md;
         e->md = NULL;
         e->used = ++c->clock;
@@ -88,6 +87,17 @@ tl_ice_metadata *tl_md_cache_take(tl_md_cache *c, const char *key, const tl_buf 
     }
     pthread_mutex_unlock(&c->lock);
     return md;
+}
+
+tl_ice_metadata *tl_md_cache_take(tl_md_cache *c, const char *key, const tl_buf *bytes,
+                                  uint64_t *token)
+{
+    return take(c, key, bytes, token);
+}
+
+tl_ice_metadata *tl_md_cache_take_key(tl_md_cache *c, const char *key, uint64_t *token)
+{
+    return take(c, key, NULL, token);
 }
 
 /* The entry for key: its own, else a free one, else the least recently used. */

@@ -38,6 +38,11 @@ void tl_md_cache_free(tl_md_cache *c);
 tl_ice_metadata *tl_md_cache_take(tl_md_cache *c, const char *key, const tl_buf *bytes,
                                   uint64_t *token);
 
+/* The parsed metadata of `key` whatever its bytes, for a caller that knows
+ * the file's content has not changed (immutable, and known to exist), or
+ * NULL. *token as tl_md_cache_take. */
+tl_ice_metadata *tl_md_cache_take_key(tl_md_cache *c, const char *key, uint64_t *token);
+
 /* Records that `bytes` (taken: the buffer is emptied) are key's file, just
  * parsed by the caller; *token (0 when not recorded) lets its parse come back. */
 void tl_md_cache_remember(tl_md_cache *c, const char *key, tl_buf *bytes, uint64_t *token);

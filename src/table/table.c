@@ -6,6 +6,7 @@
 #include "table/head.h"
 #include "table/metadata_cache.h"
 #include "table/table_internal.h"
+#include "table/version_cache.h"
 
 tl_status tl_table_not_found(tl_error *err, const tl_qname *name)
 {
@@ -118,14 +119,20 @@ static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *
 }
 
 /* Reads version `version`; parses it unless the lake's cache holds the parse
- * of exactly these bytes (*token then says where it goes back). */
+ * of exactly these bytes (*token then says where it goes back). With
+ * `cached_only`, the parse the cache holds for the file is taken without
+ * reading it (metadata files are immutable), and a miss is TL_ERR_NOT_FOUND. */
 static tl_status read_metadata(tl_lake *lake, const tl_qname *name, int64_t version,
-                               tl_ice_metadata **out, uint64_t *token, char *key, size_t size,
-                               tl_error *err)
+                               bool cached_only, tl_ice_metadata **out, uint64_t *token, char *key,
+                               size_t size, tl_error *err)
 {
     tl_buf b = {0};
     *token = 0;
     tl_table_metadata_key(name, version, key, size);
+    if (cached_only)
+        return (*out = tl_md_cache_take_key(lake->md_cache, key, token)) != NULL
+                   ? TL_OK
+                   : tl_error_set(err, TL_ERR_NOT_FOUND, "%s is not cached", key);
     tl_status st = tl_store_get(lake->store, key, &b, err);
     if (st == TL_ERR_NOT_FOUND && catalog_key(lake->store, name, version, key, size, NULL) == TL_OK)
         st = tl_store_get(lake->store, key, &b, err);
@@ -181,20 +188,32 @@ tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_e
     return TL_OK;
 }
 
-tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err)
+/* Loads version `version` (the latest, checked, when <= 0) into t;
+ * cached_only: see read_metadata. */
+static tl_status reload(tl_table *t, int64_t version, bool cached_only, tl_error *err)
 {
     tl_store *store = t->lake->store;
+    bool latest = version <= 0;
     tl_ice_metadata *md = NULL;
     tl_head_objects *held = NULL;
-    /* On an object store the head may answer in the listing's round trip. */
-    if (version <= 0 && !tl_store_is_local(store))
-        TL_TRY(tl_head_load_latest(store, &t->name, &version, &md, &held, err));
-    else if (version <= 0)
-        TL_TRY(latest_version(store, &t->name, &version, err));
+    tl_buf bytes = {0};
     uint64_t token = 0;
     char key[sizeof t->name.key + 128] = "";
+    /* On an object store the head may answer in the listing's round trip;
+     * the lake's cache keeps the parse it carried, as one it read. */
+    if (version <= 0 && !tl_store_is_local(store))
+        TL_TRY(tl_head_load_latest(store, &t->name, &version, &md, &held, &bytes, err));
+    else if (version <= 0)
+        TL_TRY(latest_version(store, &t->name, &version, err));
+    if (md && bytes.len) {
+        char vkey[sizeof t->name.key + 64];
+        tl_table_metadata_key(&t->name, version, vkey, sizeof vkey);
+        tl_md_cache_remember(t->lake->md_cache, vkey, &bytes, &token);
+    }
+    tl_buf_free(&bytes);
     if (md == NULL)
-        TL_TRY(read_metadata(t->lake, &t->name, version, &md, &token, key, sizeof key, err));
+        TL_TRY(read_metadata(t->lake, &t->name, version, cached_only, &md, &token, key, sizeof key,
+                             err));
     tl_status st = tl_table_adopt(t, md, version, err);
     if (st == TL_OK && key[0] && strrchr(key, '/')[1] != 'v') {
         char *url = tl_store_url_of(store, key); /* a catalog's name, not vN */
@@ -213,23 +232,41 @@ tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err)
         held = NULL;
     }
     tl_head_objects_free(held);
+    if (st == TL_OK && latest) tl_version_cache_note(t, t->version);
     return st;
 }
 
-tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
-                        tl_error *err)
+tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err)
+{
+    return reload(t, version, false, err);
+}
+
+static tl_status load(tl_lake *lake, const tl_qname *name, int64_t version, bool cached_only,
+                      tl_table **out, tl_error *err)
 {
     tl_table *t = calloc(1, sizeof *t);
     if (t == NULL) return tl_error_nomem(err);
     t->lake = lake;
     t->name = *name;
-    tl_status st = tl_table_reload(t, version, err);
+    tl_status st = reload(t, version, cached_only, err);
     if (st != TL_OK) {
         free(t);
         return st;
     }
     *out = t;
     return TL_OK;
+}
+
+tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
+                        tl_error *err)
+{
+    return load(lake, name, version, false, out, err);
+}
+
+tl_status tl_table_load_cached(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
+                               tl_error *err)
+{
+    return load(lake, name, version, true, out, err);
 }
 
 tl_status tl_lake_open_table(tl_lake *lake, const char *name, tl_table **out, tl_error *err)

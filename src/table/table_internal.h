@@ -61,6 +61,12 @@ tl_status tl_table_listed_version(tl_store *store, const tl_qname *name, int64_t
 tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
                         tl_error *err);
 
+/* The same for a version the version cache knows, from the parse the
+ * lake's metadata cache holds, with no request (metadata files are
+ * immutable); TL_ERR_NOT_FOUND when the cache does not hold it. */
+tl_status tl_table_load_cached(tl_lake *lake, const tl_qname *name, int64_t version,
+                               tl_table **out, tl_error *err);
+
 /* Makes md (taken, freed on failure too) version `version` of the handle. */
 tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_error *err);
 

@@ -37,7 +37,10 @@ def test_commits_of_another_handle_are_seen(lake, lake_dir):
 
 
 def test_commits_of_another_process_are_seen(lake, lake_dir):
-    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"])
+    # Checked on every query: by default a query may use for 1 s the version
+    # it checked last (version-check-interval, test_version_check.py).
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"],
+                          properties={"timelake.version-check-interval": "0s"})
     t.append(rows(3))
     assert count_sum(lake) == (3, 3.0)
     code = textwrap.dedent(f"""

@@ -581,3 +581,30 @@ def test_every_live_large_file_keeps_its_footer_across_appends(s3, monkeypatch):
     assert trips == 2 and stats["row_groups_read"] < stats["row_groups_total"], (trips, stats)
     m1 = [r["m1"] for r in chunks.to_pylist() if r["host"] == "h07"]
     assert normal(got) == [("h07", len(m1), round(max(m1), 9))]
+
+
+def head_of(s3, url):
+    raw = bucket_client(s3).get_object(Bucket=s3.bucket, Key=url.split("/", 3)[3] + "/" + HEAD_KEY)["Body"].read()
+    return head_objects(raw)[1]
+
+
+def test_head_inline_bytes_bounds_the_index_and_footers(s3):
+    """timelake.head-inline-bytes: room in the head for the last-value index,
+    then the footers of the newest large files; what does not fit is read on
+    its own, and queries answer the same."""
+    url = make_multi_row_group_lake(s3)
+    objs = head_of(s3, url)
+    lvi = [d for u, d in objs if "/lvi-" in u]
+    footers = [(u, d) for u, d in objs if u.endswith("#footer")]
+    assert len(lvi) == 1 and len(footers) == 2
+    t = tlc.Lake(url, s3.option_list()).table("m.cpu")
+    # Room for the index and one footer, then none at all: the next commit's head obeys.
+    for room, want in ((len(lvi[0]) + max(len(d) for _, d in footers), 1), (0, 0)):
+        t.set_properties({"head_inline_bytes": str(room)})
+        objs = head_of(s3, url)
+        assert sum(u.endswith("#footer") for u, _ in objs) == want, room
+        assert sum("/lvi-" in u for u, _ in objs) == (1 if room else 0), room
+        assert sum(1 for u, _ in objs if u.endswith("-m0.avro")) >= 1  # manifests are carried whatever the room
+        check_queries(url, s3.option_list(), QUERIES[:4])
+    t.set_properties({"head_inline_bytes": None})
+    assert len([u for u, _ in head_of(s3, url) if u.endswith("#footer")]) == 2

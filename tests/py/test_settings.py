@@ -228,3 +228,67 @@ def test_set_properties_on_a_lost_race_applies_to_the_winner(lake):
     props = t.properties()
     assert props["timelake.newest-first"] == "false"
     assert lake.query("SELECT count(*) AS n FROM iot.t").to_pylist() == [{"n": 6}]
+
+
+# ---- What the other read settings do, measured by the query's stats ----
+
+
+def query_stats(lake, query, settings=None):
+    stats = {}
+    out = lake.query(query, settings=settings, stats=stats)
+    return out.to_pylist(), stats
+
+
+@pytest.fixture
+def hourly(lake):
+    """Twelve hourly partitions of four devices, one file each."""
+    t = lake.create_table("iot.h", SCHEMA, time_column="time", series_key=["device"], chunk="hour",
+                          properties={"timelake.data-page-rows": "25"})
+    for h in range(12):
+        start = T0 + dt.timedelta(hours=h)
+        t.append(pa.table({"time": [start + dt.timedelta(seconds=30 * (i // 4)) for i in range(400)],
+                           "device": [f"d{i % 4}" for i in range(400)],
+                           "temp": [h * 1000.0 + i for i in range(400)]}, schema=SCHEMA), maintain=False)
+    return t
+
+
+def test_newest_first(lake, hourly):
+    q = "SELECT time, device, temp FROM iot.h ORDER BY time DESC, device LIMIT 6"
+    on, on_stats = query_stats(lake, q)
+    off, off_stats = query_stats(lake, q, {"newest_first": "false"})
+    assert on == off and [r["temp"] for r in on] == [11396.0, 11397.0, 11398.0, 11399.0, 11392.0, 11393.0]
+    assert on_stats["files_read"] == 1 and off_stats["files_read"] == 12
+    hourly.set_properties({"newest-first": "false"})
+    assert query_stats(lake, q)[1]["files_read"] == 12
+    assert query_stats(lake, q, {"newest_first": "true"})[1]["files_read"] == 1
+
+
+def test_in_list_pruning(lake):
+    t = lake.create_table("iot.k", SCHEMA, time_column="time", series_key=["device"])
+    for d in range(30):  # one file per device, all in one partition
+        t.append(pa.table({"time": [T0 + dt.timedelta(minutes=i) for i in range(10)], "device": [f"d{d:02d}"] * 10,
+                           "temp": [float(d)] * 10}, schema=SCHEMA), maintain=False)
+    many = ", ".join(f"'d{d:02d}'" for d in range(0, 21))  # 21 values: past the reference's 20
+    few = ", ".join(f"'d{d:02d}'" for d in range(0, 20))
+    q = "SELECT count(*) AS n, sum(temp) AS s FROM iot.k WHERE device IN ({})"
+    on, on_stats = query_stats(lake, q.format(many))
+    off, off_stats = query_stats(lake, q.format(many), {"in_list_pruning": "false"})
+    assert on == off == [{"n": 210, "s": 10.0 * sum(range(21))}]
+    assert (on_stats["files_read"], off_stats["files_read"]) == (21, 30)
+    # Lists of up to 20 values prune either way, as the reference's engine does by itself.
+    assert query_stats(lake, q.format(few), {"in_list_pruning": "false"})[1]["files_read"] == 20
+
+
+def test_filter_pushdown(lake, hourly, monkeypatch):
+    monkeypatch.delenv("TL_SELECTIVE_SCAN", raising=False)
+    q = "SELECT time, temp FROM iot.h WHERE device = 'd2' AND time >= '2026-01-01 03:00:00+00' ORDER BY time"
+    auto, auto_stats = query_stats(lake, q)
+    off, off_stats = query_stats(lake, q, {"filter_pushdown": "false"})
+    on, on_stats = query_stats(lake, q, {"filter-pushdown": "TRUE"})
+    assert auto == off == on and len(on) == 900
+    assert on_stats["files_read"] == off_stats["files_read"] == 9
+    # Pushed down, only the pages of d2 are decoded; without, the files' whole column chunks.
+    assert on_stats["bytes_read"] < off_stats["bytes_read"] / 2
+    assert auto_stats == on_stats  # a quarter of the rows: the rule pushes them down too
+    monkeypatch.setenv("TL_SELECTIVE_SCAN", "off")
+    assert query_stats(lake, q)[1] == off_stats

@@ -284,7 +284,7 @@ static int load(tl_store *st, const tl_qname *name, int64_t want_version)
     tl_ice_metadata *md = NULL;
     tl_head_objects *o = NULL;
     tl_error err = {0};
-    if (tl_head_load_latest(st, name, &v, &md, &o, &err) != TL_OK) return -1;
+    if (tl_head_load_latest(st, name, &v, &md, &o, NULL, &err) != TL_OK) return -1;
     CHECK_INT(v, want_version);
     CHECK((md == NULL) == (o == NULL));
     int trusted = md != NULL;

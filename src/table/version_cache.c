@@ -1,0 +1,106 @@
+#include "table/version_cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "table/settings.h"
+
+#define SLOTS 256 /* tables remembered; the least recently noted goes */
+
+typedef struct entry {
+    char *url; /* the table's root URL; NULL: free */
+    int64_t version;
+    double noted_ms;     /* monotonic */
+    int64_t interval_us; /* the table's setting as of the note */
+} entry;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static entry entries[SLOTS];
+
+static entry *find(const char *url)
+{
+    for (size_t i = 0; i < SLOTS; i++)
+        if (entries[i].url && strcmp(entries[i].url, url) == 0) return &entries[i];
+    return NULL;
+}
+
+static entry *slot_for(const char *url)
+{
+    entry *e = find(url), *oldest = &entries[0];
+    if (e) return e;
+    for (size_t i = 0; i < SLOTS; i++) {
+        if (entries[i].url == NULL) return &entries[i];
+        if (entries[i].noted_ms < oldest->noted_ms) oldest = &entries[i];
+    }
+    free(oldest->url);
+    oldest->url = NULL;
+    return oldest;
+}
+
+void tl_version_cache_note(const tl_table *t, int64_t version)
+{
+    char *url = tl_store_url_of(t->lake->store, t->name.key);
+    if (url == NULL) return; /* only a shortcut is lost */
+    int64_t interval =
+        tl_setting_duration(t->md, NULL, "version-check-interval", TL_VERSION_CHECK_DEFAULT_US);
+    pthread_mutex_lock(&lock);
+    entry *e = slot_for(url);
+    if (e->url == NULL) {
+        e->url = url;
+        url = NULL;
+        e->version = 0;
+    }
+    /* A slower check that saw an older version must not hide a newer one. */
+    if (version >= e->version) {
+        e->version = version;
+        e->noted_ms = tl_monotonic_ms();
+        e->interval_us = interval;
+    }
+    pthread_mutex_unlock(&lock);
+    free(url);
+}
+
+void tl_version_cache_forget(tl_lake *lake, const tl_qname *name)
+{
+    char *url = tl_store_url_of(lake->store, name->key);
+    if (url == NULL) return;
+    pthread_mutex_lock(&lock);
+    entry *e = find(url);
+    if (e) {
+        free(e->url);
+        memset(e, 0, sizeof *e);
+    }
+    pthread_mutex_unlock(&lock);
+    free(url);
+}
+
+/* The version noted for the table within the interval, or 0. */
+static int64_t recent_version(tl_lake *lake, const tl_qname *name, const char *const *session)
+{
+    char *url = tl_store_url_of(lake->store, name->key);
+    if (url == NULL) return 0;
+    int64_t session_us = tl_setting_duration(NULL, session, "version-check-interval", -1);
+    int64_t version = 0;
+    pthread_mutex_lock(&lock);
+    const entry *e = find(url);
+    if (e) {
+        int64_t interval = session_us >= 0 ? session_us : e->interval_us;
+        double age_us = (tl_monotonic_ms() - e->noted_ms) * 1000.0;
+        if (age_us < (double)interval) version = e->version;
+    }
+    pthread_mutex_unlock(&lock);
+    free(url);
+    return version;
+}
+
+tl_status tl_table_load_for_query(tl_lake *lake, const tl_qname *name, const char *const *session,
+                                  tl_table **out, tl_error *err)
+{
+    int64_t version = recent_version(lake, name, session);
+    /* Only what the lake holds parsed saves a request: a cold lake reads the
+     * newest version the usual way (on an object store, the head). */
+    if (version > 0 && tl_table_load_cached(lake, name, version, out, NULL) == TL_OK) return TL_OK;
+    return tl_table_load(lake, name, 0, out, err);
+}
