@@ -108,13 +108,13 @@ def month_of_statements(rng, month, n):
 
 def test_bank_statements(tmp_path):
     lake = LocalLake(tmp_path / "lake")
-    config = template("bank_statements", "bank")
+    config = template("bank_statements", "my-bank")  # a slug with '-', as the service makes them
     rng = random.Random(5)
     prefix = config["source_containers"][0]["path_prefix"]
     for month in (1, 2, 3):
         lake.put(f"{prefix}2026-{month:02d}.csv", statement(month_of_statements(rng, month, 40)))
-        run_karet(lake, "bank", config, tmp_path)
-    got = read_table(lake, "bank", "transactions")
+        run_karet(lake, "my-bank", config, tmp_path)
+    got = read_table(lake, "my-bank", "transactions")
     assert canon(got) == canon(expected(lake, config, "transactions"))
     assert {r["category"] for r in got} <= {"BILLS", "FOOD", "TRANSPORT", "SHOPPING", "ENTERTAINMENT",
                                               "INCOME", "OTHER"}
@@ -126,21 +126,21 @@ def test_bank_statements(tmp_path):
     # mapping, which then writes nothing at all, and the job names the row.
     bad = month_of_statements(rng, 4, 10) + [("15/04/2026", "STARBUCKS", "n/a", "visa-1234")]
     lake.put(f"{prefix}2026-04.csv", statement(bad))
-    rc, summary = run_karet(lake, "bank", config, tmp_path)
+    rc, summary = run_karet(lake, "my-bank", config, tmp_path)
     assert summary["run_kind"] == "full" and "assertion" in summary["full_reason"]
     assert any(e.get("row") == 11 and e["file"].endswith("2026-04.csv") for e in summary["errors"])
-    assert read_table(lake, "bank", "transactions") == []
+    assert read_table(lake, "my-bank", "transactions") == []
     assert expected(lake, config, "transactions") == []
     # May arrives while the mapping still fails: nothing written either.
     lake.put(f"{prefix}2026-05.csv", statement(month_of_statements(rng, 5, 10)))
-    _, summary = run_karet(lake, "bank", config, tmp_path)
+    _, summary = run_karet(lake, "my-bank", config, tmp_path)
     assert summary["tables"]["transactions"]["run_kind"] == "incremental"
-    assert read_table(lake, "bank", "transactions") == []
+    assert read_table(lake, "my-bank", "transactions") == []
     # The corrected export replaces April's: a full run writes every month.
     lake.put(f"{prefix}2026-04.csv", statement(bad[:-1]))
-    _, summary = run_karet(lake, "bank", config, tmp_path)
+    _, summary = run_karet(lake, "my-bank", config, tmp_path)
     assert summary["run_kind"] == "full" and "replaced" in summary["full_reason"]
-    got = read_table(lake, "bank", "transactions")
+    got = read_table(lake, "my-bank", "transactions")
     assert canon(got) == canon(expected(lake, config, "transactions")) and len(got) > 100
 
 
