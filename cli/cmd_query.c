@@ -175,7 +175,8 @@ static int emit(cli_args *a, struct ArrowArrayStream *s, out_format format)
     tl_error err;
     if (f == NULL) {
         s->release(s);
-        tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path, strerror(errno));
+        tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path ? path : "standard output",
+                     strerror(errno));
         if (fd >= 0) close(fd);
         if (fd >= 0) unlink(tmp);
         free(tmp);
