@@ -801,9 +801,76 @@ static tl_status statement_error(const char *query, const char *msg, tl_error *e
                         kw);
 }
 
+static bool all_digits(const char *s)
+{
+    s += *s == '-';
+    return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/* The strings of digits in a constant's value ({"upper": .., "lower": ..}
+ * for a HUGEINT), marked with a leading \x01. */
+static void mark_digits(json_t *v)
+{
+    size_t i;
+    json_t *m;
+    const char *k;
+    if (json_is_array(v)) json_array_foreach(v, i, m) mark_digits(m);
+    if (json_is_object(v)) json_object_foreach(v, k, m)
+        {
+            const char *s = json_string_value(m);
+            if (s && all_digits(s)) {
+                char *marked = tl_strdup_printf("\x01%s", s);
+                if (marked) json_object_set_new(v, k, json_string(marked));
+                free(marked);
+            } else {
+                mark_digits(m);
+            }
+        }
+}
+
+/* Marks the integers quote_big_integers made strings (digits in a constant
+ * of a type other than a string's), for unmark_big_integers. */
+static void mark_big_integers(json_t *node)
+{
+    size_t i;
+    json_t *v;
+    const char *k;
+    if (json_is_array(node)) json_array_foreach(node, i, v) mark_big_integers(v);
+    if (!json_is_object(node)) return;
+    json_t *value = json_object_get(node, "value");
+    const char *type = tl_js_str(json_object_get(value, "type"), "id");
+    if (tl_js_is_class(node, "CONSTANT") && strcmp(type, "VARCHAR") != 0 &&
+        strcmp(type, "BLOB") != 0 && strcmp(type, "BIT") != 0) {
+        mark_digits(value);
+        return;
+    }
+    json_object_foreach(node, k, v) mark_big_integers(v);
+}
+
+/* "\u0001<digits>" back to the bare number the tree had. */
+static void unmark_big_integers(char *text)
+{
+    static const char mark[] = "\"\\u0001";
+    char *w = text;
+    for (const char *r = text; *r;) {
+        if (strncmp(r, mark, sizeof mark - 1) == 0) {
+            r += sizeof mark - 1;
+            while (*r && *r != '"') *w++ = *r++;
+            if (*r) r++;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+}
+
 char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc)
 {
-    char *text = json_dumps(doc, JSON_COMPACT);
+    json_t *copy = json_deep_copy(doc);
+    if (copy) mark_big_integers(copy);
+    char *text = copy ? json_dumps(copy, JSON_COMPACT) : NULL;
+    json_decref(copy);
+    if (text) unmark_big_integers(text);
     char *sql = NULL;
     if (text && tl_query_scalar_text(e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text, &sql,
                                      NULL) != TL_OK) {
