@@ -14,6 +14,7 @@ enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_STORAGE = 3 };
 
 #define CLI_MAX_OPTIONS 16
 #define CLI_MAX_ARGS 4096
+#define CLI_MAX_STORAGE_OPTIONS 64
 
 /* One option of a command: the single source of --help and the man pages. */
 typedef struct cli_option {
@@ -43,10 +44,18 @@ typedef struct cli_args {
     const char *pos[CLI_MAX_ARGS]; /* positional arguments */
     int npos;
     bool json;
+    /* The global options, before the command or among its arguments:
+     * -w/--warehouse and -o KEY=VALUE storage options (as key, value pairs,
+     * NULL-terminated). */
+    const char *warehouse;
+    const char *storage[2 * CLI_MAX_STORAGE_OPTIONS + 1];
+    int n_storage;
 } cli_args;
 
 extern const cli_command cli_commands[];
 extern const cli_option cli_common_options[];
+/* -w/--warehouse and -o: every command takes them (help and man pages). */
+extern const cli_option cli_global_options[];
 const cli_command *cli_find_command(const char *name);
 
 /* The last value of option `name` or NULL; flag presence; all values. */
@@ -64,13 +73,18 @@ int cli_usage(const cli_args *a, const char *fmt, ...) __attribute__((format(pri
 int cli_exit_code(tl_status st);
 bool cli_color(FILE *f);
 
-/* The warehouse from --lake or TIMELAKE_WAREHOUSE; the table from the first
- * positional argument (when `positional`), --table or TIMELAKE_TABLE. */
+/* The warehouse from -w/--warehouse, --lake or TIMELAKE_WAREHOUSE; the table
+ * from the first positional argument (when `positional`), --table or
+ * TIMELAKE_TABLE. The lake opens with the -o storage options. */
 const char *cli_lake_location(const cli_args *a);
 const char *cli_table_name(cli_args *a, bool positional);
 int cli_open_lake(cli_args *a, tl_lake **out);
 /* Opens a table; a missing one is "table not found: NAME" (exit 1). */
 int cli_open_table(cli_args *a, tl_lake *lake, const char *name, tl_table **out);
+
+/* Splits repeatable KEY=VALUE option values into NULL-terminated key, value
+ * pairs in out (2 * count + 1 slots); usage error naming the option. */
+int cli_key_values(cli_args *a, const char *option, const char **out);
 
 /* Human-readable byte counts ("12.3 MB"). */
 void cli_format_bytes(double bytes, char *buf, size_t size);
@@ -92,6 +106,8 @@ int cmd_drop(cli_args *a);
 int cmd_sql(cli_args *a);
 int cmd_latest(cli_args *a);
 int cmd_maintain(cli_args *a);
+int cmd_alter(cli_args *a);
+int cmd_settings(cli_args *a);
 int cmd_serve_notifications(cli_args *a);
 
 #endif

@@ -51,23 +51,14 @@ static int options_from_args(cli_args *a, tl_table_options *o, char *keys, const
     o->chunk = cli_opt(a, "chunk");
     o->retention = cli_opt(a, "retention");
     o->dedup = -1;
-    o->ingest_time = -1;
+    o->ingest_time = cli_flag(a, "no-ingest-time") ? 0 : -1;
     const char *dedup = cli_opt(a, "dedup");
     if (dedup && strcmp(dedup, "on") != 0 && strcmp(dedup, "off") != 0)
         return cli_usage(a, "--dedup must be on or off, not \"%s\"", dedup);
     if (dedup) o->dedup = strcmp(dedup, "on") == 0;
-    const char *const *pv;
-    int np = cli_opt_all(a, "property", &pv);
-    for (int i = 0; i < np; i++) {
-        char *eq = strchr(pv[i], '=');
-        if (eq == NULL || eq == pv[i])
-            return cli_usage(a, "--property wants KEY=VALUE, not \"%s\"", pv[i]);
-        *eq = 0; /* argv strings are writable */
-        props[2 * i] = pv[i];
-        props[2 * i + 1] = eq + 1;
-    }
-    props[2 * np] = NULL;
-    o->properties = np ? props : NULL;
+    int rc = cli_key_values(a, "property", props);
+    if (rc >= 0) return rc;
+    o->properties = props[0] ? props : NULL;
     return -1;
 }
 

@@ -9,6 +9,7 @@
 
 #include "arrow/array.h"
 #include "cli.h"
+#include "core/error.h"
 #include "formats/csv/csv_writer.h"
 #include "formats/csv/value_text.h"
 #include "formats/ndjson/json_writer.h"
@@ -245,7 +246,15 @@ int cmd_sql(cli_args *a)
     tl_query_stats stats = {0};
     /* Stats cost local tables a read of each footer: only when asked for. */
     tl_query_stats *want = cli_flag(a, "stats") ? &stats : NULL;
-    if (tl_lake_sql(lake, query, cli_opt(a, "namespace"), &s, want, &err) != TL_OK)
+    const char *settings[2 * 64 + 1];
+    if ((rc = cli_key_values(a, "set", settings)) >= 0) {
+        tl_lake_close(lake);
+        free(query);
+        return rc;
+    }
+    tl_sql_options o = {.namespace_ = cli_opt(a, "namespace"), .settings = settings};
+    rc = EXIT_OK;
+    if (tl_lake_query(lake, query, &o, &s, want, &err) != TL_OK)
         rc = cli_fail(a, &err);
     else
         rc = emit(a, &s, format);
@@ -305,23 +314,69 @@ static void maintain_print(const cli_args *a, const char *name, const tl_maintai
            (long long)r->objects_deleted, (long long)version, r->seconds);
 }
 
-int cmd_maintain(cli_args *a)
+static int maintain_one(cli_args *a, tl_lake *lake, const char *name)
 {
-    const char *name = cli_table_name(a, true);
-    if (name == NULL) return cli_usage(a, "no table: give NAME, --table or set TIMELAKE_TABLE");
-    if (a->npos > 0) return cli_usage(a, "unexpected argument \"%s\"", a->pos[0]);
-    tl_lake *lake = NULL;
     tl_table *t = NULL;
-    int rc = cli_open_lake(a, &lake);
-    if (rc == EXIT_OK) rc = cli_open_table(a, lake, name, &t);
+    int rc = cli_open_table(a, lake, name, &t);
     tl_maintain_options o = {.compact = !cli_flag(a, "no-compact"),
                              .retention = !cli_flag(a, "no-retention"),
                              .expire = !cli_flag(a, "no-expire")};
     tl_maintain_report r;
     tl_error err;
-    if (rc == EXIT_OK && tl_table_maintain(t, &o, &r, &err) != TL_OK) rc = cli_fail(a, &err);
+    if (rc == EXIT_OK && tl_table_maintain(t, &o, &r, &err) != TL_OK) {
+        tl_error_prefix(&err, "%s", name);
+        rc = cli_fail(a, &err);
+    }
     if (rc == EXIT_OK) maintain_print(a, tl_table_name(t), &r, tl_table_version(t));
     tl_table_close(t);
-    tl_lake_close(lake);
     return rc;
+}
+
+/* The tables to maintain: --all of them, the names given, or the one of
+ * --table / TIMELAKE_TABLE. *owned (a library string array) holds --all's. */
+static int maintain_names(cli_args *a, tl_lake *lake, const char *const **names, int *n,
+                          char ***owned)
+{
+    if (cli_flag(a, "all")) {
+        if (a->npos > 0 || cli_opt(a, "table"))
+            return cli_usage(a, "give table names or --all, not both");
+        tl_error err;
+        if (tl_lake_list_tables(lake, owned, &err) != TL_OK) return cli_fail(a, &err);
+        for (*n = 0; (*owned)[*n]; (*n)++) {
+        }
+        *names = (const char *const *)*owned;
+        return EXIT_OK;
+    }
+    if (a->npos > 0 && cli_opt(a, "table"))
+        return cli_usage(a, "give table names or --table, not both");
+    if (a->npos > 0) {
+        *names = a->pos;
+        *n = a->npos;
+        return EXIT_OK;
+    }
+    static const char *one[1];
+    one[0] = cli_table_name(a, false);
+    if (one[0] == NULL)
+        return cli_usage(a, "no table: give NAME..., --all, --table or set TIMELAKE_TABLE");
+    *names = one;
+    *n = 1;
+    return EXIT_OK;
+}
+
+int cmd_maintain(cli_args *a)
+{
+    tl_lake *lake = NULL;
+    int rc = cli_open_lake(a, &lake);
+    const char *const *names = NULL;
+    char **owned = NULL;
+    int n = 0;
+    if (rc == EXIT_OK) rc = maintain_names(a, lake, &names, &n, &owned);
+    int worst = rc;
+    for (int i = 0; rc == EXIT_OK && i < n; i++) {
+        int one = maintain_one(a, lake, names[i]);
+        if (one > worst) worst = one;
+    }
+    tl_strings_free(owned);
+    tl_lake_close(lake);
+    return worst;
 }

@@ -76,6 +76,7 @@ static int configure(cli_args *a, tl_notify_config *c, tl_notify_route *routes, 
                      const char **opts)
 {
     c->lake = cli_lake_location(a);
+    c->lake_options = a->n_storage ? a->storage : NULL;
     c->default_table = cli_table_name(a, false);
     c->token = flag_or_env(a, "token", "NOTIFY_TOKEN");
     c->bind = cli_opt(a, "bind");

@@ -26,6 +26,18 @@
             false                                                                                  \
     }
 
+const cli_option cli_global_options[] = {
+    {"warehouse", "URL",
+     "-w URL: The warehouse (a directory, file://, s3://, gs://, az://, http(s):// or memory:// "
+     "URL); default $TIMELAKE_WAREHOUSE. Also as --lake.",
+     false},
+    {"o", "KEY=VALUE",
+     "-o KEY=VALUE: A storage option of the warehouse, such as aws_region=eu-west-1 or "
+     "aws_endpoint_url_s3=http://localhost:9000 (repeatable).",
+     true},
+    {NULL, NULL, NULL, false},
+};
+
 const cli_option cli_common_options[] = {
     {"help", NULL, "Show help for the command.", false},
     {NULL, NULL, NULL, false},
@@ -58,7 +70,12 @@ const cli_command cli_commands[] = {
        false},
       {"retention", "DURATION", "Drop partitions older than this (90d, 12h, 2w, 1y).", false},
       {"dedup", "on|off", "Keep only the latest row per series key and time (default on).", false},
-      {"property", "KEY=VALUE", "A table property (repeatable).", true},
+      {"no-ingest-time", NULL,
+       "No _ingest_ts column (by default a time-series table gets one, filled with each "
+       "append's start time).",
+       false},
+      {"property", "KEY=VALUE", "A table property or setting (repeatable; timelake settings).",
+       true},
       OPT_JSON}},
     {"append",
      "FILE... [OPTIONS]",
@@ -73,6 +90,13 @@ const cli_command cli_commands[] = {
       OPT_FORMAT,
       {"batch-id", "ID", "Idempotency key of the commit: a repeated id appends nothing.", false},
       {"batch-id-from-name", NULL, "One commit per file, with the file's name as its batch id.",
+       false},
+      {"rows-per-commit", "N",
+       "Commit every N rows instead of all at once (each file alone with --batch-id-from-name); "
+       "with a batch id, commit k carries ID#k, so a second run commits nothing twice.",
+       false},
+      {"no-maintain", NULL,
+       "No inline maintenance after the commits (the table's auto-maintain decides otherwise).",
        false},
       {"no-progress", NULL, "Never show the progress bar.", false},
       OPT_JSON}},
@@ -105,6 +129,10 @@ const cli_command cli_commands[] = {
        "table (default), csv, jsonl (the default with --json) or parquet (needs --output).", false},
       {"output", "FILE", "Write the result to FILE instead of stdout.", false},
       {"stats", NULL, "Print on stderr the files and row groups considered and read.", false},
+      {"set", "KEY=VALUE",
+       "A session setting for this query, such as timelake.read_dedup=false (repeatable; "
+       "timelake settings lists them).",
+       true},
       OPT_JSON}},
     {"latest",
      "[NAME] [OPTIONS]",
@@ -116,12 +144,15 @@ const cli_command cli_commands[] = {
       {"output-format", "FMT", "table (default), csv or jsonl.", false},
       OPT_JSON}},
     {"maintain",
-     "[NAME] [OPTIONS]",
+     "[NAME...] [OPTIONS]",
      "compact, apply retention and expire snapshots",
-     "Runs maintenance in the order retention, compaction, snapshot expiry.",
+     "Runs maintenance in the order retention, compaction, snapshot expiry, on each table "
+     "named (or --all of them), one after the other; a table that fails is reported and the "
+     "others still run (the exit code is the worst).",
      cmd_maintain,
      {OPT_LAKE,
       OPT_TABLE,
+      {"all", NULL, "Every table of the lake.", false},
       {"no-compact", NULL, "Skip compaction.", false},
       {"no-retention", NULL, "Skip retention.", false},
       {"no-expire", NULL, "Skip snapshot expiry.", false},
@@ -138,6 +169,30 @@ const cli_command cli_commands[] = {
      "Lists the tables of the lake with their version, rows, files and size.",
      cmd_ls,
      {OPT_LAKE, OPT_JSON}},
+    {"alter",
+     "[NAME] (--set KEY=VALUE | --unset KEY)... [OPTIONS]",
+     "change a table's settings",
+     "Changes table properties in one commit (no new snapshot). A setting may be named in any "
+     "spelling (read_dedup, timelake.read-dedup); keys with a dot outside timelake. are Iceberg "
+     "or user properties. --unset returns a setting to its default. timelake settings lists "
+     "the settings; those fixed at creation (time column, series key, chunk, dedup, ingest "
+     "time) cannot change.",
+     cmd_alter,
+     {OPT_LAKE,
+      OPT_TABLE,
+      {"set", "KEY=VALUE", "Set a property (repeatable).", true},
+      {"unset", "KEY", "Remove a property (repeatable).", true},
+      OPT_JSON}},
+    {"settings",
+     "[NAME] [OPTIONS]",
+     "list the settings, or a table's",
+     "Lists every Timelake setting: what it takes, its default, where it can be set (create: "
+     "the create options; table: a table property, at create or with alter; session: sql "
+     "--set; call: an option of one command) and what it does. With a table, each setting's "
+     "value in that table and where it comes from (the table, or the default), and the "
+     "table's other properties.",
+     cmd_settings,
+     {OPT_LAKE, OPT_TABLE, OPT_JSON}},
     {"drop",
      "[NAME] [OPTIONS]",
      "drop a table and delete its files",

@@ -40,13 +40,42 @@ static void wrap(FILE *f, const char *text, int indent)
     if (col) fputc('\n', f);
 }
 
+/* "-w, --warehouse URL" or "-o KEY=VALUE": the spelling of a global option. */
+static void global_head(const cli_option *o, char *buf, size_t size)
+{
+    if (strcmp(o->name, "o") == 0)
+        snprintf(buf, size, "-o %s", o->arg);
+    else
+        snprintf(buf, size, "-%c, --%s %s", o->name[0], o->name, o->arg);
+}
+
+/* The help of a global option without its "-w URL: " lead. */
+static const char *global_help(const cli_option *o)
+{
+    const char *colon = strstr(o->help, ": ");
+    return colon ? colon + 2 : o->help;
+}
+
+static void print_globals(FILE *f)
+{
+    fprintf(f, "\nglobal options (before the command or among its options):\n");
+    for (const cli_option *o = cli_global_options; o->name; o++) {
+        char head[64];
+        global_head(o, head, sizeof head);
+        fprintf(f, "  %s\n", head);
+        wrap(f, global_help(o), 6);
+    }
+}
+
 static void print_overview(FILE *f)
 {
     fprintf(f, "timelake %s: time series as Apache Iceberg tables of Parquet files\n\n",
             TIMELAKE_VERSION);
-    fprintf(f, "usage: timelake COMMAND [ARGS] [OPTIONS]\n\ncommands:\n");
+    fprintf(f,
+            "usage: timelake [-w URL] [-o KEY=VALUE]... COMMAND [ARGS] [OPTIONS]\n\ncommands:\n");
     for (const cli_command *c = cli_commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    print_globals(f);
     fprintf(f, "\nRun timelake COMMAND --help for a command's options.\n\nenvironment:\n");
     for (size_t i = 0; i < sizeof environment / sizeof *environment; i++)
         fprintf(f, "  %-20s %s\n", environment[i][0], environment[i][1]);
@@ -72,6 +101,7 @@ void cli_print_help(FILE *f, const cli_command *cmd)
         wrap(f, o->help, 6);
     }
     fprintf(f, "  --help\n      Show this help.\n");
+    print_globals(f);
 }
 
 /* Writes text with roff's special characters escaped. */
@@ -95,6 +125,20 @@ static FILE *open_page(const char *dir, const char *name)
     FILE *f = fopen(path, "w");
     if (f == NULL) fprintf(stderr, "timelake: cannot write %s: %s\n", path, strerror(errno));
     return f;
+}
+
+static void man_globals(FILE *f)
+{
+    fprintf(f, ".SH GLOBAL OPTIONS\n");
+    for (const cli_option *o = cli_global_options; o->name; o++) {
+        char head[64];
+        global_head(o, head, sizeof head);
+        fprintf(f, ".TP\n.B ");
+        roff(f, head);
+        fputc('\n', f);
+        roff(f, global_help(o));
+        fputc('\n', f);
+    }
 }
 
 static void man_footer(FILE *f)
@@ -139,6 +183,7 @@ static int write_command_page(const char *dir, const cli_command *c)
         fputc('\n', f);
     }
     fprintf(f, ".TP\n.B \\-\\-help\nShow the help of the command.\n");
+    man_globals(f);
     man_footer(f);
     fprintf(f, ".SH SEE ALSO\n.BR timelake (1)\n");
     return fclose(f) == 0 ? EXIT_OK : EXIT_STORAGE;
@@ -151,6 +196,7 @@ static int write_main_page(const char *dir)
     fprintf(f, ".TH TIMELAKE 1 \"\" \"timelake %s\" \"Timelake Manual\"\n", TIMELAKE_VERSION);
     fprintf(f, ".SH NAME\ntimelake \\- time series as Apache Iceberg tables of Parquet files\n");
     fprintf(f, ".SH SYNOPSIS\n.B timelake\n\\fICOMMAND\\fR [\\fIARGS\\fR] [\\fIOPTIONS\\fR]\n");
+    man_globals(f);
     fprintf(f, ".SH COMMANDS\n");
     for (const cli_command *c = cli_commands; c->name; c++) {
         fprintf(f, ".TP\n.BR timelake\\-%s (1)\n", c->name);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "arrow/array.h"
+#include "arrow/take.h"
 
 tl_status cli_loader_init(cli_loader *l, tl_table *table, tl_input_format format, tl_error *err)
 {
@@ -193,6 +194,136 @@ tl_status cli_loader_append_ids(cli_loader *l, const char *const *files, int n,
     l->progress.done += cli_file_size(files[n - 1]);
     l->progress.current = 0;
     l->progress.files_done++;
+    return st;
+}
+
+/* ---- one commit per rows_per_commit rows ---- */
+
+/* The rows of one commit: batches of the source (the multi stream, which
+ * outlives each commit) until `left` rows, a straddling batch split in two;
+ * its release leaves the source open. */
+typedef struct chunk_stream {
+    struct ArrowArrayStream *source;
+    struct ArrowSchema *schema;
+    struct ArrowArray pending; /* the rest of a split batch, or the batch peeked at */
+    int64_t left;
+    tl_error error;
+} chunk_stream;
+
+/* Rows [from, from + n) of a struct batch, copied. */
+static tl_status rows_of(const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                         int64_t from, int64_t n, struct ArrowArray *out, tl_error *err)
+{
+    int64_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
+    if (idx == NULL) return tl_error_nomem(err);
+    for (int64_t i = 0; i < n; i++) idx[i] = from + i;
+    tl_status st = tl_arrow_take_struct(schema, batch, idx, n, out, err);
+    free(idx);
+    return st;
+}
+
+/* The next batch of the source into c->pending (released: none left). */
+static int peek(chunk_stream *c)
+{
+    while (c->pending.release == NULL) {
+        int rc = c->source->get_next(c->source, &c->pending);
+        if (rc != 0) {
+            const char *msg = c->source->get_last_error(c->source);
+            tl_error_set(&c->error, TL_ERR_INVALID, "%s", msg ? msg : "read failed");
+            return rc;
+        }
+        if (c->pending.release == NULL) return 0; /* the end */
+        if (c->pending.length == 0) tl_array_release(&c->pending);
+    }
+    return 0;
+}
+
+static int cs_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
+{
+    chunk_stream *c = s->private_data;
+    return tl_schema_copy(c->schema, out, &c->error) == TL_OK ? 0 : 12;
+}
+
+static int cs_get_next(struct ArrowArrayStream *s, struct ArrowArray *out)
+{
+    chunk_stream *c = s->private_data;
+    out->release = NULL;
+    if (c->left == 0) return 0;
+    int rc = peek(c);
+    if (rc != 0 || c->pending.release == NULL) return rc;
+    if (c->pending.length <= c->left) {
+        c->left -= c->pending.length;
+        tl_array_move(&c->pending, out);
+        return 0;
+    }
+    struct ArrowArray rest;
+    if (rows_of(c->schema, &c->pending, 0, c->left, out, &c->error) != TL_OK) return 12;
+    if (rows_of(c->schema, &c->pending, c->left, c->pending.length - c->left, &rest, &c->error) !=
+        TL_OK) {
+        tl_array_release(out);
+        return 12;
+    }
+    tl_array_release(&c->pending);
+    tl_array_move(&rest, &c->pending);
+    c->left = 0;
+    return 0;
+}
+
+static const char *cs_last_error(struct ArrowArrayStream *s)
+{
+    return ((chunk_stream *)s->private_data)->error.message;
+}
+
+static void cs_release(struct ArrowArrayStream *s)
+{
+    s->release = NULL; /* the source and the pending batch stay for the next commit */
+}
+
+tl_status cli_loader_append_chunked(cli_loader *l, const char *const *files, int n,
+                                    const char *batch_id, int64_t rows_per_commit,
+                                    cli_commit_fn on_commit, void *ctx, tl_error *err)
+{
+    struct ArrowArrayStream src;
+    TL_TRY(multi_open(l, files, n, &src, err));
+    chunk_stream c = {.source = &src};
+    struct ArrowSchema schema;
+    tl_status st = src.get_schema(&src, &schema) == 0 ? TL_OK : tl_error_nomem(err);
+    c.schema = &schema;
+    for (int k = 1; st == TL_OK; k++) {
+        if (peek(&c) != 0) {
+            *err = c.error;
+            st = err->code;
+            break;
+        }
+        if (c.pending.release == NULL) break; /* every row committed */
+        c.left = rows_per_commit;
+        struct ArrowArrayStream s = {cs_get_schema, cs_get_next, cs_last_error, cs_release, &c};
+        char id[1100];
+        if (batch_id) snprintf(id, sizeof id, "%s#%d", batch_id, k);
+        const char *ids[] = {id};
+        tl_append_options o = {
+            .batch_ids = ids, .n_batch_ids = batch_id ? 1 : 0, .maintain = l->maintain};
+        tl_append_result r;
+        st = tl_table_append(l->table, &s, &o, &r, err);
+        if (st != TL_OK) unwrap_stream_error(err);
+        /* A duplicate batch commits without reading its rows: skip them. */
+        while (st == TL_OK && c.left > 0) {
+            struct ArrowArray skip;
+            if (cs_get_next(&s, &skip) != 0) {
+                *err = c.error;
+                st = err->code;
+            } else if (skip.release == NULL) {
+                break;
+            } else {
+                tl_array_release(&skip);
+            }
+        }
+        if (st == TL_OK) on_commit(ctx, k, &r);
+    }
+    if (c.pending.release) tl_array_release(&c.pending);
+    if (schema.release) schema.release(&schema);
+    src.release(&src);
+    l->progress.files_done += n;
     return st;
 }
 

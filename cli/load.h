@@ -37,6 +37,18 @@ tl_status cli_loader_append_ids(cli_loader *l, const char *const *files, int n,
                                 const char *const *batch_ids, size_t n_batch_ids,
                                 tl_append_result *out, tl_error *err);
 
+/* Called after each commit of cli_loader_append_chunked: its number (from 1)
+ * and result. */
+typedef void (*cli_commit_fn)(void *ctx, int commit, const tl_append_result *r);
+
+/* Appends `n` files as commits of at most rows_per_commit rows each, in
+ * order; with batch_id, commit k carries the batch id "<batch_id>#<k>", so
+ * that running it again commits nothing twice. Stops at the first failure
+ * (the commits before it stay). */
+tl_status cli_loader_append_chunked(cli_loader *l, const char *const *files, int n,
+                                    const char *batch_id, int64_t rows_per_commit,
+                                    cli_commit_fn on_commit, void *ctx, tl_error *err);
+
 /* Size of a file (0 for stdin or when unknown). */
 uint64_t cli_file_size(const char *path);
 

@@ -85,6 +85,7 @@ int cli_usage(const cli_args *a, const char *fmt, ...)
 const char *cli_lake_location(const cli_args *a)
 {
     const char *lake = cli_opt(a, "lake");
+    if (lake == NULL) lake = a->warehouse;
     if (lake == NULL) lake = getenv("TIMELAKE_WAREHOUSE");
     return lake && lake[0] ? lake : NULL;
 }
@@ -111,10 +112,29 @@ int cli_open_lake(cli_args *a, tl_lake **out)
 {
     const char *location = cli_lake_location(a);
     if (location == NULL)
-        return cli_usage(a, "no warehouse: give --lake or set TIMELAKE_WAREHOUSE");
+        return cli_usage(a, "no warehouse: give -w URL (or --lake) or set TIMELAKE_WAREHOUSE");
+    if (cli_opt(a, "lake") && a->warehouse && strcmp(cli_opt(a, "lake"), a->warehouse) != 0)
+        return cli_usage(a, "the warehouse is given twice (--lake and -w)");
     tl_error err;
-    if (tl_lake_open(location, NULL, out, &err) != TL_OK) return cli_fail(a, &err);
+    if (tl_lake_open(location, a->n_storage ? a->storage : NULL, out, &err) != TL_OK)
+        return cli_fail(a, &err);
     return EXIT_OK;
+}
+
+int cli_key_values(cli_args *a, const char *option, const char **out)
+{
+    const char *const *v;
+    int n = cli_opt_all(a, option, &v);
+    for (int i = 0; i < n; i++) {
+        char *eq = strchr(v[i], '=');
+        if (eq == NULL || eq == v[i])
+            return cli_usage(a, "--%s wants KEY=VALUE, not \"%s\"", option, v[i]);
+        *eq = 0; /* argv strings are writable */
+        out[2 * i] = v[i];
+        out[2 * i + 1] = eq + 1;
+    }
+    out[2 * n] = NULL;
+    return -1;
 }
 
 void cli_format_bytes(double bytes, char *buf, size_t size)

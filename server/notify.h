@@ -17,8 +17,9 @@ typedef struct tl_notify_route {
 } tl_notify_route;
 
 typedef struct tl_notify_config {
-    const char *lake;          /* warehouse location */
-    const char *default_table; /* for keys no route matches; NULL: such keys are refused */
+    const char *lake;                /* warehouse location */
+    const char *const *lake_options; /* its storage options (NULL-terminated pairs) or NULL */
+    const char *default_table;       /* for keys no route matches; NULL: such keys are refused */
     const tl_notify_route *routes;
     int n_routes;
     const char *token; /* the bearer token every request must carry */

@@ -213,7 +213,7 @@ static tl_status open_tables(const tl_notify_config *cfg, tl_notify_tables **out
     int n = 0;
     for (int i = 0; i < cfg->n_routes; i++) names[n++] = cfg->routes[i].table;
     if (cfg->default_table) names[n++] = cfg->default_table;
-    tl_status st = n ? tl_notify_tables_open(cfg->lake, names, n, out, err)
+    tl_status st = n ? tl_notify_tables_open(cfg->lake, cfg->lake_options, names, n, out, err)
                      : tl_error_set(err, TL_ERR_INVALID, "no table: give --table or --route");
     free(names);
     return st;

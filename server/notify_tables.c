@@ -111,14 +111,15 @@ struct tl_notify_tables {
     int n;
 };
 
-static tl_status open_one(notify_table *t, const char *lake, const char *name, tl_error *err)
+static tl_status open_one(notify_table *t, const char *lake, const char *const *options,
+                          const char *name, tl_error *err)
 {
     pthread_mutex_init(&t->lock, NULL);
     pthread_mutex_init(&t->m.lock, NULL);
     pthread_cond_init(&t->m.wake, NULL);
     t->name = strdup(name);
     if (t->name == NULL) return tl_error_nomem(err);
-    TL_TRY(tl_lake_open(lake, NULL, &t->lake, err));
+    TL_TRY(tl_lake_open(lake, options, &t->lake, err));
     TL_TRY(tl_lake_open_table(t->lake, name, &t->table, err));
     TL_TRY(cli_loader_init(&t->loader, t->table, TL_INPUT_AUTO, err));
     t->loader_ready = true;
@@ -132,8 +133,9 @@ static notify_table *find(tl_notify_tables *t, const char *name)
     return NULL;
 }
 
-tl_status tl_notify_tables_open(const char *lake, const char *const *names, int n,
-                                tl_notify_tables **out, tl_error *err)
+tl_status tl_notify_tables_open(const char *lake, const char *const *options,
+                                const char *const *names, int n, tl_notify_tables **out,
+                                tl_error *err)
 {
     tl_notify_tables *t = calloc(1, sizeof *t);
     if (t == NULL || (t->items = calloc(n ? (size_t)n : 1, sizeof *t->items)) == NULL) {
@@ -143,7 +145,7 @@ tl_status tl_notify_tables_open(const char *lake, const char *const *names, int 
     tl_status st = TL_OK;
     for (int i = 0; i < n && st == TL_OK; i++) {
         if (find(t, names[i])) continue;
-        st = open_one(&t->items[t->n++], lake, names[i], err);
+        st = open_one(&t->items[t->n++], lake, options, names[i], err);
         if (st != TL_OK) tl_error_prefix(err, "table %s: ", names[i]);
     }
     if (st != TL_OK) {

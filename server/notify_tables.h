@@ -8,10 +8,12 @@
 
 typedef struct tl_notify_tables tl_notify_tables;
 
-/* Opens each of the `n` tables of `lake` (duplicates are merged). A missing
+/* Opens each of the `n` tables of `lake` (opened with its storage
+ * `options`, NULL-terminated pairs or NULL; duplicates are merged). A missing
  * table is TL_ERR_NOT_FOUND naming it. *out is freed with tl_notify_tables_free. */
-tl_status tl_notify_tables_open(const char *lake, const char *const *names, int n,
-                                tl_notify_tables **out, tl_error *err);
+tl_status tl_notify_tables_open(const char *lake, const char *const *options,
+                                const char *const *names, int n, tl_notify_tables **out,
+                                tl_error *err);
 void tl_notify_tables_free(tl_notify_tables *t);
 
 /* Whether table `name` already has `batch_id` (tl_table_batches_committed),
