@@ -83,12 +83,9 @@ static void print_text(json_t *e)
 int karet_cmd_explain(karet_args *a)
 {
     const char *file = NULL;
-    int rc = karet_pipeline_arg(a, &file);
-    if (rc != KARET_EXIT_OK) return rc;
     json_t *config = NULL;
-    char err[512];
-    if (karet_load_config(file, &config, err, sizeof err) != 0)
-        return karet_fail(a, KARET_EXIT_INPUT, "%s", err);
+    int rc = karet_read_pipeline(a, &file, &config);
+    if (rc != KARET_EXIT_OK) return rc;
     json_t *problems = karet_validate(config);
     if (problems == NULL || json_array_size(problems)) {
         print_problems(problems);

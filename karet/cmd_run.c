@@ -102,12 +102,10 @@ int karet_cmd_run(karet_args *a)
     if (lake_url == NULL) lake_url = getenv("KARET_LAKE");
     if (lake_url == NULL || lake_url[0] == 0) return karet_usage(a, "no lake: give --lake URL");
     if (slug == NULL) return karet_usage(a, "no --slug given");
-    int rc = karet_pipeline_arg(a, &file);
-    if (rc != KARET_EXIT_OK) return rc;
     json_t *config = NULL;
+    int rc = karet_read_pipeline(a, &file, &config);
+    if (rc != KARET_EXIT_OK) return rc;
     char err[1024];
-    if (karet_load_config(file, &config, err, sizeof err) != 0)
-        return karet_fail(a, KARET_EXIT_INPUT, "%s", err);
     const char *opts[2 * MAX_STORAGE_OPTIONS + 4];
     char *owned[MAX_STORAGE_OPTIONS] = {0};
     karet_lake lake = {0};

@@ -5,13 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-int karet_pipeline_arg(karet_args *a, const char **out)
+int karet_read_pipeline(karet_args *a, const char **file, json_t **config)
 {
     const char *opt = karet_opt(a, "pipeline");
     if (a->npos > 1 || (a->npos == 1 && opt))
         return karet_usage(a, "give one pipeline file (as FILE or --pipeline)");
-    *out = opt ? opt : a->npos ? a->pos[0] : NULL;
-    if (*out == NULL) return karet_usage(a, "no pipeline file given");
+    *file = opt ? opt : a->npos ? a->pos[0] : NULL;
+    if (*file == NULL) return karet_usage(a, "no pipeline file given");
+    char err[1024];
+    if (karet_load_config(*file, config, err, sizeof err) != 0)
+        return karet_fail(a, KARET_EXIT_INPUT, "%s", err);
     return KARET_EXIT_OK;
 }
 

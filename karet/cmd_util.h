@@ -8,8 +8,9 @@
 
 #include "cli.h"
 
-/* The pipeline file: the one positional argument or --pipeline (not both). */
-int karet_pipeline_arg(karet_args *a, const char **out);
+/* The pipeline file (the one positional argument or --pipeline, not both)
+ * read into *config (the caller's). Returns an exit code, having said why. */
+int karet_read_pipeline(karet_args *a, const char **file, json_t **config);
 
 /* Reads a JSON config from `path` ("-": stdin). Returns 0, or -1 with a
  * message naming the file, line and column. *out is owned by the caller. */

@@ -419,23 +419,7 @@ def parse_text(t, s):
             return None
         n = int(v) if re.fullmatch(r"[+-]?[0-9]+", v) else int(f)
         return n if INT_MIN <= n <= INT_MAX else None
-    if t == "float64":
-        if re.fullmatch(r"[+-]?(inf|infinity|nan)", v, re.IGNORECASE):
-            return float(v)
-        if not re.fullmatch(r"[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?", v):
-            return None
-        f = float(v)
-        return None if math.isinf(f) else f
-    if t == "bool":
-        return {"true": True, "false": False, "1": True, "0": False}.get(v.lower())
-    if t == "date":
-        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", v):
-            return None
-        try:
-            return date.fromisoformat(v)
-        except ValueError:
-            return None
-    raise ValueError(t)
+    return convert(v, "string", t)  # float64, bool, date: as a cast from text
 
 
 def json_value(t, v):
