@@ -177,3 +177,65 @@ def test_invalid_config_reads_nothing(tmp_path):
     assert not (lake.root / "warehouse").exists()
     rc, summary = run_karet(lake, "no/slug", template("bank_statements", "bank"), tmp_path, check=False)
     assert rc == 1 and "slug" in summary["error"]
+
+
+def test_dimension_from_lake_files(tmp_path):
+    lake = LocalLake(tmp_path / "lake")
+    config = template("bank_statements", "bank")
+    config["dimensions"][0]["rows"] = {"path_prefix": "dims/categories/", "key": "keyword",
+                                       "values": ["category"], "priority_column": "priority"}
+    lake.put("dims/categories/a.csv", b"keyword,category,priority\nSTARBUCKS,FOOD,\nAMAZON,SHOPPING,0\n"
+                                      b",EMPTY-KEY,9\n")
+    lake.put("dims/categories/b.csv.gz", gzip.compress(b"priority,keyword,category,extra\n10,PAYROLL,INCOME,x\n"
+                                                       b"high,UBER,TRANSPORT,y\n"))
+    prefix = config["source_containers"][0]["path_prefix"]
+    rows = [("01/01/2026", "STARBUCKS #1", "5", "v"), ("02/01/2026", "AMAZON PAYROLL", "-9", "v"),
+            ("03/01/2026", "uber", "7", "v"), ("04/01/2026", "nothing", "1", "v")]
+    lake.put(f"{prefix}a.csv", statement(rows))
+    run_karet(lake, "bank", config, tmp_path)
+    got = {r["description"]: r["category"] for r in read_table(lake, "bank", "transactions")}
+    assert got == {"STARBUCKS #1": "FOOD", "AMAZON PAYROLL": "INCOME", "UBER": "TRANSPORT", "NOTHING": "OTHER"}
+    dim_rows = [("STARBUCKS", ["FOOD"], 0), ("AMAZON", ["SHOPPING"], 0), ("PAYROLL", ["INCOME"], 10),
+                ("UBER", ["TRANSPORT"], 0)]
+    files = [(f"{prefix}a.csv", "statements", oracle.read_source_file(config["source_containers"][0],
+                                                                       (lake.root / prefix / "a.csv").read_bytes()))]
+    want = oracle.build_table(config, "transactions", files,
+                              {"categories": oracle.Dimension(config["dimensions"][0], dim_rows)})
+    assert canon(read_table(lake, "bank", "transactions")) == canon(want)
+    # A changed dimension file rebuilds the tables that look it up.
+    lake.put("dims/categories/a.csv", b"keyword,category,priority\nSTARBUCKS,COFFEE,\n")
+    _, summary = run_karet(lake, "bank", config, tmp_path)
+    assert summary["run_kind"] == "full" and "dimension" in summary["full_reason"]
+    got = {r["description"]: r["category"] for r in read_table(lake, "bank", "transactions")}
+    assert got["STARBUCKS #1"] == "COFFEE" and got["AMAZON PAYROLL"] == "INCOME"
+    # An exact dimension with a key twice fails the run, naming it; nothing is written.
+    config["dimensions"][0]["match"] = "exact"
+    lake.put("dims/categories/c.csv", b"keyword,category,priority\nstarbucks,X,1\n")
+    config["dimensions"][0]["case_insensitive"] = True
+    rc, summary = run_karet(lake, "bank", config, tmp_path, check=False)
+    assert rc == 1 and "STARBUCKS" in summary["error"].upper() and "twice" in summary["error"]
+
+
+def test_schema_and_partition_changes_rebuild_the_table(tmp_path):
+    lake = LocalLake(tmp_path / "lake")
+    config = template("bank_statements", "bank")
+    prefix = config["source_containers"][0]["path_prefix"]
+    lake.put(f"{prefix}a.csv", statement(month_of_statements(random.Random(1), 1, 30)))
+    run_karet(lake, "bank", config, tmp_path)
+    # A new column: the table is made again with it, from every file.
+    config["analytic_tables"][0]["schema"].append({"name": "note", "type": "string"})
+    config["mappings"][0]["columns"].append({"name": "note", "expr": {"kind": "concat", "sep": "/", "args": [
+        {"kind": "col", "name": "account"}, {"kind": "col", "name": "description"}]}})
+    _, summary = run_karet(lake, "bank", config, tmp_path)
+    assert summary["run_kind"] == "full" and "columns or partition keys" in summary["full_reason"]
+    got = read_table(lake, "bank", "transactions")
+    assert canon(got) == canon(expected(lake, config, "transactions"))
+    assert all(r["note"].startswith("visa-") for r in got)
+    # Other partition keys: the same.
+    config["analytic_tables"][0]["partition_keys"] = ["account"]
+    _, summary = run_karet(lake, "bank", config, tmp_path)
+    assert summary["run_kind"] == "full" and "columns or partition keys" in summary["full_reason"]
+    meta = lake.metadata_files("bank", "transactions")[-1]
+    paths = [t.file.file_path for t in StaticTable.from_metadata(meta).scan().plan_files()]
+    assert paths and all("account=" in p and "_month=" not in p for p in paths), paths
+    assert canon(read_table(lake, "bank", "transactions")) == canon(expected(lake, config, "transactions"))
