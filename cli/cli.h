@@ -108,6 +108,8 @@ int cmd_latest(cli_args *a);
 int cmd_maintain(cli_args *a);
 int cmd_alter(cli_args *a);
 int cmd_settings(cli_args *a);
+int cmd_upgrade(cli_args *a);
+int cmd_rollback(cli_args *a);
 int cmd_serve_notifications(cli_args *a);
 
 #endif

@@ -294,7 +294,7 @@ static void maintain_print(const cli_args *a, const char *name, const tl_maintai
                            int64_t version)
 {
     if (a->json) {
-        cli_print_json(json_pack(
+        json_t *o = json_pack(
             "{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "table", name, "version",
             (json_int_t)version, "partitions_compacted", (json_int_t)r->partitions_compacted,
             "files_rewritten", (json_int_t)r->files_rewritten, "files_written",
@@ -302,15 +302,19 @@ static void maintain_print(const cli_args *a, const char *name, const tl_maintai
             "duplicates_removed", (json_int_t)r->duplicates_removed, "partitions_dropped",
             (json_int_t)r->partitions_dropped, "snapshots_expired",
             (json_int_t)r->snapshots_expired, "objects_deleted", (json_int_t)r->objects_deleted,
-            "seconds", r->seconds));
+            "seconds", r->seconds);
+        json_object_set_new(o, "rollups_refreshed", json_integer(r->rollups_refreshed));
+        json_object_set_new(o, "rollup_rows", json_integer(r->rollup_rows));
+        cli_print_json(o);
         return;
     }
     printf("%s: compacted %lld partitions (%lld files into %lld, %lld duplicates removed), "
-           "dropped %lld partitions, expired %lld snapshots, deleted %lld objects; version %lld, "
-           "%.2f s\n",
+           "dropped %lld partitions, refreshed %lld rollups (%lld rows), expired %lld "
+           "snapshots, deleted %lld objects; version %lld, %.2f s\n",
            name, (long long)r->partitions_compacted, (long long)r->files_rewritten,
            (long long)r->files_written, (long long)r->duplicates_removed,
-           (long long)r->partitions_dropped, (long long)r->snapshots_expired,
+           (long long)r->partitions_dropped, (long long)r->rollups_refreshed,
+           (long long)r->rollup_rows, (long long)r->snapshots_expired,
            (long long)r->objects_deleted, (long long)version, r->seconds);
 }
 
@@ -320,7 +324,8 @@ static int maintain_one(cli_args *a, tl_lake *lake, const char *name)
     int rc = cli_open_table(a, lake, name, &t);
     tl_maintain_options o = {.compact = !cli_flag(a, "no-compact"),
                              .retention = !cli_flag(a, "no-retention"),
-                             .expire = !cli_flag(a, "no-expire")};
+                             .expire = !cli_flag(a, "no-expire"),
+                             .rollups = !cli_flag(a, "no-rollups")};
     tl_maintain_report r;
     tl_error err;
     if (rc == EXIT_OK && tl_table_maintain(t, &o, &r, &err) != TL_OK) {

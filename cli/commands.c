@@ -145,18 +145,43 @@ const cli_command cli_commands[] = {
       OPT_JSON}},
     {"maintain",
      "[NAME...] [OPTIONS]",
-     "compact, apply retention and expire snapshots",
-     "Runs maintenance in the order retention, compaction, snapshot expiry, on each table "
-     "named (or --all of them), one after the other; a table that fails is reported and the "
-     "others still run (the exit code is the worst).",
+     "compact, apply retention, refresh rollups and expire snapshots",
+     "Runs maintenance in the order retention, compaction, the refresh of the table's rollups "
+     "(narrowest first), snapshot expiry, on each table named (or --all of them), one after "
+     "the other; a table that fails is reported and the others still run (the exit code is "
+     "the worst).",
      cmd_maintain,
      {OPT_LAKE,
       OPT_TABLE,
       {"all", NULL, "Every table of the lake.", false},
       {"no-compact", NULL, "Skip compaction.", false},
       {"no-retention", NULL, "Skip retention.", false},
+      {"no-rollups", NULL, "Skip the refresh of the table's rollups.", false},
       {"no-expire", NULL, "Skip snapshot expiry.", false},
       OPT_JSON}},
+    {"upgrade",
+     "[NAME] [OPTIONS]",
+     "bring a table to the current format",
+     "Brings a table written by an older Timelake or another Iceberg writer to the current "
+     "format, each step a commit: the format version, the last-value index, sorted and "
+     "compacted files, the head object. No snapshot expires for --keep-snapshots afterwards, "
+     "so `timelake rollback NAME SNAPSHOT` with the snapshot it prints undoes it.",
+     cmd_upgrade,
+     {OPT_LAKE,
+      OPT_TABLE,
+      {"dry-run", NULL, "Only print the steps.", false},
+      {"no-compact", NULL, "Leave the data files as they are.", false},
+      {"keep-snapshots", "DURATION", "Keep every snapshot this long afterwards (default 7d).",
+       false},
+      OPT_JSON}},
+    {"rollback",
+     "[NAME] SNAPSHOT [OPTIONS]",
+     "make an earlier snapshot current again",
+     "Makes snapshot SNAPSHOT (its id, as `timelake info --json` and `timelake upgrade` print "
+     "them) the table's current one, in one commit of new metadata. Later snapshots stay in "
+     "the history (a rollback to one of them undoes this) until snapshot expiry removes them.",
+     cmd_rollback,
+     {OPT_LAKE, OPT_TABLE, OPT_JSON}},
     {"info",
      "[NAME] [OPTIONS]",
      "show a table's contract, size and layout",

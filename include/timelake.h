@@ -137,15 +137,38 @@ void tl_lake_close(tl_lake *lake);
 /* The normalized URL of the warehouse (for example file:///data/lake). Owned by the lake. */
 const char *tl_lake_location(const tl_lake *lake);
 
+/* Session settings for every later query of this lake handle (tl_lake_query,
+ * tl_lake_sql): NULL-terminated name, value pairs (copied), each a setting
+ * whose levels include "session" (tl_setting_at), in any spelling. A query's
+ * own tl_sql_options.settings override them; they override the tables' own
+ * properties. Replaces what an earlier call set; NULL clears them.
+ * TL_ERR_INVALID, with nothing changed, for an unknown setting, a bad value
+ * or one a session cannot set. */
+tl_status tl_lake_set_settings(tl_lake *lake, const char *const *settings, tl_error *err);
+
+/* What the lake's read cache of immutable objects (data files, manifests:
+ * on by default for object stores, see the storage options cache_memory and
+ * cache_dir) did since the lake was opened. */
+typedef struct tl_cache_counts {
+    int64_t memory_hits;   /* reads answered from memory */
+    int64_t disk_hits;     /* reads answered from the cache_dir folder */
+    int64_t misses;        /* reads that went to the store */
+    int64_t bytes_fetched; /* bytes those reads fetched */
+} tl_cache_counts;
+
+/* Fills *out and returns 1, or returns 0 (and leaves *out alone) when the
+ * lake has no read cache (a local lake, or both layers turned off). */
+int tl_lake_cache_stats(const tl_lake *lake, tl_cache_counts *out);
+
 /* The contract of a new table. Zero-initialise, then set what you need. */
 typedef struct tl_table_options {
     const char *time_column;       /* NULL: a plain table without time partitioning */
     const char *const *series_key; /* column names, series_key_len of them */
     size_t series_key_len;
-    const char *chunk;     /* "hour", "day" or "month"; NULL means "day" */
-    const char *retention; /* a duration such as "90d"; NULL keeps everything */
-    int dedup;             /* 1 on, 0 off, -1 the default (on for time-series tables) */
-    int ingest_time;       /* 1 on, 0 off, -1 the default (on for time-series tables) */
+    const char *chunk;             /* "hour", "day" or "month"; NULL means "day" */
+    const char *retention;         /* a duration such as "90d"; NULL keeps everything */
+    int dedup;                     /* 1 on, 0 off, -1 the default (on for time-series tables) */
+    int ingest_time;               /* 1 on, 0 off, -1 the default (on for time-series tables) */
     const char *const *properties; /* NULL or NULL-terminated key, value pairs */
     /* Partitions by column values besides the time partition (which stays first):
      * partition_by_len entries (at most 4), each "col" (the column's value: a string,
@@ -324,6 +347,7 @@ typedef struct tl_maintain_options {
     int compact;   /* rewrite small or overlapping files, sorted and deduplicated */
     int retention; /* drop whole partitions older than the table's retention */
     int expire;    /* expire old snapshots and delete unreferenced objects */
+    int rollups;   /* refresh the table's rollups (see CREATE MATERIALIZED ROLLUP) */
 } tl_maintain_options;
 
 typedef struct tl_maintain_report {
@@ -335,14 +359,58 @@ typedef struct tl_maintain_report {
     int64_t partitions_dropped;
     int64_t snapshots_expired;
     int64_t objects_deleted;
+    int64_t rollups_refreshed; /* rollups of the table that took new rows */
+    int64_t rollup_rows;       /* rows those refreshes wrote */
     double seconds;
 } tl_maintain_report;
 
-/* Runs maintenance in the order retention, compaction, expiry. `options` may be
- * NULL (everything on). Each step that changes the table is its own commit; on
- * success the handle is at the latest version and *out says what was done. */
+/* Runs maintenance in the order retention, compaction, rollup refresh,
+ * expiry. `options` may be NULL (everything on). Each step that changes the
+ * table is its own commit; on success the handle is at the latest version
+ * and *out says what was done. The rollups of the table (its property
+ * timelake.rollups) are refreshed narrowest first, each a commit of its own. */
 tl_status tl_table_maintain(tl_table *table, const tl_maintain_options *options,
                             tl_maintain_report *out, tl_error *err);
+
+/* Makes snapshot `snapshot_id` (tl_table_info.snapshot_id of an earlier
+ * version) the current one again, in one commit of new metadata: queries and
+ * appends then see the table as it was at that snapshot. The later snapshots
+ * stay in the history (a rollback to one of them undoes this) until snapshot
+ * expiry removes them. Rolling back a table past the snapshot its rollups were
+ * refreshed from makes their next refresh start over. TL_ERR_NOT_FOUND when
+ * the table has no such snapshot. On success the handle is at the new version. */
+tl_status tl_table_rollback(tl_table *table, int64_t snapshot_id, tl_error *err);
+
+typedef struct tl_upgrade_options {
+    int dry_run; /* only report the steps */
+    int compact; /* rewrite unsorted or small files, as tl_table_maintain does */
+    /* How long every snapshot is kept after the upgrade (a duration; NULL:
+     * "7d"), so that tl_table_rollback(snapshot_before) can undo it. */
+    const char *keep_snapshots;
+} tl_upgrade_options;
+
+typedef struct tl_upgrade_report {
+    char **steps;            /* NULL-terminated, empty when the table was current */
+    int64_t version_before;  /* the handle's version when the upgrade started */
+    int64_t snapshot_before; /* the current snapshot then; 0 when it had none */
+    /* The table property timelake.keep-snapshots-until the upgrade set (Unix
+     * ms); 0 when nothing changed or on a dry run. */
+    int64_t keep_snapshots_until_ms;
+} tl_upgrade_report;
+
+/* Brings a table to the current format, each step a commit: the format
+ * version property (timelake.format-version), the last-value index of a
+ * time-series table that has none, sorted and compacted files (with
+ * options->compact), the head object of a table in an object store. The
+ * steps are named in *out as the reference names them ("set table format
+ * 0.1.0 → 0.3.0", "build the last-value index", "rewrite 3 unsorted or small
+ * files in 1 partitions", "write the head object"). `options` may be NULL
+ * (compact, keep snapshots 7d). TL_ERR_INVALID for a bad keep_snapshots,
+ * with nothing done. On success (the caller clears *out with
+ * tl_upgrade_report_clear) the handle is at the latest version. */
+tl_status tl_table_upgrade(tl_table *table, const tl_upgrade_options *options,
+                           tl_upgrade_report *out, tl_error *err);
+void tl_upgrade_report_clear(tl_upgrade_report *report);
 
 /* A small object committed atomically with an append's or replace's rows:
  * uploaded with the commit's files as an immutable object in the table's
@@ -381,14 +449,14 @@ typedef struct tl_append_options {
 } tl_append_options;
 
 typedef struct tl_append_result {
-    int64_t rows;    /* rows committed (0 for a duplicate batch) */
-    int64_t files;   /* data files written */
-    int64_t bytes;   /* bytes of data files written */
-    int64_t version; /* the table version after the append */
+    int64_t rows;     /* rows committed (0 for a duplicate batch) */
+    int64_t files;    /* data files written */
+    int64_t bytes;    /* bytes of data files written */
+    int64_t version;  /* the table version after the append */
     double commit_ms; /* wall time of the whole append */
-    int attempts;    /* commit attempts (1 without contention) */
-    int duplicate;   /* 1 when batch_id was already committed and nothing was written */
-    int maintained;  /* 1 when inline maintenance ran after the commit: see maintenance */
+    int attempts;     /* commit attempts (1 without contention) */
+    int duplicate;    /* 1 when batch_id was already committed and nothing was written */
+    int maintained;   /* 1 when inline maintenance ran after the commit: see maintenance */
     tl_maintain_report maintenance;
     /* Non-empty when inline maintenance failed after the append committed: the
      * rows are in the table; run tl_table_maintain later. */
@@ -403,8 +471,7 @@ typedef struct tl_append_result {
  * impossible cast is TL_ERR_INVALID, and then nothing is written.
  * On success the handle advances to the new version and *out is filled. */
 tl_status tl_table_append(tl_table *table, struct ArrowArrayStream *stream,
-                          const tl_append_options *options, tl_append_result *out,
-                          tl_error *err);
+                          const tl_append_options *options, tl_append_result *out, tl_error *err);
 
 /* Which of ids[0..n) the table has committed as batch ids, as of the
  * handle's version (in that snapshot's ancestry or the batch ledger), in one
@@ -427,9 +494,9 @@ tl_status tl_table_batches_committed(tl_table *table, const char *const *ids, si
  * As of the handle's version. `in` is consumed (read to its end and
  * released, on failure too); on success *out is a stream over the kept
  * rows, in their order and with in's schema, owned by the caller. */
-tl_status tl_table_filter_new_keys(tl_table *table, const char *const *columns,
-                                   size_t columns_len, struct ArrowArrayStream *in,
-                                   struct ArrowArrayStream *out, int64_t *dropped, tl_error *err);
+tl_status tl_table_filter_new_keys(tl_table *table, const char *const *columns, size_t columns_len,
+                                   struct ArrowArrayStream *in, struct ArrowArrayStream *out,
+                                   int64_t *dropped, tl_error *err);
 
 /* Replaces every row of the table with the rows of `stream`, as one Iceberg
  * "overwrite" snapshot: readers see the old table or the new one, never a mix.
@@ -438,8 +505,7 @@ tl_status tl_table_filter_new_keys(tl_table *table, const char *const *columns,
  * included). On a lost race without expect_version it rebases like an append:
  * the new rows replace whatever the winner left. */
 tl_status tl_table_replace(tl_table *table, struct ArrowArrayStream *stream,
-                           const tl_append_options *options, tl_append_result *out,
-                           tl_error *err);
+                           const tl_append_options *options, tl_append_result *out, tl_error *err);
 
 /* The attachment `name` as the handle's current snapshot names it. On success
  * *out (never NULL) holds *out_len bytes: free it with tl_free.
@@ -539,9 +605,9 @@ typedef struct tl_read_column {
 } tl_read_column;
 
 typedef struct tl_read_options {
-    const char *format; /* "csv", "tsv", "ndjson" (or "jsonl", "json"); NULL: from the
-                           name (.csv .tsv .ndjson .jsonl .json, each maybe + .gz) */
-    const char *name;   /* the file's name: for the format and for messages */
+    const char *format;            /* "csv", "tsv", "ndjson" (or "jsonl", "json"); NULL: from the
+                                      name (.csv .tsv .ndjson .jsonl .json, each maybe + .gz) */
+    const char *name;              /* the file's name: for the format and for messages */
     const tl_read_column *columns; /* at least one; names distinct */
     size_t columns_len;
     int lenient;        /* 1: see above; 0: strict */
@@ -574,10 +640,10 @@ typedef struct tl_read_problem {
 #define TL_READ_PROBLEMS_KEPT 100
 
 typedef struct tl_read_report {
-    int64_t lines;         /* lines of the file read so far */
-    int64_t rows;          /* rows streamed */
-    int64_t lines_skipped; /* lines (CSV: records) skipped */
-    int64_t values_nulled; /* values that did not fit their type */
+    int64_t lines;                   /* lines of the file read so far */
+    int64_t rows;                    /* rows streamed */
+    int64_t lines_skipped;           /* lines (CSV: records) skipped */
+    int64_t values_nulled;           /* values that did not fit their type */
     const tl_read_problem *problems; /* the first TL_READ_PROBLEMS_KEPT, in file order */
     size_t problems_len;
 } tl_read_report;
@@ -596,9 +662,9 @@ typedef struct tl_table_info {
     char *name;
     char *location;
     int64_t version;
-    char *time_column;  /* NULL for a plain table */
-    char **series_key;  /* NULL-terminated */
-    char *chunk;        /* "hour", "day", "month", or NULL for a plain table */
+    char *time_column; /* NULL for a plain table */
+    char **series_key; /* NULL-terminated */
+    char *chunk;       /* "hour", "day", "month", or NULL for a plain table */
     int dedup;
     char *ingest_time_column; /* NULL when the table has none */
     int64_t rows;

@@ -6,15 +6,17 @@ PyObject *tlpy_lake_type;
 
 static PyObject *lake_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"location", "storage_options", NULL};
-    PyObject *location, *options = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:Lake", kwlist, &location, &options))
+    static char *kwlist[] = {"location", "storage_options", "settings", NULL};
+    PyObject *location, *options = Py_None, *settings = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:Lake", kwlist, &location, &options,
+                                     &settings))
         return NULL;
-    PyObject *path = PyOS_FSPath(location), *keep = NULL;
-    const char *loc, **pairs;
+    PyObject *path = PyOS_FSPath(location), *keep = NULL, *keep_settings = NULL;
+    const char *loc, **pairs, **session;
     tlpy_lake *self = NULL;
     if (path == NULL || tlpy_utf8(path, "location", 0, &loc) < 0 ||
-        tlpy_string_pairs(options, "storage_options", &pairs, &keep) < 0)
+        tlpy_string_pairs(options, "storage_options", &pairs, &keep) < 0 ||
+        tlpy_string_pairs(settings, "settings", &session, &keep_settings) < 0)
         goto done;
     self = (tlpy_lake *)((allocfunc)PyType_GetSlot(type, Py_tp_alloc))(type, 0);
     if (self == NULL) goto done;
@@ -28,6 +30,7 @@ static PyObject *lake_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     tl_status st;
     PyThreadState *ts = PyEval_SaveThread();
     st = tl_lake_open(loc, pairs, &self->lake, &err);
+    if (st == TL_OK && session) st = tl_lake_set_settings(self->lake, session, &err);
     PyEval_RestoreThread(ts);
     if (st != TL_OK) {
         Py_CLEAR(self);
@@ -36,6 +39,7 @@ static PyObject *lake_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 done:
     Py_XDECREF(path);
     Py_XDECREF(keep);
+    Py_XDECREF(keep_settings);
     return (PyObject *)self;
 }
 
@@ -256,6 +260,18 @@ static PyObject *lake_latest(PyObject *obj, PyObject *args, PyObject *kwargs)
     return tlpy_to_pyarrow("table", tlpy_arrow_data_from_stream(&stream));
 }
 
+static PyObject *lake_cache_stats(PyObject *obj, PyObject *unused)
+{
+    (void)unused;
+    tlpy_lake *self = (tlpy_lake *)obj;
+    tl_cache_counts c;
+    tlpy_lock(self->lock);
+    int on = tl_lake_cache_stats(self->lake, &c);
+    PyThread_release_lock(self->lock);
+    if (!on) Py_RETURN_NONE;
+    return tlpy_cache_dict(&c);
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 #define FN(f) (PyCFunction)(void (*)(void))(f)
 
@@ -271,7 +287,12 @@ static PyMethodDef lake_methods[] = {
      "tables()\n--\n\nThe names of all tables, as sorted \"namespace.table\" strings."},
     {"sql", FN(lake_sql), KW,
      "sql(query, namespace='default')\n--\n\nRuns SQL over the lake's tables and returns a "
-     "pyarrow.Table. Unqualified names resolve in `namespace`."},
+     "pyarrow.Table. Unqualified names resolve in `namespace`. Besides queries it runs CREATE, "
+     "REFRESH and DROP MATERIALIZED ROLLUP, which return one row: the rollup and the rows it "
+     "took."},
+    {"cache_stats", lake_cache_stats, METH_NOARGS,
+     "cache_stats()\n--\n\nWhat the read cache did since the lake was opened, as a dict: "
+     "memory_hits, disk_hits, misses, bytes_fetched; None with the cache off (a local lake)."},
     {"latest", FN(lake_latest), KW,
      "latest(table)\n--\n\nThe newest row of every series of `table`, as a pyarrow.Table."},
     {"drop_table", FN(lake_drop_table), KW,
@@ -288,9 +309,11 @@ static PyType_Slot lake_slots[] = {
     {Py_tp_repr, lake_repr},
     {Py_tp_methods, lake_methods},
     {Py_tp_getset, lake_getset},
-    {Py_tp_doc, "Lake(location, storage_options=None)\n--\n\n"
-                "A warehouse of Timelake tables: a local path or file:// URL. storage_options "
-                "is a dict of str object-store options."},
+    {Py_tp_doc, "Lake(location, storage_options=None, settings=None)\n--\n\n"
+                "A warehouse of Timelake tables: a local path or a file://, s3://, gs:// or "
+                "az:// URL. storage_options is a dict of str object-store options; settings a "
+                "dict of session settings for every query, such as {'read_dedup': 'false'}, "
+                "which override the tables' own."},
     {0, NULL}};
 
 static PyType_Spec lake_spec = {"timelake.Lake", sizeof(tlpy_lake), 0, Py_TPFLAGS_DEFAULT,

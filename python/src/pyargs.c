@@ -26,15 +26,16 @@ static void free_pointers(PyObject *capsule)
 }
 
 /* Appends key and value of one item to keep (which owns them) and to ptrs. */
-static int add_pair(PyObject *key, PyObject *value, const char *what, PyObject *keep,
+static int add_pair(PyObject *key, PyObject *value, const char *what, int none_ok, PyObject *keep,
                     const char **ptrs, Py_ssize_t at)
 {
     if (PyList_Append(keep, key) < 0 || PyList_Append(keep, value) < 0) return -1;
     if (tlpy_utf8(key, what, 0, &ptrs[at]) < 0) return -1;
-    return tlpy_utf8(value, what, 0, &ptrs[at + 1]);
+    return tlpy_utf8(value, what, none_ok, &ptrs[at + 1]);
 }
 
-int tlpy_string_pairs(PyObject *mapping, const char *what, const char ***out, PyObject **keep)
+static int pairs(PyObject *mapping, const char *what, int none_ok, const char ***out,
+                 PyObject **keep)
 {
     *out = NULL;
     *keep = NULL;
@@ -48,7 +49,8 @@ int tlpy_string_pairs(PyObject *mapping, const char *what, const char ***out, Py
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PyList_GetItem(items, i); /* a (key, value) tuple, borrowed */
         PyObject *key = PyTuple_GetItem(item, 0), *value = PyTuple_GetItem(item, 1);
-        if (key == NULL || value == NULL || add_pair(key, value, what, *keep, ptrs, 2 * i) < 0)
+        if (key == NULL || value == NULL ||
+            add_pair(key, value, what, none_ok, *keep, ptrs, 2 * i) < 0)
             goto fail;
     }
     Py_DECREF(items);
@@ -68,4 +70,19 @@ fail:
     PyMem_Free(ptrs);
     Py_CLEAR(*keep);
     return -1;
+}
+
+int tlpy_string_pairs(PyObject *mapping, const char *what, const char ***out, PyObject **keep)
+{
+    return pairs(mapping, what, 0, out, keep);
+}
+
+int tlpy_string_changes(PyObject *mapping, const char *what, const char ***out, PyObject **keep)
+{
+    if (mapping != Py_None && !PyObject_HasAttrString(mapping, "items")) {
+        PyErr_Format(PyExc_TypeError, "%s must be a mapping of str to str or None, not %S", what,
+                     (PyObject *)Py_TYPE(mapping));
+        return -1;
+    }
+    return pairs(mapping, what, 1, out, keep);
 }

@@ -46,6 +46,8 @@ PyObject *tlpy_maintain_dict(const tl_maintain_report *r)
               put(d, "partitions_dropped", PyLong_FromLongLong(r->partitions_dropped)) ||
               put(d, "snapshots_expired", PyLong_FromLongLong(r->snapshots_expired)) ||
               put(d, "objects_deleted", PyLong_FromLongLong(r->objects_deleted)) ||
+              put(d, "rollups_refreshed", PyLong_FromLongLong(r->rollups_refreshed)) ||
+              put(d, "rollup_rows", PyLong_FromLongLong(r->rollup_rows)) ||
               put(d, "seconds", PyFloat_FromDouble(r->seconds));
     return finish(d, bad);
 }
@@ -87,5 +89,34 @@ PyObject *tlpy_info_dict(const tl_table_info *info)
               put(d, "snapshots", PyLong_FromLongLong(info->snapshots)) ||
               put(d, "manifests", PyLong_FromLongLong(info->manifests)) ||
               put(d, "last_value_index", str_or_none(info->last_value_index));
+    return finish(d, bad);
+}
+
+/* 0 as None: the library's "none" for snapshot ids and times. */
+static PyObject *int_or_none(int64_t v)
+{
+    if (v == 0) Py_RETURN_NONE;
+    return PyLong_FromLongLong(v);
+}
+
+PyObject *tlpy_upgrade_dict(const tl_upgrade_report *r)
+{
+    PyObject *d = PyDict_New();
+    if (d == NULL) return NULL;
+    int bad = put(d, "steps", string_list(r->steps)) ||
+              put(d, "version_before", PyLong_FromLongLong(r->version_before)) ||
+              put(d, "snapshot_before", int_or_none(r->snapshot_before)) ||
+              put(d, "keep_snapshots_until_ms", int_or_none(r->keep_snapshots_until_ms));
+    return finish(d, bad);
+}
+
+PyObject *tlpy_cache_dict(const tl_cache_counts *c)
+{
+    PyObject *d = PyDict_New();
+    if (d == NULL) return NULL;
+    int bad = put(d, "memory_hits", PyLong_FromLongLong(c->memory_hits)) ||
+              put(d, "disk_hits", PyLong_FromLongLong(c->disk_hits)) ||
+              put(d, "misses", PyLong_FromLongLong(c->misses)) ||
+              put(d, "bytes_fetched", PyLong_FromLongLong(c->bytes_fetched));
     return finish(d, bad);
 }

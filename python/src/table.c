@@ -130,10 +130,10 @@ static PyObject *table_append(PyObject *obj, PyObject *args, PyObject *kwargs)
 
 static PyObject *table_maintain(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"compact", "retention", "expire", NULL};
-    tl_maintain_options o = {1, 1, 1};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ppp:maintain", kwlist, &o.compact,
-                                     &o.retention, &o.expire))
+    static char *kwlist[] = {"compact", "retention", "expire", "rollups", NULL};
+    tl_maintain_options o = {1, 1, 1, 1};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pppp:maintain", kwlist, &o.compact,
+                                     &o.retention, &o.expire, &o.rollups))
         return NULL;
     tlpy_table *self = (tlpy_table *)obj;
     tl_maintain_report r;
@@ -165,6 +165,69 @@ static PyObject *table_info(PyObject *obj, PyObject *unused)
     return out;
 }
 
+static PyObject *table_set_properties(PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"properties", NULL};
+    PyObject *properties, *keep = NULL;
+    const char **changes = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:set_properties", kwlist, &properties) ||
+        properties == Py_None ||
+        tlpy_string_changes(properties, "properties", &changes, &keep) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "properties must be a mapping, not None");
+        return NULL;
+    }
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = tl_table_set_properties(self->table, changes, &err);
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    Py_XDECREF(keep);
+    if (st != TL_OK) return tlpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *table_rollback(PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"snapshot_id", NULL};
+    long long id;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "L:rollback", kwlist, &id)) return NULL;
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = tl_table_rollback(self->table, (int64_t)id, &err);
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    if (st != TL_OK) return tlpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *table_upgrade(PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"dry_run", "compact", "keep_snapshots", NULL};
+    tl_upgrade_options o = {.dry_run = 0, .compact = 1};
+    PyObject *keep = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ppO:upgrade", kwlist, &o.dry_run, &o.compact,
+                                     &keep) ||
+        tlpy_utf8(keep, "keep_snapshots", 0, &o.keep_snapshots) < 0)
+        return NULL;
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_upgrade_report r;
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = tl_table_upgrade(self->table, &o, &r, &err);
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    if (st != TL_OK) return tlpy_raise(&err);
+    PyObject *out = tlpy_upgrade_dict(&r);
+    tl_upgrade_report_clear(&r);
+    return out;
+}
+
 static PyObject *table_refresh(PyObject *obj, PyObject *unused)
 {
     (void)unused;
@@ -191,10 +254,29 @@ static PyMethodDef table_methods[] = {
      "already committed writes nothing and reports duplicate=True. maintain overrides the "
      "table's auto-maintain setting. Raises ValueError when the data does not fit the table."},
     {"maintain", FN(table_maintain), KW,
-     "maintain(compact=True, retention=True, expire=True)\n--\n\n"
-     "Runs retention, compaction and snapshot expiry. Returns a dict: partitions_compacted, "
-     "files_rewritten, files_written, rows_rewritten, duplicates_removed, partitions_dropped, "
-     "snapshots_expired, objects_deleted, seconds."},
+     "maintain(compact=True, retention=True, expire=True, rollups=True)\n--\n\n"
+     "Runs retention, compaction, the refresh of the table's rollups and snapshot expiry. "
+     "Returns a dict: partitions_compacted, files_rewritten, files_written, rows_rewritten, "
+     "duplicates_removed, partitions_dropped, snapshots_expired, objects_deleted, "
+     "rollups_refreshed, rollup_rows, seconds."},
+    {"upgrade", FN(table_upgrade), KW,
+     "upgrade(dry_run=False, compact=True, keep_snapshots='7d')\n--\n\n"
+     "Brings the table to the current format: format version, last-value index, sorted and "
+     "compacted files, head object; each step a commit. No snapshot expires for "
+     "keep_snapshots, so rollback(report['snapshot_before']) undoes it. Returns a dict: steps, "
+     "version_before, snapshot_before, keep_snapshots_until_ms. dry_run only reports the "
+     "steps."},
+    {"set_properties", FN(table_set_properties), KW,
+     "set_properties(properties)\n--\n\n"
+     "Changes table settings, such as {'read_dedup': 'false'}, in one commit of new metadata "
+     "(no new snapshot); None returns one to its default. Settings are named with or without "
+     "the 'timelake.' prefix, with dashes or underscores; other keys with a dot are Iceberg "
+     "properties. Raises ValueError for an unknown setting, a bad value or one fixed at "
+     "creation."},
+    {"rollback", FN(table_rollback), KW,
+     "rollback(snapshot_id)\n--\n\n"
+     "Makes an earlier snapshot current again; later snapshots stay in the history until they "
+     "expire. Raises KeyError when the table has no such snapshot."},
     {"info", table_info, METH_NOARGS,
      "info()\n--\n\nContract, size and layout of this version, as a flat dict: name, version, "
      "location, time_column, series_key, chunk, dedup, ingest_time_column, rows, files, bytes, "

@@ -49,6 +49,8 @@ int tlpy_utf8(PyObject *obj, const char *what, int none_ok, const char **out);
  * or *out = NULL for None. Pointers stay valid while `keep` (a new list the
  * caller releases) lives. Returns -1 with a Python error. */
 int tlpy_string_pairs(PyObject *mapping, const char *what, const char ***out, PyObject **keep);
+/* The same with None values (as NULL: "remove this key"); a non-mapping is a TypeError. */
+int tlpy_string_changes(PyObject *mapping, const char *what, const char ***out, PyObject **keep);
 
 /* ---- Arrow in ---- */
 
@@ -85,5 +87,7 @@ PyObject *tlpy_to_pyarrow(const char *function, PyObject *x);
 PyObject *tlpy_maintain_dict(const tl_maintain_report *r);
 PyObject *tlpy_append_dict(const tl_append_result *r);
 PyObject *tlpy_info_dict(const tl_table_info *info);
+PyObject *tlpy_upgrade_dict(const tl_upgrade_report *r);
+PyObject *tlpy_cache_dict(const tl_cache_counts *c);
 
 #endif

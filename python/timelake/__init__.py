@@ -11,17 +11,33 @@ pyarrow Tables come out; every call releases the GIL while the library works.
 """
 
 from timelake._timelake import LIBRARY_VERSION, ArrowData, ConflictError, Lake, Table
-from timelake._types import AppendResult, MaintainReport, TableInfo
+from timelake._types import (
+    AppendResult,
+    ArrowArrayExportable,
+    ArrowSchemaExportable,
+    ArrowStreamExportable,
+    CacheStats,
+    HasArrowSchema,
+    MaintainReport,
+    TableInfo,
+    UpgradeReport,
+)
 
 __version__ = LIBRARY_VERSION
 
 __all__ = [
     "AppendResult",
+    "ArrowArrayExportable",
     "ArrowData",
+    "ArrowSchemaExportable",
+    "ArrowStreamExportable",
+    "CacheStats",
     "ConflictError",
+    "HasArrowSchema",
     "Lake",
     "MaintainReport",
     "Table",
     "TableInfo",
+    "UpgradeReport",
     "__version__",
 ]

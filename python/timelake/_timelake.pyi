@@ -5,7 +5,7 @@ import os
 
 import pyarrow as pa
 
-from timelake._types import AppendResult, MaintainReport, TableInfo
+from timelake._types import AppendResult, CacheStats, MaintainReport, TableInfo, UpgradeReport
 
 LIBRARY_VERSION: str
 """The version of libtimelake the module was built with."""
@@ -38,9 +38,16 @@ class Lake:
     """A warehouse of Timelake tables (a local path or a file:// URL)."""
 
     def __init__(
-        self, location: Union[str, os.PathLike[str]], storage_options: Optional[Mapping[str, str]] = None
+        self,
+        location: Union[str, os.PathLike[str]],
+        storage_options: Optional[Mapping[str, str]] = None,
+        settings: Optional[Mapping[str, str]] = None,
     ) -> None:
-        """Opens a warehouse. Raises ValueError for a bad location or storage option."""
+        """Opens a warehouse. ``settings`` are session settings for every query, such as
+        ``{"read_dedup": "false"}``; they override the tables' own.
+
+        Raises ValueError for a bad location, storage option or setting.
+        """
     @property
     def location(self) -> str:
         """The normalized URL of the warehouse, such as ``file:///data/lake``."""
@@ -69,8 +76,13 @@ class Lake:
     def sql(self, query: str, namespace: str = "default") -> pa.Table:
         """Runs SQL; unqualified table names resolve in ``namespace``.
 
+        Besides queries it runs ``CREATE``, ``REFRESH`` and ``DROP MATERIALIZED ROLLUP``, which
+        return one row: the rollup and the rows it took.
+
         Raises KeyError for an unknown table, RuntimeError when the query fails.
         """
+    def cache_stats(self) -> Optional[CacheStats]:
+        """What the read cache did since the lake was opened; None with the cache off (a local lake)."""
     def latest(self, table: str) -> pa.Table:
         """The newest row of every series of ``table``. Raises KeyError if it does not exist."""
     def drop_table(self, name: str) -> None:
@@ -103,8 +115,20 @@ class Table:
         does not fit the table, ConflictError (a RuntimeError) when a concurrent commit
         could not be rebased.
         """
-    def maintain(self, compact: bool = True, retention: bool = True, expire: bool = True) -> MaintainReport:
-        """Runs retention, compaction and snapshot expiry, each a commit."""
+    def maintain(
+        self, compact: bool = True, retention: bool = True, expire: bool = True, rollups: bool = True
+    ) -> MaintainReport:
+        """Runs retention, compaction, the refresh of the table's rollups and snapshot expiry, each a commit."""
+    def upgrade(self, dry_run: bool = False, compact: bool = True, keep_snapshots: str = "7d") -> UpgradeReport:
+        """Brings the table to the current format, each step a commit; no snapshot expires for
+        ``keep_snapshots``, so ``rollback(report["snapshot_before"])`` undoes it."""
+    def set_properties(self, properties: Mapping[str, Optional[str]]) -> None:
+        """Changes table settings in one metadata commit; ``None`` returns one to its default.
+
+        Raises ValueError for an unknown setting, a bad value or one fixed at creation.
+        """
+    def rollback(self, snapshot_id: int) -> None:
+        """Makes an earlier snapshot current again. Raises KeyError for an unknown snapshot."""
     def info(self) -> TableInfo:
         """Contract, size and layout of this version."""
     def refresh(self) -> None:

@@ -1,8 +1,43 @@
-"""The shapes of the dicts timelake returns, for type checkers."""
+"""The shapes of what timelake takes and returns, for type checkers: the
+protocols of Arrow data it accepts and the dicts its calls return (the same
+names and keys as the reference package's)."""
 
 from __future__ import annotations
 
-from typing import List, Optional, TypedDict
+from typing import List, Optional, Protocol, TypedDict
+
+
+class ArrowSchemaExportable(Protocol):
+    """An object that exports an Arrow schema through the Arrow PyCapsule interface (a ``pyarrow.Schema``)."""
+
+    def __arrow_c_schema__(self) -> object:
+        """A PyCapsule holding an ``ArrowSchema``."""
+        ...
+
+
+class HasArrowSchema(Protocol):
+    """An object with an Arrow ``.schema``, such as a ``pyarrow.Table``."""
+
+    @property
+    def schema(self) -> ArrowSchemaExportable:
+        """The object's Arrow schema."""
+        ...
+
+
+class ArrowArrayExportable(Protocol):
+    """One batch of Arrow data, such as a ``pyarrow.RecordBatch``."""
+
+    def __arrow_c_array__(self, requested_schema: Optional[object] = None) -> tuple[object, object]:
+        """PyCapsules holding an ``ArrowSchema`` and an ``ArrowArray``."""
+        ...
+
+
+class ArrowStreamExportable(Protocol):
+    """A stream of Arrow batches: a ``pyarrow.Table`` or ``RecordBatchReader``, a ``polars.DataFrame``."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """A PyCapsule holding an ``ArrowArrayStream``."""
+        ...
 
 
 class MaintainReport(TypedDict):
@@ -16,7 +51,31 @@ class MaintainReport(TypedDict):
     partitions_dropped: int
     snapshots_expired: int
     objects_deleted: int
+    rollups_refreshed: int
+    rollup_rows: int
     seconds: float
+
+
+class CacheStats(TypedDict):
+    """``Lake.cache_stats()``: reads of immutable objects answered from memory or disk, and fetched."""
+
+    memory_hits: int
+    disk_hits: int
+    misses: int
+    bytes_fetched: int
+
+
+class UpgradeReport(TypedDict):
+    """What ``Table.upgrade()`` did, or would do with ``dry_run``.
+
+    ``steps`` is empty when the table was already current. ``Table.rollback(snapshot_before)``
+    undoes the upgrade while its snapshots are kept (until ``keep_snapshots_until_ms``, Unix ms).
+    """
+
+    steps: List[str]
+    version_before: int
+    snapshot_before: Optional[int]
+    keep_snapshots_until_ms: Optional[int]
 
 
 class _AppendRequired(TypedDict):

@@ -171,6 +171,12 @@ tl_status tl_ice_metadata_set_property(tl_ice_metadata *md, const char *key, con
 tl_status tl_ice_metadata_add_snapshot(tl_ice_metadata *md, const tl_ice_snapshot *snap,
                                        const char *previous_metadata_file, tl_error *err);
 
+/* Makes an existing snapshot current again (a rollback): current-snapshot-id,
+ * refs.main (created when missing) and a snapshot-log entry at `now_ms`.
+ * TL_ERR_NOT_FOUND when md has no such snapshot; on failure md is unchanged. */
+tl_status tl_ice_metadata_set_current_snapshot(tl_ice_metadata *md, int64_t snapshot_id,
+                                               int64_t now_ms, tl_error *err);
+
 /* ---- Ordered string maps ---- */
 
 const char *tl_kv_find(const tl_kv *kv, size_t n, const char *key);

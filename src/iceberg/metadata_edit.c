@@ -268,3 +268,32 @@ tl_status tl_ice_metadata_add_snapshot(tl_ice_metadata *md, const tl_ice_snapsho
     trim_metadata_log(md);
     return TL_OK;
 }
+
+tl_status tl_ice_metadata_set_current_snapshot(tl_ice_metadata *md, int64_t snapshot_id,
+                                               int64_t now_ms, tl_error *err)
+{
+    if (tl_ice_metadata_snapshot(md, snapshot_id) == NULL)
+        return tl_error_set(err, TL_ERR_NOT_FOUND, "snapshot %lld does not exist",
+                            (long long)snapshot_id);
+    char *main_name = NULL;
+    bool ok = grow((void **)&md->snapshot_log, md->n_snapshot_log, sizeof *md->snapshot_log);
+    if (ok && tl_ice_metadata_ref(md, "main") == NULL)
+        ok = (main_name = strdup("main")) != NULL &&
+             grow((void **)&md->refs, md->n_refs, sizeof *md->refs);
+    if (!ok) {
+        free(main_name);
+        return tl_error_nomem(err);
+    }
+    if (main_name)
+        md->refs[md->n_refs++] = (tl_ice_ref){.name = main_name,
+                                              .min_snapshots_to_keep = -1,
+                                              .max_snapshot_age_ms = -1,
+                                              .max_ref_age_ms = -1};
+    tl_ice_ref *main = (tl_ice_ref *)tl_ice_metadata_ref(md, "main");
+    main->snapshot_id = snapshot_id;
+    main->is_tag = false;
+    md->snapshot_log[md->n_snapshot_log++] =
+        (tl_ice_snapshot_log_entry){.snapshot_id = snapshot_id, .timestamp_ms = now_ms};
+    md->current_snapshot_id = snapshot_id;
+    return TL_OK;
+}

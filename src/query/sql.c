@@ -356,6 +356,21 @@ static void hide_inputs(tl_query_engine *e, const tl_sql_options *o)
     tl_rowsets_clear_inputs(e);
 }
 
+/* The lake's session settings followed by the query's (the last given wins:
+ * the query's override the lake's); NULL when the lake has none. */
+static const char **merged_settings(const tl_lake *lake, const tl_sql_options *o)
+{
+    if (lake->settings == NULL) return NULL;
+    size_t a = 0, b = 0;
+    while (lake->settings[a]) a++;
+    while (o->settings && o->settings[b]) b++;
+    const char **m = calloc(a + b + 1, sizeof *m);
+    if (m == NULL) return NULL;
+    memcpy(m, lake->settings, a * sizeof *m);
+    if (b) memcpy(m + a, o->settings, b * sizeof *m);
+    return m;
+}
+
 /* The query's steps once its inputs are read; takes `inputs`. */
 static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_options *o,
                             const char *ns, tl_rowset **inputs, struct ArrowArrayStream *out,
@@ -374,7 +389,9 @@ static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_optio
     tl_sql_topk topk;
     char *rewritten = NULL; /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
     tl_status st = tl_query_engine_get(lake, &e, err);
-    if (st == TL_OK) e->settings = o->settings;
+    const char **settings = merged_settings(lake, o);
+    if (st == TL_OK && lake->settings && settings == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK) e->settings = settings ? settings : o->settings;
     if (st == TL_OK) st = tl_deadline_start(&deadline, e, o->timeout_ms, err);
     if (st == TL_OK) st = tl_sql_rewrite(e, query, &rewritten, err);
     if (rewritten) query = rewritten;
@@ -410,6 +427,7 @@ static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_optio
     for (size_t i = 0; i < c.n_pre; i++) tl_table_close(c.pre[i]);
     free(c.tables);
     free(rewritten);
+    free(settings);
     return st;
 }
 

@@ -329,13 +329,21 @@ static void keep(cache_store *c, const char *key, const void *data, size_t len)
     if (c->dir) disk_write(c, key, false, 0, data, len);
 }
 
-static void count(cache_store *c, bool hit)
+typedef enum { FROM_MEMORY, FROM_DISK, FROM_STORE } source;
+
+static void count(cache_store *c, source from, size_t bytes)
 {
     pthread_mutex_lock(&c->lock);
-    if (hit)
-        c->stats.hits++;
-    else
+    if (from == FROM_STORE) {
         c->stats.misses++;
+        c->stats.bytes_fetched += (long long)bytes;
+    } else {
+        c->stats.hits++;
+        if (from == FROM_MEMORY)
+            c->stats.memory_hits++;
+        else
+            c->stats.disk_hits++;
+    }
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -353,17 +361,17 @@ static tl_status cache_get(tl_store *s, const char *key, tl_buf *out, tl_error *
     }
     pthread_mutex_unlock(&c->lock);
     if (e) {
-        count(c, true);
+        count(c, FROM_MEMORY, 0);
         return rc == 0 ? TL_OK : tl_error_nomem(err);
     }
     out->len = 0;
     if (c->dir && disk_read(c, key, out)) {
-        count(c, true);
+        count(c, FROM_DISK, 0);
         remember(c, WHOLE, key, 0, out->data, out->len);
         return TL_OK;
     }
-    count(c, false);
     TL_TRY(tl_store_get(c->inner, key, out, err));
+    count(c, FROM_STORE, out->len);
     keep(c, key, out->data, out->len);
     return TL_OK;
 }
@@ -383,10 +391,16 @@ static tl_status cache_get_range(tl_store *s, const char *key, uint64_t offset, 
         memcpy(dst, e->data, len);
     }
     pthread_mutex_unlock(&c->lock);
-    if (!hit && c->dir) hit = disk_read_range(c, key, offset, len, dst);
-    count(c, hit);
-    if (hit) return TL_OK;
+    if (hit) {
+        count(c, FROM_MEMORY, 0);
+        return TL_OK;
+    }
+    if (c->dir && disk_read_range(c, key, offset, len, dst)) {
+        count(c, FROM_DISK, 0);
+        return TL_OK;
+    }
     TL_TRY(tl_store_get_range(c->inner, key, offset, len, dst, err));
+    count(c, FROM_STORE, len);
     remember(c, RANGE, key, offset, dst, len);
     if (c->dir) disk_write(c, key, true, offset, dst, len);
     return TL_OK;

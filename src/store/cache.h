@@ -23,6 +23,8 @@ bool tl_cache_immutable_key(const char *key);
 
 typedef struct tl_cache_stats {
     long long hits, misses, bytes_in_memory, entries;
+    long long memory_hits, disk_hits; /* hits = memory_hits + disk_hits */
+    long long bytes_fetched;          /* by the misses */
 } tl_cache_stats;
 
 /* The store under the cache (s itself when s is no cache): for reads of

@@ -379,8 +379,9 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
     return st;
 }
 
-tl_status tl_table_append(tl_table *t, struct ArrowArrayStream *stream,
-                          const tl_append_options *options, tl_append_result *out, tl_error *err)
+tl_status tl_table_append_rows(tl_table *t, struct ArrowArrayStream *stream,
+                               const tl_append_options *options, tl_append_result *out,
+                               tl_error *err)
 {
     return commit_stream(t, stream, options, false, out, err);
 }

@@ -127,4 +127,10 @@ tl_status tl_table_manifest_summarize(const tl_ice_data_file *const *files, size
 tl_status tl_table_manifest_encode(const tl_table *t, const tl_ice_manifest_entry *entries,
                                    size_t n, tl_buf *out, tl_error *err);
 
+/* tl_table_append less the refresh of rollups (a layer above does that:
+ * tl_table_append is in query/rollup_hooks.c). */
+tl_status tl_table_append_rows(tl_table *t, struct ArrowArrayStream *stream,
+                               const tl_append_options *options, tl_append_result *out,
+                               tl_error *err);
+
 #endif

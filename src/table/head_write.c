@@ -46,7 +46,7 @@ struct tl_head_job {
     pthread_cond_t cond;
 };
 
-static bool head_wanted(const tl_table *t, const tl_ice_metadata *md)
+bool tl_head_wanted(const tl_table *t, const tl_ice_metadata *md)
 {
     if (tl_store_is_local(t->lake->store)) return false;
     const char *f = tl_setting_value(md, NULL, "head-format");
@@ -409,7 +409,7 @@ tl_head_job *tl_head_job_start(tl_table *t, const tl_ice_metadata *md, int64_t v
                                const tl_buf *json, const tl_buf *list, const tl_buf *lvi,
                                const tl_head_objects *fresh)
 {
-    if (!head_wanted(t, md)) return NULL;
+    if (!tl_head_wanted(t, md)) return NULL;
     tl_head_job *j = calloc(1, sizeof *j);
     if (j == NULL) return NULL;
     *j = (tl_head_job){.t = t,

@@ -9,6 +9,10 @@
 
 typedef struct tl_head_job tl_head_job;
 
+/* Whether commits of t with metadata md write a head (an object store, and
+ * timelake.head-format not none). */
+bool tl_head_wanted(const tl_table *t, const tl_ice_metadata *md);
+
 /* Starts building, in the background, the head of version `version` of t:
  * its metadata md (serialized as json), the snapshot's manifest list `list`,
  * its last-value index `lvi` (NULL: taken from what the handle holds, or

@@ -4,6 +4,8 @@
 
 #include "core/clock.h"
 #include "iceberg/metadata.h"
+#include "store/cache.h"
+#include "table/settings.h"
 #include "table/metadata_cache.h"
 #include "table/table_internal.h"
 #include "table/version_cache.h"
@@ -27,6 +29,7 @@ void tl_lake_close(tl_lake *lake)
 {
     if (lake == NULL) return;
     if (lake->query_free) lake->query_free(lake->query);
+    tl_strings_free(lake->settings);
     tl_store_free(lake->store);
     tl_md_cache_free(lake->md_cache);
     free(lake);
@@ -35,6 +38,31 @@ void tl_lake_close(tl_lake *lake)
 const char *tl_lake_location(const tl_lake *lake)
 {
     return lake->store->url;
+}
+
+tl_status tl_lake_set_settings(tl_lake *lake, const char *const *settings, tl_error *err)
+{
+    TL_TRY(tl_settings_check_session(settings, err));
+    size_t n = 0;
+    while (settings && settings[n]) n += 2;
+    char **copy = n ? calloc(n + 1, sizeof *copy) : NULL;
+    if (n && copy == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++)
+        if ((copy[i] = strdup(settings[i])) == NULL) {
+            tl_strings_free(copy);
+            return tl_error_nomem(err);
+        }
+    tl_strings_free(lake->settings);
+    lake->settings = copy;
+    return TL_OK;
+}
+
+int tl_lake_cache_stats(const tl_lake *lake, tl_cache_counts *out)
+{
+    tl_cache_stats s;
+    if (!tl_store_cache_stats(lake->store, &s)) return 0;
+    *out = (tl_cache_counts){s.memory_hits, s.disk_hits, s.misses, s.bytes_fetched};
+    return 1;
 }
 
 #define DROP_ROUNDS 20

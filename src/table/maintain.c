@@ -7,7 +7,7 @@
 #include "table/maintain.h"
 
 static tl_status run(tl_table *t, const tl_maintain_options *o, bool inline_mode,
-                     tl_maintain_report *r, tl_error *err)
+                     const tl_maintain_step *between, tl_maintain_report *r, tl_error *err)
 {
     tl_maintain_settings s;
     TL_TRY(tl_maintain_settings_load(t, &s, err));
@@ -15,20 +15,20 @@ static tl_status run(tl_table *t, const tl_maintain_options *o, bool inline_mode
     if (o->compact)
         TL_TRY(
             tl_maintain_compact(t, &s, inline_mode ? TL_COMPACT_INLINE : TL_COMPACT_FULL, r, err));
+    if (between) TL_TRY(between->run(t, between->ctx, r, err));
     if (o->expire) TL_TRY(tl_maintain_expire(t, &s, !inline_mode, r, err));
     return TL_OK;
 }
 
-tl_status tl_table_maintain(tl_table *t, const tl_maintain_options *options,
-                            tl_maintain_report *out, tl_error *err)
+tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
+                          const tl_maintain_step *before_expiry, tl_maintain_report *out,
+                          tl_error *err)
 {
     double t0 = tl_monotonic_ms();
-    tl_maintain_options all = {.compact = 1, .retention = 1, .expire = 1};
-    const tl_maintain_options *o = options ? options : &all;
     tl_maintain_report r = {0};
     /* Start from the latest version: maintenance rewrites what is there now. */
     tl_status st = tl_table_reload(t, 0, err);
-    if (st == TL_OK) st = run(t, o, false, &r, err);
+    if (st == TL_OK) st = run(t, o, false, before_expiry, &r, err);
     r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
     if (out) *out = r;
     return st;
@@ -41,7 +41,7 @@ void tl_maintain_after_append(tl_table *t, int maintain, tl_append_result *out)
     tl_maintain_options all = {.compact = 1, .retention = 1, .expire = 1};
     tl_maintain_report r = {0};
     tl_error err = {0};
-    tl_status st = run(t, &all, true, &r, &err);
+    tl_status st = run(t, &all, true, NULL, &r, &err);
     r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
     bool worked =
         r.partitions_compacted || r.partitions_dropped || r.snapshots_expired || r.objects_deleted;

@@ -12,6 +12,7 @@
 #ifndef TL_TABLE_MAINTAIN_H
 #define TL_TABLE_MAINTAIN_H
 
+#include "table/append.h"
 #include "table/head.h"
 #include "table/live_files.h"
 
@@ -82,6 +83,9 @@ tl_status tl_rewrite_files(const tl_table *t, const tl_live_file *const *files, 
 tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, size_t n,
                          int64_t rows_per_file, tl_rewrite_output *out, bool *fallback,
                          tl_error *err);
+/* One live data file read whole, as rows of the table's storage layout. */
+tl_status tl_rewrite_read_file(const tl_table *t, const tl_live_file *f, tl_rows *out,
+                               tl_error *err);
 /* Adds a written file (df and key taken over) to out; on failure deletes the
  * object and frees both. */
 tl_status tl_rewrite_output_push(const tl_table *t, tl_rewrite_output *out, tl_ice_data_file *df,
@@ -122,6 +126,10 @@ typedef enum tl_compact_mode {
     TL_COMPACT_INLINE /* size tiers and cold partitions only */
 } tl_compact_mode;
 
+/* What tl_maintain_compact would rewrite: *files files in *partitions partitions. */
+tl_status tl_maintain_compact_plan(const tl_table *t, const tl_maintain_settings *s,
+                                   tl_compact_mode mode, int64_t *files, int64_t *partitions,
+                                   tl_error *err);
 tl_status tl_maintain_retention(tl_table *t, const tl_maintain_settings *s, tl_maintain_report *r,
                                 tl_error *err);
 tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,
@@ -135,6 +143,20 @@ tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool fu
 /* The end (exclusive, microseconds) of a time partition, or INT64_MAX when
  * the table is not partitioned by time. */
 int64_t tl_partition_end_micros(const tl_table *t, int64_t value);
+
+/* A step of maintenance from a layer above (the refresh of rollups, which
+ * runs queries), run after compaction and before expiry. */
+typedef struct tl_maintain_step {
+    tl_status (*run)(tl_table *t, void *ctx, tl_maintain_report *r, tl_error *err);
+    void *ctx;
+} tl_maintain_step;
+
+/* What tl_table_maintain does: reloads the latest version, then retention,
+ * compaction, before_expiry (may be NULL), expiry, as o says; *out (may be
+ * NULL) gets the report, its seconds included. */
+tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
+                          const tl_maintain_step *before_expiry, tl_maintain_report *out,
+                          tl_error *err);
 
 /* Runs inline maintenance after a committed append when options ask for it
  * (maintain: 1, 0, or -1 for the table's auto-maintain) and fills the

@@ -137,6 +137,22 @@ static tl_status make_plan(const tl_table *t, const tl_maintain_settings *s, tl_
     return st;
 }
 
+tl_status tl_maintain_compact_plan(const tl_table *t, const tl_maintain_settings *s,
+                                   tl_compact_mode mode, int64_t *files, int64_t *partitions,
+                                   tl_error *err)
+{
+    tl_live_files lf;
+    plan p = {0};
+    TL_TRY(tl_maintain_live_files(t, &lf, err));
+    tl_status st = make_plan(t, s, mode, &lf, &p, err);
+    *files = (int64_t)p.n;
+    *partitions = (int64_t)p.n_groups;
+    free(p.files);
+    free(p.group_end);
+    tl_live_files_free(&lf);
+    return st;
+}
+
 static int64_t max_sequence(const tl_live_file *const *files, size_t n)
 {
     int64_t seq = 0;

@@ -27,8 +27,8 @@ void tl_rewrite_output_free(const tl_table *t, tl_rewrite_output *out, bool remo
     memset(out, 0, sizeof *out);
 }
 
-/* One data file as rows of the table's storage layout. */
-static tl_status read_file(const tl_table *t, const tl_live_file *f, tl_rows *out, tl_error *err)
+tl_status tl_rewrite_read_file(const tl_table *t, const tl_live_file *f, tl_rows *out,
+                               tl_error *err)
 {
     tl_buf b = {0};
     tl_parquet_source src;
@@ -103,7 +103,8 @@ static tl_status read_all(const tl_table *t, const tl_live_file *const *files, s
         qsort(order, n, sizeof *order, by_sequence);
     }
     size_t done = 0;
-    for (; st == TL_OK && done < n; done++) st = read_file(t, order[done], &parts[done], err);
+    for (; st == TL_OK && done < n; done++)
+        st = tl_rewrite_read_file(t, order[done], &parts[done], err);
     if (st == TL_OK) done = n;
     if (st == TL_OK) st = concat_rows(parts, n, out, err);
     for (size_t i = 0; parts && i < done; i++) tl_rows_free(&parts[i]);

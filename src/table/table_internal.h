@@ -15,6 +15,9 @@ struct tl_lake {
     void *query;
     void (*query_free)(void *query);
     struct tl_md_cache *md_cache; /* parsed metadata of unchanged tables (metadata_cache.h) */
+    /* Session settings of every query (tl_lake_set_settings): NULL or
+     * NULL-terminated name, value pairs, owned. */
+    char **settings;
 };
 
 struct tl_table {

@@ -21,7 +21,11 @@ T0 = dt.datetime(2026, 1, 1, tzinfo=UTC)
 SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device_id", pa.string()), ("temp", pa.float64())])
 APPEND_KEYS = {"rows", "files", "bytes", "version", "commit_ms", "attempts", "duplicate"}
 MAINTAIN_KEYS = {"partitions_compacted", "files_rewritten", "files_written", "rows_rewritten", "duplicates_removed",
-                 "partitions_dropped", "snapshots_expired", "objects_deleted", "seconds"}
+                 "partitions_dropped", "snapshots_expired", "objects_deleted", "rollups_refreshed", "rollup_rows",
+                 "seconds"}
+UPGRADE_KEYS = {"steps", "version_before", "snapshot_before", "keep_snapshots_until_ms"}
+# The reference writes its head object (metadata/timelake-head) on local disk too; ours only on object stores.
+HEAD_STEP = "write the head object"
 INFO_KEYS = {"name", "version", "location", "time_column", "series_key", "chunk", "dedup", "ingest_time_column",
              "rows", "files", "bytes", "snapshots", "manifests", "last_value_index"}
 
@@ -225,7 +229,8 @@ def check_maintain(tl, work):
     for i in range(3):
         t.append(readings(4, start=T0 + dt.timedelta(minutes=10 * i)), maintain=False)
     report = t.maintain()
-    assert MAINTAIN_KEYS <= set(report), report
+    assert set(report) == MAINTAIN_KEYS, report
+    assert (report["rollups_refreshed"], report["rollup_rows"]) == (0, 0), report
     assert report["files_rewritten"] == 3 and report["files_written"] == 1 and report["rows_rewritten"] == 12
     info = t.info()
     assert (info["files"], info["rows"]) == (1, 12) and t.version == info["version"] > 4
@@ -357,6 +362,123 @@ def check_read_dedup_settings(tl, work):
             second.column("temp").to_pylist()) + sum(range(10)), name
     n = lake.sql("SELECT count(*) AS n FROM d.off WHERE device_id = 'pump-7'").column("n").to_pylist()
     assert n == [45]
+
+
+def snapshot_ids(table_dir):
+    versions = Path(table_dir, "metadata").glob("v*.metadata.json")
+    newest = max(versions, key=lambda p: int(p.name[1:].split(".")[0]))
+    md = json.loads(newest.read_text())
+    snaps = sorted(md["snapshots"], key=lambda s: s["sequence-number"])  # the reference lists them in any order
+    return md.get("current-snapshot-id"), [s["snapshot-id"] for s in snaps]
+
+
+def check_set_properties(tl, work):
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    t.append(readings(4))
+    before = snapshot_ids(work / "iot" / "readings")
+    # Any spelling of a setting; other keys with a dot are Iceberg properties; one metadata commit.
+    assert t.set_properties({"read_dedup": "FALSE", "timelake.Newest_First": "false", "my.owner": "team-a"}) is None
+    assert t.version == 3 and snapshot_ids(work / "iot" / "readings") == before
+    props = properties(work / "iot" / "readings")
+    assert (props["timelake.read-dedup"], props["timelake.newest-first"], props["my.owner"]) == ("FALSE", "false",
+                                                                                                  "team-a"), props
+    # None returns a setting to its default (removes the property).
+    t.set_properties({"timelake.read-dedup": None, "my.owner": None})
+    props = properties(work / "iot" / "readings")
+    assert "timelake.read-dedup" not in props and "my.owner" not in props and t.version == 4, props
+    for bad, message in [({"bogus": "1"}, 'unknown setting "bogus"'),
+                         ({"read_dedup": "maybe"}, 'timelake.read-dedup: must be true or false, got "maybe"'),
+                         ({"chunk_interval": "hour"}, "timelake.chunk-interval is fixed when the table is created"),
+                         ({"timelake.rollups": "x.y"}, "timelake.rollups is set by Timelake itself")]:
+        raises(ValueError, t.set_properties, bad, match=message)
+    raises(TypeError, t.set_properties, {"read_dedup": 1})
+    raises(TypeError, t.set_properties, [("read_dedup", "false")])
+    assert t.version == 4 and lake.table("iot.readings").version == 4
+    assert lake.sql("SELECT count(*) AS n FROM iot.readings").column("n").to_pylist() == [4]
+
+
+def check_rollback(tl, work):
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    t.append(readings(4), maintain=False)
+    first = t.info()
+    t.append(readings(6, start=T0 + dt.timedelta(hours=1)), maintain=False)
+    current, ids = snapshot_ids(work / "iot" / "readings")
+    assert t.rollback(ids[0]) is None and t.version == 4
+    assert t.info()["rows"] == 4 and lake.table("iot.readings").info()["rows"] == 4
+    assert lake.sql("SELECT count(*) AS n FROM iot.readings").column("n").to_pylist() == [4]
+    now, later = snapshot_ids(work / "iot" / "readings")
+    assert now == ids[0] and later == ids, (now, later)  # later snapshots stay in the history
+    latest = sorted(lake.latest("iot.readings").column("temp").to_pylist())
+    assert latest == [2.0, 3.0], latest
+    e = raises(KeyError, t.rollback, 12345, match="snapshot 12345")
+    assert "iot.readings" in str(e)
+    raises(TypeError, t.rollback, "1")
+    t.rollback(current)  # forward again
+    assert t.info()["rows"] == 10 and t.version == 5
+    # Appends go on from the snapshot rolled back to.
+    t.rollback(ids[0])
+    t.append(readings(2, start=T0 + dt.timedelta(days=2)), maintain=False)
+    assert lake.sql("SELECT count(*) AS n FROM iot.readings").column("n").to_pylist() == [6]
+    assert first["rows"] == 4
+
+
+def check_upgrade(tl, work):
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    empty = t.upgrade(dry_run=True)
+    assert set(empty) == UPGRADE_KEYS and empty["steps"] == [] and empty["snapshot_before"] is None, empty
+    for i in range(3):
+        t.append(readings(4, start=T0 + dt.timedelta(minutes=10 * i)), maintain=False)
+    current, _ = snapshot_ids(work / "iot" / "readings")
+    dry = t.upgrade(dry_run=True)
+    want = "rewrite 3 unsorted or small files in 1 partitions"
+    assert set(dry["steps"]) - {HEAD_STEP} == {want}, dry
+    assert (dry["version_before"], dry["snapshot_before"], dry["keep_snapshots_until_ms"]) == (4, current, None), dry
+    assert t.version == 4 and t.info()["files"] == 3
+    import time
+    before_ms = time.time() * 1000
+    done = t.upgrade()
+    assert done["steps"] == dry["steps"] and done["snapshot_before"] == current, done
+    week = 7 * 86400 * 1000
+    assert before_ms + week - 60000 <= done["keep_snapshots_until_ms"] <= time.time() * 1000 + week, done
+    assert properties(work / "iot" / "readings")["timelake.keep-snapshots-until"] == str(
+        done["keep_snapshots_until_ms"])
+    assert t.info()["files"] == 1 and t.info()["rows"] == 12
+    again = t.upgrade()
+    assert again["steps"] == [] and again["keep_snapshots_until_ms"] is None, again
+    # The snapshot before the upgrade stays: a rollback undoes it.
+    t.rollback(done["snapshot_before"])
+    assert t.info()["files"] == 3 and t.info()["rows"] == 12
+    raises(ValueError, t.upgrade, keep_snapshots="abc", match='bad duration "abc"')
+    quiet = t.upgrade(compact=False, keep_snapshots="1d")
+    assert set(quiet["steps"]) <= {HEAD_STEP}, quiet
+
+
+def check_lake_settings_and_cache_stats(tl, work):
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    t.append(readings(10), maintain=False)
+    t.append(readings(10), maintain=False)  # the same keys again: dedup on read keeps 10
+    assert lake.sql("SELECT count(*) AS n FROM iot.readings").column("n").to_pylist() == [10]
+    every = tl.Lake(str(work), settings={"read_dedup": "false"})
+    assert every.sql("SELECT count(*) AS n FROM iot.readings").column("n").to_pylist() == [20]
+    raises(ValueError, tl.Lake, str(work), settings={"bogus": "1"}, match="bogus")
+    raises(ValueError, tl.Lake, str(work), settings={"read_dedup": "maybe"}, match="maybe")
+    assert lake.cache_stats() is None  # local lakes have no block cache
+
+
+def check_exported_types(tl, work):
+    names = {"AppendResult", "ArrowArrayExportable", "ArrowSchemaExportable", "ArrowStreamExportable", "CacheStats",
+             "ConflictError", "HasArrowSchema", "Lake", "MaintainReport", "Table", "TableInfo", "UpgradeReport"}
+    assert names <= set(tl.__all__), names - set(tl.__all__)
+    for n in names:
+        assert getattr(tl, n) is not None, n
+    assert set(tl.MaintainReport.__annotations__) == MAINTAIN_KEYS
+    assert set(tl.UpgradeReport.__annotations__) == UPGRADE_KEYS
+    assert set(tl.CacheStats.__annotations__) == {"memory_hits", "disk_hits", "misses", "bytes_fetched"}
+    assert set(tl.TableInfo.__annotations__) == INFO_KEYS
 
 
 CHECKS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("check_")}

@@ -69,7 +69,8 @@ CSV = ('time,device_id,temp\n2024-05-01T10:00:00Z,pump-1,71.5\n2024-05-01T10:01:
 
 def test_help_lists_every_command():
     out = ok("--help")
-    for cmd in ["create", "append", "import", "sql", "latest", "maintain", "info", "ls", "drop"]:
+    for cmd in ["create", "append", "import", "sql", "latest", "maintain", "upgrade", "rollback", "info", "ls",
+                "drop"]:
         assert cmd in out
         sub = ok(cmd, "--help")
         assert sub.startswith(f"usage: timelake {cmd}")
@@ -397,6 +398,33 @@ def test_latest_and_maintain(tmp_path, lake):
     assert json.loads(ok("info", "iot.readings", "--lake", lake, "--json"))["rows"] == 4
     p = run("maintain", "nope", "--lake", lake)
     assert p.returncode == 1 and b"table default.nope not found" in p.stderr
+
+
+def test_upgrade_and_rollback(tmp_path, lake):
+    f = write(tmp_path / "a.csv", CSV)
+    for i in range(3):
+        ok("append", "--lake", lake, "--table", "iot.readings", "--batch-id", f"b{i}", f)
+    before = json.loads(ok("info", "iot.readings", "--lake", lake, "--json"))
+    dry = json.loads(ok("upgrade", "iot.readings", "--lake", lake, "--dry-run", "--json"))
+    assert dry["steps"] == ["rewrite 6 unsorted or small files in 2 partitions"] and dry["dry_run"], dry
+    assert dry["snapshot_before"] == before["snapshot_id"] and dry["keep_snapshots_until_ms"] is None
+    text = ok("upgrade", "iot.readings", "--lake", lake, "--keep-snapshots", "2d")
+    assert "rewrite 6 unsorted or small files" in text and f"timelake rollback iot.readings {before['snapshot_id']}" in text
+    assert json.loads(ok("info", "iot.readings", "--lake", lake, "--json"))["files"] == 2
+    assert "is current" in ok("upgrade", "iot.readings", "--lake", lake)
+    p = run("upgrade", "iot.readings", "--lake", lake, "--keep-snapshots", "soon")
+    assert p.returncode == 1 and b"soon" in p.stderr
+    # rollback NAME SNAPSHOT, or SNAPSHOT with --table
+    out = json.loads(ok("rollback", "iot.readings", str(before["snapshot_id"]), "--lake", lake, "--json"))
+    assert out["snapshot_id"] == before["snapshot_id"]
+    assert json.loads(ok("info", "iot.readings", "--lake", lake, "--json"))["files"] == 6
+    ok("rollback", str(before["snapshot_id"]), "--lake", lake, "--table", "iot.readings")
+    p = run("rollback", "iot.readings", "12345", "--lake", lake)
+    assert p.returncode == 1 and b"snapshot 12345" in p.stderr
+    assert run("rollback", "iot.readings", "abc", "--lake", lake).returncode == 2
+    assert run("rollback", "--lake", lake).returncode == 2
+    rep = json.loads(ok("maintain", "iot.readings", "--lake", lake, "--no-rollups", "--json"))
+    assert (rep["rollups_refreshed"], rep["rollup_rows"]) == (0, 0)
 
 
 def test_no_color_and_plain_output(lake):

@@ -44,13 +44,15 @@ class AppendOptions(ctypes.Structure):
 
 
 class MaintainOptions(ctypes.Structure):
-    _fields_ = [("compact", ctypes.c_int), ("retention", ctypes.c_int), ("expire", ctypes.c_int)]
+    _fields_ = [("compact", ctypes.c_int), ("retention", ctypes.c_int), ("expire", ctypes.c_int),
+                ("rollups", ctypes.c_int)]
 
 
 class MaintainReport(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int64) for name in (
         "partitions_compacted", "files_rewritten", "files_written", "rows_rewritten",
-        "duplicates_removed", "partitions_dropped", "snapshots_expired", "objects_deleted")] + [("seconds", ctypes.c_double)]
+        "duplicates_removed", "partitions_dropped", "snapshots_expired", "objects_deleted",
+        "rollups_refreshed", "rollup_rows")] + [("seconds", ctypes.c_double)]
 
     def as_dict(self):
         return {name: getattr(self, name) for name, _ in self._fields_}
@@ -523,8 +525,8 @@ class Table:
         _lib.tl_free(data)
         return out
 
-    def maintain(self, compact=True, retention=True, expire=True):
-        opts = MaintainOptions(int(compact), int(retention), int(expire))
+    def maintain(self, compact=True, retention=True, expire=True, rollups=True):
+        opts = MaintainOptions(int(compact), int(retention), int(expire), int(rollups))
         rep = MaintainReport()
         err = Error()
         _check(_lib.tl_table_maintain(self._h, ctypes.byref(opts), ctypes.byref(rep), ctypes.byref(err)), err)
