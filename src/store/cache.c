@@ -331,12 +331,12 @@ static void keep(cache_store *c, const char *key, const void *data, size_t len)
 
 typedef enum { FROM_MEMORY, FROM_DISK, FROM_STORE } source;
 
-static void count(cache_store *c, source from, size_t bytes)
+/* A read from the store counts as a miss whether it succeeds or not. */
+static void count(cache_store *c, source from)
 {
     pthread_mutex_lock(&c->lock);
     if (from == FROM_STORE) {
         c->stats.misses++;
-        c->stats.bytes_fetched += (long long)bytes;
     } else {
         c->stats.hits++;
         if (from == FROM_MEMORY)
@@ -344,6 +344,13 @@ static void count(cache_store *c, source from, size_t bytes)
         else
             c->stats.disk_hits++;
     }
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void fetched(cache_store *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->lock);
+    c->stats.bytes_fetched += (long long)bytes;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -361,17 +368,18 @@ static tl_status cache_get(tl_store *s, const char *key, tl_buf *out, tl_error *
     }
     pthread_mutex_unlock(&c->lock);
     if (e) {
-        count(c, FROM_MEMORY, 0);
+        count(c, FROM_MEMORY);
         return rc == 0 ? TL_OK : tl_error_nomem(err);
     }
     out->len = 0;
     if (c->dir && disk_read(c, key, out)) {
-        count(c, FROM_DISK, 0);
+        count(c, FROM_DISK);
         remember(c, WHOLE, key, 0, out->data, out->len);
         return TL_OK;
     }
+    count(c, FROM_STORE);
     TL_TRY(tl_store_get(c->inner, key, out, err));
-    count(c, FROM_STORE, out->len);
+    fetched(c, out->len);
     keep(c, key, out->data, out->len);
     return TL_OK;
 }
@@ -392,15 +400,16 @@ static tl_status cache_get_range(tl_store *s, const char *key, uint64_t offset, 
     }
     pthread_mutex_unlock(&c->lock);
     if (hit) {
-        count(c, FROM_MEMORY, 0);
+        count(c, FROM_MEMORY);
         return TL_OK;
     }
     if (c->dir && disk_read_range(c, key, offset, len, dst)) {
-        count(c, FROM_DISK, 0);
+        count(c, FROM_DISK);
         return TL_OK;
     }
+    count(c, FROM_STORE);
     TL_TRY(tl_store_get_range(c->inner, key, offset, len, dst, err));
-    count(c, FROM_STORE, len);
+    fetched(c, len);
     remember(c, RANGE, key, offset, dst, len);
     if (c->dir) disk_write(c, key, true, offset, dst, len);
     return TL_OK;

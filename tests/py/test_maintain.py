@@ -17,7 +17,7 @@ from test_interop import metadata_file
 SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("dev", pa.int32()), ("val", pa.float64())])
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 REPORT_KEYS = {"partitions_compacted", "files_rewritten", "files_written", "rows_rewritten", "duplicates_removed",
-               "partitions_dropped", "snapshots_expired", "objects_deleted", "seconds"}
+               "partitions_dropped", "snapshots_expired", "objects_deleted", "rollups_refreshed", "rollup_rows", "seconds"}
 
 
 def batch(rows):

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import package_contract as contract
+from store_servers import server_fixture
 from conftest import ROOT
 
 # The package as built in the build tree: <build>/python/timelake.
@@ -258,3 +259,43 @@ def test_import_does_not_import_pyarrow():
     code = f"import sys; sys.path.insert(0, {str(PKG_DIR)!r}); import timelake; print('pyarrow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---- the read cache of an object store ----
+
+s3 = pytest.fixture(scope="module")(server_fixture("s3"))
+
+
+def test_cache_stats_count_what_an_object_store_lake_read(s3):
+    url = s3.url()  # a fresh prefix
+    contract.iot(timelake.Lake(url, s3.options)).append(contract.readings(500))
+    fresh = timelake.Lake(url, s3.options)
+    assert fresh.cache_stats() == {"memory_hits": 0, "disk_hits": 0, "misses": 0, "bytes_fetched": 0}
+    query = "SELECT count(*) AS n, sum(temp) AS s FROM iot.readings"
+    assert fresh.sql(query).column("n").to_pylist() == [500]
+    first = fresh.cache_stats()
+    assert first["misses"] > 0 and first["bytes_fetched"] > 0 and first["disk_hits"] == 0, first
+    fresh.sql(query)
+    assert fresh.cache_stats() == first  # the engine kept what it fetched: no read at all
+    # A writer reads back what it wrote (its manifest list, for the next commit): from memory.
+    t = fresh.table("iot.readings")
+    for i in range(3):
+        t.append(contract.readings(10, start=T0 + dt.timedelta(days=i + 1)), maintain=False)
+    fresh.sql(query)  # the new files, written through this lake's cache: from memory
+    later = fresh.cache_stats()
+    assert later["memory_hits"] >= 3 and later["disk_hits"] == 0, later
+    assert (later["misses"], later["bytes_fetched"]) == (first["misses"], first["bytes_fetched"]), later
+
+
+def test_cache_stats_count_disk_hits(s3, tmp_path):
+    url = s3.url()
+    contract.iot(timelake.Lake(url, s3.options)).append(contract.readings(500))
+    options = {**s3.options, "cache_dir": str(tmp_path / "cache")}
+    query = "SELECT sum(temp) AS s FROM iot.readings"
+    one, two = timelake.Lake(url, options), timelake.Lake(url, options)
+    one.sql(query)
+    fetched = one.cache_stats()
+    assert fetched["misses"] > 0 and fetched["disk_hits"] == 0, fetched
+    two.sql(query)  # another process would find the same folder
+    shared = two.cache_stats()
+    assert shared["disk_hits"] >= fetched["misses"] - 1 and shared["bytes_fetched"] < fetched["bytes_fetched"], shared
