@@ -55,7 +55,7 @@ static tl_status needs_head(tl_table *t, bool *out, tl_error *err)
     int64_t version = 0;
     tl_ice_metadata *md = NULL;
     tl_head_objects *objects = NULL;
-    TL_TRY(tl_head_load_latest(t->lake->store, &t->name, &version, &md, &objects, err));
+    TL_TRY(tl_head_load_latest(t->lake->store, &t->name, &version, &md, &objects, NULL, err));
     *out = md == NULL || version != t->version;
     tl_ice_metadata_free(md);
     tl_head_objects_free(objects);
