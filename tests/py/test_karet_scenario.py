@@ -113,8 +113,6 @@ def test_scenario(lake, tmp_path, request):
                in ("completed", "failed"), timeout=120, what="the run to finish")
         assert b.js("return window.__kept") == 1, "the Jobs page was not reloaded"
         job = api.get(f"/api/p/{slug}/jobs").json()["jobs"][0]
-        if job["status"] == "failed" and "not built yet" in (job["error"] or ""):
-            pytest.skip("karet_run (the engine, issue 15) has not landed yet")
         assert job["status"] == "completed", (job["error"], job.get("errors"))
         assert b.text(f"#job-{job['id']} td:nth-child(3)") == "webhook"
         b.css(f"#job-{job['id']} button.toggle").click()
