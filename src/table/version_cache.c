@@ -1,6 +1,7 @@
 #include "table/version_cache.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 typedef struct entry {
     char *url; /* the table's root URL; NULL: free */
     int64_t version;
+    char uuid[40];       /* the table's; a table made again under the name has another */
     double noted_ms;     /* monotonic */
     int64_t interval_us; /* the table's setting as of the note */
 } entry;
@@ -45,6 +47,7 @@ void tl_version_cache_note(const tl_table *t, int64_t version)
     if (url == NULL) return; /* only a shortcut is lost */
     int64_t interval =
         tl_setting_duration(t->md, NULL, "version-check-interval", TL_VERSION_CHECK_DEFAULT_US);
+    const char *uuid = t->md->table_uuid ? t->md->table_uuid : "";
     pthread_mutex_lock(&lock);
     entry *e = slot_for(url);
     if (e->url == NULL) {
@@ -52,9 +55,12 @@ void tl_version_cache_note(const tl_table *t, int64_t version)
         url = NULL;
         e->version = 0;
     }
-    /* A slower check that saw an older version must not hide a newer one. */
-    if (version >= e->version) {
+    /* A slower check that saw an older version must not hide a newer one;
+     * but the versions of a table dropped and made again (here or by another
+     * process) start over, and are not comparable. */
+    if (version >= e->version || strcmp(e->uuid, uuid) != 0) {
         e->version = version;
+        snprintf(e->uuid, sizeof e->uuid, "%s", uuid);
         e->noted_ms = tl_monotonic_ms();
         e->interval_us = interval;
     }
@@ -76,8 +82,10 @@ void tl_version_cache_forget(tl_lake *lake, const tl_qname *name)
     free(url);
 }
 
-/* The version noted for the table within the interval, or 0. */
-static int64_t recent_version(tl_lake *lake, const tl_qname *name, const char *const *session)
+/* The version noted for the table within the interval, or 0; its table's
+ * UUID into uuid. */
+static int64_t recent_version(tl_lake *lake, const tl_qname *name, const char *const *session,
+                              char uuid[40])
 {
     char *url = tl_store_url_of(lake->store, name->key);
     if (url == NULL) return 0;
@@ -88,7 +96,10 @@ static int64_t recent_version(tl_lake *lake, const tl_qname *name, const char *c
     if (e) {
         int64_t interval = session_us >= 0 ? session_us : e->interval_us;
         double age_us = (tl_monotonic_ms() - e->noted_ms) * 1000.0;
-        if (age_us < (double)interval) version = e->version;
+        if (age_us < (double)interval) {
+            version = e->version;
+            memcpy(uuid, e->uuid, sizeof e->uuid);
+        }
     }
     pthread_mutex_unlock(&lock);
     free(url);
@@ -98,9 +109,17 @@ static int64_t recent_version(tl_lake *lake, const tl_qname *name, const char *c
 tl_status tl_table_load_for_query(tl_lake *lake, const tl_qname *name, const char *const *session,
                                   tl_table **out, tl_error *err)
 {
-    int64_t version = recent_version(lake, name, session);
+    char uuid[40] = "";
+    int64_t version = recent_version(lake, name, session, uuid);
     /* Only what the lake holds parsed saves a request: a cold lake reads the
-     * newest version the usual way (on an object store, the head). */
-    if (version > 0 && tl_table_load_cached(lake, name, version, out, NULL) == TL_OK) return TL_OK;
+     * newest version the usual way (on an object store, the head). The
+     * parse is of that version's file name, which a table dropped and made
+     * again reuses: it must be of the same table. */
+    if (version > 0 && tl_table_load_cached(lake, name, version, out, NULL) == TL_OK) {
+        const char *got = (*out)->md->table_uuid ? (*out)->md->table_uuid : "";
+        if (strcmp(got, uuid) == 0) return TL_OK;
+        tl_table_close(*out);
+        *out = NULL;
+    }
     return tl_table_load(lake, name, 0, out, err);
 }
