@@ -36,7 +36,7 @@ typedef struct key_col {
     const tl_ice_field *field;
     tl_arrow_type type; /* the Arrow type the table's files hold (input values are cast to it) */
     bound_val *values;
-    size_t n_values;
+    size_t n_values, cap_values;
     bool has_null; /* some input key has a null here */
     bool prunable; /* the values compare with bounds (a supported type, no NaN) */
     /* The values under each temporal transform, sorted: made when a
@@ -507,9 +507,13 @@ static tl_status note_values(new_keys *nk, const tl_array_view *views, int64_t i
             continue;
         }
         if (!k->prunable) continue;
-        bound_val *v = realloc(k->values, (k->n_values + 1) * sizeof *v);
-        if (v == NULL) return tl_error_nomem(err);
-        k->values = v;
+        if (k->n_values == k->cap_values) { /* doubling: one value per new key */
+            size_t cap = k->cap_values ? 2 * k->cap_values : 64;
+            bound_val *v = realloc(k->values, cap * sizeof *v);
+            if (v == NULL) return tl_error_nomem(err);
+            k->values = v;
+            k->cap_values = cap;
+        }
         bool ok;
         TL_TRY(value_bound(k, &views[c], i, &k->values[k->n_values], &ok, err));
         if (ok)
