@@ -431,6 +431,21 @@ static struct MHD_Daemon *start_daemon(service *svc, const struct sockaddr *addr
         on_completed, NULL, MHD_OPTION_END);
 }
 
+static void stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+}
+
+void http_block_signals(void)
+{
+    sigset_t set;
+    stop_signals(&set);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
 int http_serve(service *svc, char *err, size_t errlen)
 {
     const char *host = svc->cfg.listen_host ? svc->cfg.listen_host : "127.0.0.1";
@@ -451,11 +466,7 @@ int http_serve(service *svc, char *err, size_t errlen)
         return 1;
     }
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    stop_signals(&set);
     struct MHD_Daemon *d = start_daemon(svc, (const struct sockaddr *)&ss, flags);
     if (d == NULL) {
         snprintf(err, errlen, "cannot listen on %s:%d (in use?)", host, svc->cfg.port);

@@ -106,8 +106,15 @@ extern const size_t N_WEB_ROUTES;
  * credentials, -1 when credentials were given and are wrong. */
 int auth_identify(service *svc, http_req *rq, principal *who);
 
-/* Runs the server until SIGINT or SIGTERM. Returns 0, or 1 when it could not
- * listen (err says why). */
+/* Blocks SIGINT and SIGTERM in the calling thread, so in every thread it
+ * creates from now on: the server takes them with sigwait. Must come before
+ * the first thread (workers, the debouncer, the library's), or the kernel may
+ * hand a signal to a thread that has it unblocked and the default action
+ * kills the process mid-run. Ignores SIGPIPE. */
+void http_block_signals(void);
+
+/* Runs the server until SIGINT or SIGTERM (blocked by http_block_signals).
+ * Returns 0, or 1 when it could not listen (err says why). */
 int http_serve(service *svc, char *err, size_t errlen);
 
 #endif

@@ -291,6 +291,7 @@ static int run_service(service *svc)
 {
     serve_config *c = &svc->cfg;
     char err[1024], dbpath[PATH_MAX];
+    http_block_signals();
     if (mkdirs(c->data_dir) != 0) {
         fprintf(stderr, "karet serve: cannot create the data folder %s: %s\n", c->data_dir,
                 strerror(errno));
