@@ -153,9 +153,13 @@ json_t *jobs_enqueue(service *svc, const char *slug, const char *trigger, int fu
     int64_t now = now_ms();
     random_alnum(rnd, 6);
     snprintf(id, sizeof id, "job-%lld-%s", (long long)now, rnd);
+    /* A pipeline's jobs get distinct enqueue times (a burst in one
+     * millisecond takes the next ones), so that newest-first order and the
+     * pages' keyset cursor follow the order they were made in. */
     if (db_exec(svc->db, NULL,
                 "INSERT INTO jobs (id, pipeline, status, trigger, full, enqueued_at) "
-                "VALUES (?, ?, 'queued', ?, ?, ?)",
+                "VALUES (?1, ?2, 'queued', ?3, ?4, max(?5, coalesce((SELECT max(enqueued_at) "
+                "FROM jobs WHERE pipeline = ?2) + 1, 0)))",
                 "sssii", id, slug, trigger, (int64_t)(full != 0), now) != DB_OK)
         return NULL;
     json_t *rec = announce(svc, id);

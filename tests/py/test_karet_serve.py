@@ -90,6 +90,9 @@ def test_jobs_are_paged_newest_first_by_keyset(local):
         if before is None:
             break
     assert seen == made[::-1]
+    # Jobs made in one millisecond still have distinct, ordered enqueue times.
+    times = [j["enqueuedAt"] for j in api.get(f"/api/p/{SLUG}/jobs?pageSize=100").json()["jobs"]]
+    assert times == sorted(set(times), reverse=True)
     assert len(api.get(f"/api/p/{SLUG}/jobs").json()["jobs"]) == 23  # default page: 25
     assert len(api.get(f"/api/p/{SLUG}/jobs?pageSize=1000").json()["jobs"]) == 23  # capped at 100
     # The peer's cursor, an enqueue time, works too.
