@@ -126,6 +126,16 @@ static inline const uint8_t *tl_view_bytes(const tl_array_view *v, int64_t i, in
     return v->data + start;
 }
 
+/* The first null row of a plain array (its validity bitmap), or -1. */
+static inline int64_t tl_array_first_null(const struct ArrowArray *a)
+{
+    if (a->null_count == 0 || a->buffers[0] == NULL) return -1;
+    const uint8_t *bits = a->buffers[0];
+    for (int64_t i = 0; i < a->length; i++)
+        if (!tl_bit_get(bits, a->offset + i)) return i;
+    return -1;
+}
+
 /* Index of element i of a dictionary view into its dictionary. */
 int64_t tl_view_dict_index(const tl_array_view *v, int64_t i);
 

@@ -103,15 +103,6 @@ static tl_status check_input_columns(const tl_table *t, const struct ArrowSchema
 }
 
 /* First row of a column that is null, or -1. */
-static int64_t first_null(const struct ArrowArray *a)
-{
-    if (a->null_count == 0 || a->buffers[0] == NULL) return -1;
-    const uint8_t *bits = a->buffers[0];
-    for (int64_t i = 0; i < a->length; i++)
-        if (!tl_bit_get(bits, a->offset + i)) return i;
-    return -1;
-}
-
 /* Casts column `input` of every batch to `format` and concatenates them. */
 static tl_status cast_column(const struct ArrowSchema *schema, const struct ArrowArray *batches,
                              size_t n_batches, int input, const char *format, const char *name,
@@ -208,7 +199,7 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
         int input = find_input(schema, f->name);
         st = input < 0 ? fill_column(t, f, format, length, ingest_micros, col, err)
                        : cast_column(schema, batches, n_batches, input, format, f->name, col, err);
-        int64_t row = st == TL_OK && f->required ? first_null(col) : -1;
+        int64_t row = st == TL_OK && f->required ? tl_array_first_null(col) : -1;
         if (row >= 0)
             st = tl_error_set(err, TL_ERR_INVALID, "column \"%s\" is required but row %lld is null",
                               f->name, (long long)row);

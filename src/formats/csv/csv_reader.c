@@ -17,6 +17,7 @@ typedef struct csv_reader {
     int ncols;
     char **names;
     tl_arrow_type *types;
+    bool *required; /* per column, from the target's nullability */
     tl_text_batch batch;
     tl_text_source src;
     struct ArrowArray first; /* the batch read at open, handed out first */
@@ -32,6 +33,7 @@ static void csv_free(void *ctx)
     for (int i = 0; i < c->ncols; i++) free(c->names[i]);
     free(c->names);
     free(c->types);
+    free(c->required);
     tl_text_batch_free(&c->batch);
     tl_array_release(&c->first);
     free(c);
@@ -107,14 +109,19 @@ static tl_status read_header(csv_reader *c, tl_error *err)
 
 static tl_status target_types(csv_reader *c, const struct ArrowSchema *target, tl_error *err)
 {
+    if ((c->required = calloc((size_t)c->ncols + 1, sizeof *c->required)) == NULL)
+        return tl_error_nomem(err);
+    c->src.required = c->required;
     for (int i = 0; i < c->ncols; i++) {
         int f = tl_text_target_find(target, c->names[i]);
         if (f < 0)
             return tl_error_set(err, TL_ERR_INVALID, "%s: column \"%s\" is not in the table",
                                 c->src.name, c->names[i]);
         TL_TRY(tl_text_target_type(target, f, &c->types[i], err));
+        c->required[i] = (target->children[f]->flags & ARROW_FLAG_NULLABLE) == 0;
     }
-    return TL_OK;
+    return tl_target_required_present(target, (const char *const *)c->names, c->ncols, c->src.name,
+                                      err);
 }
 
 static tl_status csv_start(csv_reader *c, const struct ArrowSchema *target, tl_error *err)

@@ -57,7 +57,7 @@ tl_status tl_input_open(const char *path, const tl_input_options *options,
         TL_TRY(tl_input_format_of_path(path, &o.format, err));
     }
     if (o.format == TL_INPUT_PARQUET)
-        return tl_parquet_stream_open(path, o.progress, o.progress_ctx, out, err);
+        return tl_parquet_stream_open(path, o.target, o.progress, o.progress_ctx, out, err);
     tl_text_input *in;
     TL_TRY(tl_text_input_open_file(path, &in, err));
     if (o.format == TL_INPUT_NDJSON) {

@@ -23,7 +23,8 @@ tl_status tl_input_format_of_path(const char *path, tl_input_format *out, tl_err
 
 typedef struct tl_input_options {
     tl_input_format format;
-    const struct ArrowSchema *target; /* NULL to infer (borrowed); ignored for Parquet */
+    const struct ArrowSchema *target; /* NULL to infer (borrowed); Parquet: checked for
+                                         required columns only */
     int64_t batch_rows;               /* 0: 65536 */
     tl_input_progress_fn progress;    /* NULL, or told the bytes read after each batch */
     void *progress_ctx;

@@ -8,8 +8,11 @@
 
 /* Opens `path` ("-" is stdin). On success *out is owned by the caller. A
  * missing file is TL_ERR_NOT_FOUND; a file that is not Parquet TL_ERR_INVALID
- * naming it. `progress` may be NULL. */
-tl_status tl_parquet_stream_open(const char *path, tl_input_progress_fn progress,
-                                 void *progress_ctx, struct ArrowArrayStream *out, tl_error *err);
+ * naming it. `progress` may be NULL. With a `target` (borrowed; NULL for
+ * none), a required field of it that the file lacks, or a null in one, is
+ * TL_ERR_INVALID naming the file (and the row of the file). */
+tl_status tl_parquet_stream_open(const char *path, const struct ArrowSchema *target,
+                                 tl_input_progress_fn progress, void *progress_ctx,
+                                 struct ArrowArrayStream *out, tl_error *err);
 
 #endif

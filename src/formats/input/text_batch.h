@@ -56,14 +56,16 @@ static inline const char *tl_text_value(const tl_text_column *c, int64_t row, si
 
 /* Where the values came from, for messages and for null handling. */
 typedef struct tl_text_source {
-    const char *name; /* file name */
-    bool csv_nulls;   /* CSV: pyarrow's null spellings ("", "NA", "null", ...) are nulls
-                         in non-string columns */
+    const char *name;     /* file name */
+    bool csv_nulls;       /* CSV: pyarrow's null spellings ("", "NA", "null", ...) are nulls
+                             in non-string columns */
+    const bool *required; /* per column: a null is an error naming its line (NULL: none) */
 } tl_text_source;
 
 /* Types the columns: `types[i]` and `names[i]` for column i; fills *out with
  * an owned struct array of b->rows rows. A value that is not of its column's
- * type is TL_ERR_INVALID naming the file, line, column and value. */
+ * type, or a null in a required column, is TL_ERR_INVALID naming the file,
+ * line, column and value. */
 tl_status tl_text_batch_convert(const tl_text_batch *b, const tl_text_source *src,
                                 const tl_arrow_type *types, const char *const *names,
                                 struct ArrowArray *out, tl_error *err);

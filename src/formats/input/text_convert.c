@@ -138,6 +138,23 @@ static tl_status append_value(tl_builder *bld, const char *s, size_t len)
     }
 }
 
+/* A null in a required column: what the file held there, and what to do. */
+static tl_status required_error(const tl_text_batch *b, int64_t row, const tl_text_source *src,
+                                const char *name, const char *s, size_t len, int kind,
+                                tl_error *err)
+{
+    char quoted[64];
+    tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
+    return tl_error_set(err, TL_ERR_INVALID,
+                        "%s: line %lld, column \"%s\": %s%s, but the table requires a value in "
+                        "this column (it is not nullable): give one in every row",
+                        src->name, (long long)((const int64_t *)b->lines.data)[row], name,
+                        kind == TL_TEXT_NULL ? "null or missing"
+                        : len == 0           ? "empty"
+                                             : quoted,
+                        kind != TL_TEXT_NULL && len > 0 ? " (read as null)" : "");
+}
+
 static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_source *src,
                                 const char *name, tl_builder *bld, tl_error *err)
 {
@@ -151,6 +168,8 @@ static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_s
         bool null = kind == TL_TEXT_NULL ||
                     (!text_type && (src->csv_nulls || kind == TL_TEXT_STRING) && len == 0) ||
                     (!text_type && src->csv_nulls && tl_text_is_csv_null(s, len));
+        if (null && src->required && src->required[col])
+            return required_error(b, r, src, name, s, len, kind, err);
         tl_status st = null ? tl_builder_append_null(bld, err) : append_value(bld, s, len);
         if (st == TL_OK) continue;
         if (st == TL_ERR_NOMEM) return tl_error_nomem(err);

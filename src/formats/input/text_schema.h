@@ -11,6 +11,13 @@ int tl_text_target_find(const struct ArrowSchema *target, const char *name);
 tl_status tl_text_target_type(const struct ArrowSchema *target, int i, tl_arrow_type *out,
                               tl_error *err);
 
+/* Checks that every required (not nullable) field of `target` is among the
+ * n columns `names` of input `source`: TL_ERR_INVALID naming the file, the
+ * missing column and the columns it has otherwise. Used by every reader
+ * given a target (Parquet too). */
+tl_status tl_target_required_present(const struct ArrowSchema *target, const char *const *names,
+                                     int n, const char *source, tl_error *err);
+
 /* A struct schema of n nullable fields. *out is owned by the caller. */
 tl_status tl_text_schema_make(const char *const *names, const tl_arrow_type *types, int n,
                               struct ArrowSchema *out, tl_error *err);

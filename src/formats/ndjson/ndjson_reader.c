@@ -23,8 +23,9 @@ typedef struct ndjson_reader {
     char **names;
     size_t *name_lens;
     tl_arrow_type *types;
-    int64_t *seen; /* per column: the row (+1) it last got a value in */
-    int hint;      /* the column after the last one matched: keys usually repeat in order */
+    bool *required; /* per column, from the target's nullability */
+    int64_t *seen;  /* per column: the row (+1) it last got a value in */
+    int hint;       /* the column after the last one matched: keys usually repeat in order */
     tl_text_batch batch;
     tl_buf scratch[2];
     tl_text_source src;
@@ -42,6 +43,7 @@ static void nd_free(void *ctx)
     free(r->names);
     free(r->name_lens);
     free(r->types);
+    free(r->required);
     free(r->seen);
     tl_text_batch_free(&r->batch);
     tl_buf_free(&r->scratch[0]);
@@ -179,8 +181,13 @@ static tl_status target_columns(ndjson_reader *r, const struct ArrowSchema *targ
     for (int64_t i = 0; i < target->n_children; i++)
         TL_TRY(add_column(r, target->children[i]->name, strlen(target->children[i]->name), err));
     r->types = calloc((size_t)r->ncols + 1, sizeof *r->types);
-    if (r->types == NULL) return tl_error_nomem(err);
-    for (int i = 0; i < r->ncols; i++) TL_TRY(tl_text_target_type(target, i, &r->types[i], err));
+    r->required = calloc((size_t)r->ncols + 1, sizeof *r->required);
+    if (r->types == NULL || r->required == NULL) return tl_error_nomem(err);
+    r->src.required = r->required;
+    for (int i = 0; i < r->ncols; i++) {
+        TL_TRY(tl_text_target_type(target, i, &r->types[i], err));
+        r->required[i] = (target->children[i]->flags & ARROW_FLAG_NULLABLE) == 0;
+    }
     return TL_OK;
 }
 
