@@ -102,7 +102,6 @@ static tl_status check_input_columns(const tl_table *t, const struct ArrowSchema
     return TL_OK;
 }
 
-/* First row of a column that is null, or -1. */
 /* Casts column `input` of every batch to `format` and concatenates them. */
 static tl_status cast_column(const struct ArrowSchema *schema, const struct ArrowArray *batches,
                              size_t n_batches, int input, const char *format, const char *name,
