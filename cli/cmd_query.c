@@ -332,6 +332,7 @@ static int maintain_one(cli_args *a, tl_lake *lake, const char *name)
         tl_error_prefix(&err, "%s", name);
         rc = cli_fail(a, &err);
     }
+    if (rc == EXIT_OK && r.warning[0]) fprintf(stderr, "warning: %s\n", r.warning);
     if (rc == EXIT_OK) maintain_print(a, tl_table_name(t), &r, tl_table_version(t));
     tl_table_close(t);
     return rc;

@@ -335,6 +335,8 @@ void *cli_append_json(const char *what, const tl_append_result *r)
                           r->duplicate, "attempts", r->attempts, "commit_ms", r->commit_ms);
     if (j && r->maintenance_error[0])
         json_object_set_new(j, "maintenance_error", json_string(r->maintenance_error));
+    if (j && r->warning[0]) json_object_set_new(j, "warning", json_string(r->warning));
+    if (r->warning[0]) fprintf(stderr, "warning: %s\n", r->warning);
     return j;
 }
 
@@ -352,4 +354,5 @@ void cli_append_print(const char *what, const tl_append_result *r)
     if (r->maintenance_error[0])
         fprintf(stderr, "warning: inline maintenance failed after the commit: %s\n",
                 r->maintenance_error);
+    if (r->warning[0]) fprintf(stderr, "warning: %s\n", r->warning);
 }

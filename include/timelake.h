@@ -362,6 +362,10 @@ typedef struct tl_maintain_report {
     int64_t rollups_refreshed; /* rollups of the table that took new rows */
     int64_t rollup_rows;       /* rows those refreshes wrote */
     double seconds;
+    /* Non-empty when maintenance repaired the table: the current snapshot's
+     * last-value index was missing or unreadable and was rebuilt from the
+     * data files, in a commit of its own (say so to the user). */
+    char warning[TL_ERROR_MESSAGE_MAX];
 } tl_maintain_report;
 
 /* Runs maintenance in the order retention, compaction, rollup refresh,
@@ -461,6 +465,10 @@ typedef struct tl_append_result {
     /* Non-empty when inline maintenance failed after the append committed: the
      * rows are in the table; run tl_table_maintain later. */
     char maintenance_error[TL_ERROR_MESSAGE_MAX];
+    /* Non-empty when the append committed but had to repair something: the
+     * parent's last-value index was missing or unreadable and was rebuilt
+     * from the data files (say so to the user). */
+    char warning[TL_ERROR_MESSAGE_MAX];
 } tl_append_result;
 
 /* Appends the rows of `stream` as one atomic commit.

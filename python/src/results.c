@@ -49,6 +49,7 @@ PyObject *tlpy_maintain_dict(const tl_maintain_report *r)
               put(d, "rollups_refreshed", PyLong_FromLongLong(r->rollups_refreshed)) ||
               put(d, "rollup_rows", PyLong_FromLongLong(r->rollup_rows)) ||
               put(d, "seconds", PyFloat_FromDouble(r->seconds));
+    if (!bad && r->warning[0]) bad = put(d, "warning", PyUnicode_FromString(r->warning));
     return finish(d, bad);
 }
 
@@ -67,6 +68,7 @@ PyObject *tlpy_append_dict(const tl_append_result *r)
     if (!bad && r->maintained) bad = put(d, "maintenance", tlpy_maintain_dict(&r->maintenance));
     if (!bad && r->maintenance_error[0])
         bad = put(d, "maintenance_error", PyUnicode_FromString(r->maintenance_error));
+    if (!bad && r->warning[0]) bad = put(d, "warning", PyUnicode_FromString(r->warning));
     return finish(d, bad);
 }
 

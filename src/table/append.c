@@ -235,6 +235,7 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
     if (st != TL_OK) return st;
     out->attempts = cr.attempts;
     out->duplicate = cr.duplicate;
+    memcpy(out->warning, cr.warning, sizeof out->warning);
     if (!cr.duplicate) {
         out->rows = req.added_rows;
         out->files = (int64_t)req.n_files;

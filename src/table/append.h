@@ -105,6 +105,7 @@ typedef struct tl_commit_result {
      * conditional create's outcome stayed unknown. The caller must then keep
      * the data files (orphan cleanup removes them if the commit did not land). */
     bool may_have_landed;
+    char warning[TL_ERROR_MESSAGE_MAX]; /* non-empty: the parent's index was rebuilt */
 } tl_commit_result;
 
 /* Commits the files as one append (or, with req->replace, overwrite)

@@ -51,8 +51,9 @@ typedef struct commit_state {
     tl_buf deleted_avro;
     tl_ice_manifest_file *deleted;
     int64_t removed_files, removed_rows, removed_bytes;
-    int32_t schema_id, spec_id; /* what the files were written against */
-    bool may_have_landed;       /* a create succeeded or its outcome is unknown */
+    int32_t schema_id, spec_id;         /* what the files were written against */
+    bool may_have_landed;               /* a create succeeded or its outcome is unknown */
+    char warning[TL_ERROR_MESSAGE_MAX]; /* the parent's index was rebuilt (tl_lvi_parent) */
 } commit_state;
 
 static int64_t new_snapshot_id(const tl_ice_metadata *md)
@@ -418,7 +419,8 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
     tl_status st = build_manifest_list(t, cs, req, seq, attempt, &list, err);
     /* Merged against this attempt's parent: after a lost race, the winner's. */
     if (st == TL_OK && req->rows)
-        st = tl_lvi_encode(t, req->rows, cs->snapshot_id, req->replace, &cs->lvi_key, &lvi, err);
+        st = tl_lvi_encode(t, req->rows, cs->snapshot_id, req->replace, &cs->lvi_key, &lvi,
+                           cs->warning, err);
     if (st == TL_OK) st = next_metadata(t, cs, req, seq, &md, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
     /* The head object is built during the upload batch and PUT in parallel
@@ -535,6 +537,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
             st = tl_error_set(err, TL_ERR_CONFLICT, "snapshot id collision");
     }
     out->may_have_landed = cs.may_have_landed;
+    memcpy(out->warning, cs.warning, sizeof out->warning);
     /* Say so when the failure is the table's drop (its files gone, say). */
     if (!cs.may_have_landed) st = tl_table_explain_failure(t, st, err);
     bool failed = !cs.may_have_landed && (st != TL_OK || out->duplicate);

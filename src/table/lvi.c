@@ -237,18 +237,51 @@ static tl_status encode_named(const tl_table *t, const struct ArrowSchema *schem
     return st;
 }
 
+tl_status tl_lvi_parent(const tl_table *t, tl_rows *out, bool *found, char *warning, tl_error *err)
+{
+    tl_error why = {0};
+    if (warning) warning[0] = 0;
+    tl_status st = tl_lvi_read(t, out, found, &why);
+    if (st == TL_OK && (*found || parent_rows(t) == 0)) return TL_OK;
+    if (st == TL_ERR_NOMEM) return tl_error_nomem(err);
+    TL_TRY(tl_lvi_rebuild(t, out, found, err));
+    if (warning)
+        snprintf(
+            warning, TL_ERROR_MESSAGE_MAX,
+            "%s: the last-value index of version %lld %s%.400s; rebuilt it from the data files",
+            t->name.full, (long long)t->version,
+            st == TL_OK ? "is missing (the snapshot names none)" : "could not be read: ",
+            st == TL_OK ? "" : why.message);
+    return TL_OK;
+}
+
+tl_status tl_lvi_repaired(const tl_table *t, void *ctx, int64_t snapshot_id, char **key,
+                          tl_buf *file, tl_error *err)
+{
+    char *warning = ctx;
+    tl_rows index;
+    bool found = false;
+    *key = NULL;
+    memset(file, 0, sizeof *file);
+    warning[0] = 0;
+    if (t->contract.time_index < 0) return TL_OK;
+    TL_TRY(tl_lvi_parent(t, &index, &found, warning, err));
+    tl_status st = TL_OK;
+    if (found && warning[0])
+        st = encode_named(t, &index.schema, &index.array, snapshot_id, key, file, err);
+    if (found) tl_rows_free(&index);
+    return st;
+}
+
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
-                        char **key_out, tl_buf *file_out, tl_error *err)
+                        char **key_out, tl_buf *file_out, char *warning, tl_error *err)
 {
     *key_out = NULL;
     memset(file_out, 0, sizeof *file_out);
     if (t->contract.time_index < 0) return TL_OK;
     tl_rows parent = {0};
     bool found = false;
-    if (!fresh) TL_TRY(tl_lvi_read(t, &parent, &found, err));
-    /* Without the parent's index the merge would need every data file: a
-     * reader then computes the newest rows by a query instead. */
-    if (!fresh && !found && parent_rows(t) > 0) return TL_OK;
+    if (!fresh) TL_TRY(tl_lvi_parent(t, &parent, &found, warning, err));
     struct ArrowArray all = {0}, merged = {0};
     tl_status st = found ? combine(&parent, rows, &all, err) : TL_OK;
     const struct ArrowArray *input = found ? &all : &rows->array;
@@ -290,6 +323,15 @@ tl_status tl_lvi_filter(const tl_table *t, tl_lvi_keep_fn keep, void *ctx, int64
     tl_array_release(&less);
     free(idx);
     tl_rows_free(&index);
+    return st;
+}
+
+tl_status tl_lvi_winners(const tl_table *t, const tl_rows *rows, tl_rows *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    tl_status st = merge(t, &rows->schema, &rows->array, &out->array, err);
+    if (st == TL_OK) st = tl_schema_copy(&rows->schema, &out->schema, err);
+    if (st != TL_OK) tl_rows_free(out);
     return st;
 }
 

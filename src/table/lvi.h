@@ -13,11 +13,12 @@
 /* Builds the index of a new snapshot `snapshot_id` whose parent is the
  * handle's current snapshot and which adds `rows` (or, with `fresh`, holds only
  * `rows`: a replace), in memory: *file_out (owned: tl_buf_free) is to be
- * uploaded under *key_out (malloc'd). Reads the parent's index unless fresh;
- * writes nothing. *key_out stays NULL when the table keeps no index: no time
- * column, or a parent with data but no index to merge with. */
+ * uploaded under *key_out (malloc'd). Reads the parent's index unless fresh
+ * (tl_lvi_parent: rebuilt when missing or unreadable, with `warning`);
+ * writes nothing. *key_out stays NULL when the table keeps no index (no time
+ * column). */
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
-                        char **key_out, tl_buf *file_out, tl_error *err);
+                        char **key_out, tl_buf *file_out, char *warning, tl_error *err);
 
 /* Whether an index row whose time is `time_us` stays. */
 typedef bool (*tl_lvi_keep_fn)(const tl_table *t, int64_t time_us, void *ctx);
@@ -29,6 +30,27 @@ typedef bool (*tl_lvi_keep_fn)(const tl_table *t, int64_t time_us, void *ctx);
  * no row left when rows go by time, oldest first. */
 tl_status tl_lvi_filter(const tl_table *t, tl_lvi_keep_fn keep, void *ctx, int64_t snapshot_id,
                         char **key_out, tl_buf *file_out, tl_error *err);
+
+/* The handle's index into *out (*found false: the table has no rows). When
+ * the snapshot names none although it has rows, or it cannot be read (lost,
+ * garbage), it is computed from the data instead (tl_lvi_rebuild) and
+ * `warning` (NULL or TL_ERROR_MESSAGE_MAX bytes) says so. */
+tl_status tl_lvi_parent(const tl_table *t, tl_rows *out, bool *found, char *warning, tl_error *err);
+
+/* For tl_rewrite_request.index: the index of a snapshot whose parent's is
+ * missing or unreadable, rebuilt from the data (ctx: a TL_ERROR_MESSAGE_MAX
+ * buffer for the warning); *key NULL when the parent's index serves. */
+tl_status tl_lvi_repaired(const tl_table *t, void *ctx, int64_t snapshot_id, char **key,
+                          tl_buf *file, tl_error *err);
+
+/* The winners of every series among `rows` (a later row over an earlier). */
+tl_status tl_lvi_winners(const tl_table *t, const tl_rows *rows, tl_rows *out, tl_error *err);
+
+/* The index of the handle's current snapshot computed from its data: every
+ * live data file read, oldest commit first, the newest row of each series
+ * kept (ties as on read). *any is false, and *out untouched, when the table
+ * has no rows. For a snapshot whose index is missing or cannot be read. */
+tl_status tl_lvi_rebuild(const tl_table *t, tl_rows *out, bool *any, tl_error *err);
 
 /* The winners of every series among `a` followed by `b` (b later), into
  * *out with a's schema: how an append bounded in memory carries the newest

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "table/lvi.h"
 #include "table/maintain.h"
 
 static tl_status run(tl_table *t, const tl_maintain_options *o, bool inline_mode,
@@ -20,6 +21,24 @@ static tl_status run(tl_table *t, const tl_maintain_options *o, bool inline_mode
     return TL_OK;
 }
 
+/* A current snapshot whose index is missing or unreadable gets one rebuilt
+ * from its data, in a commit of its own that changes no file. */
+static tl_status repair_index(tl_table *t, tl_maintain_report *r, tl_error *err)
+{
+    char warning[TL_ERROR_MESSAGE_MAX] = "";
+    tl_rows index;
+    bool found = false;
+    if (t->contract.time_index < 0) return TL_OK;
+    TL_TRY(tl_lvi_parent(t, &index, &found, warning, err));
+    if (found) tl_rows_free(&index);
+    if (!warning[0]) return TL_OK;
+    tl_rewrite_request req = {
+        .operation = "replace", .index = tl_lvi_repaired, .index_ctx = warning};
+    TL_TRY(tl_commit_rewrite(t, &req, NULL, err));
+    snprintf(r->warning, sizeof r->warning, "%s", warning);
+    return TL_OK;
+}
+
 tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
                           const tl_maintain_step *before_expiry, tl_maintain_report *out,
                           tl_error *err)
@@ -28,6 +47,7 @@ tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
     tl_maintain_report r = {0};
     /* Start from the latest version: maintenance rewrites what is there now. */
     tl_status st = tl_table_reload(t, 0, err);
+    if (st == TL_OK) st = repair_index(t, &r, err);
     if (st == TL_OK) st = run(t, o, false, before_expiry, &r, err);
     r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
     if (out) *out = r;

@@ -52,10 +52,14 @@ class MaintainReport(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int64) for name in (
         "partitions_compacted", "files_rewritten", "files_written", "rows_rewritten",
         "duplicates_removed", "partitions_dropped", "snapshots_expired", "objects_deleted",
-        "rollups_refreshed", "rollup_rows")] + [("seconds", ctypes.c_double)]
+        "rollups_refreshed", "rollup_rows")] + [
+        ("seconds", ctypes.c_double), ("warning", ctypes.c_char * 1024)]
 
     def as_dict(self):
-        return {name: getattr(self, name) for name, _ in self._fields_}
+        d = {name: getattr(self, name) for name, _ in self._fields_ if name != "warning"}
+        if self.warning:
+            d["warning"] = self.warning.decode()
+        return d
 
 
 class AppendResult(ctypes.Structure):
@@ -70,6 +74,7 @@ class AppendResult(ctypes.Structure):
         ("maintained", ctypes.c_int),
         ("maintenance", MaintainReport),
         ("maintenance_error", ctypes.c_char * 1024),
+        ("warning", ctypes.c_char * 1024),
     ]
 
 
@@ -513,6 +518,8 @@ class Table:
             out["maintenance"] = res.maintenance.as_dict()
         if res.maintenance_error:
             out["maintenance_error"] = res.maintenance_error.decode()
+        if res.warning:
+            out["warning"] = res.warning.decode()
         return out
 
     def replace(self, data, **kwargs):

@@ -1,10 +1,13 @@
 /* The last-value index less the series whose newest row a commit removed
  * (retention): tl_lvi_filter keeps the rows its predicate keeps, and leaves
- * the parent's index in place when nothing goes. */
+ * the parent's index in place when nothing goes. An index that is lost or
+ * garbage is rebuilt from the data files, with a warning. */
 #include <stdlib.h>
 
 #include "formats/parquet/parquet_reader.h"
+#include "iceberg/metadata.h"
 #include "table/lvi.h"
+#include "table/table_internal.h"
 #include "test_table_helpers.h"
 
 static struct ArrowSchema schema;
@@ -56,4 +59,43 @@ static void test_filter_drops_series_by_time(void)
     tl_lake_close(lake);
 }
 
-UNIT_TESTS(UNIT(test_filter_drops_series_by_time))
+static void test_lost_index_is_rebuilt(void)
+{
+    tl_lake *lake;
+    tl_table *t = ttable_create(&lake, "lvi-rebuild", "t", "device", "u", false, &schema);
+    tl_append_options o = {.maintain = 0};
+    tl_append_result r;
+    tl_error err;
+    CHECK_OK(ttable_append_key(t, &schema, "a", 100, &o, &r, &err), &err);
+    CHECK_OK(ttable_append_key(t, &schema, "b", 50, &o, &r, &err), &err);
+    CHECK_OK(ttable_append_key(t, &schema, "a", 10, &o, &r, &err),
+             &err); /* older: not a's newest */
+    char warning[TL_ERROR_MESSAGE_MAX] = "";
+    tl_rows index;
+    bool found = false;
+    CHECK_OK(tl_lvi_parent(t, &index, &found, warning, &err), &err);
+    CHECK(found && warning[0] == 0);
+    if (found) tl_rows_free(&index);
+    /* Garbage in place of the index file. */
+    const tl_ice_snapshot *snap = tl_ice_metadata_current_snapshot(t->md);
+    const char *url = tl_ice_snapshot_summary(snap, "timelake.last-value-index");
+    FILE *f = url ? fopen(url + strlen("file://"), "wb") : NULL;
+    CHECK(f != NULL);
+    if (f) fputs("not parquet", f), fclose(f);
+    CHECK_OK(tl_lvi_parent(t, &index, &found, warning, &err), &err);
+    CHECK(found && strstr(warning, "could not be read") && strstr(warning, "rebuilt"));
+    CHECK_INT(found ? index.array.length : -1, 2);
+    if (found) tl_rows_free(&index);
+    /* The next append writes a whole index again, and says so. */
+    CHECK_OK(ttable_append_key(t, &schema, "c", 70, &o, &r, &err), &err);
+    CHECK(strstr(r.warning, "rebuilt") != NULL);
+    CHECK_OK(tl_lvi_parent(t, &index, &found, warning, &err), &err);
+    CHECK(found && warning[0] == 0);
+    CHECK_INT(found ? index.array.length : -1, 3);
+    if (found) tl_rows_free(&index);
+    tl_schema_release(&schema);
+    tl_table_close(t);
+    tl_lake_close(lake);
+}
+
+UNIT_TESTS(UNIT(test_filter_drops_series_by_time), UNIT(test_lost_index_is_rebuilt))
