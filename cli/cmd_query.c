@@ -305,6 +305,7 @@ static void maintain_print(const cli_args *a, const char *name, const tl_maintai
             "seconds", r->seconds);
         json_object_set_new(o, "rollups_refreshed", json_integer(r->rollups_refreshed));
         json_object_set_new(o, "rollup_rows", json_integer(r->rollup_rows));
+        if (r->warning[0]) json_object_set_new(o, "warning", json_string(r->warning));
         cli_print_json(o);
         return;
     }

@@ -5,7 +5,7 @@
 
 #include "table/head.h"
 
-tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_error *err)
+tl_status tl_table_read_url_or_none(const tl_table *t, const char *url, tl_buf *out, tl_error *err)
 {
     const tl_buf *held = tl_head_objects_find(t->head_objects, url);
     if (held) {
@@ -19,8 +19,18 @@ tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_
                             t->lake->store->url);
     tl_status st = tl_store_get(t->lake->store, key, out, err);
     if (st == TL_ERR_NOT_FOUND)
-        st = tl_error_set(err, TL_ERR_STORAGE, "%s is missing (referenced by the table metadata)",
+        st = tl_error_set(err, TL_ERR_NOT_FOUND, "%s is missing (referenced by the table metadata)",
                           url);
+    return st;
+}
+
+tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_error *err)
+{
+    tl_status st = tl_table_read_url_or_none(t, url, out, err);
+    if (st == TL_ERR_NOT_FOUND) { /* the table is damaged */
+        st = TL_ERR_STORAGE;
+        if (err) err->code = st;
+    }
     return st;
 }
 

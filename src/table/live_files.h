@@ -34,7 +34,11 @@ void tl_live_files_free(tl_live_files *lf);
  * with f's data sequence number (it borrows f's file). */
 tl_ice_manifest_entry tl_live_file_deleted(const tl_live_file *f, int64_t snapshot_id);
 
-/* Reads an object named by a URL in the table's metadata. */
+/* Reads an object named by a URL in the table's metadata; one that is gone
+ * is TL_ERR_STORAGE ("... is missing"). */
 tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_error *err);
+/* The same, but an object that is gone is TL_ERR_NOT_FOUND, for a caller
+ * that can do without it. */
+tl_status tl_table_read_url_or_none(const tl_table *t, const char *url, tl_buf *out, tl_error *err);
 
 #endif

@@ -37,7 +37,7 @@ static tl_status read_column(const struct ArrowSchema *file_schema, const struct
 {
     int c = find_column(file_schema, want->name);
     if (c < 0)
-        return tl_error_set(err, TL_ERR_STORAGE, "the last-value index lacks column \"%s\"",
+        return tl_error_set(err, TL_ERR_INVALID, "the last-value index lacks column \"%s\"",
                             want->name);
     tl_arrow_type target;
     TL_TRY(tl_arrow_type_parse(want->format, &target, err));
@@ -92,20 +92,24 @@ static tl_status decode_index(const tl_table *t, const tl_buf *file, tl_rows *ou
     return st;
 }
 
+static tl_status read_index(const tl_table *t, const char *url, tl_rows *out, tl_error *err)
+{
+    tl_buf file = {0};
+    tl_status st = tl_table_read_url_or_none(t, url, &file, err);
+    if (st == TL_OK) st = decode_index(t, &file, out, err);
+    tl_buf_free(&file);
+    return st;
+}
+
 tl_status tl_lvi_read(const tl_table *t, tl_rows *out, bool *found, tl_error *err)
 {
     const char *url = current_lvi_url(t);
     *found = false;
     if (url == NULL) return TL_OK;
-    tl_buf file = {0};
-    tl_status st = tl_table_read_url(t, url, &file, err);
-    if (st == TL_OK) st = decode_index(t, &file, out, err);
-    if (st != TL_OK)
-        tl_error_prefix(err, "reading the last-value index %s", url);
-    else
-        *found = true;
-    tl_buf_free(&file);
-    return st;
+    tl_status st = read_index(t, url, out, err);
+    if (st != TL_OK) return tl_error_prefix(err, "reading the last-value index %s", url);
+    *found = true;
+    return TL_OK;
 }
 
 /* ---- Merging ---- */
@@ -239,19 +243,33 @@ static tl_status encode_named(const tl_table *t, const struct ArrowSchema *schem
 
 tl_status tl_lvi_parent(const tl_table *t, tl_rows *out, bool *found, char *warning, tl_error *err)
 {
-    tl_error why = {0};
+    const char *url = current_lvi_url(t);
     if (warning) warning[0] = 0;
-    tl_status st = tl_lvi_read(t, out, found, &why);
-    if (st == TL_OK && (*found || parent_rows(t) == 0)) return TL_OK;
-    if (st == TL_ERR_NOMEM) return tl_error_nomem(err);
+    *found = false;
+    if (url == NULL && parent_rows(t) == 0) return TL_OK;
+    tl_error why = {0};
+    tl_status st = url ? read_index(t, url, out, &why) : TL_ERR_NOT_FOUND;
+    if (st == TL_OK) {
+        *found = true;
+        return TL_OK;
+    }
+    /* Only a file that is gone or is not an index is rebuilt: a store that
+     * fails (or no memory) is an error, not a reason to read every file. */
+    if (st != TL_ERR_NOT_FOUND && st != TL_ERR_INVALID) {
+        *err = why;
+        return tl_error_prefix(err, "reading the last-value index %s", url);
+    }
     TL_TRY(tl_lvi_rebuild(t, out, found, err));
-    if (warning)
-        snprintf(
-            warning, TL_ERROR_MESSAGE_MAX,
-            "%s: the last-value index of version %lld %s%.400s; rebuilt it from the data files",
-            t->name.full, (long long)t->version,
-            st == TL_OK ? "is missing (the snapshot names none)" : "could not be read: ",
-            st == TL_OK ? "" : why.message);
+    if (warning && url)
+        snprintf(warning, TL_ERROR_MESSAGE_MAX,
+                 "%.200s: the last-value index %.400s of version %lld could not be read (%.250s); "
+                 "rebuilt it from the data files",
+                 t->name.full, url, (long long)t->version, why.message);
+    else if (warning)
+        snprintf(warning, TL_ERROR_MESSAGE_MAX,
+                 "%.200s: version %lld has rows but no last-value index (another writer's commit); "
+                 "built it from the data files",
+                 t->name.full, (long long)t->version);
     return TL_OK;
 }
 
@@ -281,6 +299,10 @@ tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot
     if (t->contract.time_index < 0) return TL_OK;
     tl_rows parent = {0};
     bool found = false;
+    /* A parent with rows and no index (another writer's commit): the merge
+     * would need every data file, so an append leaves the index out and a
+     * reader computes the newest rows by a query; maintain builds it. */
+    if (!fresh && current_lvi_url(t) == NULL && parent_rows(t) > 0) return TL_OK;
     if (!fresh) TL_TRY(tl_lvi_parent(t, &parent, &found, warning, err));
     struct ArrowArray all = {0}, merged = {0};
     tl_status st = found ? combine(&parent, rows, &all, err) : TL_OK;

@@ -14,9 +14,10 @@
  * handle's current snapshot and which adds `rows` (or, with `fresh`, holds only
  * `rows`: a replace), in memory: *file_out (owned: tl_buf_free) is to be
  * uploaded under *key_out (malloc'd). Reads the parent's index unless fresh
- * (tl_lvi_parent: rebuilt when missing or unreadable, with `warning`);
- * writes nothing. *key_out stays NULL when the table keeps no index (no time
- * column). */
+ * (tl_lvi_parent: rebuilt when its file is gone or garbage, and `warning`,
+ * NULL or TL_ERROR_MESSAGE_MAX bytes, says so); writes nothing. *key_out
+ * stays NULL when the table keeps no index: no time column, or a parent with
+ * rows that names no index (another writer's commit; maintain builds one). */
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
                         char **key_out, tl_buf *file_out, char *warning, tl_error *err);
 
@@ -32,9 +33,11 @@ tl_status tl_lvi_filter(const tl_table *t, tl_lvi_keep_fn keep, void *ctx, int64
                         char **key_out, tl_buf *file_out, tl_error *err);
 
 /* The handle's index into *out (*found false: the table has no rows). When
- * the snapshot names none although it has rows, or it cannot be read (lost,
- * garbage), it is computed from the data instead (tl_lvi_rebuild) and
- * `warning` (NULL or TL_ERROR_MESSAGE_MAX bytes) says so. */
+ * its file is gone or is not an index (TL_ERR_NOT_FOUND or TL_ERR_INVALID on
+ * reading it), or the snapshot has rows and names none, it is computed from
+ * the data instead (tl_lvi_rebuild) and `warning` (NULL or
+ * TL_ERROR_MESSAGE_MAX bytes) says so, naming the file. Other failures to
+ * read it (the store, memory) are errors. */
 tl_status tl_lvi_parent(const tl_table *t, tl_rows *out, bool *found, char *warning, tl_error *err);
 
 /* For tl_rewrite_request.index: the index of a snapshot whose parent's is

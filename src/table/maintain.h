@@ -62,11 +62,6 @@ tl_status tl_maintain_live_files(const tl_table *t, tl_live_files *out, tl_error
 
 /* ---- Rewriting files ---- */
 
-/* One live data file as rows of the table's storage layout. */
-struct tl_rows;
-tl_status tl_rewrite_read_file(const tl_table *t, const tl_live_file *f, struct tl_rows *out,
-                               tl_error *err);
-
 /* Reads `files` (borrowed), merges them latest-write-wins (higher ingest time,
  * then higher data sequence number, then later row) and writes sorted files of
  * about the target size. On success the added files and their keys are owned by the

@@ -100,42 +100,6 @@ static tl_status plan_steps(const upgrade_plan *p, tl_strlist *steps, tl_error *
 
 /* ---- building the last-value index from the data files ---- */
 
-static int by_sequence(const void *a, const void *b)
-{
-    const tl_live_file *x = a, *y = b;
-    return (x->sequence_number > y->sequence_number) - (x->sequence_number < y->sequence_number);
-}
-
-/* The newest row of every series of the live files, read one file at a
- * time, oldest commit first (later writes win). */
-static tl_status newest_rows(const tl_table *t, tl_rows *out, tl_error *err)
-{
-    tl_live_files lf;
-    TL_TRY(tl_maintain_live_files(t, &lf, err));
-    qsort(lf.files, lf.n, sizeof *lf.files, by_sequence);
-    tl_status st = TL_OK;
-    bool have = false;
-    for (size_t i = 0; st == TL_OK && i < lf.n; i++) {
-        tl_rows rows = {0}, merged = {0};
-        st = tl_rewrite_read_file(t, &lf.files[i], &rows, err);
-        if (st == TL_OK && have) {
-            st = tl_lvi_newest(t, out, &rows, &merged, err);
-            tl_rows_free(&rows);
-            if (st == TL_OK) {
-                tl_rows_free(out);
-                *out = merged;
-            }
-        } else if (st == TL_OK) {
-            *out = rows;
-            have = true;
-        }
-    }
-    if (st != TL_OK && have) tl_rows_free(out);
-    tl_live_files_free(&lf);
-    if (st == TL_OK && !have) st = tl_error_set(err, TL_ERR_INTERNAL, "no data file to index");
-    return st;
-}
-
 typedef struct index_job {
     const tl_rows *rows;
     int64_t parent; /* the snapshot the rows were read from */
@@ -150,13 +114,15 @@ static tl_status fresh_index(const tl_table *t, void *ctx, int64_t snapshot_id, 
                             "%s: a concurrent commit changed the table while its last-value "
                             "index was built; run the upgrade again",
                             t->name.full);
-    return tl_lvi_encode(t, j->rows, snapshot_id, true, key, file, err);
+    return tl_lvi_encode(t, j->rows, snapshot_id, true, key, file, NULL, err);
 }
 
 static tl_status build_index(tl_table *t, tl_error *err)
 {
     tl_rows rows = {0};
-    TL_TRY(newest_rows(t, &rows, err));
+    bool any = false;
+    TL_TRY(tl_lvi_rebuild(t, &rows, &any, err));
+    if (!any) return tl_error_set(err, TL_ERR_INTERNAL, "no data file to index");
     index_job job = {&rows, t->md->current_snapshot_id};
     tl_rewrite_request req = {.operation = "replace", .index = fresh_index, .index_ctx = &job};
     tl_status st = tl_commit_rewrite(t, &req, NULL, err);

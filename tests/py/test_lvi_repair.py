@@ -44,19 +44,30 @@ def newest(lake, reference):
     return [cli, pkg, ref, dict(zip(sql.column("device_id").to_pylist(), sql.column("temp").to_pylist()))]
 
 
+def data_files(lake):
+    return sorted(p.name for p in (Path(lake) / "iot/readings/data").rglob("*.parquet"))
+
+
+def damage_index(index, damage):
+    if damage == "garbage":
+        index.write_bytes(b"PAR1 not a parquet file PAR1")
+    else:
+        index.unlink()
+
+
 @pytest.mark.parametrize("damage", ["garbage", "missing"])
 def test_append_rebuilds_a_broken_index(tmp_path, lake, reference, damage):
     args = ["append", "--lake", lake, "--table", "iot.readings"]
     assert run(*args, write_rows(tmp_path / "a.csv", [(1, 1, "p1", 1.0), (2, 1, "p1", 2.0), (1, 2, "p2", 3.0)])).returncode == 0
     index = lvi_file(lake)
-    if damage == "garbage":
-        index.write_bytes(b"PAR1 not a parquet file PAR1")
-    else:
-        index.unlink()
+    damage_index(index, damage)
     p = run(*args, write_rows(tmp_path / "b.csv", [(3, 1, "p3", 4.0), (1, 3, "p2", 0.5)]))
     err = p.stderr.decode()
     assert p.returncode == 0, err
-    assert "warning:" in err and "last-value index" in err and "rebuilt" in err, err
+    # The warning names the table and the file, and says what was done.
+    assert "warning: iot.readings: the last-value index" in err and index.name in err, err
+    assert ("is missing" if damage == "missing" else "does not fit the file") in err, err
+    assert "rebuilt it from the data files" in err, err
     want = {"p1": 2.0, "p2": 0.5, "p3": 4.0}
     assert newest(lake, reference) == [want] * 4
     # The next append merges with the rebuilt index, without a warning.
@@ -65,17 +76,47 @@ def test_append_rebuilds_a_broken_index(tmp_path, lake, reference, damage):
     assert newest(lake, reference) == [{**want, "p1": 9.0}] * 4
 
 
-def test_maintain_rebuilds_a_broken_index(tmp_path, lake, reference):
-    args = ["append", "--lake", lake, "--table", "iot.readings"]
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_maintain_rebuilds_a_broken_index(tmp_path, lake, reference, damage):
+    args = ["append", "--lake", lake, "--table", "iot.readings", "--no-maintain"]
     assert run(*args, write_rows(tmp_path / "a.csv", [(1, 1, "p1", 1.0), (2, 1, "p2", 2.0)])).returncode == 0
-    lvi_file(lake).write_bytes(b"garbage")
+    assert run(*args, write_rows(tmp_path / "b.csv", [(1, 2, "p1", 5.0)])).returncode == 0
+    index = lvi_file(lake)
+    damage_index(index, damage)
+    files = data_files(lake)
+    p = run("maintain", "iot.readings", "--lake", lake, "--json")
+    err = p.stderr.decode()
+    assert p.returncode == 0 and "warning:" in err and index.name in err and "rebuilt" in err, err
+    report = json.loads(p.stdout)
+    assert index.name in report["warning"] and "rebuilt" in report["warning"], report
+    assert lvi_file(lake) != index and lvi_file(lake).read_bytes()[:4] == b"PAR1"
+    assert newest(lake, reference) == [{"p1": 5.0, "p2": 2.0}] * 4
+    p = run("maintain", "iot.readings", "--lake", lake, "--json")
+    assert p.returncode == 0 and b"warning" not in p.stderr, p.stderr
+    assert "warning" not in json.loads(p.stdout)
+    assert set(files) <= set(data_files(lake))  # no data file lost
+
+
+def test_commit_without_an_index_is_indexed_by_maintain(tmp_path, lake, reference):
+    """A snapshot with rows that names no index (as other writers' commits do):
+    an append leaves the index out (it would have to read every file) and
+    latest answers by a query; maintain builds it, and says so."""
+    args = ["append", "--lake", lake, "--table", "iot.readings", "--no-maintain"]
+    assert run(*args, write_rows(tmp_path / "a.csv", [(1, 1, "p1", 1.0), (2, 1, "p2", 2.0)])).returncode == 0
+    meta = sorted((Path(lake) / "iot/readings/metadata").glob("v*.metadata.json"),
+                  key=lambda p: int(p.name[1:].split(".")[0]))[-1]
+    md = json.loads(meta.read_text())
+    for s in md["snapshots"]:
+        s["summary"].pop("timelake.last-value-index", None)
+    meta.write_text(json.dumps(md))
+    p = run(*args, write_rows(tmp_path / "b.csv", [(1, 2, "p1", 5.0)]))
+    assert p.returncode == 0 and b"warning" not in p.stderr, p.stderr
+    assert newest(lake, reference) == [{"p1": 5.0, "p2": 2.0}] * 4
     p = run("maintain", "iot.readings", "--lake", lake)
     err = p.stderr.decode()
-    assert p.returncode == 0 and "warning:" in err and "rebuilt" in err, err
+    assert p.returncode == 0 and "has rows but no last-value index" in err, err
     assert lvi_file(lake).read_bytes()[:4] == b"PAR1"
-    assert newest(lake, reference) == [{"p1": 1.0, "p2": 2.0}] * 4
-    p = run("maintain", "iot.readings", "--lake", lake)
-    assert p.returncode == 0 and b"warning" not in p.stderr, p.stderr
+    assert newest(lake, reference) == [{"p1": 5.0, "p2": 2.0}] * 4
 
 
 def test_package_reports_the_rebuild(tmp_path):
@@ -88,5 +129,9 @@ def test_package_reports_the_rebuild(tmp_path):
     meta = json.loads(sorted((tmp_path / "lake/default/t/metadata").glob("v2.metadata.json"))[0].read_text())
     Path(meta["snapshots"][-1]["summary"]["timelake.last-value-index"].removeprefix("file://")).unlink()
     out = t.append(rows("b", 2.0))
-    assert "rebuilt" in out["warning"]
-    assert sorted(lake.latest("t").column("device_id").to_pylist()) == ["a", "b"]
+    assert "rebuilt" in out["warning"] and "lvi-" in out["warning"]
+    assert "warning" not in t.append(rows("c", 3.0))
+    Path(t.info()["last_value_index"].removeprefix("file://")).write_bytes(b"junk")
+    report = t.maintain()
+    assert "rebuilt" in report["warning"], report
+    assert sorted(lake.latest("t").column("device_id").to_pylist()) == ["a", "b", "c"]
