@@ -41,7 +41,11 @@ class ArrowStreamExportable(Protocol):
 
 
 class MaintainReport(TypedDict):
-    """What ``Table.maintain()`` (or inline maintenance after an append) did."""
+    """What ``Table.maintain()`` (or inline maintenance after an append) did.
+
+    ``Table.maintain()`` adds a ``warning`` key (a str) when it repaired the table: the
+    last-value index was lost or garbage and was rebuilt from the data files.
+    """
 
     partitions_compacted: int
     files_rewritten: int
@@ -92,11 +96,14 @@ class AppendResult(_AppendRequired, total=False):
     """What ``Table.append()`` committed.
 
     ``maintenance`` appears when inline maintenance ran after the commit, and
-    ``maintenance_error`` when it failed (the appended rows are committed even so).
+    ``maintenance_error`` when it failed (the appended rows are committed even so);
+    ``warning`` when the append repaired the table (the parent's last-value index was
+    lost or garbage and was rebuilt from the data files).
     """
 
     maintenance: MaintainReport
     maintenance_error: str
+    warning: str
 
 
 class TableInfo(TypedDict):
