@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "core/error.h"
 #include "formats/csv/csv_writer.h"
-#include "formats/csv/value_text.h"
+#include "formats/csv/value_print.h"
 #include "formats/ndjson/json_writer.h"
 #include "formats/parquet/parquet_writer.h"
 
@@ -46,21 +46,21 @@ static void cells_free(cells *c)
 static tl_status table_batch(const struct ArrowSchema *schema, const struct ArrowArray *b, cells *c,
                              tl_error *err)
 {
+    tl_value_printer **cols;
+    TL_TRY(tl_value_printers_new(schema, b, &cols, err));
     tl_buf text = {0};
     tl_status st = TL_OK;
     for (int64_t r = 0; st == TL_OK && r < b->length; r++)
         for (int64_t col = 0; st == TL_OK && col < schema->n_children; col++) {
-            tl_array_view v;
-            st = tl_array_view_init(&v, schema->children[col], b->children[col], err);
-            if (st != TL_OK) break;
             text.len = 0;
-            int rc = tl_value_is_null(&v, b->offset + r) ? tl_buf_append_str(&text, "NULL")
-                                                         : tl_value_text(&v, b->offset + r, &text);
+            int rc = tl_value_printer_is_null(cols[col], b->offset + r)
+                         ? tl_buf_append_str(&text, "NULL")
+                         : tl_value_printer_text(cols[col], b->offset + r, &text);
             if (rc != 0 || cells_add(c, text.len ? (const char *)text.data : "", text.len) != 0)
                 st = tl_error_nomem(err);
-            tl_array_view_free(&v);
         }
     tl_buf_free(&text);
+    tl_value_printers_free(cols, schema->n_children);
     return st;
 }
 
@@ -143,6 +143,15 @@ static tl_status parquet_stream(struct ArrowArrayStream *s, FILE *f, tl_error *e
     tl_parquet_writer *w = NULL;
     tl_buf out = {0};
     tl_status st = tl_parquet_writer_open(&schema, &o, &w, err);
+    if (st == TL_ERR_INVALID) {
+        char why[TL_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err->message);
+        tl_error_set(err, st,
+                     "%s: Parquet output holds flat columns only (no lists, structs, maps, "
+                     "unions, intervals or enums); choose --output-format jsonl or csv, or cast "
+                     "the column in the query (col::VARCHAR)",
+                     why);
+    }
     while (st == TL_OK) {
         struct ArrowArray b;
         if (s->get_next(s, &b) != 0) {

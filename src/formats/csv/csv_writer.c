@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/csv/value_text.h"
+#include "formats/csv/value_print.h"
 
 static int put_field(const uint8_t *s, size_t len, char delimiter, tl_buf *out)
 {
@@ -35,28 +35,22 @@ tl_status tl_csv_write_batch(const struct ArrowSchema *schema, const struct Arro
                              char delimiter, tl_buf *out, tl_error *err)
 {
     int64_t n = schema->n_children;
-    tl_array_view *views = calloc(n ? (size_t)n : 1, sizeof *views);
-    if (views == NULL) return tl_error_nomem(err);
+    tl_value_printer **cols;
+    TL_TRY(tl_value_printers_new(schema, batch, &cols, err));
     tl_status st = TL_OK;
-    int64_t ready = 0;
-    for (; st == TL_OK && ready < n; ready++)
-        st =
-            tl_array_view_init(&views[ready], schema->children[ready], batch->children[ready], err);
-    if (st != TL_OK) ready--;
     tl_buf text = {0};
     for (int64_t r = 0; st == TL_OK && r < batch->length; r++) {
         for (int64_t c = 0; st == TL_OK && c < n; c++) {
             text.len = 0;
             int rc = c ? tl_buf_append_byte(out, (uint8_t)delimiter) : 0;
-            if (rc == 0 && !tl_value_is_null(&views[c], batch->offset + r))
-                rc = tl_value_text(&views[c], batch->offset + r, &text) ||
+            if (rc == 0 && !tl_value_printer_is_null(cols[c], batch->offset + r))
+                rc = tl_value_printer_text(cols[c], batch->offset + r, &text) ||
                      put_field(text.data, text.len, delimiter, out);
             if (rc != 0) st = tl_error_nomem(err);
         }
         if (st == TL_OK && tl_buf_append_byte(out, '\n') != 0) st = tl_error_nomem(err);
     }
     tl_buf_free(&text);
-    for (int64_t c = 0; c < ready; c++) tl_array_view_free(&views[c]);
-    free(views);
+    tl_value_printers_free(cols, n);
     return st;
 }

@@ -1,5 +1,6 @@
 /* Writes Arrow batches as CSV (RFC 4180: fields with the delimiter, a quote or
- * a line end are quoted; nulls are empty fields). Values as tl_value_text. */
+ * a line end are quoted; nulls are empty fields). Values as tl_value_printer_text
+ * prints them (nested ones as {'a': 1} and [1, 2]). */
 #ifndef TL_CSV_WRITER_H
 #define TL_CSV_WRITER_H
 

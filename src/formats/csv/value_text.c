@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "arrow/parse.h"
 
@@ -35,10 +36,22 @@ static uint64_t uint_at(const tl_array_view *v, int64_t j)
     }
 }
 
+static const int64_t per_sec[] = {1, 1000, 1000000, 1000000000};
+static const int digits[] = {0, 3, 6, 9};
+
+/* DuckDB's infinite dates and timestamps reach Arrow as these sentinels. */
+static const char *infinity_text(int64_t value, int64_t max)
+{
+    return value == max ? "infinity" : value == -max ? "-infinity" : NULL;
+}
+
 static void format_timestamp(int64_t value, tl_time_unit unit, bool utc, char *buf, size_t size)
 {
-    static const int64_t per_sec[] = {1, 1000, 1000000, 1000000000};
-    static const int digits[] = {0, 3, 6, 9};
+    const char *inf = infinity_text(value, INT64_MAX);
+    if (inf) {
+        snprintf(buf, size, "%s", inf);
+        return;
+    }
     int64_t sub, secs = value / per_sec[unit];
     sub = value % per_sec[unit];
     if (sub < 0) {
@@ -60,15 +73,41 @@ static void format_timestamp(int64_t value, tl_time_unit unit, bool utc, char *b
     if (utc && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "Z");
 }
 
+/* A time of day as HH:MM:SS, with the unit's fraction digits when it has one. */
+static void format_time(int64_t value, tl_time_unit unit, char *buf, size_t size)
+{
+    int64_t secs = value / per_sec[unit], sub = value % per_sec[unit];
+    int n = snprintf(buf, size, "%02d:%02d:%02d", (int)(secs / 3600), (int)(secs / 60 % 60),
+                     (int)(secs % 60));
+    if (sub && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ".%0*" PRId64, digits[unit], sub);
+}
+
 /* A float as Python (and so pyarrow) and DuckDB's shell print it: a whole
  * number below 1e16 keeps a ".0" (100.0, not 1e+02), anything else is the
  * shortest text that reads back the same (0.1, 1e+16, 1.5e-07). */
 static void float_text(double x, char *buf, size_t size)
 {
-    if (isfinite(x) && x == trunc(x) && fabs(x) < 1e16)
+    if (isnan(x))
+        snprintf(buf, size, "nan"); /* not "-nan": DuckDB and Python print no sign */
+    else if (isfinite(x) && x == trunc(x) && fabs(x) < 1e16)
         snprintf(buf, size, "%.1f", x);
     else
         tl_double_format(x, buf, size);
+}
+
+/* A float32 as DuckDB prints it: the shortest text that reads back as the
+ * same float32 (0.1, not the double 0.10000000149011612). */
+static void float32_text(float x, char *buf, size_t size)
+{
+    if (!isfinite(x) || (x == truncf(x) && fabsf(x) < 1e16f)) {
+        float_text(x, buf, size);
+        return;
+    }
+    for (int precision = 1; precision <= 9; precision++) {
+        snprintf(buf, size, "%.*g", precision, (double)x);
+        if (strtof(buf, NULL) == x) return;
+    }
 }
 
 int tl_value_text(const tl_array_view *v, int64_t i, tl_buf *out)
@@ -91,10 +130,10 @@ int tl_value_text(const tl_array_view *v, int64_t i, tl_buf *out)
     case TL_ATYPE_UINT64:
         return tl_buf_printf(out, "%" PRIu64, uint_at(v, j));
     case TL_ATYPE_FLOAT32:
+        float32_text(((const float *)v->values)[j], buf, sizeof buf);
+        return tl_buf_append_str(out, buf);
     case TL_ATYPE_FLOAT64:
-        float_text(v->type.id == TL_ATYPE_FLOAT32 ? ((const float *)v->values)[j]
-                                                  : ((const double *)v->values)[j],
-                   buf, sizeof buf);
+        float_text(((const double *)v->values)[j], buf, sizeof buf);
         return tl_buf_append_str(out, buf);
     case TL_ATYPE_DECIMAL128:
         tl_decimal128_format(tl_load_i128((const uint8_t *)v->values + 16 * j), v->type.scale, buf,
@@ -104,9 +143,15 @@ int tl_value_text(const tl_array_view *v, int64_t i, tl_buf *out)
     case TL_ATYPE_DATE64: {
         int64_t days = v->type.id == TL_ATYPE_DATE32 ? ((const int32_t *)v->values)[j]
                                                      : ((const int64_t *)v->values)[j] / 86400000;
+        const char *inf = v->type.id == TL_ATYPE_DATE32 ? infinity_text(days, INT32_MAX) : NULL;
+        if (inf) return tl_buf_append_str(out, inf);
         tl_civil_from_days(days, &y, &m, &d);
         return tl_buf_printf(out, "%04" PRId64 "-%02d-%02d", y, m, d);
     }
+    case TL_ATYPE_TIME32:
+    case TL_ATYPE_TIME64:
+        format_time(tl_view_int(v, i), v->type.unit, buf, sizeof buf);
+        return tl_buf_append_str(out, buf);
     case TL_ATYPE_TIMESTAMP:
         format_timestamp(((const int64_t *)v->values)[j], v->type.unit, v->type.has_tz, buf,
                          sizeof buf);

@@ -1,6 +1,10 @@
-/* The text of one Arrow value, as the CSV and JSON writers print it: integers
- * and decimals exactly, floats in their shortest round-trip form, dates as
- * YYYY-MM-DD, timestamps as ISO 8601 (with Z when the type has a zone). */
+/* The text of one scalar Arrow value, as the CSV and JSON writers print it:
+ * integers and decimals exactly, floats in their shortest round-trip form
+ * (of a float32 for a float32), dates as YYYY-MM-DD, times of day as
+ * HH:MM:SS and timestamps as ISO 8601 (with Z when the type has a zone), both
+ * with the unit's fraction digits when there is a fraction; DuckDB's infinite
+ * dates and timestamps as "infinity" and "-infinity". Nested values:
+ * value_print.h. */
 #ifndef TL_CSV_VALUE_TEXT_H
 #define TL_CSV_VALUE_TEXT_H
 

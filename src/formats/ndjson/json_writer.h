@@ -1,6 +1,8 @@
 /* Writes Arrow batches as JSON lines: one object per row, keys in column order;
- * numbers and booleans bare (non-finite floats as null), everything else
- * (dates, timestamps, decimals, strings, hex of binary) as strings. */
+ * values as tl_value_printer_json writes them: numbers and booleans bare,
+ * structs, maps and lists as objects and arrays, everything else (dates,
+ * times, timestamps, intervals, decimals, strings, hex of binary, NaN and
+ * infinities) as strings. */
 #ifndef TL_NDJSON_JSON_WRITER_H
 #define TL_NDJSON_JSON_WRITER_H
 
