@@ -515,6 +515,40 @@ tl_status tl_table_filter_new_keys(tl_table *table, const char *const *columns, 
 tl_status tl_table_replace(tl_table *table, struct ArrowArrayStream *stream,
                            const tl_append_options *options, tl_append_result *out, tl_error *err);
 
+/* Replaces every row of the table AND its columns and partitioning, in one
+ * Iceberg "overwrite" snapshot, for rebuilding a table whose definition
+ * changed: readers see the old table (old columns, old rows) or the new one,
+ * never a missing or empty table; a failure (a bad row, a lost race with
+ * expect_version) leaves the table exactly as it was, with no stray files.
+ * The table keeps its identity (UUID, location, properties) and history:
+ * earlier snapshots stay readable by time travel under their own schema.
+ *
+ * `schema` (borrowed, a struct schema; the caller still releases it) is the
+ * new columns, in order. A column whose name the table has, of the same type
+ * or a widening of it (int32 to int64, float32 to float64), continues that
+ * column (Iceberg keeps its field id); any other column is new (a new field
+ * id, even where a column of that name but another type was). Columns left
+ * out are dropped. `partition_by` (partition_by_len entries, borrowed) is
+ * the new partitioning, as tl_table_options.partition_by says (NULL or 0:
+ * none); a time-series table keeps its time partition first, and its time
+ * column, series key and ingest-time column (leave that one out of
+ * `schema`). The table's metadata gets a new schema (or an earlier one with
+ * exactly these fields becomes current again) and a new default partition
+ * spec (likewise), with partition field ids kept where a field continues.
+ *
+ * `stream` is then read as tl_table_replace reads it, against the new
+ * columns; ownership, options and result as tl_table_replace (batch ids,
+ * expect_version, summary, attachments). On a lost race without
+ * expect_version the change is made again on the winner's version;
+ * TL_ERR_CONFLICT when the winner changed the schema or partitioning too.
+ * TL_ERR_INVALID, with nothing written, for a bad schema or partition_by
+ * entry (named) or a row that does not fit the new columns. On success the
+ * handle is at the new version (tl_table_schema gives the new columns). */
+tl_status tl_table_replace_schema(tl_table *table, const struct ArrowSchema *schema,
+                                  const char *const *partition_by, size_t partition_by_len,
+                                  struct ArrowArrayStream *stream, const tl_append_options *options,
+                                  tl_append_result *out, tl_error *err);
+
 /* The attachment `name` as the handle's current snapshot names it. On success
  * *out (never NULL) holds *out_len bytes: free it with tl_free.
  * TL_ERR_NOT_FOUND when the snapshot names none of that name. */

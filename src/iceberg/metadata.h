@@ -177,6 +177,23 @@ tl_status tl_ice_metadata_add_snapshot(tl_ice_metadata *md, const tl_ice_snapsho
 tl_status tl_ice_metadata_set_current_snapshot(tl_ice_metadata *md, int64_t snapshot_id,
                                                int64_t now_ms, tl_error *err);
 
+/* Makes `schema` the current schema and `spec` (NULL: unpartitioned) the
+ * default partition spec, as a schema and partition evolution does: each is
+ * given with its field ids; its own id is ignored. An existing schema (spec)
+ * with the same fields is made current again, else it is added under the
+ * next free id; last-column-id and last-partition-id grow to cover them. A
+ * default sort order naming a field the schema lacks gives way to the
+ * unsorted order. Spec fields must name schema fields. On failure md may be
+ * partly changed: evolve a copy. */
+tl_status tl_ice_metadata_evolve(tl_ice_metadata *md, const tl_ice_schema *schema,
+                                 const tl_ice_partition_spec *spec, tl_error *err);
+
+/* The field id some spec of md gives a partition field of this source field,
+ * transform and name (Iceberg v2 keeps a partition field's id across specs),
+ * or -1 when none does. */
+int32_t tl_ice_metadata_partition_field_id(const tl_ice_metadata *md, int32_t source_id,
+                                           const char *transform, const char *name);
+
 /* ---- Ordered string maps ---- */
 
 const char *tl_kv_find(const tl_kv *kv, size_t n, const char *key);

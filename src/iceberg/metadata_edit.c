@@ -297,3 +297,103 @@ tl_status tl_ice_metadata_set_current_snapshot(tl_ice_metadata *md, int64_t snap
     md->current_snapshot_id = snapshot_id;
     return TL_OK;
 }
+
+/* ---- Schema and partition evolution ---- */
+
+int32_t tl_ice_metadata_partition_field_id(const tl_ice_metadata *md, int32_t source_id,
+                                           const char *transform, const char *name)
+{
+    for (size_t s = 0; s < md->n_specs; s++)
+        for (size_t i = 0; i < md->specs[s].n_fields; i++) {
+            const tl_ice_partition_field *f = &md->specs[s].fields[i];
+            if (f->source_id == source_id && strcmp(f->transform, transform) == 0 &&
+                strcmp(f->name, name) == 0)
+                return f->field_id;
+        }
+    return -1;
+}
+
+static bool same_spec_fields(const tl_ice_partition_spec *a, const tl_ice_partition_spec *b)
+{
+    if (a->n_fields != b->n_fields) return false;
+    for (size_t i = 0; i < a->n_fields; i++) {
+        const tl_ice_partition_field *x = &a->fields[i], *y = &b->fields[i];
+        if (x->source_id != y->source_id || x->field_id != y->field_id ||
+            strcmp(x->name, y->name) != 0 || strcmp(x->transform, y->transform) != 0)
+            return false;
+    }
+    return true;
+}
+
+static tl_status use_schema(tl_ice_metadata *md, const tl_ice_schema *schema, tl_error *err)
+{
+    int32_t next = 0;
+    for (size_t i = 0; i < md->n_schemas; i++) {
+        if (tl_ice_schema_same_fields(&md->schemas[i], schema)) {
+            md->current_schema_id = md->schemas[i].schema_id;
+            return TL_OK;
+        }
+        if (md->schemas[i].schema_id >= next) next = md->schemas[i].schema_id + 1;
+    }
+    if (!grow((void **)&md->schemas, md->n_schemas, sizeof *md->schemas))
+        return tl_error_nomem(err);
+    TL_TRY(tl_ice_schema_copy(schema, &md->schemas[md->n_schemas], err));
+    md->schemas[md->n_schemas++].schema_id = next;
+    md->current_schema_id = next;
+    int32_t top = tl_ice_schema_max_field_id(schema);
+    if (top > md->last_column_id) md->last_column_id = top;
+    return TL_OK;
+}
+
+static tl_status use_spec(tl_ice_metadata *md, const tl_ice_partition_spec *spec, tl_error *err)
+{
+    int32_t next = 0;
+    for (size_t i = 0; i < md->n_specs; i++) {
+        if (same_spec_fields(&md->specs[i], spec)) {
+            md->default_spec_id = md->specs[i].spec_id;
+            return TL_OK;
+        }
+        if (md->specs[i].spec_id >= next) next = md->specs[i].spec_id + 1;
+    }
+    if (!grow((void **)&md->specs, md->n_specs, sizeof *md->specs)) return tl_error_nomem(err);
+    TL_TRY(tl_ice_partition_spec_copy(spec, &md->specs[md->n_specs], err));
+    md->specs[md->n_specs++].spec_id = next;
+    md->default_spec_id = next;
+    int32_t top = last_partition_id(spec);
+    if (top > md->last_partition_id) md->last_partition_id = top;
+    return TL_OK;
+}
+
+/* The default sort order must name fields of the current schema: when one
+ * is gone, the table becomes unsorted (order 0, added when missing). */
+static tl_status fit_sort_order(tl_ice_metadata *md, const tl_ice_schema *schema, tl_error *err)
+{
+    const tl_ice_sort_order *order = tl_ice_metadata_default_sort_order(md);
+    bool fits = true;
+    for (size_t i = 0; order && i < order->n_fields; i++)
+        fits = fits && tl_ice_schema_field_by_id(schema, order->fields[i].source_id) != NULL;
+    if (fits) return TL_OK;
+    md->default_sort_order_id = 0;
+    for (size_t i = 0; i < md->n_sort_orders; i++)
+        if (md->sort_orders[i].order_id == 0) return TL_OK;
+    if (!grow((void **)&md->sort_orders, md->n_sort_orders, sizeof *md->sort_orders))
+        return tl_error_nomem(err);
+    md->sort_orders[md->n_sort_orders++] = (tl_ice_sort_order){0};
+    return TL_OK;
+}
+
+tl_status tl_ice_metadata_evolve(tl_ice_metadata *md, const tl_ice_schema *schema,
+                                 const tl_ice_partition_spec *spec, tl_error *err)
+{
+    static const tl_ice_partition_spec unpartitioned = {0};
+    if (spec == NULL) spec = &unpartitioned;
+    for (size_t i = 0; i < schema->n_fields; i++)
+        for (size_t j = 0; j < i; j++)
+            if (schema->fields[i].id == schema->fields[j].id)
+                return tl_error_set(err, TL_ERR_INVALID, "schema field id %d is used twice",
+                                    (int)schema->fields[i].id);
+    TL_TRY(check_spec(schema, spec, err));
+    TL_TRY(use_schema(md, schema, err));
+    TL_TRY(use_spec(md, spec, err));
+    return fit_sort_order(md, schema, err);
+}

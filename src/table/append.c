@@ -12,6 +12,7 @@
 #include "table/attachments.h"
 #include "table/batch_ids.h"
 #include "table/commit_point.h"
+#include "table/evolve.h"
 #include "table/head_footer.h"
 #include "table/lvi.h"
 #include "table/maintain.h"
@@ -141,7 +142,8 @@ static int64_t chunk_rows(void)
 typedef struct append_state {
     tl_table *t;
     const tl_append_options *o;
-    bool replace; /* tl_table_replace */
+    bool replace;                  /* tl_table_replace */
+    const tl_evolution *evolution; /* tl_table_replace_schema, or NULL */
     tl_attachment_uploads attachments;
     const char *const *batch_ids; /* the options' batch_id or batch_ids */
     size_t n_batch_ids;
@@ -152,6 +154,12 @@ typedef struct append_state {
     bool has_newest;
     tl_head_objects footers; /* of the large files uploaded ahead of the commit */
 } append_state;
+
+/* After a lost race: the schema change again, on the winner's version. */
+static tl_status restage(tl_table *t, void *ctx, tl_error *err)
+{
+    return tl_table_stage_evolution(t, ctx, NULL, err);
+}
 
 /* Lays out and encodes a chunk; *tails gets the newest rows of its series in
  * each partition, for the index (an empty row set for a plain table). */
@@ -220,7 +228,9 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
                              .replace = s->replace,
                              .expect_version = s->o->expect_version,
                              .summary = s->o->summary,
-                             .attachments = &s->attachments};
+                             .attachments = &s->attachments,
+                             .rebase = s->evolution ? restage : NULL,
+                             .rebase_ctx = (void *)s->evolution};
     for (size_t i = 0; i < e->n; i++) {
         req.added_rows += e->files[i].record_count;
         req.added_bytes += e->files[i].file_size_in_bytes;
@@ -314,10 +324,13 @@ static tl_status check_expected(tl_table *t, int64_t expect, tl_error *err)
 }
 
 static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
-                               const tl_append_options *o, bool replace, int64_t started_us,
+                               const tl_append_options *o, bool replace,
+                               const tl_evolution *evolution, int64_t started_us,
                                tl_append_result *out, tl_error *err)
 {
-    append_state s = {.t = t, .o = o, .replace = replace, .started_us = started_us};
+    append_state s = {
+        .t = t, .o = o, .replace = replace, .evolution = evolution, .started_us = started_us};
+    tl_table_stash stash = {0};
     TL_TRY(tl_table_check_not_dropped(t, err));
     TL_TRY(batch_ids_of(o, &s, err));
     TL_TRY(tl_commit_extras_check(o, err));
@@ -343,6 +356,8 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
      * and process: the parse is cached). */
     st = tl_table_check_manifests(t, err);
     if (st == TL_OK) st = check_expected(t, o->expect_version, err);
+    /* The rows are laid out for the new schema and spec, which the commit records. */
+    if (st == TL_OK && evolution) st = tl_table_stage_evolution(t, evolution, &stash, err);
     if (st == TL_OK) st = encode_stream(&s, stream, &schema, err);
     if (st == TL_OK)
         st = tl_attachments_prepare(t, o->attachments, o->attachments_len, &s.attachments, err);
@@ -350,6 +365,7 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
     bool commit =
         s.files.n > 0 || replace || o->attachments_len > 0 || (o->summary && o->summary[0]);
     if (st == TL_OK && commit) st = commit_files(&s, out, err);
+    tl_table_unstage(t, &stash, st == TL_OK && !out->duplicate);
     tl_attachments_free(t, &s.attachments, false); /* not uploaded unless committed */
     encoded_free(t, &s.files, s.uploaded > 0);     /* what failed before the commit */
     if (s.has_newest) tl_rows_free(&s.newest);
@@ -360,7 +376,7 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
 
 static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *options, bool replace,
-                               tl_append_result *out, tl_error *err)
+                               const tl_evolution *evolution, tl_append_result *out, tl_error *err)
 {
     double t0 = tl_monotonic_ms();
     int64_t started_us = tl_now_micros();
@@ -369,7 +385,7 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
     memset(out, 0, sizeof *out);
     if (stream == NULL || stream->release == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "append needs a live ArrowArrayStream");
-    tl_status st = append_stream(t, stream, o, replace, started_us, out, err);
+    tl_status st = append_stream(t, stream, o, replace, evolution, started_us, out, err);
     stream->release(stream);
     out->commit_ms = tl_monotonic_ms() - t0;
     /* Inline maintenance, after a real commit only: a failure is reported in
@@ -384,11 +400,20 @@ tl_status tl_table_append_rows(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *options, tl_append_result *out,
                                tl_error *err)
 {
-    return commit_stream(t, stream, options, false, out, err);
+    return commit_stream(t, stream, options, false, NULL, out, err);
 }
 
 tl_status tl_table_replace(tl_table *t, struct ArrowArrayStream *stream,
                            const tl_append_options *options, tl_append_result *out, tl_error *err)
 {
-    return commit_stream(t, stream, options, true, out, err);
+    return commit_stream(t, stream, options, true, NULL, out, err);
+}
+
+tl_status tl_table_replace_schema(tl_table *t, const struct ArrowSchema *schema,
+                                  const char *const *partition_by, size_t partition_by_len,
+                                  struct ArrowArrayStream *stream, const tl_append_options *options,
+                                  tl_append_result *out, tl_error *err)
+{
+    tl_evolution ev = {schema, partition_by, partition_by_len};
+    return commit_stream(t, stream, options, true, &ev, out, err);
 }

@@ -96,6 +96,11 @@ typedef struct tl_commit_request {
     const char *const *summary; /* extra summary pairs, NULL-terminated; or NULL */
     /* Attachments, uploaded in the first attempt's batch; or NULL. */
     const struct tl_attachment_uploads *attachments;
+    /* Or NULL. After a lost race, applied to the winner's version (the
+     * handle's) before the commit checks that the files still fit it: a
+     * replace that changes the schema changes it again there. */
+    tl_status (*rebase)(tl_table *t, void *ctx, tl_error *err);
+    void *rebase_ctx;
 } tl_commit_request;
 
 typedef struct tl_commit_result {
@@ -127,6 +132,11 @@ tl_status tl_table_manifest_summarize(const tl_ice_data_file *const *files, size
  * table's current schema and default partition spec. */
 tl_status tl_table_manifest_encode(const tl_table *t, const tl_ice_manifest_entry *entries,
                                    size_t n, tl_buf *out, tl_error *err);
+/* The same against partition spec `spec` of the table (NULL: unpartitioned),
+ * whose source columns must be in the current schema. */
+tl_status tl_table_manifest_encode_spec(const tl_table *t, const tl_ice_partition_spec *spec,
+                                        const tl_ice_manifest_entry *entries, size_t n, tl_buf *out,
+                                        tl_error *err);
 
 /* tl_table_append less the refresh of rollups (a layer above does that:
  * tl_table_append is in query/rollup_hooks.c). */

@@ -46,10 +46,12 @@ typedef struct commit_state {
     tl_ice_manifest_file *manifest; /* the new manifest's list entry; seq set per attempt */
     char *list_key;                 /* this attempt's manifest list */
     char *lvi_key; /* this attempt's last-value index, merged with its parent's, or NULL */
-    /* A replace: this attempt's manifest of the parent's files, deleted (or NULL). */
-    char *deleted_key;
-    tl_buf deleted_avro;
+    /* A replace: this attempt's manifests of the parent's files, deleted,
+     * one per partition spec (n_deleted of each). */
+    char **deleted_keys;
+    tl_buf *deleted_avro;
     tl_ice_manifest_file *deleted;
+    size_t n_deleted;
     int64_t removed_files, removed_rows, removed_bytes;
     int32_t schema_id, spec_id;         /* what the files were written against */
     bool may_have_landed;               /* a create succeeded or its outcome is unknown */
@@ -149,55 +151,99 @@ static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot 
     return st;
 }
 
-/* A replace: the manifest of every file live in the parent, marked deleted
- * (cs->deleted*), and what they held. Nothing when the parent is empty. */
-static tl_status build_deleted_manifest(tl_table *t, commit_state *cs, int64_t seq, tl_error *err)
+/* Whether every source column of `spec` is in the current schema: a
+ * manifest of that spec can be written against it. (Readers such as
+ * pyiceberg bind every manifest's spec to the current schema, so a manifest
+ * of deleted entries whose spec names a dropped column would break them; the
+ * entries are informational, and such files simply go unlisted.) */
+static bool spec_fits(const tl_table *t, const tl_ice_partition_spec *spec)
+{
+    const tl_ice_schema *schema = tl_ice_metadata_current_schema(t->md);
+    for (size_t i = 0; spec && i < spec->n_fields; i++)
+        if (tl_ice_schema_field_by_id(schema, spec->fields[i].source_id) == NULL) return false;
+    return spec != NULL;
+}
+
+/* One manifest of the entries e[0..n) of the parent's files (all of spec
+ * `spec_id`) marked deleted, as cs->deleted[cs->n_deleted]. */
+static tl_status add_deleted_manifest(tl_table *t, commit_state *cs, int32_t spec_id,
+                                      const tl_ice_manifest_entry *e, const tl_live_file *const *f,
+                                      size_t n, int64_t seq, tl_error *err)
+{
+    size_t k = cs->n_deleted;
+    char **keys = realloc(cs->deleted_keys, (k + 1) * sizeof *keys);
+    if (keys) cs->deleted_keys = keys;
+    tl_buf *avro = keys ? realloc(cs->deleted_avro, (k + 1) * sizeof *avro) : NULL;
+    if (avro) cs->deleted_avro = avro;
+    tl_ice_manifest_file *mfs = avro ? realloc(cs->deleted, (k + 1) * sizeof *mfs) : NULL;
+    if (mfs == NULL) return tl_error_nomem(err);
+    cs->deleted = mfs;
+    memset(&avro[k], 0, sizeof avro[k]);
+    memset(&mfs[k], 0, sizeof mfs[k]);
+    char uuid[TL_UUID_STR_LEN + 1];
+    tl_uuid_v7(uuid);
+    keys[k] = tl_strdup_printf("%s/metadata/%s-m%zu.avro", t->name.key, uuid, k + 1);
+    cs->n_deleted++; /* from here on freed with the state */
+    if (keys[k] == NULL) return tl_error_nomem(err);
+    TL_TRY(tl_table_manifest_encode_spec(t, tl_ice_metadata_spec(t->md, spec_id), e, n, &avro[k],
+                                         err));
+    tl_ice_manifest_file *mf = &mfs[k];
+    mf->manifest_path = tl_strdup_printf("%s%s", t->location, keys[k] + strlen(t->name.key));
+    mf->manifest_length = (int64_t)avro[k].len;
+    mf->partition_spec_id = spec_id;
+    mf->added_snapshot_id = cs->snapshot_id;
+    mf->sequence_number = seq;
+    mf->min_sequence_number = seq;
+    mf->deleted_files_count = (int32_t)n;
+    const tl_ice_data_file **files = malloc((n + 1) * sizeof *files);
+    for (size_t i = 0; files && i < n; i++) {
+        files[i] = &f[i]->file;
+        mf->deleted_rows_count += f[i]->file.record_count;
+        if (e[i].sequence_number < mf->min_sequence_number)
+            mf->min_sequence_number = e[i].sequence_number;
+    }
+    tl_status st = mf->manifest_path && files ? tl_table_manifest_summarize(files, n, mf, err)
+                                              : tl_error_nomem(err);
+    free(files);
+    if (st == TL_OK && !tl_store_is_local(t->lake->store))
+        st = tl_head_objects_add(&cs->fresh, mf->manifest_path, avro[k].data, avro[k].len, err);
+    return st;
+}
+
+/* A replace: the manifests of every file live in the parent, marked
+ * deleted, one per partition spec (cs->deleted*), and what they held.
+ * Nothing when the parent is empty. */
+static tl_status build_deleted_manifests(tl_table *t, commit_state *cs, int64_t seq, tl_error *err)
 {
     cs->removed_files = cs->removed_rows = cs->removed_bytes = 0;
     tl_live_files lf;
     TL_TRY(tl_live_files_read(t, NULL, &lf, err));
     tl_ice_manifest_entry *e = calloc(lf.n + 1, sizeof *e);
-    tl_status st = e ? TL_OK : tl_error_nomem(err);
+    const tl_live_file **of = calloc(lf.n + 1, sizeof *of);
+    bool *done = calloc(lf.n + 1, sizeof *done);
+    tl_status st = e && of && done ? TL_OK : tl_error_nomem(err);
     for (size_t i = 0; st == TL_OK && i < lf.n; i++) {
-        const tl_live_file *f = &lf.files[i];
-        e[i] = tl_live_file_deleted(f, cs->snapshot_id);
-        cs->removed_rows += f->file.record_count;
-        cs->removed_bytes += f->file.file_size_in_bytes;
+        cs->removed_rows += lf.files[i].file.record_count;
+        cs->removed_bytes += lf.files[i].file.file_size_in_bytes;
     }
     cs->removed_files = (int64_t)lf.n;
-    char uuid[TL_UUID_STR_LEN + 1];
-    tl_uuid_v7(uuid);
-    if (st == TL_OK && lf.n > 0) {
-        st = tl_table_manifest_encode(t, e, lf.n, &cs->deleted_avro, err);
-        cs->deleted_key = tl_strdup_printf("%s/metadata/%s-m1.avro", t->name.key, uuid);
-        cs->deleted = calloc(1, sizeof *cs->deleted);
-        if (st == TL_OK && (cs->deleted_key == NULL || cs->deleted == NULL))
-            st = tl_error_nomem(err);
-    }
-    tl_ice_manifest_file *mf = cs->deleted;
-    if (st == TL_OK && mf) {
-        mf->manifest_path =
-            tl_strdup_printf("%s%s", t->location, cs->deleted_key + strlen(t->name.key));
-        mf->manifest_length = (int64_t)cs->deleted_avro.len;
-        mf->partition_spec_id = cs->spec_id;
-        mf->added_snapshot_id = cs->snapshot_id;
-        mf->sequence_number = seq;
-        mf->min_sequence_number = seq;
-        mf->deleted_files_count = (int32_t)lf.n;
-        mf->deleted_rows_count = cs->removed_rows;
-        for (size_t i = 0; i < lf.n; i++)
-            if (e[i].sequence_number < mf->min_sequence_number)
-                mf->min_sequence_number = e[i].sequence_number;
-        const tl_ice_data_file **files = malloc((lf.n + 1) * sizeof *files);
-        for (size_t i = 0; files && i < lf.n; i++) files[i] = &lf.files[i].file;
-        st = mf->manifest_path && files ? tl_table_manifest_summarize(files, lf.n, mf, err)
-                                        : tl_error_nomem(err);
-        free(files);
-        if (st == TL_OK && !tl_store_is_local(t->lake->store))
-            st = tl_head_objects_add(&cs->fresh, mf->manifest_path, cs->deleted_avro.data,
-                                     cs->deleted_avro.len, err);
+    /* One manifest per spec, in the order the specs first appear. */
+    for (size_t i = 0; st == TL_OK && i < lf.n; i++) {
+        if (done[i]) continue;
+        int32_t spec_id = lf.files[i].partition_spec_id;
+        size_t n = 0;
+        for (size_t j = i; j < lf.n; j++)
+            if (!done[j] && lf.files[j].partition_spec_id == spec_id) {
+                done[j] = true;
+                of[n] = &lf.files[j];
+                e[n++] = tl_live_file_deleted(&lf.files[j], cs->snapshot_id);
+            }
+        if (spec_fits(t, tl_ice_metadata_spec(t->md, spec_id)))
+            st = add_deleted_manifest(t, cs, spec_id, e, of, n, seq, err);
     }
     free(e);
+    free(of);
+    free(done);
     tl_live_files_free(&lf);
     return st;
 }
@@ -212,10 +258,10 @@ static tl_status build_manifest_list(tl_table *t, commit_state *cs, const tl_com
     tl_ice_manifest_file *old = NULL;
     size_t n_old = 0;
     if (req->replace)
-        TL_TRY(build_deleted_manifest(t, cs, seq, err));
+        TL_TRY(build_deleted_manifests(t, cs, seq, err));
     else
         TL_TRY(read_parent_manifests(t, parent, &old, &n_old, err));
-    tl_ice_manifest_file *all = malloc((n_old + 3) * sizeof *all);
+    tl_ice_manifest_file *all = malloc((n_old + cs->n_deleted + 2) * sizeof *all);
     tl_status st = all ? TL_OK : tl_error_nomem(err);
     size_t n = 0;
     if (st == TL_OK) {
@@ -223,7 +269,7 @@ static tl_status build_manifest_list(tl_table *t, commit_state *cs, const tl_com
             cs->manifest->sequence_number = cs->manifest->min_sequence_number = seq;
             all[n++] = *cs->manifest;
         }
-        if (cs->deleted) all[n++] = *cs->deleted;
+        for (size_t i = 0; i < cs->n_deleted; i++) all[n++] = cs->deleted[i];
         if (n_old) memcpy(all + n, old, n_old * sizeof *old);
         n += n_old;
         int64_t parent_id = parent ? parent->snapshot_id : 0;
@@ -343,7 +389,7 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
 {
     size_t n_att = req->attachments ? req->attachments->n : 0, n = 0;
     size_t n_first = attempt == 1 ? req->n_uploads + 1 + n_att : 0;
-    tl_store_put_item *items = calloc(n_first + 3, sizeof *items);
+    tl_store_put_item *items = calloc(n_first + cs->n_deleted + 2, sizeof *items);
     if (items == NULL) return tl_error_nomem(err);
     if (attempt == 1) {
         for (size_t i = 0; i < req->n_uploads; i++) items[n++] = req->uploads[i];
@@ -352,9 +398,9 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
             items[n++] = (tl_store_put_item){cs->manifest_key, cs->manifest_avro.data,
                                              cs->manifest_avro.len};
     }
-    if (cs->deleted_key)
-        items[n++] =
-            (tl_store_put_item){cs->deleted_key, cs->deleted_avro.data, cs->deleted_avro.len};
+    for (size_t i = 0; i < cs->n_deleted; i++)
+        items[n++] = (tl_store_put_item){cs->deleted_keys[i], cs->deleted_avro[i].data,
+                                         cs->deleted_avro[i].len};
     items[n++] = (tl_store_put_item){cs->list_key, list->data, list->len};
     if (cs->lvi_key) items[n++] = (tl_store_put_item){cs->lvi_key, lvi->data, lvi->len};
     tl_status st = tl_store_put_many(t->lake->store, items, n, err);
@@ -454,17 +500,23 @@ static void remove_quietly(tl_table *t, char **key)
     *key = NULL;
 }
 
-/* Forgets (and with remove, deletes) this attempt's manifest of deleted files. */
-static void drop_deleted_manifest(tl_table *t, commit_state *cs, bool remove)
+/* Forgets (and with remove, deletes) this attempt's manifests of deleted files. */
+static void drop_deleted_manifests(tl_table *t, commit_state *cs, bool remove)
 {
-    if (remove)
-        remove_quietly(t, &cs->deleted_key);
-    else
-        free(cs->deleted_key);
-    cs->deleted_key = NULL;
-    tl_buf_free(&cs->deleted_avro);
-    tl_ice_manifest_files_free(cs->deleted, cs->deleted ? 1 : 0);
+    for (size_t i = 0; i < cs->n_deleted; i++) {
+        if (remove)
+            remove_quietly(t, &cs->deleted_keys[i]);
+        else
+            free(cs->deleted_keys[i]);
+        tl_buf_free(&cs->deleted_avro[i]);
+    }
+    free(cs->deleted_keys);
+    free(cs->deleted_avro);
+    tl_ice_manifest_files_free(cs->deleted, cs->n_deleted);
+    cs->deleted_keys = NULL;
+    cs->deleted_avro = NULL;
     cs->deleted = NULL;
+    cs->n_deleted = 0;
 }
 
 static void backoff(int attempt)
@@ -506,11 +558,11 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     for (int attempt = 1; st == TL_OK; attempt++) {
         out->attempts = attempt;
         st = attempt_commit(t, &cs, req, attempt, err);
-        if (st == TL_OK) drop_deleted_manifest(t, &cs, false);
+        if (st == TL_OK) drop_deleted_manifests(t, &cs, false);
         if (st != TL_ERR_EXISTS) break;
         remove_quietly(t, &cs.list_key);
         remove_quietly(t, &cs.lvi_key);
-        drop_deleted_manifest(t, &cs, true);
+        drop_deleted_manifests(t, &cs, true);
         if (req->expect_version > 0) {
             st = tl_error_set(err, TL_ERR_CONFLICT,
                               "%s moved past version %lld during the commit (expect_version)",
@@ -532,6 +584,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
             out->duplicate = true;
             break;
         }
+        if (st == TL_OK && req->rebase) st = req->rebase(t, req->rebase_ctx, err);
         if (st == TL_OK) st = check_rebase(t, &cs, err);
         if (st == TL_OK && tl_ice_metadata_snapshot(t->md, cs.snapshot_id) != NULL)
             st = tl_error_set(err, TL_ERR_CONFLICT, "snapshot id collision");
@@ -546,7 +599,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
         remove_quietly(t, &cs.lvi_key);
         remove_quietly(t, &cs.manifest_key);
     }
-    drop_deleted_manifest(t, &cs, failed);
+    drop_deleted_manifests(t, &cs, failed);
     free(cs.list_key);
     free(cs.lvi_key);
     free(cs.manifest_key);

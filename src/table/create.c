@@ -176,29 +176,6 @@ static tl_status plan_time_series(create_plan *p, const struct ArrowSchema *sche
     return add_property(p, TL_PROP_TIME_COLUMN, o->time_column, err);
 }
 
-/* A partition_by entry of a time-series table: not its time column (the time
- * partition is there already), and with dedup on a series-key column, so that
- * a series never spans two partitions (dedup compares rows within one). */
-static tl_status check_series_partition(const tl_table_options *o, const char *entry,
-                                        const char *column, tl_ice_transform tr, tl_error *err)
-{
-    if (o->time_column == NULL) return TL_OK;
-    if (strcmp(column, o->time_column) == 0)
-        return tl_error_set(err, TL_ERR_INVALID,
-                            "partition_by \"%s\": the time column is partitioned by the chunk "
-                            "interval already",
-                            entry);
-    if (o->dedup == 0) return TL_OK;
-    bool key = false;
-    for (size_t i = 0; i < o->series_key_len; i++)
-        key = key || (o->series_key[i] && strcmp(o->series_key[i], column) == 0);
-    if (key && tr.kind == TL_ICE_TRANSFORM_IDENTITY) return TL_OK;
-    return tl_error_set(err, TL_ERR_INVALID,
-                        "partition_by \"%s\": a table with dedup partitions only by series-key "
-                        "columns (as they are), so that each series stays in one partition",
-                        entry);
-}
-
 static tl_status plan_partition_by(create_plan *p, const tl_table_options *o, tl_error *err)
 {
     if (o->partition_by_len > TL_MAX_PARTITION_BY)
@@ -209,7 +186,8 @@ static tl_status plan_partition_by(create_plan *p, const tl_table_options *o, tl
         char *column = NULL, *name = NULL;
         tl_ice_transform tr;
         TL_TRY(tl_part_by_parse(entry, &p->schema, &column, &tr, err));
-        tl_status st = check_series_partition(o, entry, column, tr, err);
+        tl_status st = tl_part_by_check_series(o->time_column, o->series_key, o->series_key_len,
+                                               o->dedup != 0, entry, column, tr, err);
         if (st == TL_OK) st = tl_ice_partition_field_name(column, tr, &name, err);
         for (size_t k = 0; st == TL_OK && k < p->spec.n_fields; k++)
             if (strcmp(p->field_names[k], name) == 0)

@@ -26,7 +26,14 @@ static tl_status partition_types(const tl_table *t, const tl_ice_partition_spec 
 tl_status tl_table_manifest_encode(const tl_table *t, const tl_ice_manifest_entry *entries,
                                    size_t n, tl_buf *out, tl_error *err)
 {
-    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
+    return tl_table_manifest_encode_spec(t, tl_ice_metadata_default_spec(t->md), entries, n, out,
+                                         err);
+}
+
+tl_status tl_table_manifest_encode_spec(const tl_table *t, const tl_ice_partition_spec *spec,
+                                        const tl_ice_manifest_entry *entries, size_t n, tl_buf *out,
+                                        tl_error *err)
+{
     size_t nf = spec ? spec->n_fields : 0;
     tl_ice_partition_field_type fields[nf + 1];
     char types[nf + 1][64];

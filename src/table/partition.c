@@ -103,3 +103,24 @@ char *tl_part_by_format(const tl_part_field *f, const tl_ice_schema *schema)
     tl_ice_transform_format(f->transform, t, sizeof t);
     return tl_strdup_printf("%s(%s)", t, column);
 }
+
+tl_status tl_part_by_check_series(const char *time_column, const char *const *series_key,
+                                  size_t series_key_len, bool dedup, const char *entry,
+                                  const char *column, tl_ice_transform tr, tl_error *err)
+{
+    if (time_column == NULL) return TL_OK;
+    if (strcmp(column, time_column) == 0)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "partition_by \"%s\": the time column is partitioned by the chunk "
+                            "interval already",
+                            entry);
+    if (!dedup) return TL_OK;
+    bool key = false;
+    for (size_t i = 0; i < series_key_len; i++)
+        key = key || (series_key[i] && strcmp(series_key[i], column) == 0);
+    if (key && tr.kind == TL_ICE_TRANSFORM_IDENTITY) return TL_OK;
+    return tl_error_set(err, TL_ERR_INVALID,
+                        "partition_by \"%s\": a table with dedup partitions only by series-key "
+                        "columns (as they are), so that each series stays in one partition",
+                        entry);
+}

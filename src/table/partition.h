@@ -32,6 +32,14 @@ tl_status tl_part_fields_load(const tl_ice_metadata *md, tl_part_field **out, si
 tl_status tl_part_by_parse(const char *entry, const tl_ice_schema *schema, char **column,
                            tl_ice_transform *out, tl_error *err);
 
+/* A partition_by entry of a time-series table (time_column not NULL; else
+ * TL_OK): not its time column (the time partition is there already), and
+ * with dedup an identity of a series-key column, so that a series never
+ * spans two partitions (dedup compares rows within one). */
+tl_status tl_part_by_check_series(const char *time_column, const char *const *series_key,
+                                  size_t series_key_len, bool dedup, const char *entry,
+                                  const char *column, tl_ice_transform tr, tl_error *err);
+
 /* The partition_by entry of a field ("region", "month(d)"), malloc'd. */
 char *tl_part_by_format(const tl_part_field *f, const tl_ice_schema *schema);
 

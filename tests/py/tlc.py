@@ -124,6 +124,9 @@ _lib.tl_table_schema.argtypes = [_P, _P, ctypes.POINTER(Error)]
 _lib.tl_table_refresh.argtypes = [_P, ctypes.POINTER(Error)]
 _lib.tl_table_append.argtypes = [_P, _P, ctypes.POINTER(AppendOptions), ctypes.POINTER(AppendResult), ctypes.POINTER(Error)]
 _lib.tl_table_replace.argtypes = [_P, _P, ctypes.POINTER(AppendOptions), ctypes.POINTER(AppendResult), ctypes.POINTER(Error)]
+_lib.tl_table_replace_schema.argtypes = [_P, _P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, _P,
+                                          ctypes.POINTER(AppendOptions), ctypes.POINTER(AppendResult),
+                                          ctypes.POINTER(Error)]
 _lib.tl_table_attachment.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(ctypes.c_size_t),
                                      ctypes.POINTER(Error)]
 _lib.tl_table_batches_committed.argtypes = [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
@@ -487,8 +490,9 @@ class Table:
         return [bool(out[i]) for i in range(len(ids))]
 
     def append(self, data, batch_id=None, maintain=None, batch_ids=None, expect_version=None, summary=None,
-               attachments=None, replace=False):
-        """tl_table_append (tl_table_replace with replace=True). summary: a dict;
+               attachments=None, replace=False, schema=None, partition_by=None):
+        """tl_table_append (tl_table_replace with replace=True; tl_table_replace_schema
+        with a new pyarrow schema and partition_by list too). summary: a dict;
         attachments: a dict name -> bytes."""
         stream = _stream_of(data)
         opts = AppendOptions(batch_id.encode() if batch_id else None, -1 if maintain is None else int(maintain))
@@ -508,8 +512,18 @@ class Table:
             opts.attachments_len = len(attachments)
         res = AppendResult()
         err = Error()
-        call = _lib.tl_table_replace if replace else _lib.tl_table_append
-        _check(call(self._h, stream, ctypes.byref(opts), ctypes.byref(res), ctypes.byref(err)), err)
+        if schema is not None:
+            sbuf = ctypes.create_string_buffer(ARROW_SCHEMA_SIZE)
+            schema._export_to_c(ctypes.addressof(sbuf))
+            parts = _cstrings(partition_by or [])
+            try:
+                _check(_lib.tl_table_replace_schema(self._h, sbuf, parts, len(partition_by or []), stream,
+                                                    ctypes.byref(opts), ctypes.byref(res), ctypes.byref(err)), err)
+            finally:
+                pa.Schema._import_from_c(ctypes.addressof(sbuf))  # borrowed: release it ourselves
+        else:
+            call = _lib.tl_table_replace if replace else _lib.tl_table_append
+            _check(call(self._h, stream, ctypes.byref(opts), ctypes.byref(res), ctypes.byref(err)), err)
         out = {
             "rows": res.rows, "files": res.files, "bytes": res.bytes, "version": res.version,
             "commit_ms": res.commit_ms, "attempts": res.attempts, "duplicate": bool(res.duplicate),

@@ -11,6 +11,7 @@
 
 #include "arrow/stream.h"
 #include "core/strlist.h"
+#include "iceberg/metadata.h"
 #include "test_arrow_helpers.h"
 #include "test_table_helpers.h"
 #include "timelake.h"
@@ -98,6 +99,25 @@ static void totals(tl_lake *lake, const char *table, int64_t *count, int64_t *su
         *count = ((const int64_t *)b[0].children[0]->buffers[1])[0];
         *sum = ((const int64_t *)b[0].children[1]->buffers[1])[0];
     }
+    for (size_t i = 0; i < n; i++) tl_array_release(&b[i]);
+    free(b);
+    tl_schema_release(&schema);
+    s.release(&s);
+}
+
+/* count(*) of the table where `column` is not null, through SQL. */
+static void totals_text(tl_lake *lake, const char *table, const char *column, int64_t *count)
+{
+    char q[256];
+    snprintf(q, sizeof q, "SELECT count(%s) FROM %s WHERE %s IN ('x', 'y')", column, table, column);
+    struct ArrowArrayStream s;
+    tl_error err;
+    CHECK_OK(tl_lake_sql(lake, q, NULL, &s, NULL, &err), &err);
+    struct ArrowSchema schema;
+    struct ArrowArray *b = NULL;
+    size_t n = 0;
+    CHECK_OK(tl_stream_collect(&s, &schema, &b, &n, &err), &err);
+    *count = n > 0 ? ((const int64_t *)b[0].children[0]->buffers[1])[0] : -1;
     for (size_t i = 0; i < n; i++) tl_array_release(&b[i]);
     free(b);
     tl_schema_release(&schema);
@@ -455,6 +475,269 @@ static void test_expiry_keeps_named_attachments(void)
     tl_lake_close(lake);
 }
 
+/* ---- tl_table_replace_schema ---- */
+
+static void kvn_schema(struct ArrowSchema *s)
+{
+    tl_error err;
+    CHECK_OK(tl_schema_init(s, "+s", NULL, 0, 3, &err), &err);
+    CHECK_OK(tl_schema_init(s->children[0], "u", "k", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    CHECK_OK(tl_schema_init(s->children[1], "l", "n", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    CHECK_OK(tl_schema_init(s->children[2], "u", "note", ARROW_FLAG_NULLABLE, 0, &err), &err);
+}
+
+/* A stream of rows (keys[i], i + first, notes[i]) with columns k, n, note. */
+static void kvn_stream(const char *const *keys, const char *const *notes, int64_t rows,
+                       int64_t first, struct ArrowArrayStream *out)
+{
+    tl_error err;
+    int64_t n[64];
+    for (int64_t i = 0; i < rows; i++) n[i] = first + i;
+    tcol c0, c1, c2;
+    tcol_strs(&c0, "u", keys, rows);
+    tcol_ints(&c1, "l", n, NULL, rows);
+    tcol_strs(&c2, "u", notes, rows);
+    struct ArrowArray batch;
+    CHECK_OK(tl_array_init(&batch, 1, 3, &err), &err);
+    batch.length = rows;
+    tl_array_move(&c0.array, batch.children[0]);
+    tl_array_move(&c1.array, batch.children[1]);
+    tl_array_move(&c2.array, batch.children[2]);
+    tcol_free(&c0);
+    tcol_free(&c1);
+    tcol_free(&c2);
+    struct ArrowSchema schema;
+    kvn_schema(&schema);
+    CHECK_OK(tl_stream_from_batches(&schema, &batch, rows ? 1 : 0, out, &err), &err);
+    if (rows == 0) tl_array_release(&batch);
+}
+
+/* The table's metadata version `version`, parsed (the caller frees it). */
+static tl_ice_metadata *read_metadata(const char *dir, const char *table_dir, int64_t version)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s/metadata/v%lld.metadata.json", dir, table_dir,
+             (long long)version);
+    tl_buf b = {0};
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    char chunk[4096];
+    size_t n;
+    while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&b, chunk, n);
+    if (f) fclose(f);
+    tl_ice_metadata *md = NULL;
+    tl_error err;
+    CHECK_OK(tl_ice_metadata_parse((const char *)b.data, b.len, &md, &err), &err);
+    tl_buf_free(&b);
+    return md;
+}
+
+static int32_t field_id(const tl_ice_metadata *md, const char *name)
+{
+    const tl_ice_field *f = tl_ice_schema_find(tl_ice_metadata_current_schema(md), name);
+    return f ? f->id : -1;
+}
+
+/* A new column and other partition keys, in one overwrite snapshot: kept
+ * columns keep their ids, the new one gets the next; a new spec; the same
+ * table UUID and every older snapshot. */
+static void test_replace_schema_adds_a_column_and_repartitions(void)
+{
+    tl_lake *lake;
+    char dir[600];
+    tl_table *t = create("replace-schema", "k.s", &lake, dir, sizeof dir);
+    const char *a[] = {"eu", "us", "eu"}, *notes[] = {"x", "y", "x"};
+    tl_append_result r;
+    tl_error err;
+    tl_append_options o = {.maintain = 0};
+    CHECK_OK(commit(t, false, &o, a, 3, 1, &r, &err), &err);
+    tl_ice_metadata *before = read_metadata(dir, "k/s", 2);
+    struct ArrowSchema schema;
+    struct ArrowArrayStream s;
+    kvn_schema(&schema);
+    kvn_stream(a, notes, 3, 10, &s);
+    const char *by[] = {"note", "k"};
+    CHECK_OK(tl_table_replace_schema(t, &schema, by, 2, &s, &o, &r, &err), &err);
+    CHECK_INT(r.rows, 3);
+    CHECK_INT(r.version, 3);
+    int64_t count, sum;
+    totals(lake, "k.s", &count, &sum);
+    CHECK_INT(count, 3);
+    CHECK_INT(sum, 33);
+    struct ArrowSchema now;
+    CHECK_OK(tl_table_schema(t, &now, &err), &err);
+    CHECK_INT(now.n_children, 3);
+    CHECK_STR(now.children[2]->name, "note");
+    tl_schema_release(&now);
+    tl_table_info info;
+    CHECK_OK(tl_table_info_get(t, &info, &err), &err);
+    CHECK_STR(info.partition_by[0], "note");
+    CHECK_STR(info.partition_by[1], "k");
+    CHECK(info.partition_by[2] == NULL);
+    CHECK_INT(info.files, 2);
+    tl_table_info_clear(&info);
+
+    tl_ice_metadata *md = read_metadata(dir, "k/s", 3);
+    CHECK_STR(md->table_uuid, before->table_uuid);
+    CHECK_INT(md->n_schemas, 2);
+    CHECK_INT(md->current_schema_id, 1);
+    CHECK_INT(field_id(md, "k"), field_id(before, "k"));
+    CHECK_INT(field_id(md, "n"), field_id(before, "n"));
+    CHECK_INT(field_id(md, "note"), before->last_column_id + 1);
+    CHECK_INT(md->last_column_id, before->last_column_id + 1);
+    CHECK_INT(md->n_specs, 2);
+    CHECK_INT(md->default_spec_id, 1);
+    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(md);
+    CHECK_INT(spec->n_fields, 2);
+    CHECK_INT(spec->fields[0].field_id, 1001);                                /* note: new */
+    CHECK_INT(spec->fields[1].field_id, before->specs[0].fields[0].field_id); /* k: kept */
+    CHECK_INT(md->last_partition_id, 1001);
+    CHECK_INT(md->n_snapshots, 2);
+    const tl_ice_snapshot *cur = tl_ice_metadata_current_snapshot(md);
+    CHECK_STR(tl_ice_snapshot_summary(cur, "operation"), "overwrite");
+    CHECK_INT(cur->schema_id, 1);
+    CHECK(tl_ice_metadata_snapshot(md, before->current_snapshot_id) != NULL);
+    tl_ice_metadata_free(md);
+
+    /* Back to the first columns and partitions: schema 0 and spec 0 again. */
+    struct ArrowSchema first;
+    kv_schema(&first);
+    kv_stream(a, 2, 5, &s);
+    const char *by_k[] = {"k"};
+    CHECK_OK(tl_table_replace_schema(t, &first, by_k, 1, &s, &o, &r, &err), &err);
+    md = read_metadata(dir, "k/s", 4);
+    CHECK_INT(md->n_schemas, 2);
+    CHECK_INT(md->current_schema_id, 0);
+    CHECK_INT(md->n_specs, 2);
+    CHECK_INT(md->default_spec_id, 0);
+    tl_ice_metadata_free(md);
+    totals(lake, "k.s", &count, &sum);
+    CHECK_INT(count, 2);
+    CHECK_INT(sum, 11);
+
+    /* n becomes a string: a new column (a new id), unpartitioned. */
+    struct ArrowSchema text;
+    CHECK_OK(tl_schema_init(&text, "+s", NULL, 0, 2, &err), &err);
+    CHECK_OK(tl_schema_init(text.children[0], "u", "k", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    CHECK_OK(tl_schema_init(text.children[1], "u", "n", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    tcol c0, c1;
+    tcol_strs(&c0, "u", a, 2);
+    tcol_strs(&c1, "u", notes, 2);
+    struct ArrowArray batch;
+    CHECK_OK(tl_array_init(&batch, 1, 2, &err), &err);
+    batch.length = 2;
+    tl_array_move(&c0.array, batch.children[0]);
+    tl_array_move(&c1.array, batch.children[1]);
+    tcol_free(&c0);
+    tcol_free(&c1);
+    struct ArrowSchema text_copy;
+    CHECK_OK(tl_schema_copy(&text, &text_copy, &err), &err);
+    CHECK_OK(tl_stream_from_batches(&text_copy, &batch, 1, &s, &err), &err);
+    CHECK_OK(tl_table_replace_schema(t, &text, NULL, 0, &s, &o, &r, &err), &err);
+    totals_text(lake, "k.s", "n", &count);
+    CHECK_INT(count, 2);
+    md = read_metadata(dir, "k/s", 5);
+    CHECK_INT(field_id(md, "n"), 4);
+    CHECK_INT(field_id(md, "k"), 1);
+    CHECK_INT(tl_ice_metadata_default_spec(md)->n_fields, 0);
+    tl_ice_metadata_free(md);
+    tl_schema_release(&text);
+    tl_schema_release(&first);
+    tl_schema_release(&schema);
+    tl_ice_metadata_free(before);
+    tl_table_close(t);
+    tl_lake_close(lake);
+}
+
+/* A refused or failed schema replace leaves the table, its folder and the
+ * handle exactly as they were. */
+static void test_failed_replace_schema_leaves_the_table(void)
+{
+    tl_lake *lake;
+    char dir[600];
+    tl_table *t = create("replace-schema-bad", "k.f", &lake, dir, sizeof dir);
+    tl_table *other = NULL;
+    tl_error err;
+    CHECK_OK(tl_lake_open_table(lake, "k.f", &other, &err), &err);
+    const char *a[] = {"eu", "us"}, *notes[] = {"x", "y"};
+    tl_append_result r;
+    tl_append_options o = {.maintain = 0};
+    CHECK_OK(commit(t, false, &o, a, 2, 1, &r, &err), &err);
+    tl_strlist before = {0}, after = {0};
+    list_files(dir, "", &before);
+    struct ArrowSchema schema, two;
+    struct ArrowArrayStream s;
+    kv_schema(&two);
+    kvn_schema(&schema);
+    const char *by[] = {"note"};
+
+    /* Rows with a column the new schema lacks. */
+    kvn_stream(a, notes, 2, 1, &s);
+    CHECK_INT(tl_table_replace_schema(t, &two, by, 0, &s, &o, &r, &err), TL_ERR_INVALID);
+    CHECK(strstr(err.message, "note") != NULL);
+    /* A partition of a column the new schema lacks; a bad entry; no struct. */
+    kvn_stream(a, notes, 2, 1, &s);
+    CHECK_INT(tl_table_replace_schema(t, &two, by, 1, &s, &o, &r, &err), TL_ERR_INVALID);
+    CHECK(strstr(err.message, "note") != NULL);
+    const char *bad[] = {"hour(k)"};
+    kvn_stream(a, notes, 2, 1, &s);
+    CHECK_INT(tl_table_replace_schema(t, &schema, bad, 1, &s, &o, &r, &err), TL_ERR_INVALID);
+    kvn_stream(a, notes, 2, 1, &s);
+    CHECK_INT(tl_table_replace_schema(t, schema.children[0], NULL, 0, &s, &o, &r, &err),
+              TL_ERR_INVALID);
+    /* A lost race with expect_version. */
+    list_files(dir, "", &after);
+    CHECK(same_files(&before, &after));
+    tl_strlist_free(&after);
+    tl_strlist_free(&before);
+    CHECK_OK(commit(other, false, &o, a, 1, 50, &r, &err), &err);
+    list_files(dir, "", &before);
+    kvn_stream(a, notes, 2, 1, &s);
+    tl_append_options cas = {.maintain = 0, .expect_version = 2};
+    CHECK_INT(tl_table_replace_schema(t, &schema, by, 1, &s, &cas, &r, &err), TL_ERR_CONFLICT);
+    list_files(dir, "", &after);
+    CHECK(same_files(&before, &after));
+    tl_strlist_free(&after);
+    CHECK_INT(tl_table_version(t), 2);
+    /* The handle is as it was: two columns, partitioned by k; it appends. */
+    struct ArrowSchema now;
+    CHECK_OK(tl_table_schema(t, &now, &err), &err);
+    CHECK_INT(now.n_children, 2);
+    tl_schema_release(&now);
+    tl_table_info info;
+    CHECK_OK(tl_table_info_get(t, &info, &err), &err);
+    CHECK_STR(info.partition_by[0], "k");
+    tl_table_info_clear(&info);
+    CHECK_OK(tl_table_refresh(t, &err), &err);
+    CHECK_OK(commit(t, false, &o, a, 1, 100, &r, &err), &err);
+    int64_t count, sum;
+    totals(lake, "k.f", &count, &sum);
+    CHECK_INT(count, 4);
+    CHECK_INT(sum, 153);
+
+    /* Without expect_version a lost race makes the change again on the
+     * winner's version: other is two versions behind. */
+    kvn_stream(a, notes, 2, 20, &s);
+    CHECK_OK(tl_table_replace_schema(other, &schema, by, 1, &s, &o, &r, &err), &err);
+    CHECK_INT(r.attempts, 2);
+    CHECK_INT(r.version, 5);
+    totals(lake, "k.f", &count, &sum);
+    CHECK_INT(count, 2);
+    CHECK_INT(sum, 41);
+    tl_ice_metadata *md = read_metadata(dir, "k/f", 5);
+    CHECK_INT(md->current_schema_id, 1);
+    CHECK_INT(field_id(md, "note"), 3);
+    tl_ice_metadata_free(md);
+    tl_schema_release(&schema);
+    tl_schema_release(&two);
+    tl_strlist_free(&before);
+    tl_table_close(other);
+    tl_table_close(t);
+    tl_lake_close(lake);
+}
+
 UNIT_TESTS(UNIT(test_replace_makes_the_stream_the_table), UNIT(test_expect_version),
            UNIT(test_expiry_keeps_named_attachments), UNIT(test_attachments_are_inherited),
-           UNIT(test_bad_summaries_commit_nothing), UNIT(test_lost_race_rebases))
+           UNIT(test_bad_summaries_commit_nothing), UNIT(test_lost_race_rebases),
+           UNIT(test_replace_schema_adds_a_column_and_repartitions),
+           UNIT(test_failed_replace_schema_leaves_the_table))
