@@ -356,7 +356,15 @@ static int feed_next(struct ArrowArrayStream *s, struct ArrowArray *out)
         memset(&f->pending, 0, sizeof f->pending);
         f->pending_next = 0;
         if (f->status != KARET_OK) return 5; /* EIO */
-        if (f->next == f->files->len) return 0;
+        if (f->next == f->files->len) {
+            /* The library commits only once the stream has ended: a cancel
+             * that came while the last file was read still stops it. */
+            if (f->cancel && *f->cancel) {
+                fail(f, KARET_ERR_CANCELLED, "%s%s", "cancelled", "");
+                return 5;
+            }
+            return 0;
+        }
         if (process_file(f, &f->files->items[f->next++]) != 0) return 5;
     }
     kbatch *b = &f->pending.items[f->pending_next++];

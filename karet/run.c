@@ -110,7 +110,8 @@ static bool schema_matches(tl_table *tbl, const ktable *t)
 /* ---- deciding the run ---- */
 
 typedef struct plan {
-    bool full, recreate;
+    bool full;
+    bool recreate; /* the columns or partition keys changed: the commit reshapes the table */
     char reason[1200];
     kfiles to_read;     /* the files to read, in ingest order */
     json_t *record;     /* the table's record, or NULL */
@@ -399,7 +400,10 @@ static tl_status commit(run_ctx *r, ktab *k, const plan *p, const char *hash, in
             snprintf(err->message, sizeof err->message, "cancelled");
             st = err->code = TL_ERR_INVALID;
         } else {
-            st = ktab_commit(k, &rows, p->full, version, text, summary, &o->res, err);
+            kcommit kind = p->recreate ? KCOMMIT_RESHAPE
+                           : p->full   ? KCOMMIT_REPLACE
+                                       : KCOMMIT_APPEND;
+            st = ktab_commit(k, &rows, kind, version, text, summary, &o->res, err);
         }
     } else if (feed.release) {
         feed.release(&feed);
@@ -536,10 +540,6 @@ static int run_table_once(run_ctx *r, const ktable *t, const kfiles *all, const 
                                       "rows_read", 0, "rows_written", 0, "rows_deduped", 0,
                                       "partitions_written", 0, "version",
                                       (json_int_t)tl_table_version(k.handle)));
-        goto done;
-    }
-    if (p.recreate && (st = ktab_recreate(&k, &err)) != TL_OK) {
-        rc = run_fail(r, status_of(st), "table %s: %s", t->id, err.message);
         goto done;
     }
     outcome o = {0};

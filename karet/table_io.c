@@ -9,23 +9,37 @@
 
 #include "feed.h"
 
-static tl_status create(ktab *k, tl_error *err)
+/* The pipeline's columns and partition keys, for a new table or a reshaped one. */
+typedef struct shape {
+    struct ArrowSchema schema;
+    const char *parts[2];
+} shape;
+
+static tl_status shape_of(const ktab *k, shape *out, tl_error *err)
 {
-    struct ArrowSchema schema = {0};
-    if (!ktable_arrow_schema(k->t, &schema)) {
+    memset(out, 0, sizeof *out);
+    if (!ktable_arrow_schema(k->t, &out->schema)) {
         snprintf(err->message, sizeof err->message, "out of memory");
         return err->code = TL_ERR_NOMEM;
     }
-    const char *parts[2];
-    for (size_t i = 0; i < k->t->npartitions; i++) parts[i] = k->t->partitions[i].spec;
+    for (size_t i = 0; i < k->t->npartitions && i < 2; i++)
+        out->parts[i] = k->t->partitions[i].spec;
+    return TL_OK;
+}
+
+static tl_status create(ktab *k, tl_error *err)
+{
+    shape sh;
+    tl_status st = shape_of(k, &sh, err);
+    if (st != TL_OK) return st;
     const char *props[] = {"karet.pipeline", k->slug, "karet.table", k->t->id, NULL};
     tl_table_options o = {.dedup = 0,
                           .ingest_time = 0,
                           .properties = props,
-                          .partition_by = k->t->npartitions ? parts : NULL,
+                          .partition_by = k->t->npartitions ? sh.parts : NULL,
                           .partition_by_len = k->t->npartitions};
-    tl_status st = tl_lake_create_table(k->lake->warehouse, k->name, &schema, &o, &k->handle, err);
-    schema.release(&schema);
+    st = tl_lake_create_table(k->lake->warehouse, k->name, &sh.schema, &o, &k->handle, err);
+    sh.schema.release(&sh.schema);
     return st;
 }
 
@@ -38,16 +52,6 @@ tl_status ktab_open(ktab *k, bool *created, tl_error *err)
     *created = st == TL_OK;
     if (st == TL_ERR_EXISTS) /* another run created it first */
         st = tl_lake_open_table(k->lake->warehouse, k->name, &k->handle, err);
-    return st;
-}
-
-tl_status ktab_recreate(ktab *k, tl_error *err)
-{
-    tl_table_close(k->handle);
-    k->handle = NULL;
-    tl_status st = tl_lake_drop_table(k->lake->warehouse, k->name, err);
-    if (st == TL_OK) st = create(k, err);
-    if (st == TL_ERR_EXISTS) st = tl_lake_open_table(k->lake->warehouse, k->name, &k->handle, err);
     return st;
 }
 
@@ -81,7 +85,7 @@ tl_status ktab_new_keys(ktab *k, struct ArrowArrayStream *in, struct ArrowArrayS
     return tl_table_filter_new_keys(k->handle, keys, n, in, out, dropped, err);
 }
 
-tl_status ktab_commit(ktab *k, struct ArrowArrayStream *rows, bool replace, int64_t version,
+tl_status ktab_commit(ktab *k, struct ArrowArrayStream *rows, kcommit kind, int64_t version,
                       const char *record, const char *const *summary, tl_append_result *out,
                       tl_error *err)
 {
@@ -91,6 +95,16 @@ tl_status ktab_commit(ktab *k, struct ArrowArrayStream *rows, bool replace, int6
                             .summary = summary,
                             .attachments = &att,
                             .attachments_len = 1};
-    return replace ? tl_table_replace(k->handle, rows, &ao, out, err)
-                   : tl_table_append(k->handle, rows, &ao, out, err);
+    if (kind == KCOMMIT_APPEND) return tl_table_append(k->handle, rows, &ao, out, err);
+    if (kind == KCOMMIT_REPLACE) return tl_table_replace(k->handle, rows, &ao, out, err);
+    shape sh;
+    tl_status st = shape_of(k, &sh, err);
+    if (st != TL_OK) {
+        rows->release(rows);
+        return st;
+    }
+    st = tl_table_replace_schema(k->handle, &sh.schema, k->t->npartitions ? sh.parts : NULL,
+                                 k->t->npartitions, rows, &ao, out, err);
+    sh.schema.release(&sh.schema);
+    return st;
 }

@@ -24,8 +24,6 @@ typedef struct ktab {
 /* Opens the table, creating it (empty, with t's columns and partition keys)
  * when it does not exist; *created says which. */
 tl_status ktab_open(ktab *k, bool *created, tl_error *err);
-/* Drops and creates it again (its columns or partition keys changed). */
-tl_status ktab_recreate(ktab *k, tl_error *err);
 void ktab_close(ktab *k);
 
 /* The record committed with the table's current version: *out is NULL when
@@ -36,10 +34,19 @@ tl_status ktab_record(ktab *k, json_t **out, tl_error *err);
 tl_status ktab_new_keys(ktab *k, struct ArrowArrayStream *in, struct ArrowArrayStream *out,
                         int64_t *dropped, tl_error *err);
 
-/* Commits the rows (consumed) as an append, or a replace of the whole table,
- * with `record` (JSON text) and the snapshot summary pairs, only if the table
- * is still at `version` (else TL_ERR_CONFLICT, nothing written). */
-tl_status ktab_commit(ktab *k, struct ArrowArrayStream *rows, bool replace, int64_t version,
+typedef enum kcommit {
+    KCOMMIT_APPEND,  /* the rows are added */
+    KCOMMIT_REPLACE, /* the rows are the whole table */
+    /* The rows are the whole table, and its columns and partition keys
+     * become the pipeline's, in the same commit: the old table stays
+     * readable, whole, until then, and a failure leaves it as it was. */
+    KCOMMIT_RESHAPE
+} kcommit;
+
+/* Commits the rows (consumed) as `kind` says, with `record` (JSON text) and
+ * the snapshot summary pairs, only if the table is still at `version` (else
+ * TL_ERR_CONFLICT, nothing written). */
+tl_status ktab_commit(ktab *k, struct ArrowArrayStream *rows, kcommit kind, int64_t version,
                       const char *record, const char *const *summary, tl_append_result *out,
                       tl_error *err);
 
