@@ -128,3 +128,39 @@ def test_failed_schema_replace_leaves_the_table_as_it_was(lake, lake_dir):
     assert lake.sql("SELECT count(*) AS c FROM k.f").column("c")[0].as_py() == 2
     table = StaticTable.from_metadata(metadata_file(lake_dir, "k/f"))
     assert len(table.schemas()) == 1 and len(table.specs()) == 1
+
+
+def test_time_series_table_keeps_its_contract(lake, lake_dir, reference):
+    import datetime as dt
+
+    schema = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("host", pa.string()), ("v", pa.float64())])
+    t = lake.create_table("iot.m", schema, time_column="time", series_key=["host"], partition_by=["host"])
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    t.append(pa.table({"time": [t0, t0 + dt.timedelta(days=3)], "host": ["a", "b"], "v": [1.0, 2.0]}, schema=schema))
+    before = StaticTable.from_metadata(metadata_file(lake_dir, "iot/m"))
+    wider = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("host", pa.string()), ("v", pa.float64()),
+                       ("unit", pa.string())])
+    new = pa.table({"time": [t0 + dt.timedelta(days=1)], "host": ["c"], "v": [3.0], "unit": ["C"]}, schema=wider)
+    t.replace(new, schema=wider, partition_by=[])
+    assert lake.latest("iot.m").select(["host", "v", "unit"]).to_pylist() == [{"host": "c", "v": 3.0, "unit": "C"}]
+    table = StaticTable.from_metadata(metadata_file(lake_dir, "iot/m"))
+    # The time partition stays first and keeps its field id; the ingest-time column stays.
+    assert [f.field_id for f in table.spec().fields] == [before.spec().fields[0].field_id]
+    assert {k: v for k, v in ids(table.schema()).items() if k != "unit"} == ids(before.schema())
+    assert table.sort_order() == before.sort_order()
+    out = reference(
+        f"""
+        import json, timelake
+        lake = timelake.Lake({str(lake_dir)!r})
+        print(json.dumps(lake.sql("SELECT host, v, unit FROM iot.m").to_pylist()))
+        """
+    )
+    assert out == [{"host": "c", "v": 3.0, "unit": "C"}]
+    # The time column and the series key cannot change.
+    no_host = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("v", pa.float64())])
+    with pytest.raises(ValueError, match="series key"):
+        t.replace(pa.table({"time": [t0], "v": [1.0]}, schema=no_host), schema=no_host)
+    text = pa.schema([("time", pa.string()), ("host", pa.string())])
+    with pytest.raises(ValueError, match="time column"):
+        t.replace(pa.table({"time": ["2026-01-01"], "host": ["a"]}, schema=text), schema=text)
+    assert lake.latest("iot.m").select(["host", "v", "unit"]).to_pylist() == [{"host": "c", "v": 3.0, "unit": "C"}]
