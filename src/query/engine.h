@@ -39,6 +39,8 @@ typedef struct tl_query_engine {
         void *doc; /* json_t */
     } asts[16];
     size_t next_ast;                 /* slot to replace next */
+    struct tl_sql_session *sessions; /* SET per namespace (sql_session.h) */
+    size_t n_sessions;
     struct tl_rowsets *rowsets;      /* rows decoded for the query (rows_function.h) */
     struct tl_footer_cache *footers; /* parsed footers of local files (footer_cache.h) */
 } tl_query_engine;

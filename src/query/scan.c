@@ -124,7 +124,7 @@ bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
     return false;
 }
 
-static const char *duck_type(const tl_ice_type *t, char *buf, size_t size)
+const char *tl_scan_duck_type(const tl_ice_type *t, char *buf, size_t size)
 {
     static const char *const names[] = {
         [TL_ICE_BOOLEAN] = "BOOLEAN",
@@ -157,7 +157,7 @@ tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err)
     for (size_t i = 0; ok && i < s->n_fields; i++) {
         char buf[64], *id = tl_sql_ident(s->fields[i].name);
         ok = id && tl_buf_printf(sql, "%sNULL::%s AS %s", i ? ", " : "",
-                                 duck_type(&s->fields[i].type, buf, sizeof buf), id) == 0;
+                                 tl_scan_duck_type(&s->fields[i].type, buf, sizeof buf), id) == 0;
         free(id);
     }
     ok = ok && tl_buf_append_str(sql, " WHERE false") == 0;

@@ -76,6 +76,10 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
                       const tl_scan_filter *filters, size_t n_filters, bool all_files, tl_buf *sql,
                       tl_scan_stats *stats, tl_error *err);
 
+/* The SQL type DuckDB reads a column of Iceberg type t as (buf holds a
+ * decimal's). */
+const char *tl_scan_duck_type(const tl_ice_type *t, char *buf, size_t size);
+
 /* A SELECT of no rows with the table's columns and types. */
 tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err);
 

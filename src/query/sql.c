@@ -8,6 +8,8 @@
 #include <strings.h>
 #include <string.h>
 
+#include "arrow/array.h"
+#include "arrow/stream.h"
 #include "query/engine.h"
 #include "query/local_file.h"
 #include "query/query_cache.h"
@@ -18,6 +20,8 @@
 #include "query/sql_inputs.h"
 #include "query/sql_plan.h"
 #include "query/sql_rewrite.h"
+#include "query/sql_session.h"
+#include "query/sql_statement.h"
 #include "query/sql_run.h"
 #include "query/sql_topk.h"
 #include "table/settings.h"
@@ -33,7 +37,8 @@ typedef struct lookup_ctx {
     size_t n;
     tl_table *pre[MAX_PRELOADED]; /* loaded ahead; taken by lookup when named */
     size_t n_pre;
-    const tl_sql_options *o; /* its inputs are no lake tables; only_namespace */
+    const tl_sql_options *o;     /* its inputs are no lake tables; only_namespace */
+    const char *const *settings; /* the session settings in force (sql_session.h) */
 } lookup_ctx;
 
 /* Loads the tables the query text seems to name (remote lakes, while the
@@ -46,7 +51,7 @@ static void preload(lookup_ctx *c, const char *query)
     for (size_t i = 0; i < names.len && c->n_pre < MAX_PRELOADED; i++) {
         tl_qname qn;
         if (tl_qname_parse(names.items[i], c->ns, &qn, NULL) != TL_OK) continue;
-        if (tl_table_load_for_query(c->lake, &qn, c->o->settings, &c->pre[c->n_pre], NULL) == TL_OK)
+        if (tl_table_load_for_query(c->lake, &qn, c->settings, &c->pre[c->n_pre], NULL) == TL_OK)
             c->n_pre++;
     }
     tl_strlist_free(&names);
@@ -128,7 +133,7 @@ static tl_status lookup(void *p, const char *schema, const char *table, tl_table
     if (ts == NULL) return tl_error_nomem(err);
     c->tables = ts;
     ts[c->n] = take_preloaded(c, qn.full);
-    st = ts[c->n] ? TL_OK : tl_table_load_for_query(c->lake, &qn, c->o->settings, &ts[c->n], err);
+    st = ts[c->n] ? TL_OK : tl_table_load_for_query(c->lake, &qn, c->settings, &ts[c->n], err);
     if (st == TL_ERR_NOT_FOUND) st = load_folded(c, &qn, &ts[c->n], err);
     TL_TRY(st);
     *out = ts[c->n++];
@@ -371,63 +376,105 @@ static const char **merged_settings(const tl_lake *lake, const tl_sql_options *o
     return m;
 }
 
-/* The query's steps once its inputs are read; takes `inputs`. */
-static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_options *o,
-                            const char *ns, tl_rowset **inputs, struct ArrowArrayStream *out,
-                            tl_query_stats *stats, tl_error *err)
+/* A result of no columns and no rows: what SET and RESET return. */
+static tl_status empty_result(struct ArrowArrayStream *out, tl_error *err)
 {
-    tl_query_engine *e = NULL;
-    lookup_ctx c = {lake, ns, NULL, 0, {NULL}, 0, o};
-    if (lake->query == NULL && !tl_store_is_local(lake->store)) {
-        tl_query_engine_start(lake);
-        preload(&c, query);
-    }
+    struct ArrowSchema schema;
+    TL_TRY(tl_schema_init(&schema, "+s", NULL, 0, 0, err));
+    return tl_stream_from_batches(&schema, NULL, 0, out, err);
+}
+
+/* The settings in force (the lake's, the call's, then the namespace's SET ones), as a
+ * NULL-terminated array of pairs pointing into *list; NULL when out of memory. */
+static const char **settings_array(const tl_strlist *list)
+{
+    const char **a = calloc(list->len + 1, sizeof *a);
+    for (size_t i = 0; a && i < list->len; i++) a[i] = list->items[i];
+    return a;
+}
+
+/* A query once the engine is up. */
+static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_statement *stmt,
+                           const tl_sql_options *o, const char *ns, tl_rowset **inputs,
+                           struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err)
+{
+    const char *query = stmt->select ? stmt->select : stmt->query;
     tl_sql_plan plan = {0};
     tl_scan_stats ss = {.exact = stats != NULL}; /* footers read only when asked */
     tl_deadline deadline = {0};
     bool answered = false, truncated = false; /* answered by a window of the newest data */
     tl_sql_topk topk;
     char *rewritten = NULL; /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
-    tl_status st = tl_query_engine_get(lake, &e, err);
-    const char **settings = merged_settings(lake, o);
-    if (st == TL_OK && lake->settings && settings == NULL) st = tl_error_nomem(err);
-    if (st == TL_OK) e->settings = settings ? settings : o->settings;
-    if (st == TL_OK) st = tl_deadline_start(&deadline, e, o->timeout_ms, err);
-    if (st == TL_OK) st = tl_sql_rewrite(e, query, &rewritten, err);
+    tl_sql_scope scope = {c->lake, ns, o->only_namespace, c->settings};
+    tl_status st = tl_deadline_start(&deadline, e, o->timeout_ms, err);
+    if (st == TL_OK) st = tl_sql_rewrite(e, &scope, query, &rewritten, err);
     if (rewritten) query = rewritten;
-    if (st == TL_OK) st = tl_sql_plan_build(e, query, o->only_namespace, lookup, &c, &plan, err);
+    if (st == TL_OK) st = tl_sql_plan_build(e, query, o->only_namespace, lookup, c, &plan, err);
     if (st == TL_OK) apply_in_list_pruning(e, &plan);
     if (st == TL_OK) st = show_inputs(e, o, inputs, err);
     if (st == TL_OK) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK) e->query_text = query; /* for the columns remote fetches may leave out */
-    if (st == TL_OK && c.n == 1 && tl_sql_topk_shape(e, &plan, &topk))
+    if (st == TL_OK && c->n == 1 && tl_sql_topk_shape(e, &plan, &topk))
         st = tl_query_topk(e, &plan, &topk, query, ns, o->max_rows, out, &truncated, &ss, &answered,
                            err);
-    if (st == TL_OK && !answered) st = register_tables(e, &c, &plan, &ss, err);
-    if (e) e->query_text = NULL;
+    if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, err);
+    e->query_text = NULL;
     if (st == TL_OK && !answered) st = tl_query_use_namespace(e, ns, err);
     if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK && !answered) st = run(e, query, o->max_rows, out, &truncated, err);
     tl_deadline_stop(&deadline);
     st = tl_deadline_status(&deadline, st, err);
-    if (e) {
+    tl_rowsets_clear(e); /* the result holds its rows: the decoded ones can go */
+    hide_inputs(e, o);
+    if (st == TL_OK && stats)
+        *stats = (tl_query_stats){ss.files_total,     ss.files_read, ss.row_groups_total,
+                                  ss.row_groups_read, ss.bytes_read, truncated};
+    tl_sql_plan_free(&plan);
+    free(rewritten);
+    return st;
+}
+
+/* The statement's steps once its inputs are read; takes `inputs`. */
+static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_options *o,
+                            const char *ns, tl_rowset **inputs, struct ArrowArrayStream *out,
+                            tl_query_stats *stats, tl_error *err)
+{
+    tl_query_engine *e = NULL;
+    lookup_ctx c = {lake, ns, NULL, 0, {NULL}, 0, o, o->settings};
+    if (lake->query == NULL && !tl_store_is_local(lake->store)) {
+        tl_query_engine_start(lake);
+        preload(&c, query);
+    }
+    tl_sql_statement stmt = {0};
+    tl_strlist in_force = {0};
+    const char **settings = NULL, **merged = merged_settings(lake, o);
+    tl_status st = tl_query_engine_get(lake, &e, err);
+    if (st == TL_OK && lake->settings && merged == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK) st = tl_sql_statement_read(e, ns, query, &stmt, err);
+    if (st == TL_OK && stmt.kind != TL_STMT_DONE) {
+        const char *const *call = merged ? merged : o->settings;
+        st = tl_sql_session_settings(e, ns, call, &in_force, err);
+        if (st == TL_OK && (settings = settings_array(&in_force)) == NULL) st = tl_error_nomem(err);
+    }
+    if (st == TL_OK && stmt.kind == TL_STMT_DONE) {
+        st = empty_result(out, err);
+    } else if (st == TL_OK) {
+        c.settings = settings;
+        e->settings = settings;
+        st = run_query(e, &c, &stmt, o, ns, inputs, out, stats, err);
         e->settings = NULL;
-        tl_rowsets_clear(e); /* the result holds its rows: the decoded ones can go */
-        hide_inputs(e, o);
     }
     for (size_t i = 0; i < o->inputs_len; i++) { /* not shown */
         tl_rowset_free(inputs[i]);
         inputs[i] = NULL;
     }
-    if (st == TL_OK && stats)
-        *stats = (tl_query_stats){ss.files_total,     ss.files_read, ss.row_groups_total,
-                                  ss.row_groups_read, ss.bytes_read, truncated};
-    tl_sql_plan_free(&plan);
     for (size_t i = 0; i < c.n; i++) tl_table_close(c.tables[i]);
     for (size_t i = 0; i < c.n_pre; i++) tl_table_close(c.pre[i]);
     free(c.tables);
-    free(rewritten);
     free(settings);
+    free(merged);
+    tl_strlist_free(&in_force);
+    tl_sql_statement_free(&stmt);
     return st;
 }
 

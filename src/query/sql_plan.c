@@ -498,6 +498,12 @@ static tl_status check_table_function(const walker *w, const json_t *node, tl_er
 static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
 {
     const char *schema = tl_js_str(bt, "schema_name"), *table = tl_js_str(bt, "table_name");
+    /* system.information_schema and the like list the views of every
+     * namespace queried before. */
+    if (foreign_catalog(bt) && w->own_namespace)
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "%s.%s.%s is refused: this query may see only its namespace's tables",
+                            tl_js_str(bt, "catalog_name"), schema, table);
     if (foreign_catalog(bt)) return TL_OK;
     if (!*schema && cte_named(w, table)) return TL_OK;
     tl_sql_plan *p = w->plan;

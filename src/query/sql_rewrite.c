@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "query/sql_catalog.h"
 #include "query/sql_gapfill.h"
 #include "query/sql_plan.h"
 #include "query/sql_plan_json.h"
@@ -15,8 +16,9 @@
  * queries do not, and skip the rest at the cost of this scan. */
 static bool mentions(const char *query)
 {
-    static const char *const words[] = {"first_value", "last_value", "time_weighted_", "m4",
-                                        "gapfill",     "locf",       "interpolate"};
+    static const char *const words[] = {"first_value", "last_value",        "time_weighted_",
+                                        "m4",          "gapfill",           "locf",
+                                        "interpolate", "information_schema"};
     for (const char *p = query; *p; p++) {
         if (!isalpha((unsigned char)*p) && *p != '_') continue;
         for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
@@ -97,8 +99,41 @@ static bool contains_rename(const json_t *e)
 
 typedef struct rewriter {
     tl_query_engine *e;
+    const tl_sql_scope *scope;
     bool changed;
 } rewriter;
+
+/* A reference to information_schema.<view> becomes the view's rows, as a
+ * subquery under the reference's alias (or the view's name). */
+static tl_status information_schema(rewriter *r, json_t *ref, tl_error *err)
+{
+    const char *catalog = tl_js_str(ref, "catalog_name");
+    if (!tl_js_is_type(ref, "BASE_TABLE") ||
+        strcasecmp(tl_js_str(ref, "schema_name"), "information_schema") != 0 ||
+        (*catalog && strcasecmp(catalog, "timelake") != 0 && strcasecmp(catalog, "memory") != 0))
+        return TL_OK;
+    const char *name = tl_js_str(ref, "table_name"), *alias = tl_js_str(ref, "alias");
+    char *view = NULL;
+    TL_TRY(tl_sql_catalog_view(r->scope, name, &view, err));
+    char *as = tl_sql_ident(*alias ? alias : name);
+    char *sql = as ? tl_strdup_printf("SELECT * FROM (%s) AS %s", view, as) : NULL;
+    free(view);
+    free(as);
+    json_t *tree = NULL;
+    tl_status st = sql ? tl_sql_syntax_tree(r->e, sql, &tree, err) : tl_error_nomem(err);
+    free(sql);
+    const json_t *from = json_object_get(
+        json_object_get(json_array_get(json_object_get(tree, "statements"), 0), "node"),
+        "from_table");
+    json_t *copy = st == TL_OK ? json_deep_copy(from) : NULL;
+    json_decref(tree);
+    if (st == TL_OK &&
+        (copy == NULL || json_object_clear(ref) != 0 || json_object_update(ref, copy) != 0))
+        st = tl_error_set(err, TL_ERR_QUERY, "cannot read information_schema.%s", name);
+    json_decref(copy);
+    r->changed = r->changed || st == TL_OK;
+    return st;
+}
 
 /* Select-list items that will be renamed keep the name DuckDB would give
  * the text as written: first_value(v ORDER BY t), not "first"(...). */
@@ -131,6 +166,7 @@ static tl_status rewrite(rewriter *r, json_t *node, tl_error *err)
     }
     if (!json_is_object(node)) return TL_OK;
     if (tl_js_is_type(node, "SELECT_NODE")) TL_TRY(keep_names(r, node, err));
+    TL_TRY(information_schema(r, node, err));
     TL_TRY(check_arguments(node, err));
     const char *to = aggregate_rename(node);
     if (to) {
@@ -144,7 +180,8 @@ static tl_status rewrite(rewriter *r, json_t *node, tl_error *err)
     return TL_OK;
 }
 
-tl_status tl_sql_rewrite(tl_query_engine *e, const char *query, char **out, tl_error *err)
+tl_status tl_sql_rewrite(tl_query_engine *e, const tl_sql_scope *scope, const char *query,
+                         char **out, tl_error *err)
 {
     *out = NULL;
     if (!mentions(query)) return TL_OK;
@@ -153,7 +190,7 @@ tl_status tl_sql_rewrite(tl_query_engine *e, const char *query, char **out, tl_e
     json_t *doc = json_is_true(json_object_get(tree, "error")) ? NULL : json_deep_copy(tree);
     json_decref(tree);
     if (doc == NULL) return TL_OK;
-    rewriter r = {e, false};
+    rewriter r = {e, scope, false};
     bool gapfilled = false;
     tl_status st = tl_sql_gapfill(e, json_object_get(doc, "statements"), &gapfilled, err);
     if (st == TL_OK) st = rewrite(&r, json_object_get(doc, "statements"), err);

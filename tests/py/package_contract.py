@@ -481,6 +481,76 @@ def check_exported_types(tl, work):
     assert set(tl.TableInfo.__annotations__) == INFO_KEYS
 
 
+def check_sql_set_and_show(tl, work):
+    """SET timelake.<setting> lasts for the later queries of the lake and
+    namespace it was run in; SHOW tells its value; a new Lake starts afresh."""
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    t.append(readings(10), maintain=False)
+    t.append(readings(10), maintain=False)  # the same (device, time) rows again
+
+    def count(ns="default"):
+        return lake.sql("SELECT count(*) AS n FROM iot.readings", ns).column("n").to_pylist()[0]
+
+    assert count() == 10
+    assert lake.sql("SET timelake.read_dedup = false").num_rows == 0
+    assert (count(), count("iot")) == (20, 10)
+    assert lake.sql("SHOW timelake.read_dedup").to_pylist() == [{"name": "timelake.read_dedup", "value": "false"}]
+    assert lake.sql("SHOW timelake.read_dedup", "iot").column("value").to_pylist() == [None]
+    lake.sql("SET timelake.read_dedup TO true")
+    assert count() == 10
+    lake.sql("SET timelake.version_check_interval = '5s'")
+    assert lake.sql("SHOW timelake.version_check_interval").column("value").to_pylist() == ["5s"]
+    assert tl.Lake(str(work)).sql("SHOW timelake.read_dedup").column("value").to_pylist() == [None]
+    names = set(lake.sql("SHOW ALL").column("name").to_pylist())
+    assert {"timelake.read_dedup", "timelake.version_check_interval", "timelake.newest_first"} <= names
+    lake.sql("SET timelake.READ_DEDUP = 'False'")  # any spelling; SHOW gives the value as a boolean
+    assert lake.sql("SHOW timelake.read_dedup").column("value").to_pylist() == ["false"]
+    for bad, msg in [("SET timelake.nope = 1", 'unknown setting "timelake.nope" (`timelake settings` lists them)'),
+                     ("SET timelake.read_dedup = maybe", 'timelake.read-dedup: must be true or false, got "maybe"'),
+                     ("SET timelake.chunk_interval = 'hour'", "timelake.chunk-interval is fixed when the table is "
+                                                              "created"),
+                     ("SHOW read_dedup", "'read_dedup' is not a variable which can be viewed with 'SHOW'"),
+                     ("SHOW timelake.chunk_interval", "'timelake.chunk_interval' is not a variable")]:
+        raises(RuntimeError, lake.sql, bad, match=msg)
+    assert count() == 20  # a refused SET changed nothing
+
+
+def check_information_schema(tl, work):
+    lake = tl.Lake(str(work))
+    iot(lake).append(readings(4))
+    lake.create_table("dims", pa.schema([("id", pa.int32()), ("label", pa.string())]))
+    tables = lake.sql("SELECT table_catalog, table_schema, table_name, table_type FROM information_schema.tables "
+                      "WHERE table_schema <> 'information_schema' ORDER BY table_schema, table_name").to_pylist()
+    assert tables == [{"table_catalog": "timelake", "table_schema": s, "table_name": n, "table_type": "BASE TABLE"}
+                      for s, n in [("default", "dims"), ("iot", "readings")]], tables
+    assert {"tables", "views", "columns", "df_settings", "schemata"} <= set(lake.sql(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'information_schema'"
+    ).column("table_name").to_pylist())
+    cols = lake.sql("SELECT column_name, ordinal_position, is_nullable FROM information_schema.columns "
+                    "WHERE table_schema = 'iot' AND table_name = 'readings' ORDER BY ordinal_position").to_pylist()
+    assert [(c["column_name"], c["ordinal_position"], c["is_nullable"]) for c in cols] == [
+        ("time", 0, "NO"), ("device_id", 1, "YES"), ("temp", 2, "YES"), ("_ingest_ts", 3, "NO")], cols
+    shown = lake.sql("SHOW COLUMNS FROM iot.readings")
+    assert shown.schema.names == ["table_catalog", "table_schema", "table_name", "column_name", "data_type",
+                                  "is_nullable"]
+    assert shown.column("column_name").to_pylist() == ["time", "device_id", "temp", "_ingest_ts"]
+    described = lake.sql("DESCRIBE readings", "iot")
+    assert described.schema.names == ["column_name", "data_type", "is_nullable"]
+    assert described.drop_columns(["data_type"]).to_pylist() == [
+        {"column_name": c, "is_nullable": n} for c, n in [("time", "NO"), ("device_id", "YES"), ("temp", "YES"),
+                                                          ("_ingest_ts", "NO")]]
+    assert {"default", "iot"} <= set(lake.sql("SELECT schema_name FROM information_schema.schemata").column(
+        "schema_name").to_pylist())
+    setting = lake.sql("SELECT name, value, description FROM information_schema.df_settings "
+                       "WHERE name = 'timelake.read_dedup'").to_pylist()
+    assert len(setting) == 1 and setting[0]["value"] is None and "dedup" in setting[0]["description"]
+    listed = lake.sql("SHOW TABLES").to_pylist()
+    assert listed[:2] == [{"table_catalog": "timelake", "table_schema": s, "table_name": n, "table_type": "BASE TABLE"}
+                          for s, n in [("default", "dims"), ("iot", "readings")]], listed  # the lake's first
+    assert {r["table_type"] for r in listed[2:]} == {"VIEW"}
+
+
 CHECKS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("check_")}
 
 

@@ -132,8 +132,15 @@ def test_only_namespace(tmp_path):
     lake.create_table("secret.t", pa.schema([("a", pa.int64())])).append(pa.table({"a": [42]}))
     assert lake.query("SELECT a FROM secret.t", namespace="pipe").to_pylist() == [{"a": 42}]
     for q in ("SELECT a FROM secret.t", "SELECT a FROM memory.secret.t", "SELECT a FROM SECRET.T",
-              "SELECT * FROM pipe.facts, secret.t", "SELECT * FROM information_schema.tables"):
+              "SELECT * FROM pipe.facts, secret.t"):
         with pytest.raises(KeyError, match="outside namespace pipe"):
+            lake.query(q, namespace="pipe", only_namespace=True)
+    # information_schema shows the namespace's own tables only; DuckDB's catalogs none
+    seen = lake.query("SELECT table_schema, table_name FROM information_schema.tables "
+                      "WHERE table_schema <> 'information_schema'", namespace="pipe", only_namespace=True)
+    assert seen.to_pylist() == [{"table_schema": "pipe", "table_name": "facts"}]
+    for q in ("SELECT * FROM system.information_schema.tables", "SELECT * FROM system.pg_catalog.pg_tables"):
+        with pytest.raises(tlc.TimelakeError, match="may see only its namespace"):
             lake.query(q, namespace="pipe", only_namespace=True)
     for q in ("SELECT * FROM duckdb_views()", "SELECT * FROM duckdb_tables()", "SELECT * FROM pragma_table_info('x')"):
         with pytest.raises(tlc.TimelakeError, match="may see only its namespace"):

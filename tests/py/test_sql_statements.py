@@ -1,0 +1,76 @@
+"""The statements besides SELECT (package_contract.py holds what the
+reference shares): SET and RESET per lake and namespace, over the settings
+a call passes; SHOW and DESCRIBE."""
+
+import datetime as dt
+import glob
+import os
+
+import pyarrow as pa
+import pytest
+
+import tlc
+
+UTC = dt.timezone.utc
+T0 = dt.datetime(2026, 1, 1, tzinfo=UTC)
+SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device_id", pa.string()), ("temp", pa.float64())])
+
+
+def hour(h, devices=("a", "b"), temp=0.0):
+    times = [T0 + dt.timedelta(hours=h, minutes=m) for m in range(0, 60, 10)]
+    return pa.table({"time": [t for t in times for _ in devices], "device_id": [d for _ in times for d in devices],
+                     "temp": [temp + i for i in range(len(times) * len(devices))]}, schema=SCHEMA)
+
+
+@pytest.fixture
+def hourly(lake):
+    """Four hourly partitions, the first hour written twice (duplicates)."""
+    t = lake.create_table("iot.readings", SCHEMA, time_column="time", series_key=["device_id"], chunk="hour")
+    for h in range(4):
+        t.append(hour(h), maintain=False)
+    t.append(hour(0, temp=100.0), maintain=False)
+    return t
+
+
+def count(lake, ns="default", **kw):
+    return lake.query("SELECT count(*) AS n FROM iot.readings", namespace=ns, **kw).column("n").to_pylist()[0]
+
+
+def test_set_overrides_the_call_and_resets(lake, hourly):
+    assert count(lake) == 48
+    assert count(lake, settings={"read_dedup": "false"}) == 60  # the call's setting
+    lake.sql("SET timelake.read_dedup = true")
+    assert count(lake, settings={"read_dedup": "false"}) == 48  # SET wins over the call's
+    lake.sql("RESET timelake.read_dedup")
+    assert count(lake, settings={"read_dedup": "false"}) == 60
+    lake.sql("SET SESSION timelake.READ_DEDUP = 'False'; ")  # any spelling, a string, a trailing ;
+    lake.sql("SET timelake.newest_first = false", namespace="iot")
+    assert lake.sql("SHOW timelake.newest_first", namespace="iot").column("value").to_pylist() == ["false"]
+    assert count(lake) == 60 and count(lake, ns="iot") == 48
+    lake.sql("SET timelake.read_dedup = DEFAULT")
+    assert count(lake) == 48
+    lake.sql("RESET ALL", namespace="iot")
+    assert lake.sql("SHOW timelake.newest_first", namespace="iot").column("value").to_pylist() == [None]
+
+
+def test_a_refused_set_changes_nothing(lake, hourly):
+    lake.sql("SET timelake.read_dedup = false")
+    for bad, msg in [("SET timelake.read_dedup = maybe", "must be true or false"),
+                     ("SET timelake.chunk_interval = 'hour'", "fixed when the table is created"),
+                     ("SET timelake.read_dedup", "needs = or TO"),
+                     ("SET timelake.read_dedup = false, true", "one setting and one value"),
+                     ("SET threads = 1", "SET statements are refused but for Timelake's own settings")]:
+        with pytest.raises(tlc.TimelakeError, match=msg):
+            lake.sql(bad)
+    assert count(lake) == 60
+    assert lake.sql("SELECT current_setting('threads') > 0 AS t").to_pylist() == [{"t": True}]
+
+
+def test_show_and_describe(lake, hourly):
+    cols = lake.sql("DESCRIBE readings", namespace="iot").to_pylist()
+    assert [(c["column_name"], c["data_type"], c["is_nullable"]) for c in cols] == [
+        ("time", "TIMESTAMPTZ", "NO"), ("device_id", "VARCHAR", "YES"), ("temp", "DOUBLE", "YES"),
+        ("_ingest_ts", "TIMESTAMPTZ", "NO")]
+    assert lake.sql("SHOW COLUMNS IN iot.READINGS").num_rows == 4  # names fold case
+    with pytest.raises(tlc.TimelakeError, match="SHOW ALL, SHOW TABLES"):
+        lake.sql("SHOW TABLES LIKE 'x'")
