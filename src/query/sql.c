@@ -19,6 +19,7 @@
 #include "query/sql_guess.h"
 #include "query/sql_inputs.h"
 #include "query/sql_plan.h"
+#include "query/sql_explain.h"
 #include "query/sql_rewrite.h"
 #include "query/sql_session.h"
 #include "query/sql_statement.h"
@@ -190,7 +191,7 @@ static tl_status index_has_nulls(tl_query_engine *e, const tl_table *t, const tl
 
 /* The view body of one table over all the references the query makes to it. */
 static tl_status table_sql(tl_query_engine *e, const tl_table *t, const tl_sql_plan *plan,
-                           tl_buf *sql, tl_scan_stats *stats, tl_error *err)
+                           tl_buf *sql, tl_scan_stats *stats, bool *from_index, tl_error *err)
 {
     tl_scan_filter *filters = NULL;
     size_t n = 0;
@@ -222,7 +223,8 @@ static tl_status table_sql(tl_query_engine *e, const tl_table *t, const tl_sql_p
         free(filters);
         return st;
     }
-    if (latest && !nulls && lvi_url(t)) {
+    *from_index = latest && !nulls && lvi_url(t);
+    if (*from_index) {
         st = tl_query_lvi_sql(e, t, sql, err);
     } else {
         const tl_live_files *lf = NULL;
@@ -252,14 +254,22 @@ static void apply_in_list_pruning(const tl_query_engine *e, tl_sql_plan *plan)
     }
 }
 
+/* Registers each table's view; with `reads` (c->n of them), tells what
+ * each reads, for EXPLAIN. */
 static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const tl_sql_plan *plan,
-                                 tl_scan_stats *stats, tl_error *err)
+                                 tl_scan_stats *stats, tl_sql_table_read *reads, tl_error *err)
 {
     for (size_t i = 0; i < c->n; i++) {
         tl_buf sql = {0};
-        tl_status st = table_sql(e, c->tables[i], plan, &sql, stats, err);
+        tl_scan_stats own = {.exact = true};
+        bool from_index = false;
+        tl_status st =
+            table_sql(e, c->tables[i], plan, &sql, reads ? &own : stats, &from_index, err);
         if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
         if (st == TL_OK) st = tl_query_register(e, c->tables[i], (const char *)sql.data, err);
+        if (st == TL_OK && reads)
+            reads[i] = (tl_sql_table_read){c->tables[i], from_index, own,
+                                           (char *)tl_buf_detach(&sql, NULL)};
         tl_buf_free(&sql);
         TL_TRY(st);
     }
@@ -393,18 +403,21 @@ static const char **settings_array(const tl_strlist *list)
     return a;
 }
 
-/* A query once the engine is up. */
+/* A query (or the query of an EXPLAIN) once the engine is up. */
 static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_statement *stmt,
                            const tl_sql_options *o, const char *ns, tl_rowset **inputs,
                            struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err)
 {
     const char *query = stmt->select ? stmt->select : stmt->query;
+    bool explain = stmt->kind == TL_STMT_EXPLAIN;
     tl_sql_plan plan = {0};
     tl_scan_stats ss = {.exact = stats != NULL}; /* footers read only when asked */
     tl_deadline deadline = {0};
     bool answered = false, truncated = false; /* answered by a window of the newest data */
+    bool topk_shape = false;
     tl_sql_topk topk;
     char *rewritten = NULL; /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
+    tl_sql_table_read *reads = NULL;
     tl_sql_scope scope = {c->lake, ns, o->only_namespace, c->settings};
     tl_status st = tl_deadline_start(&deadline, e, o->timeout_ms, err);
     if (st == TL_OK) st = tl_sql_rewrite(e, &scope, query, &rewritten, err);
@@ -414,14 +427,23 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (st == TL_OK) st = show_inputs(e, o, inputs, err);
     if (st == TL_OK) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK) e->query_text = query; /* for the columns remote fetches may leave out */
-    if (st == TL_OK && c->n == 1 && tl_sql_topk_shape(e, &plan, &topk))
+    if (st == TL_OK && c->n == 1) topk_shape = tl_sql_topk_shape(e, &plan, &topk);
+    if (st == TL_OK && topk_shape && !explain)
         st = tl_query_topk(e, &plan, &topk, query, ns, o->max_rows, out, &truncated, &ss, &answered,
                            err);
-    if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, err);
+    if (st == TL_OK && explain && (reads = calloc(c->n + 1, sizeof *reads)) == NULL)
+        st = tl_error_nomem(err);
+    if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, reads, err);
     e->query_text = NULL;
     if (st == TL_OK && !answered) st = tl_query_use_namespace(e, ns, err);
     if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
-    if (st == TL_OK && !answered) st = run(e, query, o->max_rows, out, &truncated, err);
+    if (st == TL_OK && explain) {
+        tl_sql_explain_input x = {
+            stmt->query, query, reads, c->n, &plan, topk_shape ? &topk : NULL, stmt->analyze};
+        st = tl_sql_explain(e, &x, out, err);
+    } else if (st == TL_OK && !answered) {
+        st = run(e, query, o->max_rows, out, &truncated, err);
+    }
     tl_deadline_stop(&deadline);
     st = tl_deadline_status(&deadline, st, err);
     tl_rowsets_clear(e); /* the result holds its rows: the decoded ones can go */
@@ -429,6 +451,8 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (st == TL_OK && stats)
         *stats = (tl_query_stats){ss.files_total,     ss.files_read, ss.row_groups_total,
                                   ss.row_groups_read, ss.bytes_read, truncated};
+    for (size_t i = 0; reads && i < c->n; i++) free(reads[i].view_sql);
+    free(reads);
     tl_sql_plan_free(&plan);
     free(rewritten);
     return st;

@@ -290,7 +290,7 @@ static tl_status read_show(token t, const char *p, const char *ns, char **select
 tl_status tl_sql_statement_read(tl_query_engine *e, const char *ns, const char *text,
                                 tl_sql_statement *out, tl_error *err)
 {
-    *out = (tl_sql_statement){TL_STMT_QUERY, text, NULL};
+    *out = (tl_sql_statement){TL_STMT_QUERY, false, text, NULL};
     const char *p = text;
     token t = next(&p);
     if (is_word(t, "SET")) {
@@ -300,6 +300,23 @@ tl_status tl_sql_statement_read(tl_query_engine *e, const char *ns, const char *
     if (is_word(t, "RESET")) {
         out->kind = TL_STMT_DONE;
         return run_reset(e, ns, p, err);
+    }
+    if (is_word(t, "EXPLAIN")) {
+        const char *q = p;
+        if (is_word(next(&q), "ANALYZE")) {
+            out->analyze = true;
+            p = q;
+        }
+        out->kind = TL_STMT_EXPLAIN;
+        out->query = skip_blanks(p);
+        t = next(&p);
+        if (t.kind == 0 || is_char(t, ';'))
+            return syntax(err, "EXPLAIN needs a query: EXPLAIN [ANALYZE] SELECT ...");
+        if (is_word(t, "SET") || is_word(t, "RESET") || is_word(t, "EXPLAIN"))
+            return tl_error_set(err, TL_ERR_QUERY,
+                                "EXPLAIN takes a query (SELECT, WITH, VALUES, FROM, SHOW or "
+                                "DESCRIBE <table>), not %.*s",
+                                (int)t.n, t.p);
     }
     return read_show(t, p, ns, &out->select, err);
 }

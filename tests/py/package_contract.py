@@ -551,6 +551,19 @@ def check_information_schema(tl, work):
     assert {r["table_type"] for r in listed[2:]} == {"VIEW"}
 
 
+def check_explain(tl, work):
+    lake = tl.Lake(str(work))
+    iot(lake).append(readings(4))
+    out = lake.sql("EXPLAIN SELECT count(*) FROM iot.readings WHERE device_id = 'pump-7'")
+    assert out.schema.names == ["plan_type", "plan"]
+    kinds = out.column("plan_type").to_pylist()
+    assert "physical_plan" in kinds and all(isinstance(p, str) and p for p in out.column("plan").to_pylist())
+    analyzed = lake.sql("EXPLAIN ANALYZE SELECT avg(temp) FROM iot.readings").column("plan_type").to_pylist()
+    assert "Plan with Metrics" in analyzed and "physical_plan" not in analyzed
+    for bad in ("EXPLAIN SELECT * FROM iot.nope", "EXPLAIN SELECT nope FROM iot.readings"):
+        raises((RuntimeError, KeyError), lake.sql, bad, match="nope")
+
+
 CHECKS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("check_")}
 
 

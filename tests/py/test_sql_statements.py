@@ -1,6 +1,7 @@
 """The statements besides SELECT (package_contract.py holds what the
 reference shares): SET and RESET per lake and namespace, over the settings
-a call passes; SHOW and DESCRIBE."""
+a call passes; SHOW and DESCRIBE; EXPLAIN naming the files, row groups and
+index a query reads, against the files on disk."""
 
 import datetime as dt
 import glob
@@ -74,3 +75,62 @@ def test_show_and_describe(lake, hourly):
     assert lake.sql("SHOW COLUMNS IN iot.READINGS").num_rows == 4  # names fold case
     with pytest.raises(tlc.TimelakeError, match="SHOW ALL, SHOW TABLES"):
         lake.sql("SHOW TABLES LIKE 'x'")
+
+
+def partition_files(lake_dir, h):
+    return sorted(glob.glob(f"{lake_dir}/iot/readings/data/time_hour=2026-01-01-{h:02d}/*.parquet"))
+
+
+def scan_row(out):
+    rows = {r["plan_type"]: r["plan"] for r in out.to_pylist()}
+    return rows["timelake_scan"], rows
+
+
+def test_explain_names_the_files_pruning_leaves(lake, lake_dir, hourly):
+    out = lake.sql("EXPLAIN SELECT avg(temp) FROM iot.readings WHERE time >= '2026-01-01 02:00:00' "
+                   "AND time < '2026-01-01 03:00:00'")
+    scan, rows = scan_row(out)
+    assert "physical_plan" in rows
+    listed = sorted(line.strip().split(" ")[0].removeprefix("file://") for line in scan.splitlines()[1:])
+    assert listed == partition_files(lake_dir, 2)
+    assert "1 of 5 files" in scan and " row groups" in scan
+    # a key filter, and two partitions
+    scan, _ = scan_row(lake.sql("EXPLAIN SELECT * FROM iot.readings WHERE time < '2026-01-01 01:00:00' "
+                                "AND device_id = 'a'"))
+    listed = sorted(line.strip().split(" ")[0].removeprefix("file://") for line in scan.splitlines()[1:])
+    assert listed == partition_files(lake_dir, 0)  # the first hour's two files
+    assert "2 of 5 files" in scan
+
+
+def test_explain_names_the_index_and_the_window(lake, hourly):
+    scan, _ = scan_row(lake.sql("EXPLAIN SELECT DISTINCT ON (device_id) * FROM iot.readings "
+                                "ORDER BY device_id, time DESC"))
+    assert "answered from the last-value index" in scan and "/metadata/lvi-" in scan
+    _, rows = scan_row(lake.sql("EXPLAIN SELECT time_bucket(INTERVAL '10 minutes', time) AS b, max(temp) "
+                                "FROM iot.readings GROUP BY 1 ORDER BY 1 DESC LIMIT 3"))
+    assert "newest 3 rows (or groups) by bucket" in rows["timelake_topk"]
+    assert "600000000 microseconds" in rows["timelake_topk"]
+
+
+def test_explain_analyze_and_rewritten_queries(lake, hourly):
+    _, rows = scan_row(lake.sql("EXPLAIN ANALYZE SELECT device_id, first_value(temp ORDER BY time) "
+                                "FROM iot.readings GROUP BY 1"))
+    assert "Plan with Metrics" in rows and "physical_plan" not in rows
+    assert '"first"("temp" ORDER BY "time")' in rows["rewritten_query"]
+    with pytest.raises(KeyError, match="iot.nope does not exist"):
+        lake.sql("EXPLAIN SELECT * FROM iot.nope")
+    before = sorted(os.listdir(lake.location.removeprefix("file://") + "/iot/readings/metadata"))
+    lake.sql("EXPLAIN ANALYZE SELECT count(*) FROM iot.readings")
+    assert sorted(os.listdir(lake.location.removeprefix("file://") + "/iot/readings/metadata")) == before
+
+
+def test_explain_of_statements_and_bad_queries(lake, hourly):
+    rows = {r["plan_type"]: r["plan"] for r in lake.sql("EXPLAIN DESCRIBE iot.readings").to_pylist()}
+    assert "physical_plan" in rows and "information_schema" not in rows["rewritten_query"]
+    for bad, msg in [("EXPLAIN SET timelake.read_dedup = false", "EXPLAIN takes a query .*, not SET"),
+                     ("EXPLAIN RESET ALL", "not RESET"), ("EXPLAIN EXPLAIN SELECT 1", "not EXPLAIN"),
+                     ("EXPLAIN ANALYZE ;", "EXPLAIN needs a query"), ("EXPLAIN SELEC 1", "SELEC"),
+                     ("EXPLAIN SELECT nope FROM iot.readings", "nope")]:
+        with pytest.raises(tlc.TimelakeError, match=msg):
+            lake.sql(bad)
+    assert lake.sql("SHOW timelake.read_dedup").column("value").to_pylist() == [None]  # nothing was set

@@ -1,0 +1,45 @@
+/* EXPLAIN [ANALYZE] <query>: what a query reads and how it runs, as rows of
+ * (plan_type, plan) like the reference's:
+ *   rewritten_query  the query as DuckDB runs it, when Timelake rewrote it
+ *                    (first_value, gap filling, information_schema, ...);
+ *   timelake_scan    per table: its snapshot, and either the last-value
+ *                    index that answers it, or the files (listed) and row
+ *                    groups its pruning leaves of all, and the bytes read;
+ *   timelake_topk    the window of newest (or oldest) buckets a top-k
+ *                    query is tried on first (sql_topk.h);
+ *   physical_plan    DuckDB's plan; with ANALYZE, "Plan with Metrics" (the
+ *                    reference's name) instead:
+ *                    DuckDB's plan with what each step did, the query run. */
+#ifndef TL_QUERY_SQL_EXPLAIN_H
+#define TL_QUERY_SQL_EXPLAIN_H
+
+#include <stdbool.h>
+
+#include "query/engine.h"
+#include "query/scan.h"
+#include "query/sql_plan.h"
+#include "query/sql_plan_topk.h"
+
+/* What the registration of one table's view read (sql.c). */
+typedef struct tl_sql_table_read {
+    const tl_table *t;
+    bool from_index; /* the last-value index answers */
+    tl_scan_stats stats;
+    char *view_sql;
+} tl_sql_table_read;
+
+typedef struct tl_sql_explain_input {
+    const char *original; /* the query as given */
+    const char *query;    /* as DuckDB runs it */
+    const tl_sql_table_read *reads;
+    size_t n_reads;
+    const tl_sql_plan *plan; /* the filters of each reference */
+    const tl_sql_topk *topk; /* NULL: no top-k shape */
+    bool analyze;
+} tl_sql_explain_input;
+
+/* The rows, as a stream the caller owns. The views must be registered. */
+tl_status tl_sql_explain(tl_query_engine *e, const tl_sql_explain_input *x,
+                         struct ArrowArrayStream *out, tl_error *err);
+
+#endif
