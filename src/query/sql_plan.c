@@ -506,6 +506,13 @@ static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
                             tl_js_str(bt, "catalog_name"), schema, table);
     if (foreign_catalog(bt)) return TL_OK;
     if (!*schema && cte_named(w, table)) return TL_OK;
+    const json_t *at = json_object_get(bt, "at_clause");
+    if (json_is_object(at))
+        return tl_error_set(
+            err, TL_ERR_QUERY,
+            "%s%s%s AT (%s => ...) is refused: time travel in SQL is not supported; a "
+            "query reads each table's current snapshot",
+            schema, *schema ? "." : "", table, tl_js_str(at, "unit"));
     tl_sql_plan *p = w->plan;
     size_t i = 0;
     for (; i < p->n_refs; i++)

@@ -564,6 +564,17 @@ def check_explain(tl, work):
         raises((RuntimeError, KeyError), lake.sql, bad, match="nope")
 
 
+def check_sql_time_travel_refused(tl, work):
+    """Neither reads an earlier snapshot in SQL: the spellings other engines
+    use are errors, never the current rows."""
+    lake = tl.Lake(str(work))
+    iot(lake).append(readings(4))
+    for q in ("SELECT count(*) FROM iot.readings AT (VERSION => 1)",
+              "SELECT count(*) FROM iot.readings FOR SYSTEM_TIME AS OF '2026-01-01'",
+              "SELECT count(*) FROM iot.readings VERSION AS OF 1"):
+        raises(RuntimeError, lake.sql, q)
+
+
 CHECKS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("check_")}
 
 
