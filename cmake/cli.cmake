@@ -14,7 +14,7 @@ if(TARGET timelake_cli)
   install(DIRECTORY ${TL_MAN_DIR}/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 FILES_MATCHING PATTERN "*.1")
 endif()
 
-set(TL_FUZZ_TARGETS fuzz_csv fuzz_ndjson fuzz_parquet fuzz_reader fuzz_sql)
+set(TL_FUZZ_TARGETS fuzz_avro fuzz_csv fuzz_ndjson fuzz_parquet fuzz_reader fuzz_sql)
 set(TL_FUZZ_CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus)
 find_program(TL_CLANG clang)
 if(TL_BUILD_TESTS AND TL_CLANG)

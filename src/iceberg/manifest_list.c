@@ -291,7 +291,6 @@ tl_status tl_ice_manifest_list_read(const uint8_t *data, size_t len, tl_ice_mani
         tl_ice_manifest_files_free(*out, *n);
         *out = NULL;
         *n = 0;
-        tl_error_prefix(err, "reading manifest list");
     }
     return st;
 }

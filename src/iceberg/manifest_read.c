@@ -245,7 +245,6 @@ tl_status tl_ice_manifest_read(const uint8_t *data, size_t len, tl_ice_manifest_
         tl_ice_manifest_entries_free(*out, *n);
         *out = NULL;
         *n = 0;
-        tl_error_prefix(err, "reading manifest");
     }
     return st;
 }

@@ -23,12 +23,9 @@ static tl_status count_manifests(tl_table *t, const tl_ice_snapshot *s, int64_t 
 {
     *out = 0;
     if (s == NULL || s->manifest_list == NULL) return TL_OK;
-    tl_buf b = {0};
     tl_ice_manifest_file *files = NULL;
     size_t n = 0;
-    tl_status st = tl_table_read_url(t, s->manifest_list, &b, err);
-    if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, &files, &n, err);
-    tl_buf_free(&b);
+    tl_status st = tl_table_read_manifest_list(t, s->manifest_list, &files, &n, err);
     tl_ice_manifest_files_free(files, n);
     *out = (int64_t)n;
     return st;

@@ -34,6 +34,32 @@ tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_
     return st;
 }
 
+tl_status tl_table_read_manifest_list(const tl_table *t, const char *url,
+                                      tl_ice_manifest_file **out, size_t *n, tl_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    tl_buf b = {0};
+    tl_status st = tl_table_read_url(t, url, &b, err);
+    if (st == TL_OK && (st = tl_ice_manifest_list_read(b.data, b.len, out, n, err)) != TL_OK)
+        tl_error_prefix(err, "manifest list %s", url);
+    tl_buf_free(&b);
+    return st;
+}
+
+tl_status tl_table_read_manifest(const tl_table *t, const char *url, tl_ice_manifest_entry **out,
+                                 size_t *n, tl_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    tl_buf b = {0};
+    tl_status st = tl_table_read_url(t, url, &b, err);
+    if (st == TL_OK && (st = tl_ice_manifest_read(b.data, b.len, out, n, err)) != TL_OK)
+        tl_error_prefix(err, "manifest %s", url);
+    tl_buf_free(&b);
+    return st;
+}
+
 void tl_live_files_free(tl_live_files *lf)
 {
     for (size_t i = 0; i < lf->n; i++) tl_ice_data_file_clear(&lf->files[i].file);
@@ -75,23 +101,16 @@ tl_status tl_live_files_read(const tl_table *t, const tl_ice_snapshot *snapshot,
     memset(out, 0, sizeof *out);
     const tl_ice_snapshot *s = snapshot ? snapshot : tl_ice_metadata_current_snapshot(t->md);
     if (s == NULL || s->manifest_list == NULL) return TL_OK;
-    tl_buf b = {0};
-    tl_status st = tl_table_read_url(t, s->manifest_list, &b, err);
-    if (st == TL_OK)
-        st = tl_ice_manifest_list_read(b.data, b.len, &out->manifests, &out->n_manifests, err);
+    tl_status st =
+        tl_table_read_manifest_list(t, s->manifest_list, &out->manifests, &out->n_manifests, err);
     for (size_t m = 0; st == TL_OK && m < out->n_manifests; m++) {
         if (out->manifests[m].content != 0) continue; /* delete manifests */
         tl_ice_manifest_entry *entries = NULL;
         size_t n = 0;
-        b.len = 0;
-        st = tl_table_read_url(t, out->manifests[m].manifest_path, &b, err);
-        if (st == TL_OK) st = tl_ice_manifest_read(b.data, b.len, &entries, &n, err);
-        if (st != TL_OK)
-            tl_error_prefix(err, "reading manifest %s", out->manifests[m].manifest_path);
+        st = tl_table_read_manifest(t, out->manifests[m].manifest_path, &entries, &n, err);
         if (st == TL_OK) st = take_entries(out, m, entries, n, err);
         tl_ice_manifest_entries_free(entries, n);
     }
-    tl_buf_free(&b);
     if (st != TL_OK) tl_live_files_free(out);
     return st;
 }

@@ -37,6 +37,14 @@ tl_ice_manifest_entry tl_live_file_deleted(const tl_live_file *f, int64_t snapsh
 /* Reads an object named by a URL in the table's metadata; one that is gone
  * is TL_ERR_STORAGE ("... is missing"). */
 tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_error *err);
+/* Reads and parses the manifest list (or the manifest) at url. A file that
+ * is not a valid one (garbage, truncated, empty) is an error naming it and
+ * what is wrong ("manifest list <url>: not an Avro file (bad magic)"). On
+ * failure *out is NULL and *n 0. */
+tl_status tl_table_read_manifest_list(const tl_table *t, const char *url,
+                                      tl_ice_manifest_file **out, size_t *n, tl_error *err);
+tl_status tl_table_read_manifest(const tl_table *t, const char *url, tl_ice_manifest_entry **out,
+                                 size_t *n, tl_error *err);
 /* The same, but an object that is gone is TL_ERR_NOT_FOUND, for a caller
  * that can do without it. */
 tl_status tl_table_read_url_or_none(const tl_table *t, const char *url, tl_buf *out, tl_error *err);

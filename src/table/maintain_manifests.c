@@ -104,17 +104,12 @@ static void insert(node *n)
 static tl_status parse(const tl_table *t, const char *url, int64_t length, node **out,
                        tl_error *err)
 {
-    tl_buf b = {0};
     node *n = calloc(1, sizeof *n);
     tl_status st = n ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK && (n->url = strdup(url)) == NULL) st = tl_error_nomem(err);
-    if (st == TL_OK) st = tl_table_read_url(t, url, &b, err);
-    if (st == TL_OK && length >= 0)
-        st = tl_ice_manifest_read(b.data, b.len, &n->entries, &n->n, err);
+    if (st == TL_OK && length >= 0) st = tl_table_read_manifest(t, url, &n->entries, &n->n, err);
     if (st == TL_OK && length < 0)
-        st = tl_ice_manifest_list_read(b.data, b.len, &n->manifests, &n->n, err);
-    if (st != TL_OK) tl_error_prefix(err, "reading %s", url);
-    tl_buf_free(&b);
+        st = tl_table_read_manifest_list(t, url, &n->manifests, &n->n, err);
     if (st != TL_OK && n) node_free(n);
     if (st == TL_OK) {
         n->length = length;
@@ -270,11 +265,8 @@ tl_status tl_maintain_live_files(const tl_table *t, tl_live_files *out, tl_error
     memset(out, 0, sizeof *out);
     const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
     if (s == NULL || s->manifest_list == NULL) return TL_OK;
-    tl_buf b = {0};
-    tl_status st = tl_table_read_url(t, s->manifest_list, &b, err);
-    if (st == TL_OK)
-        st = tl_ice_manifest_list_read(b.data, b.len, &out->manifests, &out->n_manifests, err);
-    tl_buf_free(&b);
+    tl_status st =
+        tl_table_read_manifest_list(t, s->manifest_list, &out->manifests, &out->n_manifests, err);
     live_ctx c = {.lf = out};
     for (size_t m = 0; st == TL_OK && m < out->n_manifests; m++) {
         if (out->manifests[m].content != 0) continue; /* delete manifests */
@@ -297,11 +289,8 @@ tl_status tl_table_check_manifests(const tl_table *t, tl_error *err)
     if (s == NULL || s->manifest_list == NULL) return TL_OK;
     tl_ice_manifest_file *mfs = NULL;
     size_t n = 0;
-    tl_buf b = {0};
     const char *failed = s->manifest_list;
-    tl_status st = tl_table_read_url(t, s->manifest_list, &b, err);
-    if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, &mfs, &n, err);
-    tl_buf_free(&b);
+    tl_status st = tl_table_read_manifest_list(t, s->manifest_list, &mfs, &n, err);
     for (size_t i = 0; st == TL_OK && i < n; i++) {
         failed = mfs[i].manifest_path;
         st = tl_manifest_cache_visit(t, &mfs[i], visit_nothing, NULL, err);
@@ -316,9 +305,9 @@ tl_status tl_table_check_manifests(const tl_table *t, tl_error *err)
     if (st != TL_OK && err) {
         memcpy(why, err->message, sizeof why);
         tl_error_set(err, TL_ERR_STORAGE,
-                     "table %s is damaged: %s cannot be read (%s); restore that file (from a "
-                     "backup or the bucket's versions) before writing to the table",
-                     t->name.full, failed, why);
+                     "table %s is damaged: %s; restore that file (from a backup or the "
+                     "bucket's versions) before writing to the table",
+                     t->name.full, why);
     }
     if (mfs) tl_ice_manifest_files_free(mfs, n);
     return st == TL_OK ? TL_OK : TL_ERR_STORAGE;

@@ -74,9 +74,12 @@ tl_status tl_avro_read_bytes(tl_avro_cursor *c, const uint8_t **data, size_t *le
     size_t at = tl_avro_cursor_offset(c);
     int64_t n = 0;
     TL_TRY(tl_avro_read_long(c, &n, err));
-    if (n < 0 || (uint64_t)n > tl_avro_cursor_left(c))
+    if (n < 0)
+        return tl_error_set(err, TL_ERR_INVALID, "negative byte length %lld at offset %zu",
+                            (long long)n, at);
+    if ((uint64_t)n > tl_avro_cursor_left(c))
         return tl_error_set(err, TL_ERR_INVALID,
-                            "byte length %lld at offset %zu exceeds the %zu bytes left",
+                            "byte length %lld at offset %zu runs past the end (%zu bytes left)",
                             (long long)n, at, tl_avro_cursor_left(c));
     *data = c->p;
     *len = (size_t)n;

@@ -75,22 +75,34 @@ static tl_status tl_avro_read_meta(tl_avro_reader *r, tl_error *err)
     }
 }
 
-static tl_status tl_avro_read_header(tl_avro_reader *r, tl_error *err)
+/* The header's failures each say which part is wrong, so that a message
+ * naming the file reads "<file>: not an Avro file (bad magic)". */
+static tl_status tl_avro_read_header(tl_avro_reader *r, size_t len, tl_error *err)
 {
     const uint8_t *magic, *sync;
-    TL_TRY(tl_avro_read_fixed(&r->file, 4, &magic, err));
-    if (memcmp(magic, "Obj\x01", 4) != 0)
-        return tl_error_set(err, TL_ERR_INVALID, "not an Avro object container file (bad magic)");
-    TL_TRY(tl_avro_read_meta(r, err));
-    TL_TRY(tl_avro_read_fixed(&r->file, TL_AVRO_SYNC_SIZE, &sync, err));
+    if (len == 0) return tl_error_set(err, TL_ERR_INVALID, "empty file (0 bytes), not Avro");
+    if (len < 4 || tl_avro_read_fixed(&r->file, 4, &magic, err) != TL_OK ||
+        memcmp(magic, "Obj\x01", 4) != 0)
+        return tl_error_set(err, TL_ERR_INVALID, "not an Avro file (bad magic)");
+    tl_status st = tl_avro_read_meta(r, err);
+    if (st == TL_OK) st = tl_avro_read_fixed(&r->file, TL_AVRO_SYNC_SIZE, &sync, err);
+    if (st != TL_OK) {
+        if (st != TL_ERR_NOMEM) tl_error_prefix(err, "truncated or damaged header");
+        return st;
+    }
     memcpy(r->sync, sync, TL_AVRO_SYNC_SIZE);
-    size_t len;
-    const uint8_t *codec = tl_avro_reader_meta(r, "avro.codec", &len);
+    size_t n;
+    const uint8_t *codec = tl_avro_reader_meta(r, "avro.codec", &n);
     r->codec = TL_AVRO_CODEC_NULL;
-    if (codec) TL_TRY(tl_avro_codec_parse(codec, len, &r->codec, err));
-    const uint8_t *schema = tl_avro_reader_meta(r, "avro.schema", &len);
-    if (schema == NULL) return tl_error_set(err, TL_ERR_INVALID, "no avro.schema in the header");
-    return tl_avro_schema_parse((const char *)schema, len, &r->schema, err);
+    if (codec && (st = tl_avro_codec_parse(codec, n, &r->codec, err)) != TL_OK) {
+        tl_error_prefix(err, "bad header");
+        return st;
+    }
+    const uint8_t *schema = tl_avro_reader_meta(r, "avro.schema", &n);
+    if (schema == NULL) return tl_error_set(err, TL_ERR_INVALID, "bad header: no avro.schema");
+    st = tl_avro_schema_parse((const char *)schema, n, &r->schema, err);
+    if (st != TL_OK && st != TL_ERR_NOMEM) tl_error_prefix(err, "bad schema");
+    return st;
 }
 
 tl_status tl_avro_reader_open(const uint8_t *data, size_t len, tl_avro_reader **out, tl_error *err)
@@ -99,10 +111,9 @@ tl_status tl_avro_reader_open(const uint8_t *data, size_t len, tl_avro_reader **
     tl_avro_reader *r = calloc(1, sizeof *r);
     if (r == NULL) return tl_error_nomem(err);
     r->file = tl_avro_cursor_make(data, len);
-    tl_status st = tl_avro_read_header(r, err);
+    tl_status st = tl_avro_read_header(r, len, err);
     if (st != TL_OK) {
         tl_avro_reader_free(r);
-        tl_error_prefix(err, "avro header");
         return st;
     }
     *out = r;
@@ -173,14 +184,15 @@ static tl_status tl_avro_next_block(tl_avro_reader *r, tl_error *err)
     return TL_OK;
 }
 
-tl_status tl_avro_reader_next(tl_avro_reader *r, tl_arena *arena, tl_avro_value *out,
-                              bool *done, tl_error *err)
+tl_status tl_avro_reader_next(tl_avro_reader *r, tl_arena *arena, tl_avro_value *out, bool *done,
+                              tl_error *err)
 {
     *done = false;
     while (r->left == 0) {
         if (tl_avro_cursor_left(&r->block) != 0)
-            return tl_error_set(err, TL_ERR_INVALID, "block %zu at offset %zu: %zu trailing bytes",
-                                r->block_no, r->block_at, tl_avro_cursor_left(&r->block));
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "damaged block %zu at offset %zu: %zu trailing bytes", r->block_no,
+                                r->block_at, tl_avro_cursor_left(&r->block));
         if (tl_avro_cursor_left(&r->file) == 0) {
             *done = true;
             return TL_OK;
@@ -188,14 +200,15 @@ tl_status tl_avro_reader_next(tl_avro_reader *r, tl_arena *arena, tl_avro_value 
         r->block_no++;
         r->block_at = tl_avro_cursor_offset(&r->file);
         tl_status st = tl_avro_next_block(r, err);
-        if (st != TL_OK) {
-            tl_error_prefix(err, "block %zu at offset %zu", r->block_no, r->block_at);
-            return st;
-        }
+        if (st != TL_OK && st != TL_ERR_NOMEM)
+            tl_error_prefix(err, "truncated or damaged block %zu at offset %zu", r->block_no,
+                            r->block_at);
+        if (st != TL_OK) return st;
     }
     r->left--;
     tl_status st = tl_avro_decode(r->schema->root, &r->block, arena, &r->budget, out, err);
-    if (st != TL_OK) tl_error_prefix(err, "block %zu at offset %zu", r->block_no, r->block_at);
+    if (st != TL_OK && st != TL_ERR_NOMEM)
+        tl_error_prefix(err, "damaged block %zu at offset %zu", r->block_no, r->block_at);
     return st;
 }
 
