@@ -236,6 +236,16 @@ static PyObject *lake_sql(PyObject *obj, PyObject *args, PyObject *kwargs)
     PyEval_RestoreThread(ts);
     PyThread_release_lock(self->lock);
     if (st != TL_OK) return tlpy_raise(&err);
+    /* A result type Arrow cannot carry (TIME_NS) fails here, as the query's
+     * error (RuntimeError), not as pyarrow's OSError while reading. */
+    struct ArrowSchema schema;
+    if (stream.get_schema(&stream, &schema) != 0) {
+        const char *why = stream.get_last_error(&stream);
+        PyErr_SetString(PyExc_RuntimeError, why ? why : "the result has no schema");
+        stream.release(&stream);
+        return NULL;
+    }
+    schema.release(&schema);
     return tlpy_to_pyarrow("table", tlpy_arrow_data_from_stream(&stream));
 }
 

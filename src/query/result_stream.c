@@ -3,6 +3,7 @@
 #include <stdbool.h>
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,47 @@ typedef struct result_stream {
     char error[TL_ERROR_MESSAGE_MAX];
 } result_stream;
 
+/* DuckDB's message, without the JSON some of its Arrow errors come wrapped in
+ * ({"exception_type": ..., "exception_message": ...}). */
+static void plain_message(const char *msg, char *buf, size_t size)
+{
+    json_t *j = msg && msg[0] == '{' ? json_loads(msg, 0, NULL) : NULL;
+    const char *m = json_string_value(json_object_get(j, "exception_message"));
+    snprintf(buf, size, "%s", m ? m : msg ? msg : "unknown error");
+    json_decref(j);
+}
+
 static int set_error(result_stream *rs, duckdb_error_data e)
 {
-    snprintf(rs->error, sizeof rs->error, "%s", duckdb_error_data_message(e));
+    plain_message(duckdb_error_data_message(e), rs->error, sizeof rs->error);
     duckdb_destroy_error_data(&e);
+    return EIO;
+}
+
+/* A result type Arrow cannot carry (TIME_NS): names the first such column,
+ * found by converting each column alone, and says what to do. */
+static int schema_error(result_stream *rs, duckdb_error_data e)
+{
+    char why[512];
+    plain_message(duckdb_error_data_message(e), why, sizeof why);
+    duckdb_destroy_error_data(&e);
+    snprintf(rs->error, sizeof rs->error, "%s", why);
+    idx_t n = duckdb_column_count(&rs->result);
+    for (idx_t i = 0; i < n; i++) {
+        duckdb_logical_type type = duckdb_column_logical_type(&rs->result, i);
+        const char *name = duckdb_column_name(&rs->result, i);
+        struct ArrowSchema one = {0};
+        duckdb_error_data ce = duckdb_to_arrow_schema(rs->options, &type, &name, 1, &one);
+        duckdb_destroy_logical_type(&type);
+        if (one.release) one.release(&one);
+        if (ce == NULL) continue;
+        duckdb_destroy_error_data(&ce);
+        snprintf(rs->error, sizeof rs->error,
+                 "column \"%s\" cannot be returned: %s; cast it in the query to a type that can "
+                 "(\"%s\"::VARCHAR, for one)",
+                 name, why, name);
+        break;
+    }
     return EIO;
 }
 
@@ -54,7 +92,7 @@ static int get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
         snprintf(rs->error, sizeof rs->error, "out of memory");
         return ENOMEM;
     }
-    return e ? set_error(rs, e) : 0;
+    return e ? schema_error(rs, e) : 0;
 }
 
 static int get_next(struct ArrowArrayStream *s, struct ArrowArray *out)

@@ -177,6 +177,8 @@ TEXT = {
     "h": "12345678901234567890::HUGEINT",
     "uh": "340282366920938463463374607431768211455::UHUGEINT",
     "dec": "[1.25::DECIMAL(10,3)]",
+    "vi": "'-12345678901234567890123'::VARINT",
+    "vil": "[0::VARINT, NULL, -1::VARINT, '1606938044258990275541962092341162602522202993782792835301376'::VARINT]",
 }
 TEXT_QUERY = "SELECT " + ", ".join(f"{e} AS {c}" for c, e in TEXT.items())
 
@@ -193,7 +195,7 @@ def test_csv_prints_nested_values_intervals_and_special_floats_as_duckdb(lake):
     assert dict(zip(header, row)) == dict(zip(TEXT, duck_text(TEXT_QUERY, TEXT)))
 
 
-@pytest.mark.parametrize("column", ["s", "strs", "deep", "m", "u", "i2", "i8", "nan", "ninf", "uh", "dinf"])
+@pytest.mark.parametrize("column", ["s", "strs", "deep", "m", "u", "i2", "i8", "nan", "ninf", "uh", "dinf", "vi"])
 def test_table_prints_each_value_as_duckdb(lake, column):
     query = f"SELECT {TEXT[column]} AS x"
     lines = ok("sql", query, "--lake", lake).splitlines()
@@ -223,6 +225,17 @@ def test_parquet_output_of_a_nested_column_says_what_to_do(tmp_path, lake):
         assert not out.exists()
 
 
+def test_a_type_arrow_cannot_carry_names_the_column_and_the_way_out(lake):
+    """DuckDB cannot export TIME_NS to Arrow: the error names the column
+    (not DuckDB's JSON), and the cast it advises works."""
+    p = run("sql", "SELECT 1 AS a, TIME_NS '12:34:56.123456789' AS t", "--lake", lake)
+    assert p.returncode == 1 and p.stdout == b""
+    assert b'column "t" cannot be returned: Unsupported Arrow type TIME_NS' in p.stderr
+    assert b'"t"::VARCHAR' in p.stderr and b"exception_type" not in p.stderr
+    out = ok("sql", "SELECT t::VARCHAR AS t FROM (SELECT TIME_NS '12:34:56.123456789' AS t)", "--lake", lake)
+    assert out.splitlines()[1].strip() == "12:34:56.123456789"
+
+
 # The Python package hands DuckDB's Arrow result over as it is.
 PKG_DIR = (Path(os.environ.get("TL_BUILD", ROOT / "build-asan")) / "python").resolve()
 
@@ -239,3 +252,5 @@ def test_python_sql_returns_every_type_as_duckdb(tmp_path):
         assert [expected_json(v) for v in got.column(c)] == [expected_json(v) for v in oracle.column(c)], c
     interval = "SELECT '1 year 2 months 3 days 04:05:06.789'::INTERVAL AS i, TIME '12:34:56.789' AS t"
     assert pa.table(timelake.Lake(str(tmp_path / "lake")).sql(interval)).equals(duck_arrow(interval))
+    with pytest.raises(RuntimeError, match='column "t" cannot be returned: Unsupported Arrow type TIME_NS'):
+        pa.table(timelake.Lake(str(tmp_path / "lake")).sql("SELECT TIME_NS '12:34:56' AS t"))

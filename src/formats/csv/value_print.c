@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,6 +23,7 @@ typedef enum {
     P_INTERVAL,   /* "tiM", "tiD", "tin" */
     P_DURATION,   /* "tDs", "tDm", "tDu", "tDn" */
     P_UHUGEINT,   /* DuckDB's opaque uhugeint: 16 little-endian bytes, unsigned */
+    P_BIGNUM,     /* DuckDB's opaque bignum (VARINT), binary: see bignum_text */
 } print_kind;
 
 struct tl_value_printer {
@@ -58,14 +60,17 @@ static tl_status bad(const tl_value_printer *p, const char *what, tl_error *err)
     return tl_error_set(err, TL_ERR_INVALID, "column \"%s\": %s", p->name, what);
 }
 
-static bool is_uhugeint(const struct ArrowSchema *s)
+/* Whether s is DuckDB's opaque extension type `type_name`. */
+static bool is_duckdb_opaque(const struct ArrowSchema *s, const char *type_name)
 {
     int32_t len = 0;
     const char *ext = tl_metadata_find(s->metadata, "ARROW:extension:name", &len);
     if (ext == NULL || len != 12 || memcmp(ext, "arrow.opaque", 12) != 0) return false;
     const char *meta = tl_metadata_find(s->metadata, "ARROW:extension:metadata", &len);
-    for (int32_t k = 0; meta && k + 8 <= len; k++)
-        if (memcmp(meta + k, "uhugeint", 8) == 0) return true;
+    char quoted[40];
+    int n = snprintf(quoted, sizeof quoted, "\"%s\"", type_name);
+    for (int32_t k = 0; meta && k + n <= len; k++)
+        if (memcmp(meta + k, quoted, (size_t)n) == 0) return true;
     return false;
 }
 
@@ -92,8 +97,10 @@ static bool nested_kind(const struct ArrowSchema *s, tl_value_printer *p)
         p->kind = P_INTERVAL;
     else if (strncmp(f, "tD", 2) == 0 && f[2] && strchr("smun", f[2]) && !f[3])
         p->kind = P_DURATION;
-    else if (strcmp(f, "w:16") == 0 && is_uhugeint(s))
+    else if (strcmp(f, "w:16") == 0 && is_duckdb_opaque(s, "uhugeint"))
         p->kind = P_UHUGEINT;
+    else if (strcmp(f, "z") == 0 && is_duckdb_opaque(s, "bignum"))
+        p->kind = P_BIGNUM;
     else
         return false;
     return true;
@@ -195,7 +202,8 @@ static tl_status init_node(tl_value_printer *p, const char *name, const struct A
     memset(p, 0, sizeof *p);
     p->name = name;
     p->array = a;
-    if (!nested_kind(s, p)) {
+    bool nested = nested_kind(s, p);
+    if (!nested || p->kind == P_BIGNUM) {
         tl_status st = tl_array_view_init(&p->view, s, a, err);
         if (st != TL_OK) return tl_error_prefix(err, "cannot print column \"%s\"", name);
         p->has_view = true;
@@ -348,6 +356,36 @@ static int interval_value(const tl_value_printer *p, int64_t i, tl_buf *text)
     }
 }
 
+/* DuckDB's bignum: a 3-byte big-endian header (top bit set for a value >= 0,
+ * then the byte count), then the magnitude's bytes big-endian; a negative
+ * value has every bit inverted, header included. Printed in decimal through
+ * base-10^9 limbs; a value too short for its header prints as hex. */
+static int bignum_text(const tl_value_printer *p, int64_t i, tl_buf *out)
+{
+    int64_t len;
+    const uint8_t *b = tl_view_bytes(&p->view, i, &len);
+    if (len < 3) return tl_value_text(&p->view, i, out);
+    bool negative = (b[0] & 0x80) == 0;
+    size_t cap = (size_t)(len - 3) * 8 / 29 + 2, n = 1; /* 2^29 < 10^9 */
+    uint32_t *limbs = calloc(cap, sizeof *limbs);
+    if (limbs == NULL) return -1;
+    for (int64_t k = 3; k < len; k++) {
+        uint64_t carry = (uint8_t)(negative ? ~b[k] : b[k]);
+        for (size_t l = 0; l < n; l++) {
+            uint64_t v = (uint64_t)limbs[l] * 256 + carry;
+            limbs[l] = (uint32_t)(v % 1000000000);
+            carry = v / 1000000000;
+        }
+        if (carry && n < cap) limbs[n++] = (uint32_t)carry;
+    }
+    while (n > 1 && limbs[n - 1] == 0) n--;
+    bool zero = n == 1 && limbs[0] == 0;
+    int rc = tl_buf_printf(out, "%s%" PRIu32, negative && !zero ? "-" : "", limbs[n - 1]);
+    for (size_t l = n - 1; l-- > 0 && rc == 0;) rc = tl_buf_printf(out, "%09" PRIu32, limbs[l]);
+    free(limbs);
+    return rc;
+}
+
 static int uhugeint_text(const tl_value_printer *p, int64_t i, tl_buf *text)
 {
     u128 u;
@@ -419,6 +457,8 @@ static int put_leaf_text(const tl_value_printer *p, int64_t i, bool nested, tl_b
         rc = tl_value_text(&p->view, i, out);
     } else if (p->kind == P_UHUGEINT) {
         rc = uhugeint_text(p, i, out);
+    } else if (p->kind == P_BIGNUM) {
+        rc = bignum_text(p, i, out);
     } else {
         tl_buf text = {0};
         rc = interval_value(p, i, &text) || tl_buf_append(out, text.data, text.len);
