@@ -71,7 +71,7 @@ char *tl_query_local_name(const tl_query_engine *e, const char *url, const char 
 tl_status tl_query_local_file(tl_query_engine *e, const tl_table *t, const char *url, char **out,
                               tl_error *err)
 {
-    *out = tl_scan_local_path(url);
+    *out = tl_scan_local_path(t, url);
     if (*out) return TL_OK;
     TL_TRY(tl_query_fetch_dir(e, err));
     char *path = tl_query_local_name(e, url, NULL);

@@ -62,11 +62,6 @@ static void job_clear(job *j)
     free(j->target);
 }
 
-static bool is_local(const char *url)
-{
-    return url[0] == '/' || strncmp(url, "file://", 7) == 0;
-}
-
 /* ---- Batches of reads ---- */
 
 typedef struct batch {
@@ -203,7 +198,7 @@ static bool footer_from_head(fetch *f, job *j)
 static tl_status plan_file(fetch *f, job *j, tl_error *err)
 {
     j->url = j->ff->f->file.file_path;
-    j->ff->path = tl_scan_local_path(j->url);
+    j->ff->path = tl_scan_local_path(f->t, j->url);
     if (j->ff->path) return TL_OK; /* a local warehouse: read in place */
     j->key = tl_table_key_of_url(f->t, j->url, j->keybuf, sizeof j->keybuf);
     if (j->key == NULL)
@@ -520,7 +515,8 @@ static bool narrows(fetch *f, const tl_scan_filter *filters, size_t n_filters)
     bool large = false;
     for (size_t i = 0; i < f->n && !large; i++) {
         const tl_ice_data_file *d = &f->jobs[i].ff->f->file;
-        large = !is_local(d->file_path) && (uint64_t)d->file_size_in_bytes >= TL_RANGED_READ_MIN;
+        large = !tl_scan_is_local(f->t, d->file_path) &&
+                (uint64_t)d->file_size_in_bytes >= TL_RANGED_READ_MIN;
     }
     if (!large) return false; /* spares the look at the query */
     const tl_ice_schema *s = tl_ice_metadata_current_schema(f->t->md);

@@ -29,12 +29,17 @@ void tl_scan_filter_clear(tl_scan_filter *f)
     memset(f, 0, sizeof *f);
 }
 
-char *tl_scan_local_path(const char *url)
+bool tl_scan_is_local(const tl_table *t, const char *url)
 {
+    return tl_store_is_local(t->lake->store) && (url[0] == '/' || strncmp(url, "file:/", 6) == 0);
+}
+
+char *tl_scan_local_path(const tl_table *t, const char *url)
+{
+    if (!tl_scan_is_local(t, url)) return NULL;
     if (strncmp(url, "file://", 7) == 0) return strdup(url + 7);
     if (strncmp(url, "file:/", 6) == 0) return strdup(url + 5); /* Spark's file:/x */
-    if (url[0] == '/') return strdup(url);
-    return NULL;
+    return strdup(url);
 }
 
 static const tl_ice_bound *find_bound(const tl_ice_bound *b, size_t n, int32_t id)
@@ -353,11 +358,6 @@ static void free_picked(picked *p, size_t n)
     free(p);
 }
 
-static bool is_local_url(const char *url)
-{
-    return url[0] == '/' || strncmp(url, "file://", 7) == 0;
-}
-
 /* Local files: the row groups and bytes the query reads, from their footers;
  * a file none of whose row groups can match is left out (path NULL). */
 static tl_status exact_local_reads(tl_query_engine *e, const tl_table *t, tl_fetch_file *ff,
@@ -367,7 +367,7 @@ static tl_status exact_local_reads(tl_query_engine *e, const tl_table *t, tl_fet
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     bool *fields = NULL;
     for (size_t i = 0; i < n; i++) {
-        if (ff[i].path == NULL || !is_local_url(ff[i].f->file.file_path)) continue;
+        if (ff[i].path == NULL || !tl_scan_is_local(t, ff[i].f->file.file_path)) continue;
         if (fields == NULL) {
             if ((fields = calloc(s->n_fields + 1, sizeof *fields)) == NULL)
                 return tl_error_nomem(err);
@@ -431,7 +431,7 @@ static tl_status try_selective(tl_query_engine *e, const tl_table *t, tl_fetch_f
     if (st == TL_OK) st = tl_selective_scan(e, t, sf, k, filters, n_filters, id, err);
     for (size_t j = 0; st == TL_OK && *id && j < k; j++) {
         const tl_fetch_file *f = &ff[of[j]];
-        if (is_local_url(f->f->file.file_path)) {
+        if (tl_scan_is_local(t, f->f->file.file_path)) {
             stats->files_read += sf[j].row_groups_read > 0;
             stats->row_groups_total += sf[j].row_groups_total;
             stats->row_groups_read += sf[j].row_groups_read;
@@ -496,7 +496,7 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
         stats->row_groups_total += ff[i].row_groups_total;
         stats->row_groups_read += ff[i].row_groups_read;
         /* Remote files: the bytes fetched (none when already here). */
-        bool local = is_local_url(ff[i].f->file.file_path);
+        bool local = tl_scan_is_local(t, ff[i].f->file.file_path);
         stats->bytes_read +=
             local && !stats->exact ? ff[i].f->file.file_size_in_bytes : ff[i].bytes_read;
     }

@@ -58,8 +58,13 @@ bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
  * bound is absent. */
 bool tl_scan_time_bounds(const tl_table *t, const tl_ice_data_file *f, int64_t *lo, int64_t *hi);
 
-/* The local path of a file URL, or NULL when it is not a local file. Malloc'd. */
-char *tl_scan_local_path(const char *url);
+/* The local path of a file URL of table t, or NULL when it is no local file
+ * or t's warehouse is not local (a local lake copied to an object store or a
+ * web server keeps file:// URLs: they are read through the store). Malloc'd. */
+char *tl_scan_local_path(const tl_table *t, const char *url);
+
+/* Whether tl_scan_local_path gives a path for url. */
+bool tl_scan_is_local(const tl_table *t, const char *url);
 
 typedef struct tl_scan_stats {
     /* in: count row groups and bytes of local files exactly, from their

@@ -35,6 +35,7 @@ typedef struct cache_store {
     entry *head, *tail;
     pthread_mutex_t lock;
     tl_cache_stats stats;
+    tl_cache_blocks blocks;
 } cache_store;
 
 static const tl_store_ops cache_ops;
@@ -384,12 +385,104 @@ static tl_status cache_get(tl_store *s, const char *key, tl_buf *out, tl_error *
     return TL_OK;
 }
 
+/* A block of the object in memory or on disk, copied into dst; false when absent. */
+static bool block_cached(cache_store *c, const char *key, uint64_t offset, size_t len, uint8_t *dst)
+{
+    pthread_mutex_lock(&c->lock);
+    entry *e = find(c, RANGE, key, offset, len);
+    if (e) memcpy(dst, e->data, len);
+    pthread_mutex_unlock(&c->lock);
+    if (e) return true;
+    if (c->dir && disk_read_range(c, key, offset, len, dst)) {
+        remember(c, RANGE, key, offset, dst, len);
+        return true;
+    }
+    return false;
+}
+
+/* Fetches blocks [b, b + n) of the object (their bytes at buf) in requests
+ * of at most request_bytes, and keeps each block. */
+static tl_status fetch_blocks(cache_store *c, const char *key, uint64_t size, uint64_t b,
+                              uint64_t n, uint8_t *buf, tl_error *err)
+{
+    uint64_t bs = (uint64_t)c->blocks.block_bytes, per = n;
+    if (c->blocks.request_bytes > 0) {
+        per = (uint64_t)c->blocks.request_bytes / bs;
+        if (per == 0) per = 1;
+    }
+    for (uint64_t i = 0; i < n; i += per) {
+        uint64_t k = n - i < per ? n - i : per, from = (b + i) * bs;
+        uint64_t to = (b + i + k) * bs < size ? (b + i + k) * bs : size;
+        TL_TRY(tl_store_get_range(c->inner, key, from, (size_t)(to - from), buf + i * bs, err));
+        for (uint64_t j = 0; j < k; j++) {
+            uint64_t at = (b + i + j) * bs, len = at + bs < size ? bs : size - at;
+            remember(c, RANGE, key, at, buf + (i + j) * bs, len);
+            if (c->dir) disk_write(c, key, true, at, buf + (i + j) * bs, (size_t)len);
+        }
+    }
+    return TL_OK;
+}
+
+/* A range read in whole aligned blocks: those held are copied, runs of
+ * missing ones fetched together; then the range is cut out of them. */
+static tl_status blocks_get_range(cache_store *c, const char *key, uint64_t offset, size_t len,
+                                  uint8_t *dst, tl_error *err)
+{
+    uint64_t size = 0;
+    TL_TRY(c->base.ops->size(&c->base, key, &size, err));
+    if (offset > size || len > size - offset)
+        return tl_error_set(err, TL_ERR_STORAGE, "reading %s: %zu bytes at %llu: past its end", key,
+                            len, (unsigned long long)offset);
+    uint64_t bs = (uint64_t)c->blocks.block_bytes;
+    uint64_t first = offset / bs, last = (offset + len - 1) / bs, n = last - first + 1;
+    uint8_t *buf = malloc((size_t)(n * bs));
+    if (buf == NULL) return tl_error_nomem(err);
+    tl_status st = TL_OK;
+    bool all = true;
+    for (uint64_t i = 0; st == TL_OK && i < n;) {
+        uint64_t at = (first + i) * bs, blen = at + bs < size ? bs : size - at;
+        if (block_cached(c, key, at, (size_t)blen, buf + i * bs)) {
+            i++;
+            continue;
+        }
+        all = false;
+        uint64_t run = 1; /* the missing blocks from here */
+        while (i + run < n) {
+            uint64_t nat = (first + i + run) * bs, nlen = nat + bs < size ? bs : size - nat;
+            pthread_mutex_lock(&c->lock);
+            bool held = find(c, RANGE, key, nat, nlen) != NULL;
+            pthread_mutex_unlock(&c->lock);
+            if (held) break;
+            run++;
+        }
+        st = fetch_blocks(c, key, size, first + i, run, buf + i * bs, err);
+        i += run;
+    }
+    if (st == TL_OK) memcpy(dst, buf + (offset - first * bs), len);
+    free(buf);
+    count(c, all);
+    return st;
+}
+
 static tl_status cache_get_range(tl_store *s, const char *key, uint64_t offset, size_t len,
                                  uint8_t *dst, tl_error *err)
 {
     cache_store *c = (cache_store *)s;
     if (!tl_cache_immutable_key(key))
         return tl_store_get_range(c->inner, key, offset, len, dst, err);
+    if (len == 0) return TL_OK;
+    if (c->blocks.block_bytes > 0) {
+        pthread_mutex_lock(&c->lock);
+        entry *e = find(c, WHOLE, key, 0, 0);
+        bool hit = e && offset <= e->size && len <= e->size - offset;
+        if (hit) memcpy(dst, e->data + offset, len);
+        pthread_mutex_unlock(&c->lock);
+        if (hit) {
+            count(c, true);
+            return TL_OK;
+        }
+        return blocks_get_range(c, key, offset, len, dst, err);
+    }
     pthread_mutex_lock(&c->lock);
     entry *e = find(c, WHOLE, key, 0, 0);
     bool hit = e && offset <= e->size && len <= e->size - offset; /* no wrap-around */
@@ -582,6 +675,13 @@ static tl_status make_dir(const char *dir, tl_error *err)
 tl_status tl_store_cache_wrap(tl_store *inner, long long memory_bytes, const char *dir,
                               long long dir_bytes, tl_store **out, tl_error *err)
 {
+    return tl_store_cache_wrap_blocks(inner, memory_bytes, dir, dir_bytes, NULL, out, err);
+}
+
+tl_status tl_store_cache_wrap_blocks(tl_store *inner, long long memory_bytes, const char *dir,
+                                     long long dir_bytes, const tl_cache_blocks *blocks,
+                                     tl_store **out, tl_error *err)
+{
     cache_store *c = calloc(1, sizeof *c);
     tl_status st = c ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK && dir) {
@@ -596,6 +696,9 @@ tl_status tl_store_cache_wrap(tl_store *inner, long long memory_bytes, const cha
     }
     c->base.ops = &cache_ops;
     c->base.url = inner->url; /* the same root: keys and URLs are the inner store's */
+    c->base.read_only = inner->read_only;
+    c->base.version_hint = inner->version_hint;
+    if (blocks) c->blocks = *blocks;
     c->inner = inner;
     c->limit = memory_bytes;
     c->dir_limit = dir_bytes > 0 ? dir_bytes : TL_CACHE_DIR_DEFAULT;

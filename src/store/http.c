@@ -17,6 +17,7 @@ struct tl_http_client {
     CURL *idle[POOL_MAX];
     size_t n_idle;
     tl_http_timeouts timeouts;
+    char *proxy, *noproxy, *proxy_ca; /* tl_http_client_set_proxy; NULL: unset */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -41,9 +42,25 @@ tl_status tl_http_client_new(const tl_http_timeouts *timeouts, tl_http_client **
     return TL_OK;
 }
 
+tl_status tl_http_client_set_proxy(tl_http_client *c, const char *url, const char *excludes,
+                                   const char *ca, tl_error *err)
+{
+    const char *in[] = {url, excludes, ca};
+    char **field[] = {&c->proxy, &c->noproxy, &c->proxy_ca};
+    for (size_t i = 0; i < 3; i++) {
+        free(*field[i]);
+        *field[i] = in[i] ? strdup(in[i]) : NULL;
+        if (in[i] && *field[i] == NULL) return tl_error_nomem(err);
+    }
+    return TL_OK;
+}
+
 void tl_http_client_free(tl_http_client *c)
 {
     if (c == NULL) return;
+    free(c->proxy);
+    free(c->noproxy);
+    free(c->proxy_ca);
     for (size_t i = 0; i < c->n_idle; i++) curl_easy_cleanup(c->idle[i]);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -201,6 +218,9 @@ tl_status tl_http_send(tl_http_client *c, const tl_http_request *req, tl_http_re
     if (c->timeouts.connect_ms > 0)
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->timeouts.connect_ms);
     if (c->timeouts.total_ms > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeouts.total_ms);
+    if (c->proxy) curl_easy_setopt(h, CURLOPT_PROXY, c->proxy);
+    if (c->noproxy) curl_easy_setopt(h, CURLOPT_NOPROXY, c->noproxy);
+    if (c->proxy_ca) curl_easy_setopt(h, CURLOPT_PROXY_CAINFO, c->proxy_ca);
     set_method(h, req);
     CURLcode rc = curl_easy_perform(h);
     curl_slist_free_all(headers);

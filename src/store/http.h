@@ -39,6 +39,14 @@ typedef struct tl_http_timeouts {
 } tl_http_timeouts;
 
 tl_status tl_http_client_new(const tl_http_timeouts *timeouts, tl_http_client **out, tl_error *err);
+
+/* Sends every later request of the client through an HTTP(S) proxy (url; NULL:
+ * none but the environment's, as curl reads it), except to the hosts of
+ * `excludes` (curl's NOPROXY list: "host1,.domain"; may be NULL), trusting
+ * the proxy's certificate by the CA bundle `ca` (may be NULL). The strings
+ * are copied. */
+tl_status tl_http_client_set_proxy(tl_http_client *c, const char *url, const char *excludes,
+                                   const char *ca, tl_error *err);
 void tl_http_client_free(tl_http_client *c);
 
 /* Sends one request. TL_OK whenever an HTTP response arrived, whatever its

@@ -15,7 +15,11 @@ tl_status tl_remote_init(tl_remote *r, tl_store_config *cfg, const char *url_sch
                       ? tl_strdup_printf("%s://%s/%s", url_scheme, r->cfg.bucket, r->cfg.prefix)
                       : tl_strdup_printf("%s://%s", url_scheme, r->cfg.bucket);
     if (r->base.url == NULL) return tl_error_nomem(err);
-    return tl_http_client_new(&r->cfg.timeouts, &r->http, err);
+    TL_TRY(tl_http_client_new(&r->cfg.timeouts, &r->http, err));
+    if (r->cfg.proxy_url == NULL && r->cfg.proxy_excludes == NULL && r->cfg.proxy_ca == NULL)
+        return TL_OK;
+    return tl_http_client_set_proxy(r->http, r->cfg.proxy_url, r->cfg.proxy_excludes,
+                                    r->cfg.proxy_ca, err);
 }
 
 void tl_remote_clear(tl_remote *r)

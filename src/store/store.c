@@ -3,8 +3,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/parallel.h"
 #include "core/strlist.h"
 #include "store/store_options.h"
+
+/* timelake_warm_connections: connections opened when the lake opens, each a
+ * HEAD of the registry (its answer does not matter), so that the first
+ * queries do not wait for handshakes. */
+#define WARM_MAX 16
+
+static tl_status warm_one(void *ctx, size_t i, tl_error *err)
+{
+    (void)i, (void)err;
+    tl_store *s = ctx;
+    uint64_t size;
+    tl_store_size(s, "timelake-tables.json", &size, NULL);
+    return TL_OK;
+}
+
+static void warm(tl_store *s, int n)
+{
+    if (n > 0)
+        tl_parallel_run((size_t)(n < WARM_MAX ? n : WARM_MAX), WARM_MAX, false, warm_one, s, NULL);
+}
+
+tl_status tl_store_check_writable(const tl_store *s, const char *what, tl_error *err)
+{
+    if (!s->read_only) return TL_OK;
+    return tl_error_set(err, TL_ERR_INVALID,
+                        "cannot %s: the warehouse %s is read-only over http(s); write through its "
+                        "store (s3://, gs://, az:// or a folder) instead",
+                        what, s->url);
+}
 
 /* s3://, gs://, az://: the backend, wrapped in the read cache unless both of
  * its layers are turned off. */
@@ -14,18 +44,26 @@ static tl_status open_remote(const char *location, const char *const *options, t
     tl_store_config cfg;
     TL_TRY(tl_store_config_parse(location, options, &cfg, err));
     long long memory = cfg.cache_memory, dir_max = cfg.cache_dir_max;
+    tl_cache_blocks blocks = {cfg.cache_block_bytes, cfg.cache_request_bytes};
+    int warm_connections = cfg.warm_connections;
+    bool hint = cfg.version_hint;
     char *dir = cfg.cache_dir ? strdup(cfg.cache_dir) : NULL;
     tl_store *s = NULL;
     tl_status st = cfg.cache_dir && dir == NULL ? tl_error_nomem(err) : TL_OK;
     if (st == TL_OK)
-        st = cfg.kind == TL_STORE_S3    ? tl_store_s3_open(&cfg, &s, err)
-             : cfg.kind == TL_STORE_GCS ? tl_store_gcs_open(&cfg, &s, err)
-                                        : tl_store_azure_open(&cfg, &s, err);
+        st = cfg.kind == TL_STORE_S3     ? tl_store_s3_open(&cfg, &s, err)
+             : cfg.kind == TL_STORE_GCS  ? tl_store_gcs_open(&cfg, &s, err)
+             : cfg.kind == TL_STORE_HTTP ? tl_store_http_open(&cfg, &s, err)
+                                         : tl_store_azure_open(&cfg, &s, err);
     tl_store_config_clear(&cfg);
+    if (st == TL_OK) s->version_hint |= hint;
     if (st == TL_OK && (memory > 0 || dir != NULL))
-        st = tl_store_cache_wrap(s, memory, dir, dir_max, &s, err);
+        st = tl_store_cache_wrap_blocks(s, memory, dir, dir_max, &blocks, &s, err);
     free(dir);
-    if (st == TL_OK) *out = s;
+    if (st == TL_OK) {
+        warm(s, warm_connections);
+        *out = s;
+    }
     return st;
 }
 

@@ -83,11 +83,19 @@ typedef struct tl_store_ops {
 
 struct tl_store {
     const tl_store_ops *ops;
-    char *url; /* normalized root URL without a trailing slash */
+    char *url;         /* normalized root URL without a trailing slash */
+    bool read_only;    /* every write fails (http(s) warehouses) */
+    bool version_hint; /* tables' newest versions are found by their version-hint.text
+                          (no listing, or timelake_version_lookup=hint) */
 };
 
-/* Opens the store for a warehouse location: a local path or a file:// URL.
- * `options` is NULL or NULL-terminated key, value pairs. */
+/* TL_ERR_INVALID naming the warehouse when it is read-only; `what` says what
+ * was refused ("create a table", "append to iot.readings"). */
+tl_status tl_store_check_writable(const tl_store *s, const char *what, tl_error *err);
+
+/* Opens the store for a warehouse location: a local path or a file://,
+ * s3://, gs://, az:// or http(s):// (read-only) URL. `options` is
+ * NULL or NULL-terminated key, value pairs. */
 tl_status tl_store_open(const char *location, const char *const *options, tl_store **out,
                         tl_error *err);
 void tl_store_free(tl_store *s);
@@ -227,11 +235,21 @@ struct tl_store_config;
 tl_status tl_store_s3_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
 tl_status tl_store_gcs_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
 tl_status tl_store_azure_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
+tl_status tl_store_http_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
 /* Wraps `inner` (taken over) in a read cache of immutable objects (store/cache.h):
  * memory_bytes in memory, and dir (NULL: none) on disk holding at most
  * dir_bytes (<= 0: TL_CACHE_DIR_DEFAULT) for all processes sharing it. */
 #define TL_CACHE_DIR_DEFAULT (1LL << 30)
 tl_status tl_store_cache_wrap(tl_store *inner, long long memory_bytes, const char *dir,
                               long long dir_bytes, tl_store **out, tl_error *err);
+/* Block-aligned ranged reads (timelake_cache_block_bytes, _request_bytes). */
+typedef struct tl_cache_blocks {
+    long long block_bytes;   /* > 0: ranges are read and kept as aligned blocks of this size */
+    long long request_bytes; /* most bytes of one request for missing blocks; 0: no limit */
+} tl_cache_blocks;
+/* tl_store_cache_wrap with blocks (NULL: exact ranges). */
+tl_status tl_store_cache_wrap_blocks(tl_store *inner, long long memory_bytes, const char *dir,
+                                     long long dir_bytes, const tl_cache_blocks *blocks,
+                                     tl_store **out, tl_error *err);
 
 #endif

@@ -140,7 +140,9 @@ static tl_status azure_attempt(tl_remote *r, const tl_remote_call *call, tl_http
     rc |= tl_strlist_push(&xms, "x-ms-version: " API_VERSION);
     tl_strlist_sort(&xms);
     for (size_t i = 0; i < xms.len; i++) rc |= tl_strlist_push(&headers, xms.items[i]);
-    if (rc == 0 && r->cfg.azure_token)
+    if (rc == 0 && r->cfg.skip_signature) /* azure_skip_signature: anonymous, public containers */
+        ;
+    else if (rc == 0 && r->cfg.azure_token)
         rc = tl_strlist_push_owned(
             &headers, tl_strdup_printf("Authorization: Bearer %s", r->cfg.azure_token));
     else if (rc == 0 && a->key.len)
@@ -497,7 +499,7 @@ static tl_status azure_setup(azure_store *a, tl_store_config *c, tl_error *err)
     if (c->account == NULL)
         return tl_error_set(err, TL_ERR_INVALID,
                             "no Azure account: set azure_storage_account_name");
-    if (c->account_key == NULL && c->sas == NULL && c->azure_token == NULL)
+    if (c->account_key == NULL && c->sas == NULL && c->azure_token == NULL && !c->skip_signature)
         return tl_error_set(err, TL_ERR_INVALID,
                             "no Azure credentials: set azure_storage_account_key, "
                             "azure_storage_sas_key or azure_storage_token");

@@ -40,7 +40,10 @@ static tl_status gcs_attempt(tl_remote *r, const tl_remote_call *call, tl_http_r
     tl_strlist headers = {0};
     for (size_t i = 0; call->headers && i < call->headers->len; i++)
         rc |= tl_strlist_push(&headers, call->headers->items[i]);
-    tl_status st = rc ? tl_error_nomem(err) : tl_gcs_auth_header(g->auth, r->http, &headers, err);
+    /* google_skip_signature: anonymous requests, for public buckets. */
+    tl_status st = rc                      ? tl_error_nomem(err)
+                   : r->cfg.skip_signature ? TL_OK
+                                           : tl_gcs_auth_header(g->auth, r->http, &headers, err);
     if (st == TL_OK) {
         tl_http_request req = {call->method,   (char *)url.data, &headers,     call->body,
                                call->body_len, call->dst,        call->dst_len};
@@ -516,7 +519,7 @@ tl_status tl_store_gcs_open(tl_store_config *cfg, tl_store **out, tl_error *err)
     if (cfg->service_account_key == NULL && cfg->service_account_path)
         TL_TRY(read_key_file(cfg->service_account_path, &key_json, err));
     if (cfg->endpoint == NULL && cfg->bearer_token == NULL && cfg->service_account_key == NULL &&
-        key_json == NULL)
+        key_json == NULL && !cfg->skip_signature)
         return tl_error_set(err, TL_ERR_INVALID,
                             "no GCS credentials: set google_service_account (a key file), "
                             "google_service_account_key or google_bearer_token");

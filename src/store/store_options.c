@@ -1,12 +1,26 @@
 #include "store/store_options.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-typedef enum opt_type { OPT_STR, OPT_BOOL, OPT_MS, OPT_INT, OPT_BYTES } opt_type;
+#include "core/strlist.h"
+
+typedef enum opt_type {
+    OPT_STR,
+    OPT_BOOL,
+    OPT_MS,
+    OPT_INT,
+    OPT_BYTES,
+    OPT_PLAIN_BYTES, /* digits only, as the reference's timelake_cache_* keys */
+    OPT_COUNT,       /* a non-negative int, not capped */
+    OPT_CACHE,       /* off, memory or disk */
+    OPT_LOOKUP,      /* list or hint */
+    OPT_SSE          /* AES256, aws:kms or aws:kms:dsse */
+} opt_type;
 
 typedef struct opt_def {
     const char *name;
@@ -15,7 +29,8 @@ typedef struct opt_def {
     size_t offset;
 } opt_def;
 
-#define ALL (TL_STORE_S3 | TL_STORE_GCS | TL_STORE_AZURE)
+#define CLOUD (TL_STORE_S3 | TL_STORE_GCS | TL_STORE_AZURE)
+#define ALL (CLOUD | TL_STORE_HTTP)
 #define F(field) offsetof(tl_store_config, field)
 
 /* Key names and aliases as the reference accepts them, plus timelake's own
@@ -27,6 +42,7 @@ static const opt_def OPTIONS[] = {
     {"aws_default_region", TL_STORE_S3, OPT_STR, F(region)},
     {"aws_endpoint", TL_STORE_S3, OPT_STR, F(endpoint)},
     {"aws_endpoint_url", TL_STORE_S3, OPT_STR, F(endpoint)},
+    {"aws_endpoint_url_s3", TL_STORE_S3, OPT_STR, F(endpoint)},
     {"endpoint", TL_STORE_S3 | TL_STORE_AZURE, OPT_STR, F(endpoint)},
     {"endpoint_url", TL_STORE_S3, OPT_STR, F(endpoint)},
     {"aws_access_key_id", TL_STORE_S3, OPT_STR, F(key_id)},
@@ -38,12 +54,21 @@ static const opt_def OPTIONS[] = {
     {"aws_token", TL_STORE_S3, OPT_STR, F(token)},
     {"token", TL_STORE_S3, OPT_STR, F(token)},
     {"aws_allow_http", TL_STORE_S3, OPT_BOOL, F(allow_http)},
-    {"allow_http", ALL, OPT_BOOL, F(allow_http)},
+    {"allow_http", CLOUD, OPT_BOOL, F(allow_http)},
     {"azure_allow_http", TL_STORE_AZURE, OPT_BOOL, F(allow_http)},
     {"aws_virtual_hosted_style_request", TL_STORE_S3, OPT_BOOL, F(virtual_hosted)},
     {"virtual_hosted_style_request", TL_STORE_S3, OPT_BOOL, F(virtual_hosted)},
     {"aws_skip_signature", TL_STORE_S3, OPT_BOOL, F(skip_signature)},
+    {"google_skip_signature", TL_STORE_GCS, OPT_BOOL, F(skip_signature)},
+    {"azure_skip_signature", TL_STORE_AZURE, OPT_BOOL, F(skip_signature)},
+    {"skip_signature", CLOUD, OPT_BOOL, F(skip_signature)},
+    {"aws_unsigned_payload", TL_STORE_S3, OPT_BOOL, F(unsigned_payload)},
+    {"unsigned_payload", TL_STORE_S3, OPT_BOOL, F(unsigned_payload)},
+    {"aws_server_side_encryption", TL_STORE_S3, OPT_SSE, F(sse)},
+    {"aws_sse_kms_key_id", TL_STORE_S3, OPT_STR, F(sse_kms_key_id)},
+    {"aws_sse_bucket_key_enabled", TL_STORE_S3, OPT_BOOL, F(sse_bucket_key)},
     {"aws_bucket", TL_STORE_S3, OPT_STR, F(bucket)},
+    {"aws_bucket_name", TL_STORE_S3, OPT_STR, F(bucket)},
     {"bucket", TL_STORE_S3 | TL_STORE_GCS, OPT_STR, F(bucket)},
     {"google_service_account", TL_STORE_GCS, OPT_STR, F(service_account_path)},
     {"service_account", TL_STORE_GCS, OPT_STR, F(service_account_path)},
@@ -79,9 +104,17 @@ static const opt_def OPTIONS[] = {
     {"cache_dir", ALL, OPT_STR, F(cache_dir)},
     {"cache_memory", ALL, OPT_BYTES, F(cache_memory)},
     {"cache_dir_max", ALL, OPT_BYTES, F(cache_dir_max)},
+    {"timelake_cache", ALL, OPT_CACHE, F(cache_mode)},
     {"timelake_cache_dir", ALL, OPT_STR, F(cache_dir)},
-    {"timelake_cache_memory_bytes", ALL, OPT_BYTES, F(cache_memory)},
-    {"timelake_cache_disk_bytes", ALL, OPT_BYTES, F(cache_dir_max)},
+    {"timelake_cache_memory_bytes", ALL, OPT_PLAIN_BYTES, F(cache_memory)},
+    {"timelake_cache_disk_bytes", ALL, OPT_PLAIN_BYTES, F(cache_dir_max)},
+    {"timelake_cache_block_bytes", ALL, OPT_PLAIN_BYTES, F(cache_block_bytes)},
+    {"timelake_cache_request_bytes", ALL, OPT_PLAIN_BYTES, F(cache_request_bytes)},
+    {"timelake_warm_connections", ALL, OPT_COUNT, F(warm_connections)},
+    {"timelake_version_lookup", ALL, OPT_LOOKUP, F(version_hint)},
+    {"proxy_url", ALL, OPT_STR, F(proxy_url)},
+    {"proxy_excludes", ALL, OPT_STR, F(proxy_excludes)},
+    {"proxy_ca_certificate", ALL, OPT_STR, F(proxy_ca)},
     {"multipart_threshold", ALL, OPT_BYTES, F(multipart_threshold)},
     {"multipart_part_size", ALL, OPT_BYTES, F(multipart_part_size)},
     {"multipart_concurrency", ALL, OPT_INT, F(multipart_concurrency)},
@@ -89,7 +122,69 @@ static const opt_def OPTIONS[] = {
 
 static const char *kind_name(tl_store_kind k)
 {
-    return k == TL_STORE_S3 ? "S3" : k == TL_STORE_GCS ? "GCS" : "Azure";
+    return k == TL_STORE_S3     ? "S3"
+           : k == TL_STORE_GCS  ? "GCS"
+           : k == TL_STORE_HTTP ? "HTTP"
+                                : "Azure";
+}
+
+/* One of a fixed set of words (case-insensitive): its index, else -1. */
+static int word_of(const char *v, const char *const *words, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(v, words[i]) == 0) return (int)i;
+    return -1;
+}
+
+/* The reference's enumerated options, with its messages. */
+static tl_status parse_enum(const opt_def *d, const char *key, const char *v, void *field,
+                            tl_error *err)
+{
+    static const char *const caches[] = {"off", "memory", "disk"};
+    static const char *const lookups[] = {"list", "hint"};
+    static const char *const sses[] = {"AES256", "aws:kms", "aws:kms:dsse"};
+    if (d->type == OPT_CACHE) {
+        int i = word_of(v, caches, 3);
+        if (i < 0)
+            return tl_error_set(err, TL_ERR_INVALID, "%s must be off, memory or disk, got \"%s\"",
+                                key, v);
+        *(tl_cache_mode *)field = (tl_cache_mode)(TL_CACHE_OFF + i);
+        return TL_OK;
+    }
+    if (d->type == OPT_LOOKUP) {
+        int i = word_of(v, lookups, 2);
+        if (i < 0)
+            return tl_error_set(err, TL_ERR_INVALID, "%s must be list or hint, got \"%s\"", key, v);
+        *(bool *)field = i == 1;
+        return TL_OK;
+    }
+    int i = word_of(v, sses, 3);
+    if (i < 0)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "%s: \"%s\" is not an encryption type: use AES256, aws:kms or "
+                            "aws:kms:dsse",
+                            key, v);
+    char **s = field;
+    free(*s);
+    *s = strdup(sses[i]);
+    return *s ? TL_OK : tl_error_nomem(err);
+}
+
+/* Digits only, as the reference's timelake_cache_* and count keys. */
+static tl_status parse_plain(const char *key, const char *v, bool bytes, long long *out,
+                             tl_error *err)
+{
+    long long n = 0;
+    bool ok = v[0] != '\0';
+    for (const char *p = v; ok && *p; p++) {
+        ok = *p >= '0' && *p <= '9' && n <= (LLONG_MAX - 9) / 10;
+        n = n * 10 + (*p - '0');
+    }
+    if (!ok)
+        return tl_error_set(err, TL_ERR_INVALID, "%s must be %s, got \"%s\"", key,
+                            bytes ? "a number of bytes" : "a non-negative integer", v);
+    *out = n;
+    return TL_OK;
 }
 
 static tl_status parse_bool(const char *key, const char *v, bool *out, tl_error *err)
@@ -178,6 +273,18 @@ static tl_status apply(tl_store_config *c, const opt_def *d, const char *key, co
         TL_TRY(parse_int(key, v, &n, true, err));
         *(long long *)field = n;
         return TL_OK;
+    case OPT_PLAIN_BYTES:
+        TL_TRY(parse_plain(key, v, true, &n, err));
+        *(long long *)field = n;
+        return TL_OK;
+    case OPT_COUNT:
+        TL_TRY(parse_plain(key, v, false, &n, err));
+        *(int *)field = n > 1024 ? 1024 : (int)n;
+        return TL_OK;
+    case OPT_CACHE:
+    case OPT_LOOKUP:
+    case OPT_SSE:
+        return parse_enum(d, key, v, field, err);
     }
     return TL_OK;
 }
@@ -225,7 +332,7 @@ static tl_status fill_from_env(tl_store_config *c, tl_error *err)
     } else if (c->kind == TL_STORE_GCS) {
         TL_TRY(set_from_env(&c->service_account_path, "GOOGLE_APPLICATION_CREDENTIALS", err));
         TL_TRY(set_from_env(&c->endpoint, "STORAGE_EMULATOR_HOST", err));
-    } else {
+    } else if (c->kind == TL_STORE_AZURE) {
         TL_TRY(set_from_env(&c->account, "AZURE_STORAGE_ACCOUNT_NAME", err));
         TL_TRY(set_from_env(&c->account_key, "AZURE_STORAGE_ACCOUNT_KEY", err));
         TL_TRY(set_from_env(&c->sas, "AZURE_STORAGE_SAS_TOKEN", err));
@@ -240,7 +347,8 @@ static tl_status split_location(tl_store_config *c, const char *location, tl_err
         tl_store_kind kind;
     } schemes[] = {{"s3://", TL_STORE_S3},       {"s3a://", TL_STORE_S3},
                    {"gs://", TL_STORE_GCS},      {"az://", TL_STORE_AZURE},
-                   {"azure://", TL_STORE_AZURE}, {"abfs://", TL_STORE_AZURE}};
+                   {"azure://", TL_STORE_AZURE}, {"abfs://", TL_STORE_AZURE},
+                   {"http://", TL_STORE_HTTP},   {"https://", TL_STORE_HTTP}};
     const char *rest = NULL;
     for (size_t i = 0; i < sizeof schemes / sizeof schemes[0] && !rest; i++)
         if (strncmp(location, schemes[i].scheme, strlen(schemes[i].scheme)) == 0) {
@@ -254,6 +362,9 @@ static tl_status split_location(tl_store_config *c, const char *location, tl_err
     if (blen == 0)
         return tl_error_set(err, TL_ERR_INVALID, "warehouse URL \"%s\" names no bucket", location);
     c->bucket = strndup(rest, blen);
+    if (c->kind == TL_STORE_HTTP) /* the "bucket" is the host[:port] */
+        c->endpoint =
+            tl_strdup_printf("%.*s%.*s", (int)(rest - location), location, (int)blen, rest);
     const char *p = slash ? slash : "";
     while (*p == '/') p++;
     c->prefix = strdup(p);
@@ -275,11 +386,35 @@ static tl_status check_multipart(const tl_store_config *c, tl_error *err)
     return TL_OK;
 }
 
+/* timelake_cache decides what the size and directory options give:
+ * off nothing, memory no disk, disk a directory (the default one when none
+ * is named: $XDG_CACHE_HOME/timelake or ~/.cache/timelake). */
+static tl_status check_cache(tl_store_config *c, tl_error *err)
+{
+    if (c->cache_mode == TL_CACHE_OFF) c->cache_memory = 0;
+    if (c->cache_mode == TL_CACHE_OFF || c->cache_mode == TL_CACHE_MEMORY) {
+        free(c->cache_dir);
+        c->cache_dir = NULL;
+    }
+    if (c->cache_mode == TL_CACHE_DISK && c->cache_dir == NULL) {
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        c->cache_dir = xdg && xdg[0]     ? tl_strdup_printf("%s/timelake", xdg)
+                       : home && home[0] ? tl_strdup_printf("%s/.cache/timelake", home)
+                                         : NULL;
+        if (c->cache_dir == NULL)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "timelake_cache=disk: give timelake_cache_dir (no $HOME to put the "
+                                "cache in)");
+    }
+    if (c->cache_mode == TL_CACHE_DISK && c->cache_memory == 0) c->cache_memory = 64LL << 20;
+    return TL_OK;
+}
+
 static tl_status check_endpoint(const tl_store_config *c, tl_error *err)
 {
     /* GCS endpoints may be a bare host:port (STORAGE_EMULATOR_HOST); plain http is for emulators.
      */
-    if (c->endpoint == NULL || c->kind == TL_STORE_GCS) return TL_OK;
+    if (c->endpoint == NULL || c->kind == TL_STORE_GCS || c->kind == TL_STORE_HTTP) return TL_OK;
     if (strncmp(c->endpoint, "https://", 8) == 0) return TL_OK;
     if (strncmp(c->endpoint, "http://", 7) != 0)
         return tl_error_set(err, TL_ERR_INVALID, "endpoint \"%s\" is not an http(s) URL",
@@ -306,6 +441,8 @@ tl_status tl_store_config_parse(const char *location, const char *const *options
     if (st == TL_OK) st = fill_from_env(out, err);
     if (st == TL_OK) st = check_endpoint(out, err);
     if (st == TL_OK) st = check_multipart(out, err);
+    if (st == TL_OK) st = check_cache(out, err);
+    if (st == TL_OK && out->kind == TL_STORE_HTTP) out->version_hint = true; /* no listing */
     if (st == TL_OK && out->endpoint) {
         size_t n = strlen(out->endpoint);
         while (n > 0 && out->endpoint[n - 1] == '/') out->endpoint[--n] = '\0';
@@ -320,6 +457,11 @@ void tl_store_config_clear(tl_store_config *c)
                      &c->prefix,
                      &c->endpoint,
                      &c->cache_dir,
+                     &c->proxy_url,
+                     &c->proxy_excludes,
+                     &c->proxy_ca,
+                     &c->sse,
+                     &c->sse_kms_key_id,
                      &c->region,
                      &c->key_id,
                      &c->secret,

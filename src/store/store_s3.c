@@ -21,6 +21,27 @@ typedef struct s3_store {
     char *path_prefix; /* "/bucket" (path style), "" (virtual-hosted) */
 } s3_store;
 
+/* aws_server_side_encryption (with aws_sse_kms_key_id, aws_sse_bucket_key_enabled):
+ * the headers of the calls that create objects, a PUT (not a part's) and the
+ * start of a multipart upload. 0, or -1 when out of memory. */
+static int sse_headers(const tl_remote *r, const tl_remote_call *call, tl_strlist *out)
+{
+    const tl_store_config *c = &r->cfg;
+    bool creates = call->object != NULL &&
+                   ((strcmp(call->method, "PUT") == 0 && !strstr(call->query, "partNumber=")) ||
+                    (strcmp(call->method, "POST") == 0 && strcmp(call->query, "uploads=") == 0));
+    if (c->sse == NULL || !creates) return 0;
+    int rc =
+        tl_strlist_push_owned(out, tl_strdup_printf("x-amz-server-side-encryption: %s", c->sse));
+    if (c->sse_kms_key_id && strncmp(c->sse, "aws:kms", 7) == 0)
+        rc |= tl_strlist_push_owned(
+            out,
+            tl_strdup_printf("x-amz-server-side-encryption-aws-kms-key-id: %s", c->sse_kms_key_id));
+    if (c->sse_bucket_key && strncmp(c->sse, "aws:kms", 7) == 0)
+        rc |= tl_strlist_push(out, "x-amz-server-side-encryption-bucket-key-enabled: true");
+    return rc;
+}
+
 /* Builds URL, canonical path and the signed headers of one attempt. */
 static tl_status s3_attempt(tl_remote *r, const tl_remote_call *call, tl_http_response *resp,
                             tl_error *err)
@@ -33,15 +54,19 @@ static tl_status s3_attempt(tl_remote *r, const tl_remote_call *call, tl_http_re
     rc |= tl_buf_printf(&url, "%s%s%s%s", s->scheme_host, (char *)path.data,
                         call->query[0] ? "?" : "", call->query);
     char hash[65] = EMPTY_SHA256, date[17];
-    if (call->body_len) {
+    if (r->cfg.unsigned_payload) /* aws_unsigned_payload: the body is not hashed */
+        snprintf(hash, sizeof hash, "UNSIGNED-PAYLOAD");
+    else if (call->body_len) {
         uint8_t d[32];
         tl_sha256(call->body, call->body_len, d);
         tl_hex(d, 32, hash);
     }
     tl_amz_date_now(date);
-    tl_strlist headers = {0};
+    tl_strlist extra = {0}, headers = {0};
     for (size_t i = 0; call->headers && i < call->headers->len; i++)
-        rc |= tl_strlist_push(&headers, call->headers->items[i]);
+        rc |= tl_strlist_push(&extra, call->headers->items[i]);
+    rc |= sse_headers(r, call, &extra);
+    for (size_t i = 0; i < extra.len; i++) rc |= tl_strlist_push(&headers, extra.items[i]);
     tl_status st = rc ? tl_error_nomem(err) : TL_OK;
     if (st == TL_OK && !r->cfg.skip_signature) {
         if (r->cfg.key_id == NULL || r->cfg.secret == NULL) {
@@ -52,7 +77,7 @@ static tl_status s3_attempt(tl_remote *r, const tl_remote_call *call, tl_http_re
         } else {
             tl_sigv4_request sr = {call->method,  s->host, (char *)path.data,
                                    call->query,   hash,    date,
-                                   r->cfg.region, "s3",    call->headers};
+                                   r->cfg.region, "s3",    &extra};
             tl_aws_credentials cred = {r->cfg.key_id, r->cfg.secret, r->cfg.token};
             st = tl_sigv4_sign(&sr, &cred, &headers, err);
         }
@@ -65,6 +90,7 @@ static tl_status s3_attempt(tl_remote *r, const tl_remote_call *call, tl_http_re
         memset(resp, 0, sizeof *resp);
     }
     tl_strlist_free(&headers);
+    tl_strlist_free(&extra);
     tl_buf_free(&path);
     tl_buf_free(&url);
     return st;

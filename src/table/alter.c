@@ -1,5 +1,6 @@
 /* Reading and changing a table's properties after creation (`timelake
  * alter`): one commit of new metadata that keeps the current snapshot. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,9 @@ tl_status tl_table_set_properties(tl_table *t, const char *const *changes, tl_er
 {
     change *c = NULL;
     size_t n = 0;
+    char what[sizeof t->name.full + 16];
+    snprintf(what, sizeof what, "alter %s", t->name.full);
+    TL_TRY(tl_store_check_writable(t->lake->store, what, err));
     TL_TRY(check_changes(changes, &c, &n, err));
     tl_status st = n > 0 ? tl_table_commit_metadata(t, apply_changes, c, err) : TL_OK;
     free(c);

@@ -385,7 +385,10 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
     memset(out, 0, sizeof *out);
     if (stream == NULL || stream->release == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "append needs a live ArrowArrayStream");
-    tl_status st = append_stream(t, stream, o, replace, evolution, started_us, out, err);
+    char what[sizeof t->name.full + 32];
+    snprintf(what, sizeof what, "%s %s", replace ? "replace" : "append to", t->name.full);
+    tl_status st = tl_store_check_writable(t->lake->store, what, err);
+    if (st == TL_OK) st = append_stream(t, stream, o, replace, evolution, started_us, out, err);
     stream->release(stream);
     out->commit_ms = tl_monotonic_ms() - t0;
     /* Inline maintenance, after a real commit only: a failure is reported in

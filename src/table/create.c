@@ -278,6 +278,9 @@ tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct Arr
 {
     tl_qname tn;
     TL_TRY(tl_qname_parse(name, "default", &tn, err));
+    char what[sizeof tn.full + 16];
+    snprintf(what, sizeof what, "create %s", tn.full);
+    TL_TRY(tl_store_check_writable(lake->store, what, err));
     tl_table_options plain = {.dedup = -1, .ingest_time = -1};
     const tl_table_options *o = options ? options : &plain;
     create_plan plan = {0};

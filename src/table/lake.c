@@ -108,6 +108,9 @@ tl_status tl_lake_drop_table(tl_lake *lake, const char *name, tl_error *err)
 {
     tl_qname tn;
     TL_TRY(tl_qname_parse(name, "default", &tn, err));
+    char what[sizeof tn.full + 16];
+    snprintf(what, sizeof what, "drop %s", tn.full);
+    TL_TRY(tl_store_check_writable(lake->store, what, err));
     tl_version_cache_forget(lake, &tn);
     TL_TRY(remove_table_objects(lake->store, &tn, err));
     return tl_registry_remove(lake->store, tn.full, err);

@@ -45,6 +45,9 @@ tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
 {
     double t0 = tl_monotonic_ms();
     tl_maintain_report r = {0};
+    char what[sizeof t->name.full + 16];
+    snprintf(what, sizeof what, "maintain %s", t->name.full);
+    TL_TRY(tl_store_check_writable(t->lake->store, what, err));
     /* Start from the latest version: maintenance rewrites what is there now. */
     tl_status st = tl_table_reload(t, 0, err);
     if (st == TL_OK) st = repair_index(t, &r, err);

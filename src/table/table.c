@@ -90,18 +90,22 @@ static bool version_exists(tl_store *store, const tl_qname *name, int64_t versio
     char key[sizeof name->key + 128];
     uint64_t size;
     tl_table_metadata_key(name, version, key, sizeof key);
+    /* A catalog's name is found by listing, which a store that goes by the
+     * hint does not do. */
     return tl_store_size(store, key, &size, NULL) == TL_OK ||
-           catalog_key(store, name, version, key, sizeof key, NULL) == TL_OK;
+           (!store->version_hint &&
+            catalog_key(store, name, version, key, sizeof key, NULL) == TL_OK);
 }
 
-/* On an object store, one listing: appends there do not write the hint (it
- * would cost them a round trip), and reading it then probing for newer
- * versions costs a reader three. Locally, the hint is only a hint: a writer may
- * have died between committing and updating it, so newer versions are probed
- * for. */
+/* On an object store, one listing (reading the hint, then probing for newer
+ * versions, costs a reader three round trips), unless the store says to go by
+ * the hint (an http(s) warehouse, which cannot list, or
+ * timelake_version_lookup=hint). The hint is only a hint: a writer may have
+ * died between committing and updating it, so newer versions are probed for. */
 static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *out, tl_error *err)
 {
-    if (!tl_store_is_local(store)) return tl_table_listed_version(store, name, out, err);
+    if (!tl_store_is_local(store) && !store->version_hint)
+        return tl_table_listed_version(store, name, out, err);
     char key[sizeof name->key + 64];
     snprintf(key, sizeof key, "%s/metadata/version-hint.text", name->key);
     tl_buf b = {0};
@@ -112,6 +116,11 @@ static tl_status latest_version(tl_store *store, const tl_qname *name, int64_t *
         if (v <= 0 || !version_exists(store, name, v)) v = 0;
     }
     tl_buf_free(&b);
+    if (v == 0 && store->read_only) /* no listing (http): the hint is how a table is found */
+        return tl_error_set(err, TL_ERR_NOT_FOUND,
+                            "table %s does not exist: %s has no readable "
+                            "metadata/version-hint.text under it",
+                            name->full, store->url);
     if (v == 0) return tl_table_listed_version(store, name, out, err);
     while (version_exists(store, name, v + 1)) v++;
     *out = v;
@@ -201,7 +210,7 @@ static tl_status reload(tl_table *t, int64_t version, bool cached_only, tl_error
     char key[sizeof t->name.key + 128] = "";
     /* On an object store the head may answer in the listing's round trip;
      * the lake's cache keeps the parse it carried, as one it read. */
-    if (version <= 0 && !tl_store_is_local(store))
+    if (version <= 0 && !tl_store_is_local(store) && !store->version_hint)
         TL_TRY(tl_head_load_latest(store, &t->name, &version, &md, &held, &bytes, err));
     else if (version <= 0)
         TL_TRY(latest_version(store, &t->name, &version, err));

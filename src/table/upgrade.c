@@ -167,6 +167,9 @@ tl_status tl_table_upgrade(tl_table *t, const tl_upgrade_options *options, tl_up
 {
     tl_upgrade_options o = options ? *options : (tl_upgrade_options){.compact = 1};
     memset(out, 0, sizeof *out);
+    char what[sizeof t->name.full + 16];
+    snprintf(what, sizeof what, "upgrade %s", t->name.full);
+    if (!o.dry_run) TL_TRY(tl_store_check_writable(t->lake->store, what, err));
     int64_t keep_us = 0;
     TL_TRY(tl_duration_parse(o.keep_snapshots ? o.keep_snapshots : DEFAULT_KEEP, &keep_us, err));
     TL_TRY(tl_table_reload(t, 0, err)); /* upgrade what is there now */
