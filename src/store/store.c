@@ -73,6 +73,12 @@ tl_status tl_store_open(const char *location, const char *const *options, tl_sto
     if (location == NULL || location[0] == '\0')
         return tl_error_set(err, TL_ERR_INVALID, "empty warehouse location");
     const char *scheme_end = strstr(location, "://");
+    if (strncmp(location, "memory://", 9) == 0) {
+        if (options != NULL && options[0] != NULL)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "unknown storage option \"%s\" for an in-memory lake", options[0]);
+        return tl_store_memory_open(location, out, err);
+    }
     if (scheme_end != NULL && strncmp(location, "file://", 7) != 0)
         return open_remote(location, options, out, err);
     if (options != NULL && options[0] != NULL)

@@ -94,7 +94,7 @@ struct tl_store {
 tl_status tl_store_check_writable(const tl_store *s, const char *what, tl_error *err);
 
 /* Opens the store for a warehouse location: a local path or a file://,
- * s3://, gs://, az:// or http(s):// (read-only) URL. `options` is
+ * s3://, gs://, az://, http(s):// (read-only) or memory:// URL. `options` is
  * NULL or NULL-terminated key, value pairs. */
 tl_status tl_store_open(const char *location, const char *const *options, tl_store **out,
                         tl_error *err);
@@ -236,6 +236,8 @@ tl_status tl_store_s3_open(struct tl_store_config *cfg, tl_store **out, tl_error
 tl_status tl_store_gcs_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
 tl_status tl_store_azure_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
 tl_status tl_store_http_open(struct tl_store_config *cfg, tl_store **out, tl_error *err);
+/* An empty in-memory store named `location` (memory://...), freed with it. */
+tl_status tl_store_memory_open(const char *location, tl_store **out, tl_error *err);
 /* Wraps `inner` (taken over) in a read cache of immutable objects (store/cache.h):
  * memory_bytes in memory, and dir (NULL: none) on disk holding at most
  * dir_bytes (<= 0: TL_CACHE_DIR_DEFAULT) for all processes sharing it. */
