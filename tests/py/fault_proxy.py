@@ -36,6 +36,7 @@ class FaultProxy:
         self.log = []  # (start, end, method, path, outcome)
         self.counts = {}
         self.authorizations = []  # Authorization header values seen
+        self.requests = []  # (method, path, {lower-case header name: value}) of every request
         self._lock = threading.Lock()
         self._loop = None
         self._server = None
@@ -107,6 +108,9 @@ class FaultProxy:
                 continue
             headers.append(line)
         body = await reader.readexactly(length) if length else b""
+        with self._lock:
+            self.requests.append((method, path, {h.partition(":")[0].lower(): h.partition(":")[2].strip()
+                                                 for h in lines[1:] if h}))
         return method, path, headers, body
 
     def refuse(self, predicate, status=503):

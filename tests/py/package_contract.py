@@ -224,6 +224,23 @@ def check_latest(tl, work):
     raises(KeyError, lake.latest, "iot.missing")
 
 
+def check_memory_lake(tl, work):
+    """memory://: a whole lake in the process's memory, empty at each open."""
+    lake = tl.Lake("memory:///scratch")
+    assert lake.tables() == []
+    t = iot(lake)
+    t.append(readings(6))
+    t.append(readings(6, start=T0 + dt.timedelta(hours=1)))
+    assert lake.tables() == ["iot.readings"]
+    assert lake.sql("SELECT count(*) AS n FROM iot.readings").to_pylist() == [{"n": 12}]
+    rows = sorted(lake.latest("iot.readings").select(["device_id", "temp"]).to_pylist(), key=lambda r: r["device_id"])
+    assert rows == [{"device_id": "pump-7", "temp": 4.0}, {"device_id": "pump-8", "temp": 5.0}]
+    assert t.info()["rows"] == 12 and t.maintain()["files_rewritten"] == 2
+    assert lake.sql("SELECT sum(temp) AS s FROM iot.readings").to_pylist() == [{"s": 30.0}]
+    assert tl.Lake("memory:///scratch").tables() == []
+    assert not any(Path(work).iterdir())  # nothing on disk
+
+
 def check_maintain(tl, work):
     t = iot(tl.Lake(str(work)))
     for i in range(3):

@@ -1,0 +1,470 @@
+"""Warehouses and storage options beside s3://, gs://, az:// and folders
+(issue 19): read-only http(s):// warehouses, in-memory ones (memory://), and
+the reference's object_store option names, each shown to do what it says by
+what reaches the server (a recording proxy in front of moto's S3,
+fake-gcs-server or Azurite) or by what the server then holds."""
+
+import datetime as dt
+import functools
+import http.server
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import tlc
+from fault_proxy import FaultProxy
+from store_servers import AZ_ACCOUNT, azure_request, server_fixture
+
+CLI = Path(os.environ.get("TL_BUILD", Path(__file__).resolve().parents[2] / "build-asan")) / "timelake"
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+BIG = 200_000
+SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device", pa.string()), ("temp", pa.float64())])
+
+s3 = pytest.fixture(scope="module")(server_fixture("s3"))
+gcs = pytest.fixture(scope="module")(server_fixture("gcs"))
+azure = pytest.fixture(scope="module")(server_fixture("azure"))
+
+
+def readings(n, start=T0, devices=4):
+    return pa.table({"time": [start + dt.timedelta(seconds=i // devices) for i in range(n)],
+                     "device": [f"d{i % devices}" for i in range(n)],
+                     "temp": [float(i) for i in range(n)]}, schema=SCHEMA)
+
+
+def fill(lake, big=False):
+    t = lake.create_table("iot.t", SCHEMA, time_column="time", series_key=["device"])
+    t.append(readings(100))
+    t.append(readings(100, start=T0 + dt.timedelta(days=1)))
+    if big:  # one file over 1 MiB (random doubles do not compress): read by ranges
+        rng = random.Random(19)
+        t.append(pa.table({"time": [T0 + dt.timedelta(days=2, milliseconds=i) for i in range(BIG)],
+                           "device": [f"d{i % 7}" for i in range(BIG)],
+                           "temp": [rng.random() * 1000 for _ in range(BIG)]}, schema=SCHEMA),
+                 maintain=False)
+    lake.create_table("plain", pa.schema([("id", pa.int64())])).append(pa.table({"id": [1, 2, 3]}))
+    return t
+
+
+# One device of the large file: one of its row groups (they are sorted by
+# device), which a remote reader fetches by a ranged read.
+NARROW = ("SELECT count(*) AS n, round(max(temp), 6) AS m FROM iot.t WHERE device = 'd3' AND "
+          "time >= '2026-01-03 00:00:10+00' AND time < '2026-01-03 00:02:50+00'")
+
+
+def answers(lake):
+    """What a lake of fill() answers (sums rounded: the order of a float sum may differ)."""
+    return (lake.sql(NARROW).to_pylist(),  # first: a fresh lake has no copy of the file yet
+            lake.tables(),
+            lake.sql("SELECT device, count(*) AS n, round(sum(temp), 3) AS s FROM iot.t GROUP BY 1 "
+                     "ORDER BY 1").to_pylist(),
+            lake.sql("SELECT sum(id) AS s FROM plain").to_pylist(),
+            sorted(lake.latest("iot.t").column("device").to_pylist()))
+
+
+# ---- memory:// ----
+
+
+def test_memory_lake():
+    lake = tlc.Lake("memory:///scratch")
+    assert lake.location == "memory:///scratch" and lake.tables() == []
+    t = fill(lake)
+    assert answers(lake)[1] == ["default.plain", "iot.t"]
+    assert lake.sql("SELECT count(*) AS n FROM iot.t").to_pylist() == [{"n": 200}]
+    assert t.maintain()["files_rewritten"] >= 0 and t.info()["rows"] == 200
+    t.set_properties({"read_dedup": "false"})
+    assert lake.table("iot.t").properties()["timelake.read-dedup"] == "false"
+    lake.put_object("notes/a.txt", b"hello")
+    assert lake.get_object("notes/a.txt") == b"hello"
+    assert [o["key"] for o in lake.list_objects("notes/", recursive=False)] == ["notes/a.txt"]
+    lake.drop_table("plain")
+    assert lake.tables() == ["iot.t"]
+    # Each lake opened on a memory URL starts empty, as the reference's.
+    assert tlc.Lake("memory:///scratch").tables() == []
+    assert tlc.Lake("memory://bucket/x").location == "memory://bucket/x"
+    with pytest.raises(ValueError, match="aws_region"):
+        tlc.Lake("memory:///x", {"aws_region": "x"})
+
+
+# ---- http(s):// ----
+
+
+class RangeHandler(http.server.SimpleHTTPRequestHandler):
+    """A static file server that honours single Range headers (206), records
+    every request, and refuses every write."""
+
+    log = None
+    ranges = True
+
+    def log_message(self, *args):
+        pass
+
+    def send_head(self):
+        if self.path.startswith("http://"):  # the absolute form, from a proxy
+            self.path = "/" + self.path.split("/", 3)[3]
+        self.log.append((self.command, self.path, self.headers.get("Range")))
+        m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "") if self.ranges else None
+        if m is None:
+            return super().send_head()
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            self.send_error(404)
+            return None
+        data = open(path, "rb").read()
+        lo, hi = int(m.group(1)), min(int(m.group(2)), len(data) - 1)
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {lo}-{hi}/{len(data)}")
+        self.send_header("Content-Length", str(hi - lo + 1))
+        self.end_headers()
+        import io
+        return io.BytesIO(data[lo:hi + 1])
+
+    def do_PUT(self):
+        self.log.append(("PUT", self.path, None))
+        self.send_error(405)
+
+    do_DELETE = do_POST = do_PUT
+
+
+@pytest.fixture(params=["ranges", "no-ranges"])
+def served(request, tmp_path):
+    """A lake written locally, moved to another folder (its file:// paths no
+    longer lead anywhere) and served over HTTP; with and without Range support."""
+    lake = tmp_path / "lake"
+    want = answers_of_filled(lake)
+    copy = tmp_path / "served"
+    shutil.copytree(lake, copy)
+    shutil.rmtree(lake)
+    log = []
+    handler = type("H", (RangeHandler,), {"log": log, "ranges": request.param == "ranges"})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(copy)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", want, log, copy, request.param
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def answers_of_filled(lake_dir):
+    lake = tlc.Lake(lake_dir)
+    fill(lake, big=True)
+    return answers(lake)
+
+
+def files_of(folder):
+    return sorted((str(p.relative_to(folder)), p.stat().st_size) for p in Path(folder).rglob("*") if p.is_file())
+
+
+def test_http_lake_reads_as_the_local_one(served):
+    url, want, log, copy, mode = served
+    lake = tlc.Lake(url)
+    assert lake.location == url
+    assert answers(lake) == want
+    assert want[0][0]["n"] > 0
+    info = lake.table("iot.t").info()
+    assert (info["version"], info["rows"]) == (4, BIG + 200)
+    assert any("/data/" in p for _, p, _ in log)  # the data came over HTTP
+    # The large file is read by ranges (a server without Range support
+    # answers them with the whole file, which serves as well).
+    assert any(r and "/data/" in p for _, p, r in log)
+
+
+def test_http_lake_refuses_every_write(served):
+    url, _, log, copy, _ = served
+    before = files_of(copy)
+    lake = tlc.Lake(url)
+    t = lake.table("iot.t")
+    calls = {
+        "append": lambda: t.append(readings(3)),
+        "create": lambda: lake.create_table("x", SCHEMA),
+        "drop": lambda: lake.drop_table("iot.t"),
+        "maintain": lambda: t.maintain(),
+        "alter": lambda: t.set_properties({"read_dedup": "false"}),
+        "put_object": lambda: lake.put_object("a.txt", b"x"),
+        "delete_object": lambda: lake.delete_object("timelake-tables.json"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=rf"read-only over http\(s\).*{re.escape(url)}|{re.escape(url)}.*read-only"):
+            call()
+    assert not any(m in ("PUT", "POST", "DELETE") for m, *_ in log)
+    assert files_of(copy) == before
+    with pytest.raises(KeyError, match="version-hint"):
+        lake.table("iot.nope")
+    with pytest.raises(ValueError, match="no listing"):
+        lake.list_objects("")
+
+
+def test_the_package_reads_an_http_lake(served):
+    """Our timelake package (the CPython extension) on the same lake."""
+    url, want, log, copy, _ = served
+    sys.path.insert(0, str(CLI.parent / "python"))
+    timelake = pytest.importorskip("timelake")
+    assert Path(timelake.__file__).parent.parent == CLI.parent / "python", timelake.__file__
+    lake = timelake.Lake(url)
+    assert lake.sql(NARROW).to_pylist() == want[0]
+    assert lake.tables() == want[1]
+    assert lake.sql("SELECT device, count(*) AS n, round(sum(temp), 3) AS s FROM iot.t GROUP BY 1 "
+                    "ORDER BY 1").to_pylist() == want[2]
+    t = lake.table("iot.t")
+    with pytest.raises(ValueError, match=r"cannot append to iot\.t: the warehouse .* is read-only over http\(s\)"):
+        t.append(readings(3))
+    with pytest.raises(ValueError, match="read-only"):
+        t.set_properties({"read_dedup": "false"})
+    assert not any(m in ("PUT", "POST", "DELETE") for m, *_ in log)
+
+
+def cli(*args):
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "TIMELAKE_WAREHOUSE", "TIMELAKE_TABLE")}
+    env["ASAN_OPTIONS"] = "detect_leaks=1"
+    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_the_cli_reads_an_http_lake_and_writes_nothing(served, tmp_path):
+    url, want, log, copy, _ = served
+    before = files_of(copy)
+    p = cli("-w", url, "ls")
+    assert p.returncode == 0, p.stderr
+    assert [line.split()[:3] for line in p.stdout.splitlines()[1:]] == [["default.plain", "2", "3"],
+                                                                       ["iot.t", "4", str(BIG + 200)]]
+    p = cli("-w", url, "sql", "--json", "SELECT device, count(*) AS n, round(sum(temp), 3) AS s FROM iot.t "
+            "GROUP BY 1 ORDER BY 1")
+    assert p.returncode == 0, p.stderr
+    assert [json.loads(line) for line in p.stdout.splitlines()] == want[2]
+    p = cli("-w", url, "info", "iot.t", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["rows"] == BIG + 200, p.stderr
+    snapshot = json.loads(p.stdout)["snapshot_id"]
+    csv = tmp_path / "more.csv"
+    csv.write_text("time,device,temp\n2026-02-01T00:00:00Z,d1,1.5\n")
+    for args in (("append", csv, "--table", "iot.t"), ("drop", "iot.t"), ("maintain", "iot.t"),
+                 ("alter", "iot.t", "--set", "read_dedup=false"), ("rollback", "iot.t", snapshot),
+                 ("upgrade", "iot.t"),
+                 ("create", "x", "--schema", "time:timestamptz,v:float64", "--time-column", "time")):
+        p = cli("-w", url, *args)
+        assert p.returncode != 0 and "read-only over http(s)" in p.stderr and url in p.stderr, (args, p.stderr)
+    assert not any(m in ("PUT", "POST", "DELETE") for m, *_ in log)
+    assert files_of(copy) == before
+
+
+def test_an_http_lake_the_reference_wrote(tmp_path, reference):
+    """Tables the reference wrote (its registry timelake-tables.json, its
+    version hints), served over HTTP from where they were written."""
+    lake = tmp_path / "lake"
+    theirs = reference(f"""
+        import datetime as dt, json, pyarrow as pa, timelake
+        lake = timelake.Lake({str(lake)!r})
+        s = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device", pa.string()), ("temp", pa.float64())])
+        t = lake.create_table("iot.t", s, time_column="time", series_key=["device"])
+        t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+        for k in range(3):
+            t.append(pa.table({{"time": [t0 + dt.timedelta(minutes=i + 10 * k) for i in range(6)],
+                                "device": ["a", "b"] * 3, "temp": [float(i + k) for i in range(6)]}}, schema=s))
+        print(json.dumps(lake.sql("SELECT count(*) AS n, sum(temp) AS s FROM iot.t").to_pylist()))
+        """)
+    handler = type("H", (RangeHandler,), {"log": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(lake)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        web = tlc.Lake(f"http://127.0.0.1:{server.server_address[1]}")
+        assert web.tables() == ["iot.t"]
+        assert web.sql("SELECT count(*) AS n, sum(temp) AS s FROM iot.t").to_pylist() == theirs
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ---- object_store option names ----
+
+
+def test_s3_endpoint_alias_unsigned_payload_and_encryption(s3):
+    import boto3
+    client = boto3.client("s3", endpoint_url=s3.endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    url = s3.url()
+    with FaultProxy(s3.endpoint) as proxy:
+        opts = {k: v for k, v in s3.options.items() if k != "aws_endpoint"}
+        opts.update(aws_endpoint_url_s3=proxy.endpoint, aws_unsigned_payload="true",
+                    aws_server_side_encryption="AES256")
+        lake = tlc.Lake(url, opts)
+        fill(lake)
+        assert lake.sql("SELECT count(*) AS n FROM iot.t").to_pylist() == [{"n": 200}]
+    puts = [h for m, p, h in proxy.requests if m == "PUT"]
+    assert puts and all(h["x-amz-content-sha256"] == "UNSIGNED-PAYLOAD" for h in puts)
+    assert all(h.get("x-amz-server-side-encryption") == "AES256" for h in puts)
+    assert "x-amz-content-sha256" in proxy.requests[-1][2]  # GETs are signed as before
+    prefix = url.split("/", 3)[3]
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket=s3.bucket, Prefix=prefix)["Contents"]]
+    data = [k for k in keys if k.endswith(".parquet")]
+    assert data and all(client.head_object(Bucket=s3.bucket, Key=k)["ServerSideEncryption"] == "AES256"
+                        for k in data)
+    with pytest.raises(ValueError, match="not an encryption type"):
+        tlc.Lake(url, dict(s3.options, aws_server_side_encryption="bogus"))
+    # KMS: the key id goes with it.
+    with FaultProxy(s3.endpoint) as proxy:
+        lake = tlc.Lake(s3.url(), s3.through(proxy, aws_server_side_encryption="aws:kms",
+                                              aws_sse_kms_key_id="my-key", aws_sse_bucket_key_enabled="true"))
+        lake.create_table("k", SCHEMA)
+    puts = [h for m, p, h in proxy.requests if m == "PUT"]
+    assert all(h["x-amz-server-side-encryption"] == "aws:kms" and
+               h["x-amz-server-side-encryption-aws-kms-key-id"] == "my-key" and
+               h["x-amz-server-side-encryption-bucket-key-enabled"] == "true" for h in puts)
+
+
+def test_proxy_url_sends_every_request_through_the_proxy(s3):
+    url = s3.url()
+    with FaultProxy(s3.endpoint) as proxy:
+        lake = tlc.Lake(url, dict(s3.options, proxy_url=proxy.endpoint))
+        fill(lake)
+        assert lake.sql("SELECT count(*) AS n FROM iot.t").to_pylist() == [{"n": 200}]
+        assert proxy.requests and all(p.startswith(s3.endpoint) for _, p, _ in proxy.requests)  # absolute form
+        n = len(proxy.requests)
+        host = s3.endpoint.split("//")[1].split(":")[0]
+        lake = tlc.Lake(url, dict(s3.options, proxy_url=proxy.endpoint, proxy_excludes=host))
+        assert lake.sql("SELECT count(*) AS n FROM iot.t").to_pylist() == [{"n": 200}]
+        assert len(proxy.requests) == n  # excluded: straight to the server
+
+
+def test_google_skip_signature(gcs):
+    url = gcs.url()
+    tlc.Lake(url, gcs.options).create_table("t", SCHEMA).append(readings(4))
+    with FaultProxy(gcs.endpoint) as proxy:
+        signed = tlc.Lake(url, gcs.through(proxy, google_bearer_token="tok"))
+        assert signed.sql("SELECT count(*) AS n FROM t").to_pylist() == [{"n": 4}]
+        assert proxy.authorizations and set(proxy.authorizations) == {"Bearer tok"}
+        proxy.authorizations.clear()
+        anonymous = tlc.Lake(url, gcs.through(proxy, google_bearer_token="tok", google_skip_signature="true"))
+        assert anonymous.sql("SELECT count(*) AS n FROM t").to_pylist() == [{"n": 4}]
+        assert proxy.authorizations == []
+
+
+def test_azure_skip_signature_reads_a_public_container(azure):
+    azure_request(azure.endpoint, "PUT", "/public", "restype=container",
+                  headers={"x-ms-blob-public-access": "container"})
+    url = f"az://public/{os.urandom(4).hex()}"
+    tlc.Lake(url, azure.options).create_table("t", SCHEMA).append(readings(4))
+    anon = {k: v for k, v in azure.options.items() if k != "azure_storage_account_key"}
+    with pytest.raises(ValueError, match="no Azure credentials"):
+        tlc.Lake(url, anon)
+    with FaultProxy(azure.endpoint) as proxy:
+        lake = tlc.Lake(url, dict(anon, azure_skip_signature="true",
+                                  azure_storage_endpoint=f"{proxy.endpoint}/{AZ_ACCOUNT}"))
+        assert lake.table("t").info()["rows"] == 4
+        assert lake.sql("SELECT count(*) AS n FROM t").to_pylist() == [{"n": 4}]
+    assert proxy.requests and not any("authorization" in h for _, _, h in proxy.requests)
+
+
+# ---- timelake_* keys ----
+
+
+def data_gets(proxy, since=0):
+    return [(p, h.get("range")) for m, p, h in proxy.requests[since:] if m == "GET" and "/data/" in p]
+
+
+def test_timelake_cache_modes(s3, tmp_path, monkeypatch):
+    """A query that narrows a large file reads ranges of it through the
+    store's cache (whole small files the engine keeps itself). A lake's first
+    run of it takes the footer from the table's head, the next ones read the
+    file's tail: from the third run on, everything is in the cache, if any."""
+    url = s3.url()
+    fill(tlc.Lake(url, s3.options), big=True)
+    q = "SELECT device, max(temp) AS m FROM iot.t WHERE device = 'd3' AND time >= '2026-01-03 00:00:30+00' GROUP BY 1"
+    with FaultProxy(s3.endpoint) as proxy:
+        for mode, again in (("off", True), ("memory", False)):
+            lake = tlc.Lake(url, s3.through(proxy, timelake_cache=mode))
+            lake.query(q)
+            lake.query(q)
+            mark = len(proxy.requests)
+            lake.query(q)
+            assert bool(data_gets(proxy, mark)) == again, mode
+        # disk: a fresh lake reads what another one cached, from the default folder.
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        tlc.Lake(url, s3.through(proxy, timelake_cache="disk")).query(q)
+        assert any((tmp_path / "xdg" / "timelake").iterdir())
+        mark = len(proxy.requests)
+        tlc.Lake(url, s3.through(proxy, timelake_cache="disk")).query(q)
+        assert data_gets(proxy, mark) == []
+        # memory with a directory: nothing on disk.
+        tlc.Lake(url, s3.through(proxy, timelake_cache="memory", timelake_cache_dir=str(tmp_path / "d"))).query(q)
+        assert not (tmp_path / "d").exists()
+    for bad, message in (({"timelake_cache": "true"}, "must be off, memory or disk"),
+                         ({"timelake_cache_block_bytes": "1MiB"}, "must be a number of bytes"),
+                         ({"timelake_warm_connections": "x"}, "must be a non-negative integer"),
+                         ({"timelake_version_lookup": "x"}, "must be list or hint")):
+        with pytest.raises(ValueError, match=message):
+            tlc.Lake(url, dict(s3.options, **bad))
+
+
+def test_timelake_cache_blocks(s3):
+    url = s3.url()
+    fill(tlc.Lake(url, s3.options), big=True)
+    q = ("SELECT device, round(avg(temp), 6) AS a FROM iot.t WHERE device = 'd3' AND time >= '2026-01-03 00:00:30+00' "
+         "GROUP BY 1 ORDER BY 1")
+    want = tlc.Lake(url, s3.options).sql(q).to_pylist()
+    block = 256 * 1024
+    with FaultProxy(s3.endpoint) as proxy:
+        lake = tlc.Lake(url, s3.through(proxy, timelake_cache_block_bytes=str(block),
+                                         timelake_cache_request_bytes=str(2 * block)))
+        assert lake.sql(q).to_pylist() == want
+        assert lake.sql(q).to_pylist() == want  # reads the tail (the first took the head's footer)
+        ranges = [r for _, r in data_gets(proxy) if r]
+        assert ranges
+        for r in ranges:  # aligned blocks, at most two per request
+            lo, hi = map(int, r.removeprefix("bytes=").split("-"))
+            assert lo % block == 0 and hi - lo + 1 <= 2 * block, r
+        mark = len(proxy.requests)
+        assert lake.sql(q, stats={}).to_pylist() == want
+        assert data_gets(proxy, mark) == []  # every block held
+
+
+def test_version_lookup_hint_and_warm_connections(s3):
+    url = s3.url()
+    fill(tlc.Lake(url, s3.options))
+    with FaultProxy(s3.endpoint) as proxy:
+        lake = tlc.Lake(url, s3.through(proxy, timelake_version_lookup="hint", timelake_warm_connections="3"))
+        warm = [p for m, p, _ in proxy.requests if m == "HEAD"]
+        assert len(warm) == 3 and all(p.endswith("/timelake-tables.json") for p in warm)
+        mark = len(proxy.requests)
+        assert lake.table("iot.t").info()["rows"] == 200
+        paths = [p for _, p, _ in proxy.requests[mark:]]
+        assert any(p.endswith("/iot/t/metadata/version-hint.text") for p in paths)
+        assert not any("list-type" in p for p in paths)  # no listing
+        mark = len(proxy.requests)
+        tlc.Lake(url, s3.through(proxy)).table("iot.t")
+        assert any("list-type" in p for _, p, _ in proxy.requests[mark:])  # the default lists
+
+
+# ---- unknown names ----
+
+
+@pytest.mark.parametrize("location,key", [
+    ("s3://b/p", "google_skip_signature"),  # another store's name
+    ("s3://b/p", "aws_endpoint_url_gcs"),
+    ("gs://b/p", "aws_unsigned_payload"),
+    ("az://c/p", "timelake_cache_size"),
+    ("http://127.0.0.1:9/lake", "aws_region"),  # an http(s) warehouse has no S3 options
+    ("memory:///x", "timelake_cache"),  # nor an in-memory one any
+])
+def test_unknown_option_names_are_errors_naming_them(location, key):
+    with pytest.raises(ValueError, match=re.escape(f'"{key}"')):
+        tlc.Lake(location, {key: "1"})
+    p = cli("-w", location, "-o", f"{key}=1", "ls")
+    assert p.returncode != 0 and f'"{key}"' in p.stderr, p.stderr
+
+
+def test_http_options(served):
+    """What an http(s) warehouse takes: the cache, timeouts, retries, a proxy."""
+    url, want, _, _, _ = served
+    with FaultProxy(url) as proxy:
+        lake = tlc.Lake(url, {"proxy_url": proxy.endpoint, "timelake_cache": "memory", "timeout": "60s",
+                              "max_retries": "2"})
+        assert answers(lake) == want
+    assert proxy.requests and all(p.startswith(url + "/") for _, p, _ in proxy.requests)  # absolute form
