@@ -91,13 +91,41 @@ static tl_status http_get_range(tl_store *s, const char *key, uint64_t offset, s
     return st;
 }
 
+/* A stat by a GET of the first byte, for servers that refuse HEAD (some
+ * CDNs, bucket policies that grant GetObject to anonymous GETs only): the
+ * size is the total of Content-Range, the whole body's length from a server
+ * that ignores Range; an empty object answers 416. */
+static tl_status stat_by_get(tl_remote *r, const char *key, tl_store_listed *out, tl_error *err)
+{
+    tl_http_response resp;
+    char range[96];
+    tl_remote_range_header(range, sizeof range, "range", 0, 1);
+    tl_status st = call(r, "GET", key, range, &resp, err);
+    if (st != TL_OK && resp.status == 416) st = TL_OK; /* an empty object */
+    if (st == TL_OK) {
+        const char *total = resp.status == 206 ? tl_http_header(&resp, "content-range") : NULL;
+        total = total ? strchr(total, '/') : NULL;
+        memset(out, 0, sizeof *out);
+        out->size = resp.status == 416 ? 0 : total ? strtoull(total + 1, NULL, 10) : resp.body.len;
+        out->modified_ms = tl_remote_http_date_ms(tl_http_header(&resp, "last-modified"));
+        if ((out->key = strdup(key)) == NULL ||
+            tl_store_listed_set_etag(out, tl_http_header(&resp, "etag")) != 0) {
+            tl_store_listed_clear(out);
+            st = tl_error_nomem(err);
+        }
+    }
+    tl_http_response_clear(&resp);
+    return st;
+}
+
 static tl_status http_stat(tl_store *s, const char *key, tl_store_listed *out, tl_error *err)
 {
     tl_http_response resp;
     tl_status st = call((tl_remote *)s, "HEAD", key, NULL, &resp, err);
+    bool refused = st != TL_OK && (resp.status == 403 || resp.status == 405);
     if (st == TL_OK) st = tl_remote_stat_of_head(&resp, key, out, err);
     tl_http_response_clear(&resp);
-    return st;
+    return refused ? stat_by_get((tl_remote *)s, key, out, err) : st;
 }
 
 static tl_status read_only(tl_store *s, const char *key, tl_error *err)

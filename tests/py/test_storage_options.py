@@ -155,8 +155,8 @@ def served(request, tmp_path):
         server.server_close()
 
 
-def answers_of_filled(lake_dir):
-    lake = tlc.Lake(lake_dir)
+def answers_of_filled(lake_dir, options=None):
+    lake = tlc.Lake(lake_dir, options)
     fill(lake, big=True)
     return answers(lake)
 
@@ -253,6 +253,26 @@ def test_the_cli_reads_an_http_lake_and_writes_nothing(served, tmp_path):
         assert p.returncode != 0 and "read-only over http(s)" in p.stderr and url in p.stderr, (args, p.stderr)
     assert not any(m in ("PUT", "POST", "DELETE") for m, *_ in log)
     assert files_of(copy) == before
+
+
+def test_an_s3_lake_read_over_http(s3):
+    """A lake written to S3 and read through the bucket's plain HTTP address
+    (moto's path-style URLs answer anonymous GETs, as a public bucket does)."""
+    import boto3
+    bucket = f"public-{os.urandom(4).hex()}"
+    client = boto3.client("s3", endpoint_url=s3.endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    client.create_bucket(Bucket=bucket)
+    client.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket}/*"}]}))
+    url = f"s3://{bucket}/lake"
+    want = answers_of_filled(url, s3.options)
+    web = f"{s3.endpoint}/{bucket}/lake"
+    with FaultProxy(s3.endpoint) as proxy:
+        lake = tlc.Lake(web.replace(s3.endpoint, proxy.endpoint))
+        assert answers(lake) == want
+    assert not any("list-type" in p for _, p, _ in proxy.requests)
+    assert not any("authorization" in h for _, _, h in proxy.requests)
 
 
 def test_an_http_lake_the_reference_wrote(tmp_path, reference):
