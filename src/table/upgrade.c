@@ -47,11 +47,34 @@ static bool needs_index(const tl_table *t)
     return tl_ice_snapshot_summary(s, TL_SUMMARY_LVI) == NULL && rows && strcmp(rows, "0") != 0;
 }
 
+/* The version the head object describes, read alone (0: none, or not one
+ * that decodes): for a store that cannot list, which no upgrade can write
+ * to anyway, so that its dry run still tells the steps. */
+static int64_t head_version(tl_table *t)
+{
+    char key[sizeof t->name.key + 64];
+    tl_head_key(&t->name, key, sizeof key);
+    tl_buf b = {0};
+    tl_head h;
+    int64_t v = 0;
+    if (tl_store_get(t->lake->store, key, &b, NULL) == TL_OK &&
+        tl_head_decode(b.data, b.len, &h, NULL) == TL_OK) {
+        v = h.version;
+        tl_head_clear(&h);
+    }
+    tl_buf_free(&b);
+    return v;
+}
+
 /* Whether the store holds no head describing the handle's version. */
 static tl_status needs_head(tl_table *t, bool *out, tl_error *err)
 {
     *out = false;
     if (!tl_head_wanted(t, t->md)) return TL_OK;
+    if (t->lake->store->read_only) {
+        *out = head_version(t) != t->version;
+        return TL_OK;
+    }
     int64_t version = 0;
     tl_ice_metadata *md = NULL;
     tl_head_objects *objects = NULL;

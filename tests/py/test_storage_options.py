@@ -248,6 +248,12 @@ def test_the_cli_reads_an_http_lake_and_writes_nothing(served, tmp_path):
     p = cli("-w", url, "info", "iot.t", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["rows"] == BIG + 200, p.stderr
     snapshot = json.loads(p.stdout)["snapshot_id"]
+    # A plan only, without listing: the local copy's steps, and the head that
+    # a lake on a store (not a folder) carries.
+    p, local = (cli("-w", w, "upgrade", "iot.t", "--dry-run") for w in (url, copy))
+    assert p.returncode == 0 and local.returncode == 0, p.stderr + local.stderr
+    steps = local.stdout.splitlines()[1:] if "would take" in local.stdout else []
+    assert p.stdout.splitlines() == ["iot.t would take these steps:", *steps, "  write the head object"], p.stdout
     csv = tmp_path / "more.csv"
     csv.write_text("time,device,temp\n2026-02-01T00:00:00Z,d1,1.5\n")
     for args in (("append", csv, "--table", "iot.t"), ("drop", "iot.t"), ("maintain", "iot.t"),
