@@ -121,7 +121,7 @@ static tl_status tl_mlist_write(const char *const *meta, bool v1, const tl_ice_m
 {
     const char *text = v1 ? tl_mlist_schema_v1 : tl_mlist_schema_v2;
     tl_avro_schema *schema;
-    TL_TRY(tl_avro_schema_parse(text, strlen(text), &schema, err));
+    TL_TRY(tl_avro_schema_shared(text, strlen(text), &schema, err));
     tl_avro_writer w;
     tl_status st = tl_avro_writer_begin(&w, schema, meta, NULL, out, err);
     for (size_t i = 0; st == TL_OK && i < n; i++) {

@@ -404,7 +404,7 @@ tl_status tl_ice_manifest_write(const tl_ice_manifest_info *info,
     tl_buf text = {0};
     tl_avro_schema *schema = NULL;
     tl_status st = tl_mwrite_schema_text(info, &text, err);
-    if (st == TL_OK) st = tl_avro_schema_parse((const char *)text.data, text.len, &schema, err);
+    if (st == TL_OK) st = tl_avro_schema_shared((const char *)text.data, text.len, &schema, err);
     tl_buf_free(&text);
     size_t mark = out->len;
     if (st == TL_OK) st = tl_mwrite_write_entries(info, schema, entries, n, out, err);

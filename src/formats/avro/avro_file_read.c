@@ -100,7 +100,7 @@ static tl_status tl_avro_read_header(tl_avro_reader *r, size_t len, tl_error *er
     }
     const uint8_t *schema = tl_avro_reader_meta(r, "avro.schema", &n);
     if (schema == NULL) return tl_error_set(err, TL_ERR_INVALID, "bad header: no avro.schema");
-    st = tl_avro_schema_parse((const char *)schema, n, &r->schema, err);
+    st = tl_avro_schema_shared((const char *)schema, n, &r->schema, err);
     if (st != TL_OK && st != TL_ERR_NOMEM) tl_error_prefix(err, "bad schema");
     return st;
 }

@@ -24,7 +24,12 @@ static tl_status tl_avro_write_header(tl_avro_writer *w, const char *const *meta
         n_user++;
     }
     tl_buf schema = {0};
-    TL_TRY(tl_avro_schema_print(w->schema, &schema, err));
+    if (w->schema->printed) {
+        if (tl_buf_append(&schema, w->schema->printed, w->schema->printed_len) != 0)
+            return tl_error_nomem(err);
+    } else {
+        TL_TRY(tl_avro_schema_print(w->schema, &schema, err));
+    }
     tl_buf *out = w->out;
     const char *codec = tl_avro_codec_name(w->codec);
     tl_status st = TL_OK;

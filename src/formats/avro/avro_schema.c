@@ -456,6 +456,11 @@ static void tl_avro_type_free(tl_avro_type *t)
 void tl_avro_schema_free(tl_avro_schema *schema)
 {
     if (schema == NULL) return;
+    if (schema->shared) {
+        tl_avro_schema_release(schema);
+        return;
+    }
+    free(schema->printed);
     for (size_t i = 0; i < schema->n_nodes; i++) tl_avro_type_free(schema->nodes[i]);
     free(schema->nodes);
     free(schema);

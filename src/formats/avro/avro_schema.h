@@ -70,6 +70,12 @@ typedef struct tl_avro_schema {
     tl_avro_type **nodes;
     size_t n_nodes, cap_nodes;
     size_t n_named; /* named types (records, enums, fixed) */
+    /* Set for a schema shared through the cache (tl_avro_schema_shared):
+     * its printed form, and whether tl_avro_schema_free only drops a
+     * reference. */
+    char *printed;
+    size_t printed_len;
+    bool shared;
 } tl_avro_schema;
 
 /* Parses the JSON text of a schema. Rejects invalid names, unknown types,
@@ -81,7 +87,16 @@ tl_status tl_avro_schema_parse(const char *json, size_t len, tl_avro_schema **ou
  * full at their first occurrence and by full name afterwards. */
 tl_status tl_avro_schema_print(const tl_avro_schema *schema, tl_buf *out, tl_error *err);
 
+/* Frees a schema, or drops a reference to a shared one. */
 void tl_avro_schema_free(tl_avro_schema *schema);
+
+/* The schema of this text, parsed once per process: every manifest and
+ * manifest list of a table carries one of a few schemas, and parsing one
+ * costs more than reading a small file. The schema is shared and must not
+ * be changed; tl_avro_schema_free drops the reference (avro_schema_cache.c). */
+tl_status tl_avro_schema_shared(const char *json, size_t len, tl_avro_schema **out, tl_error *err);
+/* Drops a reference taken by tl_avro_schema_shared (what tl_avro_schema_free does for it). */
+void tl_avro_schema_release(tl_avro_schema *schema);
 
 /* The field called `name`, or NULL. Its index is fields - record->fields. */
 const tl_avro_field *tl_avro_field_by_name(const tl_avro_type *record, const char *name);
