@@ -104,36 +104,7 @@ tl_status tl_ice_sort_order_copy(const tl_ice_sort_order *src, tl_ice_sort_order
     return TL_OK;
 }
 
-void tl_ice_snapshot_free(tl_ice_snapshot *snap)
-{
-    if (snap == NULL) return;
-    free(snap->manifest_list);
-    tl_kv_free(snap->summary, snap->n_summary);
-    json_decref(snap->extra);
-    memset(snap, 0, sizeof *snap);
-}
-
-tl_status tl_ice_snapshot_copy(const tl_ice_snapshot *src, tl_ice_snapshot *out, tl_error *err)
-{
-    *out = *src;
-    out->manifest_list = NULL;
-    out->summary = NULL;
-    out->n_summary = 0;
-    out->extra = NULL;
-    bool failed = false;
-    if (src->manifest_list) failed = (out->manifest_list = strdup(src->manifest_list)) == NULL;
-    /* Deep copies: jansson values are not safe to share between threads. */
-    if (!failed && src->extra) failed = (out->extra = json_deep_copy(src->extra)) == NULL;
-    if (!failed && tl_kv_copy(src->summary, src->n_summary, &out->summary, err) == TL_OK)
-        out->n_summary = src->n_summary;
-    else
-        failed = true;
-    if (failed) {
-        tl_ice_snapshot_free(out);
-        return tl_error_nomem(err);
-    }
-    return TL_OK;
-}
+/* tl_ice_snapshot_free and tl_ice_snapshot_copy: snapshot_data.c */
 
 /* ---- Whole metadata ---- */
 
@@ -338,6 +309,17 @@ const tl_ice_snapshot *tl_ice_metadata_current_snapshot(const tl_ice_metadata *m
 {
     if (md->current_snapshot_id == -1) return NULL;
     return tl_ice_metadata_snapshot(md, md->current_snapshot_id);
+}
+
+const tl_ice_snapshot *tl_ice_metadata_parent(const tl_ice_metadata *md, const tl_ice_snapshot *s)
+{
+    if (!s->has_parent) return NULL;
+    uintptr_t at = (uintptr_t)s, base = (uintptr_t)md->snapshots;
+    size_t i = at >= base ? (at - base) / sizeof *s : 0;
+    if (i > 0 && i < md->n_snapshots && &md->snapshots[i] == s &&
+        md->snapshots[i - 1].snapshot_id == s->parent_snapshot_id)
+        return &md->snapshots[i - 1];
+    return tl_ice_metadata_snapshot(md, s->parent_snapshot_id);
 }
 
 const tl_ice_ref *tl_ice_metadata_ref(const tl_ice_metadata *md, const char *name)

@@ -58,6 +58,13 @@ typedef struct tl_ice_snapshot {
     bool has_schema_id;
     int32_t schema_id;
     json_t *extra; /* unknown keys (an object), or NULL */
+    /* Set in the snapshots of a metadata: one immutable allocation holding
+     * manifest_list, summary and its strings (those point into it) and, once
+     * serialized, the snapshot's JSON. Copies share it (reference-counted),
+     * so that copying or writing metadata costs little per snapshot when
+     * tables keep thousands. NULL in a snapshot a caller builds: its parts
+     * are then the caller's (tl_ice_snapshot_free frees them one by one). */
+    struct tl_ice_snapshot_data *data;
 } tl_ice_snapshot;
 
 typedef struct tl_ice_ref {
@@ -152,6 +159,10 @@ const tl_ice_partition_spec *tl_ice_metadata_spec(const tl_ice_metadata *md, int
 const tl_ice_sort_order *tl_ice_metadata_default_sort_order(const tl_ice_metadata *md);
 const tl_ice_snapshot *tl_ice_metadata_current_snapshot(const tl_ice_metadata *md);
 const tl_ice_snapshot *tl_ice_metadata_snapshot(const tl_ice_metadata *md, int64_t snapshot_id);
+/* The parent of s, a snapshot of md (NULL for the first snapshot, or one
+ * whose parent expired). In O(1) for the usual order (each snapshot listed
+ * after its parent), so walks over the ancestry cost O(history). */
+const tl_ice_snapshot *tl_ice_metadata_parent(const tl_ice_metadata *md, const tl_ice_snapshot *s);
 const tl_ice_ref *tl_ice_metadata_ref(const tl_ice_metadata *md, const char *name);
 const char *tl_ice_snapshot_summary(const tl_ice_snapshot *s, const char *key);
 
@@ -212,7 +223,17 @@ void tl_ice_sort_order_free(tl_ice_sort_order *order);
 tl_status tl_ice_sort_order_copy(const tl_ice_sort_order *src, tl_ice_sort_order *out,
                                  tl_error *err);
 void tl_ice_snapshot_free(tl_ice_snapshot *snap);
+/* A copy sharing src's data (or packing src's parts into new data). */
 tl_status tl_ice_snapshot_copy(const tl_ice_snapshot *src, tl_ice_snapshot *out, tl_error *err);
+/* Moves a snapshot's own parts into shared data (snapshot_data.c); a no-op when packed. */
+tl_status tl_ice_snapshot_pack(tl_ice_snapshot *snap, tl_error *err);
+/* The snapshot's compact JSON as serialization in format_version made it,
+ * or NULL (not made yet, made for another version, or an unpacked snapshot).
+ * tl_ice_snapshot_keep_json keeps a copy of text for the next serialization
+ * (of this or any copy); thread-safe. */
+const char *tl_ice_snapshot_json(const tl_ice_snapshot *snap, int format_version, size_t *len);
+void tl_ice_snapshot_keep_json(const tl_ice_snapshot *snap, int format_version, const char *text,
+                               size_t len);
 
 /* The version N of a metadata file's key or URL ("…/metadata/vN.metadata.json",
  * or "…/metadata/<N-1, zero-padded>-<uuid>.metadata.json" as JDBC and REST

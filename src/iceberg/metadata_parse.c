@@ -399,6 +399,7 @@ static tl_status parse_snapshots(const json_t *root, int version, tl_ice_metadat
     for (size_t i = 0; i < n; i++) {
         md->n_snapshots++;
         TL_TRY(parse_snapshot(json_array_get(arr, i), i, version, &md->snapshots[i], err));
+        TL_TRY(tl_ice_snapshot_pack(&md->snapshots[i], err));
     }
     TL_TRY(check_unique_snapshots(md, err));
     md->current_snapshot_id = -1;

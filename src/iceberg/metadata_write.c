@@ -1,6 +1,7 @@
 /* Serializing table metadata to JSON in the reference's key order. */
 #include "iceberg/metadata.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,28 +123,6 @@ static json_t *snapshot_json(const tl_ice_snapshot *s, int version)
     return finish(o, failed);
 }
 
-static json_t *snapshots_json(const tl_ice_metadata *md)
-{
-    json_t *arr = json_array();
-    bool failed = arr == NULL;
-    for (size_t i = 0; !failed && i < md->n_snapshots; i++)
-        failed =
-            json_array_append_new(arr, snapshot_json(&md->snapshots[i], md->format_version)) != 0;
-    return finish(arr, failed);
-}
-
-static json_t *snapshot_log_entry_json(const void *base, size_t i)
-{
-    const tl_ice_snapshot_log_entry *e = (const tl_ice_snapshot_log_entry *)base + i;
-    json_t *o = json_object();
-    bool failed = o == NULL;
-    if (o) {
-        tl_ice_json_put(o, "snapshot-id", json_integer(e->snapshot_id), &failed);
-        tl_ice_json_put(o, "timestamp-ms", json_integer(e->timestamp_ms), &failed);
-    }
-    return finish(o, failed);
-}
-
 static json_t *metadata_log_entry_json(const void *base, size_t i)
 {
     const tl_ice_metadata_log_entry *e = (const tl_ice_metadata_log_entry *)base + i;
@@ -182,82 +161,149 @@ static json_t *refs_json(const tl_ice_metadata *md)
     return finish(o, failed);
 }
 
+/* The document is written member by member: most members are small jansson
+ * values dumped in place, but the snapshots (their JSON kept with them, see
+ * snapshot_data.c) and the snapshot log, which grow with the table's
+ * history, are written directly. */
+typedef struct writer {
+    tl_buf *out;
+    bool failed;
+    size_t members;
+} writer;
+
+static void put_raw(writer *w, const char *s, size_t n)
+{
+    if (!w->failed && tl_buf_append(w->out, s, n) != 0) w->failed = true;
+}
+
+static void put_dump(writer *w, const json_t *v)
+{
+    if (!w->failed &&
+        json_dump_callback(v, tl_ice_json_dump_to_buf, w->out, JSON_COMPACT | JSON_ENCODE_ANY) != 0)
+        w->failed = true;
+}
+
+static void put_key(writer *w, const char *key)
+{
+    json_t *k = json_string(key);
+    if (k == NULL) w->failed = true;
+    put_raw(w, w->members++ ? "," : "{", 1);
+    put_dump(w, k);
+    put_raw(w, ":", 1);
+    json_decref(k);
+}
+
+/* Writes key and value (taken; NULL means out of memory). */
+static void put(writer *w, const char *key, json_t *value)
+{
+    if (value == NULL) w->failed = true;
+    put_key(w, key);
+    put_dump(w, value);
+    json_decref(value);
+}
+
+static void put_int(writer *w, const char *key, int64_t v)
+{
+    char num[24];
+    int n = snprintf(num, sizeof num, "%lld", (long long)v);
+    put_key(w, key);
+    put_raw(w, num, (size_t)n);
+}
+
 /* v1 readers need the current schema and default spec under their v1 keys too. */
-static void put_v1_schema(json_t *o, const tl_ice_metadata *md, bool *failed)
+static void put_header(writer *w, const tl_ice_metadata *md)
 {
-    const tl_ice_schema *s = tl_ice_metadata_current_schema(md);
-    if (md->format_version == 1 && s)
-        tl_ice_json_put(o, "schema", tl_ice_schema_to_json(s), failed);
+    const tl_ice_schema *schema = tl_ice_metadata_current_schema(md);
+    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(md);
+    put_int(w, "format-version", md->format_version);
+    if (md->table_uuid) put(w, "table-uuid", json_string(md->table_uuid));
+    put(w, "location", json_string(md->location));
+    if (md->format_version >= 2) put_int(w, "last-sequence-number", md->last_sequence_number);
+    put_int(w, "last-updated-ms", md->last_updated_ms);
+    put_int(w, "last-column-id", md->last_column_id);
+    if (md->format_version == 1 && schema) put(w, "schema", tl_ice_schema_to_json(schema));
+    put(w, "schemas", array_of(md->n_schemas, schema_json, md->schemas));
+    put_int(w, "current-schema-id", md->current_schema_id);
+    if (md->format_version == 1 && spec)
+        put(w, "partition-spec", array_of(spec->n_fields, partition_field_json, spec->fields));
+    put(w, "partition-specs", array_of(md->n_specs, spec_json, md->specs));
+    put_int(w, "default-spec-id", md->default_spec_id);
+    put_int(w, "last-partition-id", md->last_partition_id);
+    put(w, "properties", kv_json(md->properties, md->n_properties));
 }
 
-static void put_v1_spec(json_t *o, const tl_ice_metadata *md, bool *failed)
+static void put_snapshot_log(writer *w, const tl_ice_metadata *md)
 {
-    const tl_ice_partition_spec *s = tl_ice_metadata_default_spec(md);
-    if (md->format_version == 1 && s)
-        tl_ice_json_put(o, "partition-spec", array_of(s->n_fields, partition_field_json, s->fields),
-                        failed);
+    put_key(w, "snapshot-log");
+    put_raw(w, "[", 1);
+    for (size_t i = 0; i < md->n_snapshot_log; i++) {
+        char item[96];
+        int n = snprintf(item, sizeof item, "%s{\"snapshot-id\":%lld,\"timestamp-ms\":%lld}",
+                         i ? "," : "", (long long)md->snapshot_log[i].snapshot_id,
+                         (long long)md->snapshot_log[i].timestamp_ms);
+        put_raw(w, item, (size_t)n);
+    }
+    put_raw(w, "]", 1);
 }
 
-static void put_header(json_t *o, const tl_ice_metadata *md, bool *failed)
+static void put_snapshots(writer *w, const tl_ice_metadata *md)
 {
-    tl_ice_json_put(o, "format-version", json_integer(md->format_version), failed);
-    if (md->table_uuid) tl_ice_json_put(o, "table-uuid", json_string(md->table_uuid), failed);
-    tl_ice_json_put(o, "location", json_string(md->location), failed);
-    if (md->format_version >= 2)
-        tl_ice_json_put(o, "last-sequence-number", json_integer(md->last_sequence_number), failed);
-    tl_ice_json_put(o, "last-updated-ms", json_integer(md->last_updated_ms), failed);
-    tl_ice_json_put(o, "last-column-id", json_integer(md->last_column_id), failed);
-    put_v1_schema(o, md, failed);
-    tl_ice_json_put(o, "schemas", array_of(md->n_schemas, schema_json, md->schemas), failed);
-    tl_ice_json_put(o, "current-schema-id", json_integer(md->current_schema_id), failed);
-    put_v1_spec(o, md, failed);
-    tl_ice_json_put(o, "partition-specs", array_of(md->n_specs, spec_json, md->specs), failed);
-    tl_ice_json_put(o, "default-spec-id", json_integer(md->default_spec_id), failed);
-    tl_ice_json_put(o, "last-partition-id", json_integer(md->last_partition_id), failed);
-    tl_ice_json_put(o, "properties", kv_json(md->properties, md->n_properties), failed);
+    put_key(w, "snapshots");
+    put_raw(w, "[", 1);
+    for (size_t i = 0; !w->failed && i < md->n_snapshots; i++) {
+        const tl_ice_snapshot *s = &md->snapshots[i];
+        if (i) put_raw(w, ",", 1);
+        size_t len;
+        const char *kept = tl_ice_snapshot_json(s, md->format_version, &len);
+        if (kept) {
+            put_raw(w, kept, len);
+            continue;
+        }
+        size_t mark = w->out->len;
+        json_t *o = snapshot_json(s, md->format_version);
+        if (o == NULL) w->failed = true;
+        put_dump(w, o);
+        json_decref(o);
+        if (!w->failed)
+            tl_ice_snapshot_keep_json(s, md->format_version, (const char *)w->out->data + mark,
+                                      w->out->len - mark);
+    }
+    put_raw(w, "]", 1);
 }
 
-static void put_history(json_t *o, const tl_ice_metadata *md, bool *failed)
+static void put_history(writer *w, const tl_ice_metadata *md)
 {
     /* As the reference: history keys only once there is history. */
-    if (md->current_snapshot_id != -1)
-        tl_ice_json_put(o, "current-snapshot-id", json_integer(md->current_snapshot_id), failed);
-    if (md->n_snapshot_log)
-        tl_ice_json_put(o, "snapshot-log",
-                        array_of(md->n_snapshot_log, snapshot_log_entry_json, md->snapshot_log),
-                        failed);
+    if (md->current_snapshot_id != -1) put_int(w, "current-snapshot-id", md->current_snapshot_id);
+    if (md->n_snapshot_log) put_snapshot_log(w, md);
     if (md->n_metadata_log)
-        tl_ice_json_put(o, "metadata-log",
-                        array_of(md->n_metadata_log, metadata_log_entry_json, md->metadata_log),
-                        failed);
-    tl_ice_json_put(o, "sort-orders", array_of(md->n_sort_orders, sort_order_json, md->sort_orders),
-                    failed);
-    tl_ice_json_put(o, "default-sort-order-id", json_integer(md->default_sort_order_id), failed);
-    tl_ice_json_put(o, "refs", refs_json(md), failed);
-    if (md->n_snapshots) tl_ice_json_put(o, "snapshots", snapshots_json(md), failed);
-    if (md->statistics && json_object_set(o, "statistics", md->statistics) != 0) *failed = true;
-    if (md->partition_statistics &&
-        json_object_set(o, "partition-statistics", md->partition_statistics) != 0)
-        *failed = true;
+        put(w, "metadata-log",
+            array_of(md->n_metadata_log, metadata_log_entry_json, md->metadata_log));
+    put(w, "sort-orders", array_of(md->n_sort_orders, sort_order_json, md->sort_orders));
+    put_int(w, "default-sort-order-id", md->default_sort_order_id);
+    put(w, "refs", refs_json(md));
+    if (md->n_snapshots) put_snapshots(w, md);
+    if (md->statistics) put(w, "statistics", json_incref(md->statistics));
+    if (md->partition_statistics)
+        put(w, "partition-statistics", json_incref(md->partition_statistics));
 }
 
 tl_status tl_ice_metadata_serialize(const tl_ice_metadata *md, tl_buf *out, tl_error *err)
 {
-    json_t *root = json_object();
-    bool failed = root == NULL;
-    if (root) {
-        put_header(root, md, &failed);
-        put_history(root, md, &failed);
-        put_extra(root, md->extra, &failed);
-    }
+    writer w = {.out = out};
     size_t mark = out->len;
-    if (!failed && json_dump_callback(root, tl_ice_json_dump_to_buf, out, JSON_COMPACT) != 0) {
-        failed = true;
+    put_header(&w, md);
+    put_history(&w, md);
+    const char *key;
+    json_t *value;
+    if (md->extra) json_object_foreach(md->extra, key, value) put(&w, key, json_incref(value));
+    put_raw(&w, w.members ? "}" : "{}", w.members ? 1 : 2);
+    if (w.failed) {
         out->len = mark;
         if (out->data) out->data[mark] = '\0';
+        return tl_error_nomem(err);
     }
-    json_decref(root);
-    return failed ? tl_error_nomem(err) : TL_OK;
+    return TL_OK;
 }
 
 tl_status tl_ice_partition_fields_to_json_string(const tl_ice_partition_spec *spec, char **out,

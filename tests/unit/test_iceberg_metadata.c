@@ -723,6 +723,62 @@ static void test_pieces_json(void)
     tl_ice_metadata_free(md);
 }
 
+/* A table with many snapshots: copies share each snapshot's storage, the
+ * JSON kept from one serialization is what a fresh one would write, and the
+ * document stays canonical compact JSON (what jansson itself would write). */
+static void test_many_snapshots_shared_and_kept(void)
+{
+    tl_ice_metadata *md = NULL;
+    make_reference_table(&md);
+    if (md == NULL) return;
+    tl_error err;
+    char prev[96];
+    for (int i = 1; i <= 50; i++) {
+        tl_ice_snapshot snap = ref_snapshot();
+        snap.snapshot_id = 1000 + i;
+        snap.sequence_number = i;
+        snap.timestamp_ms += i;
+        snap.has_parent = i > 1;
+        snap.parent_snapshot_id = 999 + i;
+        snprintf(prev, sizeof prev,
+                 "file:///tmp/explore/wh/iot/readings/metadata/v%d.metadata.json", i);
+        tl_ice_metadata *next = NULL;
+        CHECK_OK(tl_ice_metadata_copy(md, &next, &err), &err);
+        CHECK_OK(tl_ice_metadata_add_snapshot(next, &snap, prev, &err), &err);
+        char *text = dump(next); /* keeps the JSON of every snapshot */
+        for (size_t k = 0; k < md->n_snapshots; k++)
+            CHECK(next->snapshots[k].data != NULL &&
+                  next->snapshots[k].data == md->snapshots[k].data);
+        tl_ice_metadata_free(md);
+        md = next;
+        free(text);
+    }
+    const tl_ice_snapshot *cur = tl_ice_metadata_current_snapshot(md);
+    CHECK(cur == &md->snapshots[49]);
+    CHECK(tl_ice_metadata_parent(md, cur) == &md->snapshots[48]);
+    CHECK(tl_ice_metadata_parent(md, &md->snapshots[0]) == NULL);
+    size_t len = 0;
+    CHECK(tl_ice_snapshot_json(cur, md->format_version, &len) != NULL && len > 100);
+    /* Kept per format version: a v1 document lists no sequence numbers. */
+    CHECK(tl_ice_snapshot_json(cur, 1, &len) == NULL);
+    char *text = dump(md);
+    tl_ice_metadata *fresh = parse_ok(text); /* parsed: nothing kept yet */
+    CHECK(fresh && tl_ice_snapshot_json(&fresh->snapshots[0], 2, &len) == NULL);
+    char *again = fresh ? dump(fresh) : NULL;
+    if (again) check_same_text(again, text, __LINE__);
+    json_t *j = load(text);
+    char *canonical = json_dumps(j, JSON_COMPACT);
+    if (canonical) check_same_text(text, canonical, __LINE__);
+    CHECK_INT(json_array_size(json_object_get(j, "snapshots")), 50);
+    CHECK_INT(json_array_size(json_object_get(j, "snapshot-log")), 50);
+    free(canonical);
+    json_decref(j);
+    free(again);
+    free(text);
+    tl_ice_metadata_free(fresh);
+    tl_ice_metadata_free(md);
+}
+
 UNIT_TESTS(UNIT(test_reference_files_parse), UNIT(test_reference_files_serialize_identically),
            UNIT(test_new_and_add_snapshot_match_reference),
            UNIT(test_new_unpartitioned_like_reference), UNIT(test_new_rejects),
@@ -731,4 +787,5 @@ UNIT_TESTS(UNIT(test_reference_files_parse), UNIT(test_reference_files_serialize
            UNIT(test_foreign_table_keeps_everything), UNIT(test_v1_table),
            UNIT(test_extreme_ids_round_trip), UNIT(test_missing_required_keys),
            UNIT(test_wrong_types_and_values), UNIT(test_not_json),
-           UNIT(test_truncations_and_byte_flips), UNIT(test_pieces_json))
+           UNIT(test_truncations_and_byte_flips), UNIT(test_pieces_json),
+           UNIT(test_many_snapshots_shared_and_kept))
