@@ -136,9 +136,41 @@ const tl_ice_snapshot *tl_attachments_source(const tl_ice_metadata *md, const tl
 {
     for (size_t steps = 0; s && steps <= md->n_snapshots; steps++) {
         if (tl_ice_snapshot_summary(s, TL_SUMMARY_ATTACHMENTS)) return s;
-        s = s->has_parent ? tl_ice_metadata_snapshot(md, s->parent_snapshot_id) : NULL;
+        s = tl_ice_metadata_parent(md, s);
     }
     return NULL;
+}
+
+tl_status tl_attachments_sources(const tl_ice_metadata *md, size_t **out, tl_error *err)
+{
+    const size_t none = SIZE_MAX, unknown = SIZE_MAX - 1, n = md->n_snapshots;
+    size_t *src = malloc((n + 1) * sizeof *src), *path = malloc((n + 1) * sizeof *path);
+    if (src == NULL || path == NULL) {
+        free(src);
+        free(path);
+        return tl_error_nomem(err);
+    }
+    for (size_t i = 0; i < n; i++) src[i] = unknown;
+    for (size_t i = 0; i < n; i++) {
+        /* Up the ancestry to a snapshot already resolved, or one listing attachments. */
+        size_t k = i, len = 0;
+        while (k != none && src[k] == unknown && len <= n) {
+            const tl_ice_snapshot *s = &md->snapshots[k];
+            if (tl_ice_snapshot_summary(s, TL_SUMMARY_ATTACHMENTS)) {
+                src[k] = k;
+                break;
+            }
+            path[len++] = k;
+            const tl_ice_snapshot *p = tl_ice_metadata_parent(md, s);
+            k = p ? (size_t)(p - md->snapshots) : none;
+        }
+        /* A parent cycle (malformed metadata) ends unresolved: no source. */
+        size_t found = k == none || src[k] == unknown ? none : src[k];
+        for (size_t j = 0; j < len; j++) src[path[j]] = found;
+    }
+    free(path);
+    *out = src;
+    return TL_OK;
 }
 
 tl_status tl_attachments_summary(const tl_ice_metadata *md, const tl_ice_snapshot *parent,

@@ -40,6 +40,11 @@ void tl_attachments_free(tl_table *t, tl_attachment_uploads *u, bool remove);
  * when no ancestor in md lists any. */
 const tl_ice_snapshot *tl_attachments_source(const tl_ice_metadata *md, const tl_ice_snapshot *s);
 
+/* The attachment source of every snapshot of md at once, in O(history):
+ * (*out)[i] is the index in md->snapshots of snapshot i's source, or
+ * SIZE_MAX when it has none. *out is the caller's to free. */
+tl_status tl_attachments_sources(const tl_ice_metadata *md, size_t **out, tl_error *err);
+
 /* Pushes onto kv the attachments of a new snapshot: own (may be NULL) and
  * those of parent's source (parent may be NULL) that own does not replace,
  * then the list key. */

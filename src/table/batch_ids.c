@@ -65,7 +65,7 @@ tl_status tl_batches_committed(const tl_ice_metadata *md, const char *const *ids
         st = tl_snapshot_batch_ids(s, &carried, err);
         for (size_t i = 0; i < carried.len; i++) mark(w, n, carried.items[i], seen);
         tl_strlist_free(&carried);
-        s = s->has_parent ? tl_ice_metadata_snapshot(md, s->parent_snapshot_id) : NULL;
+        s = tl_ice_metadata_parent(md, s);
     }
     free(w);
     return st;

@@ -226,7 +226,7 @@ static tl_status expired_batch_ids(const tl_ice_metadata *md, const bool *expire
         for (size_t i = 0; st == TL_OK && i < ids.len; i++)
             if (!list_push(out, ids.items[i], s->timestamp_ms)) st = tl_error_nomem(err);
         tl_strlist_free(&ids);
-        s = s->has_parent ? tl_ice_metadata_snapshot(md, s->parent_snapshot_id) : NULL;
+        s = tl_ice_metadata_parent(md, s);
     }
     return st;
 }

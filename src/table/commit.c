@@ -417,10 +417,19 @@ static void prune_metadata_files(tl_table *t, const tl_ice_metadata *old)
 {
     if (!tl_store_is_local(t->lake->store)) return;
     const tl_ice_metadata *md = t->md;
+    /* The new log is usually the old one less its first entries, plus one:
+     * the old entries before the new log's first left it. */
+    size_t first_kept = old->n_metadata_log;
+    for (size_t i = 0; md->n_metadata_log && i < old->n_metadata_log; i++)
+        if (strcmp(old->metadata_log[i].metadata_file, md->metadata_log[0].metadata_file) == 0) {
+            first_kept = i;
+            break;
+        }
     for (size_t i = 0; i < old->n_metadata_log; i++) {
         const char *url = old->metadata_log[i].metadata_file;
-        bool kept = false;
-        for (size_t j = 0; !kept && j < md->n_metadata_log; j++)
+        bool kept = i >= first_kept;
+        for (size_t j = 0; !kept && first_kept == old->n_metadata_log && j < md->n_metadata_log;
+             j++)
             kept = strcmp(md->metadata_log[j].metadata_file, url) == 0;
         char buf[1024];
         const char *key = kept ? NULL : tl_table_key_of_url(t, url, buf, sizeof buf);

@@ -132,19 +132,20 @@ static bool add_manifest(void *p, const tl_ice_manifest_file *mf)
     return todo[c->n_todo++].manifest_path != NULL;
 }
 
-/* Adds what one snapshot of md references that is not in `skip` (may be
- * NULL) to `out`: its manifest list, last-value index, attachments (its
- * source's), manifests and live data files. */
+/* Adds what snapshot i of md references that is not in `skip` (may be
+ * NULL) to `out`: its manifest list, last-value index, attachments (of its
+ * source, sources[i]: tl_attachments_sources), manifests and live data files. */
 static tl_status collect_snapshot(const tl_table *t, const tl_ice_metadata *md,
-                                  const tl_ice_snapshot *snap, const key_set *skip, key_set *out,
-                                  tl_error *err)
+                                  const size_t *sources, size_t i, const key_set *skip,
+                                  key_set *out, tl_error *err)
 {
+    const tl_ice_snapshot *snap = &md->snapshots[i];
     const char *lvi = tl_ice_snapshot_summary(snap, TL_SUMMARY_LVI);
     if ((lvi && !set_add_url(t, out, lvi)) ||
         (snap->manifest_list && !set_add_url(t, out, snap->manifest_list)))
         return tl_error_nomem(err);
     tl_strlist attached = {0};
-    const tl_ice_snapshot *source = tl_attachments_source(md, snap);
+    const tl_ice_snapshot *source = sources[i] == SIZE_MAX ? NULL : &md->snapshots[sources[i]];
     tl_status st = source ? tl_snapshot_attachment_urls(source, &attached, err) : TL_OK;
     for (size_t i = 0; st == TL_OK && i < attached.len; i++)
         if (!set_add_url(t, out, attached.items[i])) st = tl_error_nomem(err);
@@ -164,9 +165,13 @@ static tl_status collect_all(const tl_table *t, const tl_ice_metadata *md, key_s
 {
     const char *ledger = tl_ice_metadata_property(md, TL_PROP_BATCH_LEDGER);
     if (ledger && !set_add_url(t, out, ledger)) return tl_error_nomem(err);
-    for (size_t i = 0; i < md->n_snapshots; i++)
-        TL_TRY(collect_snapshot(t, md, &md->snapshots[i], NULL, out, err));
-    return TL_OK;
+    size_t *sources;
+    TL_TRY(tl_attachments_sources(md, &sources, err));
+    tl_status st = TL_OK;
+    for (size_t i = 0; st == TL_OK && i < md->n_snapshots; i++)
+        st = collect_snapshot(t, md, sources, i, NULL, out, err);
+    free(sources);
+    return st;
 }
 
 /* ---- Choosing snapshots ---- */
@@ -186,12 +191,23 @@ static bool named_by_ref(const tl_ice_metadata *md, int64_t id)
     return id == md->current_snapshot_id;
 }
 
-/* Marks expire[i] for md->snapshots[i]; returns how many. */
+/* Whether some snapshot is older than snapshot-retention. */
+static bool any_too_old(const tl_ice_metadata *md, const tl_maintain_settings *s, int64_t now_ms)
+{
+    for (size_t i = 0; s->snapshot_retention_ms >= 0 && i < md->n_snapshots; i++)
+        if (now_ms - md->snapshots[i].timestamp_ms > s->snapshot_retention_ms) return true;
+    return false;
+}
+
+/* Marks expire[i] for md->snapshots[i]; returns how many (0 also when out of memory). */
 static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, int64_t now_ms,
                      bool full, bool *expire)
 {
-    if (now_ms < s->keep_snapshots_until_ms || md->n_snapshots == 0) return 0;
+    if (now_ms < s->keep_snapshots_until_ms || md->n_snapshots <= (size_t)s->min_snapshots)
+        return 0;
     bool count_due = full || (int64_t)md->n_snapshots >= s->max_snapshots + INLINE_SLACK;
+    /* The usual case after an append: nothing is due, found without sorting. */
+    if (!count_due && !any_too_old(md, s, now_ms)) return 0;
     int64_t max_snapshots = count_due ? s->max_snapshots : INT64_MAX;
     const tl_ice_snapshot **order = malloc(md->n_snapshots * sizeof *order);
     if (order == NULL) return 0;
@@ -211,14 +227,19 @@ static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, i
     free(order);
     /* A kept snapshot's attachments may live in an ancestor's summary (after
      * another writer's commit): that ancestor stays too. */
-    for (size_t i = 0; i < md->n_snapshots; i++) {
-        const tl_ice_snapshot *src =
-            expire[i] ? NULL : tl_attachments_source(md, &md->snapshots[i]);
-        if (src && expire[src - md->snapshots]) {
-            expire[src - md->snapshots] = false;
+    size_t *sources = NULL;
+    if (n && tl_attachments_sources(md, &sources, NULL) != TL_OK) {
+        memset(expire, 0, md->n_snapshots);
+        return 0;
+    }
+    for (size_t i = 0; n && i < md->n_snapshots; i++) {
+        size_t src = expire[i] ? SIZE_MAX : sources[i];
+        if (src != SIZE_MAX && expire[src]) {
+            expire[src] = false;
             n--;
         }
     }
+    free(sources);
     return n;
 }
 
@@ -324,9 +345,11 @@ static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, bo
             /* A replaced ledger is held by the new one. */
             const char *old = tl_ice_metadata_property(before, TL_PROP_BATCH_LEDGER);
             if (st == TL_OK && old && !set_add_url(t, &cand, old)) st = tl_error_nomem(err);
+            size_t *sources = NULL;
+            if (st == TL_OK) st = tl_attachments_sources(before, &sources, err);
             for (size_t i = 0; st == TL_OK && i < n; i++)
-                if (expire[i])
-                    st = collect_snapshot(t, before, &before->snapshots[i], &live, &cand, err);
+                if (expire[i]) st = collect_snapshot(t, before, sources, i, &live, &cand, err);
+            free(sources);
             /* Keep only what no live snapshot references. */
             for (size_t i = 0; i < cand.cap; i++) {
                 char *key = cand.slots[i];
