@@ -33,6 +33,7 @@
 #include "table/commit_point.h"
 #include "table/live_files.h"
 #include "table/lvi.h"
+#include "table/manifest_merge.h"
 
 #define MAX_ATTEMPTS 40
 #define BACKOFF_BASE_MS 2
@@ -53,6 +54,7 @@ typedef struct commit_state {
     tl_ice_manifest_file *deleted;
     size_t n_deleted;
     int64_t removed_files, removed_rows, removed_bytes;
+    tl_manifest_merge merge;            /* this attempt's merge of the parent's manifests */
     int32_t schema_id, spec_id;         /* what the files were written against */
     bool may_have_landed;               /* a create succeeded or its outcome is unknown */
     char warning[TL_ERROR_MESSAGE_MAX]; /* the parent's index was rebuilt (tl_lvi_parent) */
@@ -261,8 +263,14 @@ static tl_status build_manifest_list(tl_table *t, commit_state *cs, const tl_com
         TL_TRY(build_deleted_manifests(t, cs, seq, err));
     else
         TL_TRY(read_parent_manifests(t, parent, &old, &n_old, err));
-    tl_ice_manifest_file *all = malloc((n_old + cs->n_deleted + 2) * sizeof *all);
-    tl_status st = all ? TL_OK : tl_error_nomem(err);
+    tl_manifest_merge *mm = &cs->merge;
+    tl_status st = tl_manifest_merge_plan(t, old, n_old, cs->snapshot_id, seq, mm, err);
+    if (st == TL_OK && mm->merged && !tl_store_is_local(t->lake->store))
+        st = tl_head_objects_add(&cs->fresh, mm->merged->manifest_path, mm->avro.data, mm->avro.len,
+                                 err);
+    tl_ice_manifest_file *all =
+        st == TL_OK ? malloc((n_old + cs->n_deleted + 3) * sizeof *all) : NULL;
+    if (st == TL_OK && all == NULL) st = tl_error_nomem(err);
     size_t n = 0;
     if (st == TL_OK) {
         if (cs->manifest) {
@@ -270,8 +278,9 @@ static tl_status build_manifest_list(tl_table *t, commit_state *cs, const tl_com
             all[n++] = *cs->manifest;
         }
         for (size_t i = 0; i < cs->n_deleted; i++) all[n++] = cs->deleted[i];
-        if (n_old) memcpy(all + n, old, n_old * sizeof *old);
-        n += n_old;
+        if (mm->merged) all[n++] = *mm->merged;
+        for (size_t i = 0; i < n_old; i++)
+            if (mm->leave == NULL || !mm->leave[i]) all[n++] = old[i];
         int64_t parent_id = parent ? parent->snapshot_id : 0;
         st = tl_ice_manifest_list_write(cs->snapshot_id, parent ? &parent_id : NULL, seq, 2, all, n,
                                         avro, err);
@@ -389,7 +398,7 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
 {
     size_t n_att = req->attachments ? req->attachments->n : 0, n = 0;
     size_t n_first = attempt == 1 ? req->n_uploads + 1 + n_att : 0;
-    tl_store_put_item *items = calloc(n_first + cs->n_deleted + 2, sizeof *items);
+    tl_store_put_item *items = calloc(n_first + cs->n_deleted + 3, sizeof *items);
     if (items == NULL) return tl_error_nomem(err);
     if (attempt == 1) {
         for (size_t i = 0; i < req->n_uploads; i++) items[n++] = req->uploads[i];
@@ -401,6 +410,8 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
     for (size_t i = 0; i < cs->n_deleted; i++)
         items[n++] = (tl_store_put_item){cs->deleted_keys[i], cs->deleted_avro[i].data,
                                          cs->deleted_avro[i].len};
+    if (cs->merge.key)
+        items[n++] = (tl_store_put_item){cs->merge.key, cs->merge.avro.data, cs->merge.avro.len};
     items[n++] = (tl_store_put_item){cs->list_key, list->data, list->len};
     if (cs->lvi_key) items[n++] = (tl_store_put_item){cs->lvi_key, lvi->data, lvi->len};
     tl_status st = tl_store_put_many(t->lake->store, items, n, err);
@@ -568,10 +579,12 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
         out->attempts = attempt;
         st = attempt_commit(t, &cs, req, attempt, err);
         if (st == TL_OK) drop_deleted_manifests(t, &cs, false);
+        if (st == TL_OK) tl_manifest_merge_clear(t, &cs.merge, false);
         if (st != TL_ERR_EXISTS) break;
         remove_quietly(t, &cs.list_key);
         remove_quietly(t, &cs.lvi_key);
         drop_deleted_manifests(t, &cs, true);
+        tl_manifest_merge_clear(t, &cs.merge, true);
         if (req->expect_version > 0) {
             st = tl_error_set(err, TL_ERR_CONFLICT,
                               "%s moved past version %lld during the commit (expect_version)",
@@ -609,6 +622,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
         remove_quietly(t, &cs.manifest_key);
     }
     drop_deleted_manifests(t, &cs, failed);
+    tl_manifest_merge_clear(t, &cs.merge, failed);
     free(cs.list_key);
     free(cs.lvi_key);
     free(cs.manifest_key);

@@ -57,6 +57,12 @@ tl_status tl_manifest_list_cache_visit(const tl_table *t, const char *url,
  * TL_ERR_STORAGE naming the table and the file. */
 tl_status tl_table_check_manifests(const tl_table *t, tl_error *err);
 
+/* The live data entries of the manifest mf names, deep-copied as EXISTING
+ * entries with the snapshot id and sequence numbers they inherit made
+ * explicit: what a manifest merging them holds. Free *out with
+ * tl_ice_manifest_entries_free. */
+tl_status tl_manifest_cache_existing(const tl_table *t, const tl_ice_manifest_file *mf,
+                                     tl_ice_manifest_entry **out, size_t *n, tl_error *err);
 /* tl_live_files_read of the current snapshot, through the cache. */
 tl_status tl_maintain_live_files(const tl_table *t, tl_live_files *out, tl_error *err);
 

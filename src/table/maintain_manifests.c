@@ -260,6 +260,53 @@ static bool take_entry(void *p, const tl_ice_manifest_entry *e)
     return ok;
 }
 
+typedef struct existing_ctx {
+    const tl_ice_manifest_file *mf;
+    tl_ice_manifest_entry *entries;
+    size_t n, cap;
+} existing_ctx;
+
+static bool take_existing(void *p, const tl_ice_manifest_entry *e)
+{
+    existing_ctx *c = p;
+    if (e->status == 2 || e->file.content != 0) return true;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        tl_ice_manifest_entry *grown = realloc(c->entries, cap * sizeof *grown);
+        if (grown == NULL) return false;
+        c->entries = grown;
+        c->cap = cap;
+    }
+    int64_t seq = c->mf->sequence_number;
+    tl_ice_manifest_entry *x = &c->entries[c->n];
+    *x = (tl_ice_manifest_entry){
+        .status = 0,
+        .has_snapshot_id = true,
+        .snapshot_id = e->has_snapshot_id ? e->snapshot_id : c->mf->added_snapshot_id,
+        .has_sequence_number = true,
+        .sequence_number = e->has_sequence_number ? e->sequence_number : seq,
+        .has_file_sequence_number = true,
+        .file_sequence_number = e->has_file_sequence_number ? e->file_sequence_number : seq,
+    };
+    bool ok = copy_data_file(&x->file, &e->file);
+    c->n++; /* counted even on failure, so that the free releases the partial copy */
+    return ok;
+}
+
+tl_status tl_manifest_cache_existing(const tl_table *t, const tl_ice_manifest_file *mf,
+                                     tl_ice_manifest_entry **out, size_t *n, tl_error *err)
+{
+    existing_ctx c = {.mf = mf};
+    tl_status st = tl_manifest_cache_visit(t, mf, take_existing, &c, err);
+    if (st != TL_OK) {
+        tl_ice_manifest_entries_free(c.entries, c.n);
+        return st;
+    }
+    *out = c.entries;
+    *n = c.n;
+    return TL_OK;
+}
+
 tl_status tl_maintain_live_files(const tl_table *t, tl_live_files *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
