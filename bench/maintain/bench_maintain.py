@@ -2,7 +2,12 @@
 maintain -- ours and the reference side by side.
 
 usage: python bench/maintain/bench_maintain.py [--appends 300] [--rows 1000] [--full] [--expiry]
+                                              [--scaling 100,300,1000,3000]
 --full runs the issue's size: 1,000 appends of 1,000 rows.
+--scaling runs only the append phase at each of these numbers of appends
+(every snapshot kept, so each append's history grows) and prints wall and CPU
+seconds of both implementations, and the cost of the last tenth of the
+appends per append: flat when an append costs the same whatever the history.
 --expiry keeps the default snapshot limits, so inline maintenance also expires
 snapshots (the byte counts then cover only the snapshots that survive).
 Prints, per implementation: append phase time, full maintain time, bytes
@@ -59,18 +64,31 @@ def copy_table(src, dst):
             time.sleep(0.2)
 
 
-def bench(lake_cls, lake_dir, appends, rows, expiry=False):
-    """Runs in either implementation: lake_cls is tlc.Lake or timelake.Lake."""
+def append_phase(lake_cls, lake_dir, appends, rows, expiry=False):
+    """The appends, in either implementation (lake_cls is tlc.Lake or
+    timelake.Lake): the table, wall and CPU seconds, and those of the last tenth."""
     lake = lake_cls(lake_dir)
     first = common.metrics_table(rows, START_US)
     table = lake.create_table("bench.m", first.schema, time_column="time", series_key=["host", "region"],
                               properties={} if expiry else PROPS)
     # Overlapping times (each batch restarts within the same hour range) make duplicates and out-of-order data.
     batches = [common.metrics_table(rows, START_US + (i % 50) * rows * 7_000, seed=i) for i in range(appends)]
-    t0 = time.perf_counter()
-    for b in batches:
+    tail = appends - max(1, appends // 10)
+    t0, c0 = time.perf_counter(), time.process_time()
+    for i, b in enumerate(batches):
+        if i == tail:
+            t1, c1 = time.perf_counter(), time.process_time()
         table.append(b)
-    append_s = time.perf_counter() - t0
+    t2, c2 = time.perf_counter(), time.process_time()
+    n_tail = appends - tail
+    return table, {"append_s": t2 - t0, "append_cpu_s": c2 - c0, "tail_ms": (t2 - t1) * 1000 / n_tail,
+                   "tail_cpu_ms": (c2 - c1) * 1000 / n_tail}
+
+
+def bench(lake_cls, lake_dir, appends, rows, expiry=False):
+    """Runs in either implementation: lake_cls is tlc.Lake or timelake.Lake."""
+    table, phase = append_phase(lake_cls, lake_dir, appends, rows, expiry)
+    append_s = phase["append_s"]
     table_dir = os.path.join(lake_dir, "bench", "m")
     before = bytes_by_operation(snapshots(table_dir))
     copy_table(table_dir, table_dir + ".before")  # for the query before maintaining
@@ -109,6 +127,7 @@ def main():
     ap.add_argument("--full", action="store_true", help="the issue's size: 1,000 appends of 1,000 rows")
     ap.add_argument("--expiry", action="store_true", help="default snapshot limits: inline expiry on")
     ap.add_argument("--no-build", action="store_true", help="use the library TL_LIB names instead of building build/")
+    ap.add_argument("--scaling", metavar="N,N,...", help="append phase only, at each number of appends")
     ap.add_argument("--as-reference", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.full:
@@ -116,7 +135,10 @@ def main():
     if args.as_reference:
         import timelake
 
-        res = bench(timelake.Lake, args.as_reference, args.appends, args.rows, args.expiry)
+        if args.scaling:
+            res = append_phase(timelake.Lake, args.as_reference, args.appends, args.rows, args.expiry)[1]
+        else:
+            res = bench(timelake.Lake, args.as_reference, args.appends, args.rows, args.expiry)
         print(json.dumps(res))
         return
     work = tempfile.mkdtemp(prefix="tl-bench-maintain-")
@@ -124,6 +146,10 @@ def main():
         if not args.no_build:
             common.release_library()
         import tlc
+
+        if args.scaling:
+            scaling(tlc, work, [int(n) for n in args.scaling.split(",")], args.rows, args.expiry)
+            return
 
         ours = bench_with_queries(tlc.Lake, work + "/ours", args.appends, args.rows, args.expiry)
         ref_dir = work + "/ref"
@@ -149,6 +175,25 @@ def main():
             print(f"{label:28} {fmt.format(o)} {fmt.format(r)} {ratio:>6.2f}x")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def scaling(tlc, work, sizes, rows, expiry):
+    print(f"appends of {rows} rows, inline maintenance on, "
+          f"{'default snapshot expiry' if expiry else 'every snapshot kept'}; "
+          "wall and CPU seconds of the append phase, ms per append over its last tenth")
+    print(f"{'appends':>8} {'ours s':>8} {'cpu':>7} {'ref s':>8} {'cpu':>7} {'ratio':>6} {'cpu':>6}"
+          f" | {'ours ms':>8} {'cpu':>6} {'ref ms':>8} {'cpu':>6}")
+    for n in sizes:
+        ours = append_phase(tlc.Lake, f"{work}/ours{n}", n, rows, expiry)[1]
+        shutil.rmtree(f"{work}/ours{n}", ignore_errors=True)
+        ref = common.run_reference(__file__, "--scaling", "x", "--appends", str(n), "--rows", str(rows),
+                                   "--as-reference", f"{work}/ref{n}", *(["--expiry"] if expiry else []))
+        shutil.rmtree(f"{work}/ref{n}", ignore_errors=True)
+        print(f"{n:>8} {ours['append_s']:>8.2f} {ours['append_cpu_s']:>7.2f} {ref['append_s']:>8.2f}"
+              f" {ref['append_cpu_s']:>7.2f} {ref['append_s'] / ours['append_s']:>5.2f}x"
+              f" {ref['append_cpu_s'] / ours['append_cpu_s']:>5.2f}x"
+              f" | {ours['tail_ms']:>8.1f} {ours['tail_cpu_ms']:>6.1f} {ref['tail_ms']:>8.1f}"
+              f" {ref['tail_cpu_ms']:>6.1f}", flush=True)
 
 
 def bench_with_queries(lake_cls, lake_dir, appends, rows, expiry=False):
