@@ -234,6 +234,13 @@ tl_status tl_ice_snapshot_pack(tl_ice_snapshot *snap, tl_error *err);
 const char *tl_ice_snapshot_json(const tl_ice_snapshot *snap, int format_version, size_t *len);
 void tl_ice_snapshot_keep_json(const tl_ice_snapshot *snap, int format_version, const char *text,
                                size_t len);
+/* One value a higher layer derives from a snapshot and its ancestry (both
+ * immutable), kept with the snapshot's shared data so that it is worked out
+ * once, not once per commit: table/attachments.c keeps a snapshot's
+ * attachment source there. tl_ice_snapshot_memo is false when none is kept
+ * (or the snapshot is unpacked); both are thread-safe. */
+bool tl_ice_snapshot_memo(const tl_ice_snapshot *snap, int64_t *out);
+void tl_ice_snapshot_set_memo(const tl_ice_snapshot *snap, int64_t value);
 
 /* The version N of a metadata file's key or URL ("…/metadata/vN.metadata.json",
  * or "…/metadata/<N-1, zero-padded>-<uuid>.metadata.json" as JDBC and REST

@@ -22,6 +22,8 @@ typedef struct cached_json {
 struct tl_ice_snapshot_data {
     atomic_size_t refs;
     _Atomic(cached_json *) json;
+    _Atomic int64_t memo; /* valid once has_memo is set */
+    atomic_bool has_memo;
 };
 
 /* Room for the header and the kv array, rounded so the array is aligned. */
@@ -57,6 +59,8 @@ static tl_status pack_into(const tl_ice_snapshot *src, tl_ice_snapshot *out, tl_
     }
     atomic_init(&d->refs, 1);
     atomic_init(&d->json, NULL);
+    atomic_init(&d->memo, 0);
+    atomic_init(&d->has_memo, false);
     tl_kv *kv = (tl_kv *)((char *)d + header_size(0));
     char *cursor = (char *)d + header_size(src->n_summary);
     *out = *src;
@@ -137,4 +141,20 @@ void tl_ice_snapshot_keep_json(const tl_ice_snapshot *snap, int format_version, 
     if (!atomic_compare_exchange_strong_explicit(&snap->data->json, &none, c, memory_order_acq_rel,
                                                  memory_order_acquire))
         free(c);
+}
+
+bool tl_ice_snapshot_memo(const tl_ice_snapshot *snap, int64_t *out)
+{
+    if (snap->data == NULL || !atomic_load_explicit(&snap->data->has_memo, memory_order_acquire))
+        return false;
+    *out = atomic_load_explicit(&snap->data->memo, memory_order_relaxed);
+    return true;
+}
+
+void tl_ice_snapshot_set_memo(const tl_ice_snapshot *snap, int64_t value)
+{
+    if (snap->data == NULL) return;
+    /* Racing writers store the same value: it follows from the snapshot alone. */
+    atomic_store_explicit(&snap->data->memo, value, memory_order_relaxed);
+    atomic_store_explicit(&snap->data->has_memo, true, memory_order_release);
 }

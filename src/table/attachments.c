@@ -132,13 +132,42 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The source kept with s (its memo): the source's id, or s's own id for
+ * none (s itself never is the source of a memo: a snapshot listing
+ * attachments is its own source and needs none). False when nothing is kept,
+ * or the source kept is not in md (expired by another writer since). */
+static bool memo_of(const tl_ice_metadata *md, const tl_ice_snapshot *s,
+                    const tl_ice_snapshot **out)
+{
+    int64_t id;
+    if (!tl_ice_snapshot_memo(s, &id)) return false;
+    *out = id == s->snapshot_id ? NULL : tl_ice_metadata_snapshot(md, id);
+    return id == s->snapshot_id || *out != NULL;
+}
+
+/* Each commit looks up its parent's source: without the memos, a table that
+ * never had attachments walked its whole history on every append. */
 const tl_ice_snapshot *tl_attachments_source(const tl_ice_metadata *md, const tl_ice_snapshot *s)
 {
-    for (size_t steps = 0; s && steps <= md->n_snapshots; steps++) {
-        if (tl_ice_snapshot_summary(s, TL_SUMMARY_ATTACHMENTS)) return s;
-        s = tl_ice_metadata_parent(md, s);
+    const tl_ice_snapshot *found = NULL, *at = s;
+    size_t steps = 0;
+    for (; at && steps <= md->n_snapshots; steps++) {
+        if (tl_ice_snapshot_summary(at, TL_SUMMARY_ATTACHMENTS)) {
+            found = at;
+            break;
+        }
+        if (memo_of(md, at, &found)) break;
+        const tl_ice_snapshot *parent = tl_ice_metadata_parent(md, at);
+        /* A parent missing from md (expired) ends the walk, but what it found
+         * holds for md only: nothing is kept. */
+        if (parent == NULL && at->has_parent) return NULL;
+        at = parent;
     }
-    return NULL;
+    if (steps > md->n_snapshots) return NULL; /* a parent cycle (malformed metadata) */
+    /* The answer follows from the snapshots between s and `at` alone: kept. */
+    for (const tl_ice_snapshot *p = s; p && p != at; p = tl_ice_metadata_parent(md, p))
+        tl_ice_snapshot_set_memo(p, found ? found->snapshot_id : p->snapshot_id);
+    return found;
 }
 
 tl_status tl_attachments_sources(const tl_ice_metadata *md, size_t **out, tl_error *err)
