@@ -1,7 +1,7 @@
 """Appends merge the parent's manifests in size tiers (src/table/manifest_merge.h):
 the manifest list stays short however many appends a table takes, and what
-the merged manifests hold is what the appends wrote, as pyiceberg, fastavro
-and the reference read it."""
+the merged manifests hold is what the appends wrote, as pyiceberg, fastavro,
+DuckDB's iceberg_scan and the reference read it."""
 
 import datetime as dt
 import glob
@@ -12,6 +12,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 from pyiceberg.table import StaticTable
+from test_version_hint import duckdb_iceberg_count
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2026, 1, 1, tzinfo=UTC)
@@ -102,6 +103,10 @@ def test_readers_see_the_same_rows(lake, lake_dir, merged_table):
     assert t.info()["rows"] == 30 * 5
     # A redelivered batch of an append whose manifest was merged is still a duplicate.
     assert t.append(batch(0), batch_id="b0", maintain=False)["duplicate"]
+
+
+def test_duckdb_iceberg_scan_reads_every_file_once(lake_dir, merged_table):
+    assert duckdb_iceberg_count(lake_dir / "m" / "t") == 30 * 5
 
 
 def test_reference_reads_appends_and_maintains(lake, lake_dir, merged_table, reference):
