@@ -22,7 +22,7 @@ static json_t *table_queries(const kconfig *c, const ktable *t, const kdim_rows 
     json_t *list = json_array();
     for (size_t s = 0; list && s < c->nsources; s++) {
         kbuf sql = {0};
-        if (kcompile_table(c, t, &c->sources[s], rows, &sql))
+        if (kcompile_table(c, t, &c->sources[s], rows, true, &sql))
             json_array_append_new(
                 list, json_pack("{s:s, s:s}", "source", c->sources[s].id, "sql", kbuf_cstr(&sql)));
         kbuf_free(&sql);

@@ -215,7 +215,7 @@ void kcompile_mapping(const kconfig *c, const kmapping *m, bool *dims_used, kbuf
 }
 
 bool kcompile_table(const kconfig *c, const ktable *t, const ksource *s, const kdim_rows *rows,
-                    kbuf *out)
+                    bool ordered, kbuf *out)
 {
     bool *used = calloc(c->ndims ? c->ndims : 1, sizeof *used);
     kbuf body = {0};
@@ -240,9 +240,8 @@ bool kcompile_table(const kconfig *c, const ktable *t, const ksource *s, const k
             kcompile_dimension(&c->dims[i], &rows[i], out);
         }
         kbuf_puts(out, first ? "" : " ");
-        kbuf_printf(out,
-                    "SELECT * FROM (%s) ORDER BY \"" KARET_COL_MAPPING "\", \"" KARET_COL_ROW "\"",
-                    kbuf_cstr(&body));
+        kbuf_printf(out, "SELECT * FROM (%s)", kbuf_cstr(&body));
+        if (ordered) kbuf_puts(out, " ORDER BY \"" KARET_COL_MAPPING "\", \"" KARET_COL_ROW "\"");
     }
     kbuf_free(&body);
     free(used);

@@ -37,25 +37,44 @@ bool ktable_arrow_schema(const ktable *t, struct ArrowSchema *out)
     return kschema_struct(out, formats, names, t->ncolumns);
 }
 
+static const char *source_sql(kfeed *f, const ksource *s, bool ordered);
+static void read_and_map(void *ctx, tl_lake *lake, size_t i, kread *r);
+
 bool kfeed_init(kfeed *f)
 {
     f->read = json_array();
     f->errors = json_array();
     f->skipped = json_array();
     f->sql = calloc(f->config->nsources + 1, sizeof *f->sql);
+    f->sql_ordered = calloc(f->config->nsources + 1, sizeof *f->sql_ordered);
     f->failed_why = calloc(f->config->nmappings + 1, sizeof *f->failed_why);
     f->status = KARET_OK;
-    return f->read && f->errors && f->skipped && f->sql && f->failed_why &&
-           ktable_arrow_schema(f->table, &f->schema);
+    if (!(f->read && f->errors && f->skipped && f->sql && f->sql_ordered && f->failed_why &&
+          ktable_arrow_schema(f->table, &f->schema)))
+        return false;
+    /* Compiled now: the threads reading ahead only read them. */
+    for (size_t i = 0; i < f->files->len; i++)
+        if (source_sql(f, f->files->items[i].source, false) == NULL ||
+            source_sql(f, f->files->items[i].source, true) == NULL)
+            return false;
+    tl_lake *lakes[KAHEAD_MAX_THREADS] = {f->objects};
+    size_t nlakes = 1;
+    for (size_t i = 0; i < f->nreaders && nlakes < KAHEAD_MAX_THREADS; i++)
+        if (f->readers[i]) lakes[nlakes++] = f->readers[i];
+    kahead_init(&f->ahead, f->files->len, read_and_map, f, lakes, nlakes);
+    return true;
 }
 
 void kfeed_free(kfeed *f)
 {
+    kahead_stop(&f->ahead); /* first: its threads use f */
     json_decref(f->read);
     json_decref(f->errors);
     json_decref(f->skipped);
     for (size_t i = 0; f->sql && i < f->config->nsources; i++) free(f->sql[i]);
+    for (size_t i = 0; f->sql_ordered && i < f->config->nsources; i++) free(f->sql_ordered[i]);
     free(f->sql);
+    free(f->sql_ordered);
     for (size_t i = 0; f->failed_why && i < f->config->nmappings; i++) free(f->failed_why[i]);
     free(f->failed_why);
     for (size_t i = f->pending_next; i < f->pending.len; i++) kbatch_release(&f->pending.items[i]);
@@ -76,13 +95,6 @@ static int fail(kfeed *f, int status, const char *fmt, const char *a, const char
     snprintf(f->error, sizeof f->error, "%s", kbuf_cstr(&m));
     kbuf_free(&m);
     return -1;
-}
-
-static int from_tl(kfeed *f, tl_status st, const char *what, const tl_error *err)
-{
-    int status =
-        st == TL_ERR_STORAGE || st == TL_ERR_CONFLICT ? KARET_ERR_TRANSIENT : KARET_ERR_FAILED;
-    return fail(f, status, "%s: %s", what, err->message);
 }
 
 static void note_read(kfeed *f, const kfile *file, bool error, int64_t rows)
@@ -119,10 +131,28 @@ static void note_skipped(kfeed *f, const kfile *file, const tl_read_report *rep)
     }
 }
 
-/* The file's rows, each numbered in "__karet_row". Returns 0, 1 for a file
- * that cannot be read (recorded), -1 for a failure of the run. */
-static int read_rows(kfeed *f, const kfile *file, const void *data, size_t len, tl_reader **reader,
-                     kbatches *out)
+static void read_fail(kread *r, int rc, int status, const char *fmt, const char *a, const char *b)
+    __attribute__((format(printf, 4, 0)));
+
+/* A file that cannot be read (rc 1) or a failure of the run (rc -1), in r. */
+static void read_fail(kread *r, int rc, int status, const char *fmt, const char *a, const char *b)
+{
+    kbuf m = {0};
+    kbuf_printf(&m, fmt, a, b);
+    r->rc = rc;
+    r->status = status;
+    snprintf(r->msg, sizeof r->msg, "%s", kbuf_cstr(&m));
+    kbuf_free(&m);
+}
+
+static int status_of_tl(tl_status st)
+{
+    return st == TL_ERR_STORAGE || st == TL_ERR_CONFLICT ? KARET_ERR_TRANSIENT : KARET_ERR_FAILED;
+}
+
+/* The file's rows, each numbered in "__karet_row"; the reader stays in r
+ * for its report. */
+static void read_rows(const kfile *file, size_t len, kread *r, kbatches *out)
 {
     const ksource *s = file->source;
     tl_read_column cols[256];
@@ -137,60 +167,122 @@ static int read_rows(kfeed *f, const kfile *file, const void *data, size_t len, 
                           .lenient = 1};
     tl_error err = {0};
     struct ArrowArrayStream stream = {0};
-    if (tl_reader_open(data, len, &ro, reader, &err) != TL_OK ||
-        tl_reader_stream(*reader, &stream, &err) != TL_OK) {
-        if (err.code == TL_ERR_NOMEM) return fail(f, KARET_ERR_FAILED, "%s%s", "out of memory", "");
-        file_error(f, file, err.message);
-        return 1;
+    if (tl_reader_open(r->data, len, &ro, &r->reader, &err) != TL_OK ||
+        tl_reader_stream(r->reader, &stream, &err) != TL_OK) {
+        if (err.code == TL_ERR_NOMEM)
+            read_fail(r, -1, KARET_ERR_FAILED, "%s%s", "out of memory", "");
+        else
+            read_fail(r, 1, 0, "%s%s", err.message, "");
+        return;
     }
     char msg[1024] = "";
     if (kbatches_drain(&stream, out, msg, sizeof msg) != 0) {
-        file_error(f, file, msg);
-        return 1;
+        read_fail(r, 1, 0, "%s%s", msg, "");
+        return;
     }
     int64_t next = 0;
     for (size_t i = 0; i < out->len; i++)
-        if (!kbatch_add_row_numbers(&out->items[i], KARET_COL_ROW, &next))
-            return fail(f, KARET_ERR_FAILED, "%s%s", "out of memory numbering rows", "");
-    tl_read_report rep;
-    tl_reader_report(*reader, &rep);
-    note_skipped(f, file, &rep);
-    f->stats.rows_read += rep.rows;
-    return 0;
+        if (!kbatch_add_row_numbers(&out->items[i], KARET_COL_ROW, &next)) {
+            read_fail(r, -1, KARET_ERR_FAILED, "%s%s", "out of memory numbering rows", "");
+            return;
+        }
+    r->rows = out->rows;
 }
 
-static const char *source_sql(kfeed *f, const ksource *s)
+/* The source's query for the table, ordered or not (compiled once). */
+static const char *source_sql(kfeed *f, const ksource *s, bool ordered)
 {
-    if (f->sql[s->index] == NULL) {
+    char **sql = ordered ? &f->sql_ordered[s->index] : &f->sql[s->index];
+    if (*sql == NULL) {
         kbuf b = {0};
-        kcompile_table(f->config, f->table, s, f->dims, &b);
-        f->sql[s->index] = kbuf_take(&b);
+        kcompile_table(f->config, f->table, s, f->dims, ordered, &b);
+        *sql = kbuf_take(&b);
     }
-    return f->sql[s->index];
+    return *sql;
 }
 
-/* Runs the mappings over the file's rows (consumed). */
-static int map_rows(kfeed *f, const kfile *file, kbatches *rows, kbatches *out)
+/* Whether the mapped rows come in ingest order: by mapping, then row. */
+static bool in_order(const kbatches *res)
 {
-    const char *sql = source_sql(f, file->source);
-    if (sql == NULL) return fail(f, KARET_ERR_FAILED, "%s%s", "out of memory", "");
+    int64_t pm = -1, pr = -1;
+    for (size_t i = 0; i < res->len; i++) {
+        const kbatch *b = &res->items[i];
+        int cm = kbatch_column(&b->schema, KARET_COL_MAPPING);
+        int cr = kbatch_column(&b->schema, KARET_COL_ROW);
+        if (cm < 0 || cr < 0) return false;
+        kcol m = kbatch_col(b, cm), row = kbatch_col(b, cr);
+        for (int64_t r = 0; r < b->array.length; r++) {
+            int64_t mi = -1, ri = -1;
+            if (!kcol_int(m, r, &mi) || !kcol_int(row, r, &ri)) return false;
+            if (mi < pm || (mi == pm && ri <= pr)) return false;
+            pm = mi;
+            pr = ri;
+        }
+    }
+    return true;
+}
+
+/* Runs the mappings over the file's rows (consumed) into r->mapped. */
+static void map_rows(kfeed *f, tl_lake *lake, const kfile *file, kbatches *rows, bool ordered,
+                     kread *r)
+{
+    /* compiled by kfeed_init */
+    const char *sql = (ordered ? f->sql_ordered : f->sql)[file->source->index];
     struct ArrowArrayStream in = {0}, result = {0};
-    if (!kbatches_stream(rows, &rows->items[0].schema, &in))
-        return fail(f, KARET_ERR_FAILED, "%s%s", "out of memory", "");
+    if (!kbatches_stream(rows, &rows->items[0].schema, &in)) {
+        read_fail(r, -1, KARET_ERR_FAILED, "%s%s", "out of memory", "");
+        return;
+    }
     tl_sql_input input = {KARET_SRC, &in};
     tl_sql_options so = {.inputs = &input, .inputs_len = 1, .only_namespace = 1};
     tl_error err = {0};
-    tl_status st = tl_lake_query(f->objects, sql, &so, &result, NULL, &err);
+    tl_status st = tl_lake_query(lake, sql, &so, &result, NULL, &err);
     if (st != TL_OK) {
         char what[1200];
         snprintf(what, sizeof what, "mapping the rows of %s into table %s", file->key,
                  f->table->id);
-        return from_tl(f, st, what, &err);
+        read_fail(r, -1, status_of_tl(st), "%s: %s", what, err.message);
+        return;
     }
     char msg[1024] = "";
-    if (kbatches_drain(&result, out, msg, sizeof msg) != 0)
-        return fail(f, KARET_ERR_FAILED, "mapping the rows of %s: %s", file->key, msg);
-    return 0;
+    if (kbatches_drain(&result, &r->mapped, msg, sizeof msg) != 0)
+        read_fail(r, -1, KARET_ERR_FAILED, "mapping the rows of %s: %s", file->key, msg);
+}
+
+/* What can be done for a file before the files ahead of it are done:
+ * fetching, reading and mapping it (kahead_fn, on any thread with its own
+ * handle of the lake; touches nothing of f but what kfeed_init made). */
+static void read_and_map(void *ctx, tl_lake *lake, size_t i, kread *r)
+{
+    kfeed *f = ctx;
+    const kfile *file = &f->files->items[i];
+    memset(r, 0, sizeof *r);
+    size_t len = 0;
+    tl_error err = {0};
+    tl_status st = tl_lake_get_object(lake, file->key, &r->data, &len, &err);
+    if (st == TL_ERR_NOT_FOUND) { /* deleted since the listing: run again, listing again */
+        read_fail(r, -1, KARET_ERR_TRANSIENT, "file %s was deleted during the run%s", file->key,
+                  "");
+        return;
+    }
+    if (st != TL_OK) {
+        read_fail(r, -1, status_of_tl(st), "%s: %s", file->key, err.message);
+        return;
+    }
+    r->fetched = true;
+    kbatches rows = {0};
+    read_rows(file, len, r, &rows);
+    if (r->rc == 0 && r->rows > 0) map_rows(f, lake, file, &rows, false, r);
+    kbatches_free(&rows);
+    if (r->rc != 0 || in_order(&r->mapped)) return;
+    /* DuckDB gave the rows in another order (a join may): read the file
+     * again and ask for the order. */
+    kbatches_free(&r->mapped);
+    tl_reader_close(r->reader);
+    r->reader = NULL;
+    read_rows(file, len, r, &rows);
+    if (r->rc == 0 && r->rows > 0) map_rows(f, lake, file, &rows, true, r);
+    kbatches_free(&rows);
 }
 
 static const char *mapping_id(const kfeed *f, int64_t m)
@@ -303,40 +395,45 @@ oom:
     return fail(f, KARET_ERR_FAILED, "%s%s", "out of memory", "");
 }
 
-/* Reads, maps and filters one file into f->pending. */
-static int process_file(kfeed *f, const kfile *file)
+/* Checks and filters one file's mapped rows into f->pending, in ingest order. */
+static int process_file(kfeed *f, const kfile *file, kread *r)
 {
-    if (f->cancel && *f->cancel) return fail(f, KARET_ERR_CANCELLED, "%s%s", "cancelled", "");
-    void *data = NULL;
-    size_t len = 0;
-    tl_error err = {0};
-    tl_status st = tl_lake_get_object(f->objects, file->key, &data, &len, &err);
-    if (st == TL_ERR_NOT_FOUND) /* deleted since the listing: run again, listing again */
-        return fail(f, KARET_ERR_TRANSIENT, "file %s was deleted during the run%s", file->key, "");
-    if (st != TL_OK) return from_tl(f, st, file->key, &err);
-    f->stats.files++;
-    tl_reader *reader = NULL;
-    kbatches rows = {0}, res = {0};
-    int rc = read_rows(f, file, data, len, &reader, &rows);
+    if (r->fetched) f->stats.files++;
+    int rc = 0;
     bool *bad = NULL;
-    int64_t nrows = rows.rows;
-    if (rc == 0 && nrows == 0) note_read(f, file, false, 0);
-    if (rc == 0 && rows.rows > 0) {
-        rc = map_rows(f, file, &rows, &res);
+    if (r->rc < 0) {
+        rc = fail(f, r->status, "%s%s", r->msg, "");
+    } else if (r->rc > 0) {
+        file_error(f, file, r->msg);
+    } else {
+        tl_read_report rep;
+        tl_reader_report(r->reader, &rep);
+        note_skipped(f, file, &rep);
+        f->stats.rows_read += rep.rows;
+        if (r->rows == 0) note_read(f, file, false, 0);
+    }
+    if (rc == 0 && r->rc == 0 && r->rows > 0) {
         bad = calloc(f->config->nmappings + 1, sizeof *bad);
-        if (rc == 0 && bad == NULL) rc = fail(f, KARET_ERR_FAILED, "%s%s", "out of memory", "");
-        if (rc == 0) find_broken(f, file, &res, bad);
+        if (bad == NULL) rc = fail(f, KARET_ERR_FAILED, "%s%s", "out of memory", "");
+        if (rc == 0) find_broken(f, file, &r->mapped, bad);
         if (rc == 0) rc = fail_mappings(f, bad);
-        if (rc == 0) rc = keep_rows(f, &res);
-        if (rc == 0) note_read(f, file, false, nrows);
+        if (rc == 0) rc = keep_rows(f, &r->mapped);
+        if (rc == 0) note_read(f, file, false, r->rows);
     }
     free(bad);
-    kbatches_free(&rows);
-    kbatches_free(&res);
-    tl_reader_close(reader);
-    tl_free(data);
     if (f->on_file) f->on_file(f->ctx);
     return rc < 0 ? -1 : 0;
+}
+
+/* The next file, read and mapped (ahead or now), checked and filtered. */
+static int next_file(kfeed *f)
+{
+    if (f->cancel && *f->cancel) return fail(f, KARET_ERR_CANCELLED, "%s%s", "cancelled", "");
+    kread r;
+    if (!kahead_next(&f->ahead, &r)) return fail(f, KARET_ERR_FAILED, "%s%s", "no file left", "");
+    int rc = process_file(f, &f->files->items[f->next++], &r);
+    kread_free(&r);
+    return rc;
 }
 
 /* ---- the stream ---- */
@@ -355,6 +452,7 @@ static int feed_next(struct ArrowArrayStream *s, struct ArrowArray *out)
         free(f->pending.items);
         memset(&f->pending, 0, sizeof f->pending);
         f->pending_next = 0;
+        if (f->status != KARET_OK || f->next == f->files->len) kahead_stop(&f->ahead);
         if (f->status != KARET_OK) return 5; /* EIO */
         if (f->next == f->files->len) {
             /* The library commits only once the stream has ended: a cancel
@@ -365,7 +463,10 @@ static int feed_next(struct ArrowArrayStream *s, struct ArrowArray *out)
             }
             return 0;
         }
-        if (process_file(f, &f->files->items[f->next++]) != 0) return 5;
+        if (next_file(f) != 0) {
+            kahead_stop(&f->ahead);
+            return 5;
+        }
     }
     kbatch *b = &f->pending.items[f->pending_next++];
     *out = b->array;
@@ -382,6 +483,8 @@ static const char *feed_error(struct ArrowArrayStream *s)
 
 static void feed_release(struct ArrowArrayStream *s)
 {
+    kfeed *f = s->private_data;
+    kahead_stop(&f->ahead); /* the files ahead are not wanted: f->files may change next */
     s->release = NULL;
 }
 

@@ -2,8 +2,9 @@
  * table's commit: file by file in ingest order, each file read (lenient),
  * numbered, run through the table's mappings from its source in DuckDB,
  * then in C: the rows of failed mappings are dropped, and with dedup keys
- * only the first row of each key survives. One file is held in memory at a
- * time.
+ * only the first row of each key survives. Fetching, reading and mapping run
+ * ahead of that on threads (feed_ahead.h), a few files at most; the rest
+ * takes the files strictly in ingest order.
  *
  * A mapping with a row that breaks an assertion fails: it writes nothing at
  * all (as the peer), until a full run finds no such row. A mapping found
@@ -19,6 +20,7 @@
 #include "batch.h"
 #include "compile.h"
 #include "config.h"
+#include "feed_ahead.h"
 #include "files.h"
 #include "kset.h"
 
@@ -29,6 +31,8 @@ typedef struct kfeed_stats {
 typedef struct kfeed {
     /* set by the caller */
     tl_lake *objects;
+    tl_lake *const *readers; /* more handles of the lake, to read files ahead with (may be NULL) */
+    size_t nreaders;
     const kconfig *config;
     const ktable *table;
     const kdim_rows *dims;
@@ -48,11 +52,12 @@ typedef struct kfeed {
     char error[1024];
     /* state */
     size_t next;
-    char **sql; /* per source index, compiled when first needed */
+    char **sql, **sql_ordered; /* per source index: the mapping query, without and with ORDER BY */
     kbatches pending;
     size_t pending_next;
     kset seen;
     struct ArrowSchema schema;
+    kahead ahead;
 } kfeed;
 
 #define KFEED_RESTART 100

@@ -30,8 +30,11 @@ int karet_lake_open(const char *url, const char *const *storage_options, karet_l
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (tl_lake_open(url, storage_options, &out->objects, &e) != TL_OK ||
-        tl_lake_open(wh, storage_options, &out->warehouse, &e) != TL_OK) {
+    tl_status st = tl_lake_open(url, storage_options, &out->objects, &e);
+    if (st == TL_OK) st = tl_lake_open(wh, storage_options, &out->warehouse, &e);
+    for (size_t i = 0; st == TL_OK && i < KARET_READERS - 1; i++)
+        st = tl_lake_open(url, storage_options, &out->readers[i], &e);
+    if (st != TL_OK) {
         snprintf(err, errlen, "cannot open the lake %s: %s", url, e.message);
         karet_lake_close(out);
         free(wh);
@@ -44,6 +47,7 @@ int karet_lake_open(const char *url, const char *const *storage_options, karet_l
 void karet_lake_close(karet_lake *lake)
 {
     if (lake == NULL) return;
+    for (size_t i = 0; i < KARET_READERS - 1; i++) tl_lake_close(lake->readers[i]);
     tl_lake_close(lake->warehouse);
     tl_lake_close(lake->objects);
     memset(lake, 0, sizeof *lake);

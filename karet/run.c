@@ -545,6 +545,8 @@ static int run_table_once(run_ctx *r, const ktable *t, const kfiles *all, const 
     outcome o = {0};
     for (;;) {
         f = (kfeed){.objects = r->lake->objects,
+                    .readers = r->lake->readers,
+                    .nreaders = KARET_READERS - 1,
                     .config = &r->c,
                     .table = t,
                     .dims = r->dims,

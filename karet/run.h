@@ -33,19 +33,25 @@ enum {
 
 /* The two handles a run needs: open once per worker thread (a handle is used
  * by one thread at a time). */
+#define KARET_READERS 2 /* files a run fetches, reads and maps at once */
+
 typedef struct karet_lake {
     tl_lake *objects;   /* the lake root: sources, uploads, dimension files */
     tl_lake *warehouse; /* <lake>/warehouse: tables <slug>.<table id> */
+    /* More handles of the root, so that KARET_READERS files are read and
+     * mapped side by side (each handle has its own query engine, started
+     * when first used). */
+    tl_lake *readers[KARET_READERS - 1];
 } karet_lake;
 
-/* Opens both handles of the lake at `url` (a local folder, file://, s3://,
+/* Opens the handles of the lake at `url` (a local folder, file://, s3://,
  * gs:// or az:// URL). `storage_options` is NULL or a NULL-terminated array of
  * key, value pairs as tl_lake_open takes them (the environment fills in the
  * rest as it does for timelake). Returns 0, or -1 with a message in err
  * (errlen bytes, always terminated). Close with karet_lake_close. */
 int karet_lake_open(const char *url, const char *const *storage_options, karet_lake *out, char *err,
                     size_t errlen);
-/* Closes both handles; the struct is zeroed. A zeroed struct is a no-op. */
+/* Closes the handles; the struct is zeroed. A zeroed struct is a no-op. */
 void karet_lake_close(karet_lake *lake);
 
 typedef struct karet_progress {
