@@ -241,7 +241,9 @@ bool kcompile_table(const kconfig *c, const ktable *t, const ksource *s, const k
         }
         kbuf_puts(out, first ? "" : " ");
         kbuf_printf(out, "SELECT * FROM (%s)", kbuf_cstr(&body));
-        if (ordered) kbuf_puts(out, " ORDER BY \"" KARET_COL_MAPPING "\", \"" KARET_COL_ROW "\"");
+        /* A union or a dimension's join has no order to expect: sorted. */
+        if (ordered || n > 1 || !first)
+            kbuf_puts(out, " ORDER BY \"" KARET_COL_MAPPING "\", \"" KARET_COL_ROW "\"");
     }
     kbuf_free(&body);
     free(used);

@@ -42,11 +42,12 @@ void kcompile_mapping(const kconfig *c, const kmapping *m, bool *dims_used, kbuf
 void kcompile_dimension(const kdimension *d, const kdim_rows *rows, kbuf *out);
 
 /* The whole query for table t over a file of source s: the dimensions it
- * uses (rows[i] for dimension i), then the union of its mappings, with
- * `ordered` ordered by mapping and row (without, the rows come in whatever
- * order DuckDB gives, which is that order for a plain projection and filter:
- * a sort saved where the caller checks it). Returns false when no mapping
- * reads s into t. */
+ * uses (rows[i] for dimension i), then the union of its mappings ordered
+ * by mapping and row. Without `ordered`, one mapping that looks up no
+ * dimension (a plain projection and filter) is left in the order DuckDB
+ * gives, which is that order unless DuckDB changes its ways: a sort saved
+ * where the caller checks the order. Returns false when no mapping reads s
+ * into t. */
 bool kcompile_table(const kconfig *c, const ktable *t, const ksource *s, const kdim_rows *rows,
                     bool ordered, kbuf *out);
 

@@ -21,6 +21,7 @@ void kahead_init(kahead *a, size_t nfiles, kahead_fn fn, void *ctx, tl_lake *con
     a->ctx = ctx;
     a->nlakes = nlakes < KAHEAD_MAX_THREADS ? nlakes : KAHEAD_MAX_THREADS;
     for (size_t i = 0; i < a->nlakes; i++) a->workers[i] = (struct kahead_worker){a, lakes[i]};
+    a->window = a->nlakes + 1; /* a file waiting per thread, and the one being taken */
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
     a->inited = true;
@@ -34,7 +35,7 @@ static void *work(void *p)
     kahead *a = w->a;
     pthread_mutex_lock(&a->mu);
     for (;;) {
-        while (!a->stop && a->claimed < a->nfiles && a->claimed >= a->taken + KAHEAD_WINDOW)
+        while (!a->stop && a->claimed < a->nfiles && a->claimed >= a->taken + a->window)
             pthread_cond_wait(&a->cv, &a->mu);
         if (a->stop || a->claimed >= a->nfiles) break;
         size_t i = a->claimed++;

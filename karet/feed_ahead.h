@@ -3,9 +3,9 @@
  * the table's mappings in DuckDB) runs on a few threads, each with its own
  * handle of the lake (a handle is used by one thread at a time), while the
  * feed takes the results strictly in ingest order and does the rest (checks,
- * dedup, the table's writing). At most KAHEAD_WINDOW files are in flight, so
- * memory stays a few files. With one file, or no spare handle, the work runs
- * on the caller's thread as it asks for it. */
+ * dedup, the table's writing). At most one file more than there are
+ * threads is in flight, so memory stays a few files. With one file the work
+ * runs on the caller's thread as it asks for it. */
 #ifndef KARET_FEED_AHEAD_H
 #define KARET_FEED_AHEAD_H
 
@@ -51,7 +51,7 @@ typedef struct kahead {
         struct kahead *a;
         tl_lake *lake;
     } workers[KAHEAD_MAX_THREADS];
-    size_t nlakes;
+    size_t nlakes, window; /* window: files in flight at most (<= KAHEAD_WINDOW) */
     bool inited;
 } kahead;
 
