@@ -156,6 +156,22 @@ static tl_status after_create_step(void *ctx, size_t i, tl_error *err)
     return TL_OK;
 }
 
+tl_status tl_table_land_next(tl_table *t, tl_ice_metadata *md, const tl_buf *json,
+                             tl_head_job *head, tl_error *err)
+{
+    tl_head_job_send(head); /* in parallel with the conditional create */
+    tl_status st = tl_table_create_next(t, json->data, json->len, err);
+    bool won = st == TL_OK, dropped = st == TL_ERR_NOT_FOUND;
+    if (won) {
+        st = tl_table_adopt(t, md, t->version + 1, err); /* frees md on failure */
+        md = NULL;
+    }
+    tl_head_job_finish(t, head, won && st == TL_OK);
+    if (dropped && head) tl_table_remove_head(t);
+    tl_ice_metadata_free(md);
+    return st;
+}
+
 tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err)
 {
     TL_TRY(tl_table_check_not_dropped(t, err));

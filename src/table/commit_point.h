@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 
+#include "table/head_write.h"
 #include "table/table_internal.h"
 
 /* Creates version t->version + 1 with `len` bytes of JSON, if absent.
@@ -25,6 +26,14 @@
  * nothing landed, and the handle refuses later commits. Anything else: the
  * outcome is unknown. */
 tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err);
+
+/* Lands `md` (taken) as version t->version + 1 from its JSON: the commit's
+ * head (may be NULL; finished here either way) goes up in parallel with the
+ * conditional create, and the handle adopts md when the create landed. A
+ * head sent beside a table that turned out dropped is removed again.
+ * Returns as tl_table_create_next, or the adoption's error. */
+tl_status tl_table_land_next(tl_table *t, tl_ice_metadata *md, const tl_buf *json,
+                             tl_head_job *head, tl_error *err);
 
 /* After a lost race: reloads the latest version, which must be of the same
  * table (table-uuid); a table dropped meanwhile, or dropped and created

@@ -303,19 +303,12 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
                                                         c->lvi_key ? &c->lvi : NULL, &c->fresh)
                                     : NULL;
     if (st == TL_OK) st = put_object(c, key, &avro, err);
-    bool dropped = false;
     if (st == TL_OK) {
-        tl_head_job_send(head);
-        st = tl_table_create_next(t, json.data, json.len, err);
-        dropped = st == TL_ERR_NOT_FOUND;
-    }
-    bool won = st == TL_OK;
-    if (won) {
-        st = tl_table_adopt(t, md, t->version + 1, err);
+        st = tl_table_land_next(t, md, &json, head, err);
         md = NULL;
+    } else {
+        tl_head_job_finish(t, head, false);
     }
-    tl_head_job_finish(t, head, won && st == TL_OK);
-    if (dropped && head) tl_table_remove_head(t);
     tl_ice_metadata_free(md);
     tl_strlist_free(&kv);
     free(summary);

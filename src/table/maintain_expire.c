@@ -299,21 +299,13 @@ static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
     if (st == TL_OK) st = tl_batch_ledger_extend(t, expire, md, &ledger_key, err);
     if (st == TL_OK) st = drop_snapshots(t, md, expire, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
-    tl_head_job *head = st == TL_OK ? tl_head_job_start_same_snapshot(t, md, &json, &list) : NULL;
-    bool may_have_landed = false, dropped = false;
+    bool may_have_landed = false;
     if (st == TL_OK) {
-        tl_head_job_send(head); /* in parallel with the conditional create */
-        st = tl_table_create_next(t, json.data, json.len, err);
-        may_have_landed = st != TL_ERR_EXISTS && st != TL_ERR_NOT_FOUND;
-        dropped = st == TL_ERR_NOT_FOUND;
-    }
-    bool won = st == TL_OK;
-    if (won) {
-        st = tl_table_adopt(t, md, t->version + 1, err);
+        tl_head_job *head = tl_head_job_start_same_snapshot(t, md, &json, &list);
+        st = tl_table_land_next(t, md, &json, head, err);
         md = NULL;
+        may_have_landed = st != TL_ERR_EXISTS && st != TL_ERR_NOT_FOUND;
     }
-    tl_head_job_finish(t, head, won && st == TL_OK);
-    if (dropped && head) tl_table_remove_head(t);
     tl_buf_free(&list);
     if (ledger_key && !may_have_landed) tl_store_remove(t->lake->store, ledger_key, NULL);
     free(ledger_key);

@@ -24,20 +24,11 @@ static tl_status attempt(tl_table *t, tl_metadata_edit_fn edit, void *ctx, tl_er
         if (st == TL_OK) tl_contract_free(&contract);
     }
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
-    tl_head_job *head = st == TL_OK ? tl_head_job_start_same_snapshot(t, md, &json, &list) : NULL;
-    bool dropped = false;
     if (st == TL_OK) {
-        tl_head_job_send(head); /* in parallel with the conditional create */
-        st = tl_table_create_next(t, json.data, json.len, err);
-        dropped = st == TL_ERR_NOT_FOUND;
-    }
-    bool won = st == TL_OK;
-    if (won) {
-        st = tl_table_adopt(t, md, t->version + 1, err);
+        tl_head_job *head = tl_head_job_start_same_snapshot(t, md, &json, &list);
+        st = tl_table_land_next(t, md, &json, head, err);
         md = NULL;
     }
-    tl_head_job_finish(t, head, won && st == TL_OK);
-    if (dropped && head) tl_table_remove_head(t);
     tl_ice_metadata_free(md);
     tl_buf_free(&json);
     tl_buf_free(&list);
