@@ -66,31 +66,6 @@ static PyObject *lake_repr(PyObject *obj)
 
 /* ---- create_table ---- */
 
-/* series_key as C strings; `keep` (a new list) owns what they point into. */
-static int series_key_array(PyObject *seq, const char ***out, size_t *n, PyObject **keep)
-{
-    *out = NULL;
-    *n = 0;
-    *keep = NULL;
-    if (seq == Py_None) return 0;
-    if (PyUnicode_Check(seq) || !PySequence_Check(seq)) {
-        PyErr_SetString(PyExc_TypeError, "series_key must be a list of column names");
-        return -1;
-    }
-    *keep = PySequence_List(seq);
-    if (*keep == NULL) return -1;
-    Py_ssize_t len = PyList_Size(*keep);
-    *out = PyMem_Calloc((size_t)len + 1, sizeof(char *));
-    if (*out == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *n = (size_t)len;
-    for (Py_ssize_t i = 0; i < len; i++)
-        if (tlpy_utf8(PyList_GetItem(*keep, i), "series_key item", 0, &(*out)[i]) < 0) return -1;
-    return 0;
-}
-
 /* None -> -1 (the library's default), else 0 or 1; -2 on error. */
 static int tristate(PyObject *obj)
 {
@@ -132,7 +107,7 @@ static PyObject *lake_create_table(PyObject *obj, PyObject *args, PyObject *kwar
         tlpy_utf8(time_column, "time_column", 1, &o.time_column) < 0 ||
         tlpy_utf8(chunk, "chunk", 1, &o.chunk) < 0 ||
         tlpy_utf8(retention, "retention", 1, &o.retention) < 0 ||
-        series_key_array(series_key, &a.keys, &o.series_key_len, &a.keys_keep) < 0 ||
+        tlpy_string_list(series_key, "series_key", &a.keys, &o.series_key_len, &a.keys_keep) < 0 ||
         tlpy_string_pairs(properties, "properties", (const char ***)&props, &a.props_keep) < 0 ||
         (o.dedup = tristate(dedup)) == -2 || (o.ingest_time = tristate(ingest)) == -2 ||
         (a.schema_cap = tlpy_schema_capsule(schema, &c_schema)) == NULL)

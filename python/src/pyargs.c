@@ -86,3 +86,28 @@ int tlpy_string_changes(PyObject *mapping, const char *what, const char ***out, 
     }
     return pairs(mapping, what, 1, out, keep);
 }
+
+int tlpy_string_list(PyObject *seq, const char *what, const char ***out, size_t *n, PyObject **keep)
+{
+    *out = NULL;
+    *n = 0;
+    *keep = NULL;
+    if (seq == Py_None) return 0;
+    if (PyUnicode_Check(seq) || !PySequence_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a list of str, not %S", what,
+                     (PyObject *)Py_TYPE(seq));
+        return -1;
+    }
+    *keep = PySequence_List(seq);
+    if (*keep == NULL) return -1;
+    Py_ssize_t len = PyList_Size(*keep);
+    *out = PyMem_Calloc((size_t)len + 1, sizeof(char *));
+    if (*out == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *n = (size_t)len;
+    for (Py_ssize_t i = 0; i < len; i++)
+        if (tlpy_utf8(PyList_GetItem(*keep, i), what, 0, &(*out)[i]) < 0) return -1;
+    return 0;
+}

@@ -128,6 +128,98 @@ static PyObject *table_append(PyObject *obj, PyObject *args, PyObject *kwargs)
     return st == TL_OK ? tlpy_append_dict(&r) : tlpy_raise(&err);
 }
 
+/* The table's partition_by entries as they are (info), for a replace that
+ * changes the columns only; *keep owns them (free with tl_table_info_clear). */
+static tl_status current_partition_by(tl_table *t, tl_table_info *keep, size_t *n, tl_error *err)
+{
+    memset(keep, 0, sizeof *keep);
+    tl_status st = tl_table_info_get(t, keep, err);
+    if (st != TL_OK) return st;
+    for (*n = 0; keep->partition_by[*n]; (*n)++) {
+    }
+    return TL_OK;
+}
+
+/* What replace() hands the library once its arguments are read. */
+typedef struct {
+    PyObject *schema_cap, *parts_keep;
+    struct ArrowSchema *schema;     /* NULL: the columns stay (tl_table_replace) */
+    struct ArrowSchema data_schema; /* the data's, when no schema was given */
+    const char **parts;
+    size_t n_parts;
+    int keep_parts; /* partition_by was None: the table's own */
+} replace_args;
+
+static void replace_args_clear(replace_args *a)
+{
+    Py_XDECREF(a->schema_cap);
+    Py_XDECREF(a->parts_keep);
+    PyMem_Free(a->parts);
+    if (a->data_schema.release) a->data_schema.release(&a->data_schema);
+}
+
+/* The library call: the rows only, or the rows, columns and partitioning. */
+static tl_status run_replace(tl_table *t, replace_args *a, struct ArrowArrayStream *stream,
+                             const tl_append_options *o, tl_append_result *r, tl_error *err)
+{
+    if (a->schema == NULL) return tl_table_replace(t, stream, o, r, err);
+    tl_table_info info;
+    memset(&info, 0, sizeof info);
+    const char *const *parts = a->parts;
+    size_t n = a->n_parts;
+    tl_status st = TL_OK;
+    if (a->keep_parts && (st = current_partition_by(t, &info, &n, err)) == TL_OK)
+        parts = (const char *const *)info.partition_by;
+    if (st == TL_OK)
+        st = tl_table_replace_schema(t, a->schema, parts, n, stream, o, r, err);
+    else
+        stream->release(stream);
+    if (a->keep_parts) tl_table_info_clear(&info);
+    return st;
+}
+
+static PyObject *table_replace(PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "schema", "partition_by", "batch_id", NULL};
+    PyObject *data, *schema = Py_None, *partition_by = Py_None, *batch_id = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:replace", kwlist, &data, &schema,
+                                     &partition_by, &batch_id))
+        return NULL;
+    replace_args a = {0};
+    a.keep_parts = partition_by == Py_None;
+    tl_append_options o = {.batch_id = NULL, .maintain = -1};
+    struct ArrowArrayStream stream = {0};
+    PyObject *result = NULL;
+    if (tlpy_utf8(batch_id, "batch_id", 1, &o.batch_id) < 0 ||
+        tlpy_string_list(partition_by, "partition_by", &a.parts, &a.n_parts, &a.parts_keep) < 0 ||
+        (schema != Py_None && (a.schema_cap = tlpy_schema_capsule(schema, &a.schema)) == NULL) ||
+        tlpy_stream_from_object(data, &stream) < 0)
+        goto done;
+    if (a.schema == NULL && !a.keep_parts) { /* new partitioning, the data's columns */
+        if (stream.get_schema(&stream, &a.data_schema) != 0) {
+            const char *why = stream.get_last_error(&stream);
+            PyErr_Format(PyExc_ValueError, "cannot read the schema of the data: %s",
+                         why ? why : "unknown error");
+            stream.release(&stream);
+            goto done;
+        }
+        a.schema = &a.data_schema;
+    }
+    tlpy_table *self = (tlpy_table *)obj;
+    tl_append_result r;
+    memset(&r, 0, sizeof r);
+    tl_error err;
+    tlpy_lock(self->lock);
+    PyThreadState *ts = PyEval_SaveThread();
+    tl_status st = run_replace(self->table, &a, &stream, &o, &r, &err); /* consumes stream */
+    PyEval_RestoreThread(ts);
+    PyThread_release_lock(self->lock);
+    result = st == TL_OK ? tlpy_append_dict(&r) : tlpy_raise(&err);
+done:
+    replace_args_clear(&a);
+    return result;
+}
+
 static PyObject *table_maintain(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"compact", "retention", "expire", "rollups", NULL};
@@ -253,6 +345,17 @@ static PyMethodDef table_methods[] = {
      "commit_ms, attempts, duplicate, and maintenance when inline maintenance ran. A batch_id "
      "already committed writes nothing and reports duplicate=True. maintain overrides the "
      "table's auto-maintain setting. Raises ValueError when the data does not fit the table."},
+    {"replace", FN(table_replace), KW,
+     "replace(data, schema=None, partition_by=None, batch_id=None)\n--\n\n"
+     "Replaces every row of the table with data, in one commit: readers see the old table or "
+     "the new one, never a mix or a missing table. With schema (a pyarrow schema) the table's "
+     "columns become those (a column keeping its name and type, or widening it, continues; the "
+     "others are new; the ones left out are dropped), and with partition_by (a list such as "
+     "['region', 'month(day)'], besides the time partition) its partitioning; either alone "
+     "takes the other from the data's columns and the table's partitioning. Earlier snapshots "
+     "stay readable under their own columns. Returns the dict append returns. Raises "
+     "ValueError, with nothing written, for a bad schema or partition_by or rows that do not "
+     "fit."},
     {"maintain", FN(table_maintain), KW,
      "maintain(compact=True, retention=True, expire=True, rollups=True)\n--\n\n"
      "Runs retention, compaction, the refresh of the table's rollups and snapshot expiry. "

@@ -52,6 +52,13 @@ int tlpy_string_pairs(PyObject *mapping, const char *what, const char ***out, Py
 /* The same with None values (as NULL: "remove this key"); a non-mapping is a TypeError. */
 int tlpy_string_changes(PyObject *mapping, const char *what, const char ***out, PyObject **keep);
 
+/* A sequence of str (not a str itself) as a NULL-terminated array of *n C
+ * strings (PyMem_Free it), or *out = NULL and *n = 0 for None. The strings
+ * stay valid while `keep` (a new list the caller releases) lives. Returns -1
+ * with a Python error (TypeError naming `what`). */
+int tlpy_string_list(PyObject *seq, const char *what, const char ***out, size_t *n,
+                     PyObject **keep);
+
 /* ---- Arrow in ---- */
 
 /* Fills *out (moved to the caller) from an object with __arrow_c_stream__ or

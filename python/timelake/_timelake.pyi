@@ -115,6 +115,26 @@ class Table:
         does not fit the table, ConflictError (a RuntimeError) when a concurrent commit
         could not be rebased.
         """
+    def replace(
+        self,
+        data: Union[_ArrowStream, _ArrowArray],
+        schema: Optional[Union[_ArrowSchema, _HasSchema, _ArrowStream]] = None,
+        partition_by: Optional[Sequence[str]] = None,
+        batch_id: Optional[str] = None,
+    ) -> AppendResult:
+        """Replaces every row of the table with ``data`` in one commit: readers see the old
+        table or the new one, never a mix or a missing table.
+
+        With ``schema`` the table's columns become those (a column keeping its name and type,
+        or widening it, continues; others are new; columns left out are dropped); with
+        ``partition_by`` (such as ``["region", "month(day)"]``, besides the time partition) its
+        partitioning. Either alone takes the other from the data's columns and the table's
+        partitioning; with neither, only the rows change. Earlier snapshots stay readable
+        under their own columns.
+
+        Raises ValueError, with nothing written, for a bad schema or partition_by entry or
+        rows that do not fit; ConflictError when a concurrent commit changed the columns too.
+        """
     def maintain(
         self, compact: bool = True, retention: bool = True, expire: bool = True, rollups: bool = True
     ) -> MaintainReport:
