@@ -153,6 +153,7 @@ typedef struct append_state {
     tl_rows newest; /* rows of the index to be: the winners of earlier chunks */
     bool has_newest;
     tl_head_objects footers; /* of the large files uploaded ahead of the commit */
+    const char *const *own_summary; /* Timelake's own summary pairs (timelake.* keys) */
 } append_state;
 
 /* After a lost race: the schema change again, on the winner's version. */
@@ -213,8 +214,30 @@ static tl_status track_newest(append_state *s, tl_rows *rows, tl_error *err)
     return TL_OK;
 }
 
+/* The options' summary pairs followed by Timelake's own (malloc'd pointer
+ * array, or NULL when there are none of the latter). */
+static const char **all_summary(const append_state *s, bool *nomem)
+{
+    *nomem = false;
+    if (s->own_summary == NULL || s->own_summary[0] == NULL) return NULL;
+    size_t a = 0, b = 0;
+    while (s->o->summary && s->o->summary[a]) a++;
+    while (s->own_summary[b]) b++;
+    const char **all = calloc(a + b + 1, sizeof *all);
+    if (all == NULL) {
+        *nomem = true;
+        return NULL;
+    }
+    if (a) memcpy(all, s->o->summary, a * sizeof *all);
+    memcpy(all + a, s->own_summary, b * sizeof *all);
+    return all;
+}
+
 static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *err)
 {
+    bool nomem;
+    const char **summary = all_summary(s, &nomem);
+    if (nomem) return tl_error_nomem(err);
     encoded *e = &s->files;
     tl_commit_result cr = {0};
     tl_commit_request req = {.batch_ids = s->batch_ids,
@@ -227,7 +250,7 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
                              .footers = &s->footers,
                              .replace = s->replace,
                              .expect_version = s->o->expect_version,
-                             .summary = s->o->summary,
+                             .summary = summary ? summary : s->o->summary,
                              .attachments = &s->attachments,
                              .rebase = s->evolution ? restage : NULL,
                              .rebase_ctx = (void *)s->evolution};
@@ -236,6 +259,7 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
         req.added_bytes += e->files[i].file_size_in_bytes;
     }
     tl_status st = tl_commit_append(s->t, &req, &cr, err);
+    free(summary);
     /* Kept when the commit landed, or when it may have (unknown outcome). */
     bool keep = (st == TL_OK && !cr.duplicate) || cr.may_have_landed;
     encoded_free(s->t, e, !keep);
@@ -325,11 +349,15 @@ static tl_status check_expected(tl_table *t, int64_t expect, tl_error *err)
 
 static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *o, bool replace,
-                               const tl_evolution *evolution, int64_t started_us,
-                               tl_append_result *out, tl_error *err)
+                               const tl_evolution *evolution, const char *const *own_summary,
+                               int64_t started_us, tl_append_result *out, tl_error *err)
 {
-    append_state s = {
-        .t = t, .o = o, .replace = replace, .evolution = evolution, .started_us = started_us};
+    append_state s = {.t = t,
+                      .o = o,
+                      .replace = replace,
+                      .evolution = evolution,
+                      .started_us = started_us,
+                      .own_summary = own_summary};
     tl_table_stash stash = {0};
     TL_TRY(tl_table_check_not_dropped(t, err));
     TL_TRY(batch_ids_of(o, &s, err));
@@ -362,8 +390,8 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
     if (st == TL_OK)
         st = tl_attachments_prepare(t, o->attachments, o->attachments_len, &s.attachments, err);
     /* A commit of no rows still lands when it replaces, or records something. */
-    bool commit =
-        s.files.n > 0 || replace || o->attachments_len > 0 || (o->summary && o->summary[0]);
+    bool commit = s.files.n > 0 || replace || o->attachments_len > 0 ||
+                  (o->summary && o->summary[0]) || (own_summary && own_summary[0]);
     if (st == TL_OK && commit) st = commit_files(&s, out, err);
     tl_table_unstage(t, &stash, st == TL_OK && !out->duplicate);
     tl_attachments_free(t, &s.attachments, false); /* not uploaded unless committed */
@@ -376,7 +404,8 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
 
 static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *options, bool replace,
-                               const tl_evolution *evolution, tl_append_result *out, tl_error *err)
+                               const tl_evolution *evolution, const char *const *own_summary,
+                               tl_append_result *out, tl_error *err)
 {
     double t0 = tl_monotonic_ms();
     int64_t started_us = tl_now_micros();
@@ -388,7 +417,7 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
     char what[sizeof t->name.full + 32];
     snprintf(what, sizeof what, "%s %s", replace ? "replace" : "append to", t->name.full);
     tl_status st = tl_store_check_writable(t->lake->store, what, err);
-    if (st == TL_OK) st = append_stream(t, stream, o, replace, evolution, started_us, out, err);
+    if (st == TL_OK) st = append_stream(t, stream, o, replace, evolution, own_summary, started_us, out, err);
     stream->release(stream);
     out->commit_ms = tl_monotonic_ms() - t0;
     /* Inline maintenance, after a real commit only: a failure is reported in
@@ -403,13 +432,21 @@ tl_status tl_table_append_rows(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *options, tl_append_result *out,
                                tl_error *err)
 {
-    return commit_stream(t, stream, options, false, NULL, out, err);
+    return commit_stream(t, stream, options, false, NULL, NULL, out, err);
+}
+
+tl_status tl_table_commit_rows(tl_table *t, struct ArrowArrayStream *stream,
+                               const tl_append_options *options, bool replace,
+                               const char *const *own_summary, tl_append_result *out,
+                               tl_error *err)
+{
+    return commit_stream(t, stream, options, replace, NULL, own_summary, out, err);
 }
 
 tl_status tl_table_replace(tl_table *t, struct ArrowArrayStream *stream,
                            const tl_append_options *options, tl_append_result *out, tl_error *err)
 {
-    return commit_stream(t, stream, options, true, NULL, out, err);
+    return commit_stream(t, stream, options, true, NULL, NULL, out, err);
 }
 
 tl_status tl_table_replace_schema(tl_table *t, const struct ArrowSchema *schema,
@@ -418,5 +455,5 @@ tl_status tl_table_replace_schema(tl_table *t, const struct ArrowSchema *schema,
                                   tl_append_result *out, tl_error *err)
 {
     tl_evolution ev = {schema, partition_by, partition_by_len};
-    return commit_stream(t, stream, options, true, &ev, out, err);
+    return commit_stream(t, stream, options, true, &ev, NULL, out, err);
 }

@@ -144,4 +144,13 @@ tl_status tl_table_append_rows(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *options, tl_append_result *out,
                                tl_error *err);
 
+/* tl_table_append_rows (or, with replace, tl_table_replace) whose new
+ * snapshot also gets `own_summary` (NULL-terminated key, value pairs of
+ * Timelake's own, timelake.* keys, not checked); with such pairs a commit
+ * of no rows still lands. */
+tl_status tl_table_commit_rows(tl_table *t, struct ArrowArrayStream *stream,
+                               const tl_append_options *options, bool replace,
+                               const char *const *own_summary, tl_append_result *out,
+                               tl_error *err);
+
 #endif
