@@ -152,7 +152,7 @@ typedef struct append_state {
     size_t uploaded;
     tl_rows newest; /* rows of the index to be: the winners of earlier chunks */
     bool has_newest;
-    tl_head_objects footers; /* of the large files uploaded ahead of the commit */
+    tl_head_objects footers;        /* of the large files uploaded ahead of the commit */
     const char *const *own_summary; /* Timelake's own summary pairs (timelake.* keys) */
 } append_state;
 
@@ -417,7 +417,8 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
     char what[sizeof t->name.full + 32];
     snprintf(what, sizeof what, "%s %s", replace ? "replace" : "append to", t->name.full);
     tl_status st = tl_store_check_writable(t->lake->store, what, err);
-    if (st == TL_OK) st = append_stream(t, stream, o, replace, evolution, own_summary, started_us, out, err);
+    if (st == TL_OK)
+        st = append_stream(t, stream, o, replace, evolution, own_summary, started_us, out, err);
     stream->release(stream);
     out->commit_ms = tl_monotonic_ms() - t0;
     /* Inline maintenance, after a real commit only: a failure is reported in
@@ -437,8 +438,7 @@ tl_status tl_table_append_rows(tl_table *t, struct ArrowArrayStream *stream,
 
 tl_status tl_table_commit_rows(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *options, bool replace,
-                               const char *const *own_summary, tl_append_result *out,
-                               tl_error *err)
+                               const char *const *own_summary, tl_append_result *out, tl_error *err)
 {
     return commit_stream(t, stream, options, replace, NULL, own_summary, out, err);
 }
