@@ -1,10 +1,30 @@
 #include "query/query_cache.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static tl_query_cached *find(tl_query_engine *e, const char *table, tl_error *err)
+char *tl_query_view_name(const tl_table *t)
 {
+    if (t->pinned_snapshot == 0) return strdup(t->name.table);
+    return tl_strdup_printf("%s@%lld", t->name.table, (long long)t->pinned_snapshot);
+}
+
+/* The cache's key of t: "namespace.<view name>". */
+static void key_of(const tl_table *t, char *buf, size_t size)
+{
+    if (t->pinned_snapshot == 0)
+        snprintf(buf, size, "%s", t->name.full);
+    else
+        snprintf(buf, size, "%s@%lld", t->name.full, (long long)t->pinned_snapshot);
+}
+
+#define KEY_SIZE (sizeof((tl_table *)0)->name.full + 24)
+
+static tl_query_cached *find(tl_query_engine *e, const tl_table *t, tl_error *err)
+{
+    char table[KEY_SIZE];
+    key_of(t, table, sizeof table);
     for (size_t i = 0; i < e->n_cached; i++)
         if (strcmp(e->cached[i].table, table) == 0) return &e->cached[i];
     tl_query_cached *c = realloc(e->cached, (e->n_cached + 1) * sizeof *c);
@@ -27,7 +47,7 @@ static tl_query_cached *find(tl_query_engine *e, const char *table, tl_error *er
 tl_status tl_query_live_files(tl_query_engine *e, const tl_table *t, const tl_live_files **out,
                               tl_error *err)
 {
-    tl_query_cached *c = find(e, t->name.full, err);
+    tl_query_cached *c = find(e, t, err);
     if (c == NULL) return TL_ERR_NOMEM;
     const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
     const char *key = s && s->manifest_list ? s->manifest_list : "";
@@ -53,12 +73,14 @@ tl_status tl_query_live_files(tl_query_engine *e, const tl_table *t, const tl_li
 
 tl_status tl_query_register(tl_query_engine *e, const tl_table *t, const char *body, tl_error *err)
 {
-    tl_query_cached *c = find(e, t->name.full, err);
+    tl_query_cached *c = find(e, t, err);
     if (c == NULL) return TL_ERR_NOMEM;
     if (c->view && strcmp(c->view, body) == 0) return TL_OK;
     free(c->view);
     c->view = NULL;
-    char *ns = tl_sql_ident(t->name.namespace_), *tb = tl_sql_ident(t->name.table);
+    char *view = tl_query_view_name(t);
+    char *ns = tl_sql_ident(t->name.namespace_), *tb = view ? tl_sql_ident(view) : NULL;
+    free(view);
     char *ddl = ns && tb ? tl_strdup_printf("CREATE SCHEMA IF NOT EXISTS %s; CREATE OR REPLACE "
                                             "VIEW %s.%s AS %s",
                                             ns, ns, tb, body)
@@ -69,6 +91,36 @@ tl_status tl_query_register(tl_query_engine *e, const tl_table *t, const char *b
     free(tb);
     free(ddl);
     return st;
+}
+
+static void cached_clear(tl_query_cached *c)
+{
+    if (c->manifest_list) tl_live_files_free(&c->lf);
+    free(c->manifest_list);
+    free(c->view);
+    free(c->table);
+}
+
+void tl_query_forget(tl_query_engine *e, const tl_table *t)
+{
+    char key[KEY_SIZE];
+    key_of(t, key, sizeof key);
+    for (size_t i = 0; i < e->n_cached; i++) {
+        tl_query_cached *c = &e->cached[i];
+        if (strcmp(c->table, key) != 0) continue;
+        char *view = tl_query_view_name(t);
+        char *ns = tl_sql_ident(t->name.namespace_), *tb = view ? tl_sql_ident(view) : NULL;
+        char *ddl = ns && tb ? tl_strdup_printf("DROP VIEW IF EXISTS %s.%s", ns, tb) : NULL;
+        if (c->view && ddl)
+            tl_query_exec(e, ddl, NULL); /* a failure leaves a view no name reaches */
+        free(view);
+        free(ns);
+        free(tb);
+        free(ddl);
+        cached_clear(c);
+        e->cached[i] = e->cached[--e->n_cached];
+        return;
+    }
 }
 
 tl_status tl_query_use_namespace(tl_query_engine *e, const char *ns, tl_error *err)
@@ -91,13 +143,7 @@ tl_status tl_query_use_namespace(tl_query_engine *e, const char *ns, tl_error *e
 
 void tl_query_cache_free(tl_query_engine *e)
 {
-    for (size_t i = 0; i < e->n_cached; i++) {
-        tl_query_cached *c = &e->cached[i];
-        if (c->manifest_list) tl_live_files_free(&c->lf);
-        free(c->manifest_list);
-        free(c->view);
-        free(c->table);
-    }
+    for (size_t i = 0; i < e->n_cached; i++) cached_clear(&e->cached[i]);
     free(e->cached);
     free(e->search_path);
     e->cached = NULL;

@@ -20,14 +20,23 @@ typedef struct tl_query_cached {
     char *view; /* body of the view as last registered, NULL when none */
 } tl_query_cached;
 
+/* The name of t's view in its namespace's schema (malloc'd): the table's
+ * name, or for a handle pinned at a snapshot (time travel) "<table>@<id>"
+ * (no table can have that name: '@' is not allowed in one). */
+char *tl_query_view_name(const tl_table *t);
+
 /* The live files of t's current snapshot, owned by the engine and valid
  * until the next call for the same table. */
 tl_status tl_query_live_files(tl_query_engine *e, const tl_table *t, const tl_live_files **out,
                               tl_error *err);
 
-/* Creates or replaces the view "namespace"."table" as `body`, unless it is
- * that already. */
+/* Creates or replaces t's view "namespace"."<view name>" as `body`, unless
+ * it is that already. */
 tl_status tl_query_register(tl_query_engine *e, const tl_table *t, const char *body, tl_error *err);
+
+/* Drops t's view and what the engine keeps of it (for the views of pinned
+ * handles, which no later query may see). */
+void tl_query_forget(tl_query_engine *e, const tl_table *t);
 
 /* Sets DuckDB's search path to the namespace (creating its schema). */
 tl_status tl_query_use_namespace(tl_query_engine *e, const char *ns, tl_error *err);

@@ -6,6 +6,7 @@
  * and stream its result (or its first rows) as Arrow. */
 #include <stdlib.h>
 #include <strings.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "arrow/array.h"
@@ -26,6 +27,7 @@
 #include "query/sql_run.h"
 #include "query/sql_topk.h"
 #include "table/settings.h"
+#include "table/time_travel.h"
 #include "table/version_cache.h"
 
 /* Tables loaded ahead, on a guess, while DuckDB starts (sql_guess.h). */
@@ -111,8 +113,40 @@ static tl_status outside(const lookup_ctx *c, const tl_qname *qn, tl_error *err)
                         qn->full, c->ns, c->ns);
 }
 
-static tl_status lookup(void *p, const char *schema, const char *table, tl_table **out,
+/* The handle of c's table t as of the snapshot `at` names: t itself when
+ * that is its current snapshot, else a pinned handle kept with the others. */
+static tl_status travel(lookup_ctx *c, tl_table *t, const tl_sql_at *at, tl_table **out,
                         tl_error *err)
+{
+    int64_t id = 0;
+    tl_status st = at->kind == TL_SQL_AT_VERSION ? tl_table_snapshot_named(t, at->version, &id, err)
+                                                 : tl_table_snapshot_at(t, at->us, &id, err);
+    /* A handle within version-check-interval may predate a snapshot another
+     * process just committed: an unknown id is looked for in the newest. */
+    if (st == TL_ERR_NOT_FOUND && at->kind == TL_SQL_AT_VERSION) {
+        TL_TRY(tl_table_reload(t, 0, err));
+        st = tl_table_snapshot_named(t, at->version, &id, err);
+    }
+    TL_TRY(st);
+    const tl_ice_snapshot *now = tl_ice_metadata_current_snapshot(t->md);
+    *out = t;
+    if (now && now->snapshot_id == id) return TL_OK;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->tables[i]->pinned_snapshot == id &&
+            strcmp(c->tables[i]->name.full, t->name.full) == 0) {
+            *out = c->tables[i];
+            return TL_OK;
+        }
+    tl_table **ts = realloc(c->tables, (c->n + 1) * sizeof *ts);
+    if (ts == NULL) return tl_error_nomem(err);
+    c->tables = ts;
+    TL_TRY(tl_table_pin(t, id, &ts[c->n], err));
+    *out = ts[c->n++];
+    return TL_OK;
+}
+
+static tl_status lookup(void *p, const char *schema, const char *table, const tl_sql_at *at,
+                        tl_table **out, tl_error *err)
 {
     lookup_ctx *c = p;
     *out = NULL;
@@ -126,10 +160,8 @@ static tl_status lookup(void *p, const char *schema, const char *table, tl_table
     if (st != TL_OK) return TL_OK; /* not a name a lake table can have: DuckDB's to judge */
     if (c->o->only_namespace && strcasecmp(qn.namespace_, c->ns) != 0) return outside(c, &qn, err);
     for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->tables[i]->name.full, qn.full) == 0) {
-            *out = c->tables[i];
-            return TL_OK;
-        }
+        if (c->tables[i]->pinned_snapshot == 0 && strcmp(c->tables[i]->name.full, qn.full) == 0)
+            return at ? travel(c, c->tables[i], at, out, err) : (*out = c->tables[i], TL_OK);
     tl_table **ts = realloc(c->tables, (c->n + 1) * sizeof *ts);
     if (ts == NULL) return tl_error_nomem(err);
     c->tables = ts;
@@ -140,7 +172,7 @@ static tl_status lookup(void *p, const char *schema, const char *table, tl_table
     *out = ts[c->n++];
     if (c->o->only_namespace && strcmp((*out)->name.namespace_, c->ns) != 0)
         return outside(c, &(*out)->name, err);
-    return TL_OK;
+    return at ? travel(c, *out, at, out, err) : TL_OK;
 }
 
 static const char *lvi_url(const tl_table *t)
@@ -189,6 +221,18 @@ static tl_status index_has_nulls(tl_query_engine *e, const tl_table *t, const tl
     return st;
 }
 
+/* Whether the index of an earlier snapshot can still be read: it is that
+ * snapshot's own, exact for it, but a damaged or lost one is not rebuilt for
+ * a past snapshot (the data is read instead). */
+static bool index_readable(tl_query_engine *e, const tl_table *t)
+{
+    char *path = NULL;
+    bool ok = tl_query_local_file(e, t, lvi_url(t), &path, NULL) == TL_OK &&
+              access(path, R_OK) == 0; /* a local lake's own file is not fetched */
+    free(path);
+    return ok;
+}
+
 /* The view body of one table over all the references the query makes to it. */
 static tl_status table_sql(tl_query_engine *e, const tl_table *t, const tl_sql_plan *plan,
                            tl_buf *sql, tl_scan_stats *stats, bool *from_index, tl_error *err)
@@ -217,6 +261,7 @@ static tl_status table_sql(tl_query_engine *e, const tl_table *t, const tl_sql_p
     tl_status st = TL_OK;
     bool nulls = false;
     if (!ok) st = tl_error_nomem(err);
+    if (st == TL_OK && latest && lvi_url(t) && t->pinned_snapshot) latest = index_readable(e, t);
     if (st == TL_OK && latest && lvi_url(t)) st = index_has_nulls(e, t, &nonnull, &nulls, err);
     tl_strlist_free(&nonnull);
     if (st != TL_OK) {
@@ -254,12 +299,23 @@ static void apply_in_list_pruning(const tl_query_engine *e, tl_sql_plan *plan)
     }
 }
 
+/* Whether the plan reads t: the current handle of a table the query names
+ * only AT an earlier snapshot is loaded to find that snapshot, not read. */
+static bool referenced(const tl_sql_plan *plan, const tl_table *t)
+{
+    for (size_t i = 0; i < plan->n_refs; i++)
+        if (plan->refs[i].t == t) return true;
+    return plan->query == NULL; /* without time travel, every table looked up is read */
+}
+
 /* Registers each table's view; with `reads` (c->n of them), tells what
- * each reads, for EXPLAIN. */
+ * each reads, for EXPLAIN (*n_reads of them). */
 static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const tl_sql_plan *plan,
-                                 tl_scan_stats *stats, tl_sql_table_read *reads, tl_error *err)
+                                 tl_scan_stats *stats, tl_sql_table_read *reads, size_t *n_reads,
+                                 tl_error *err)
 {
     for (size_t i = 0; i < c->n; i++) {
+        if (!referenced(plan, c->tables[i])) continue;
         tl_buf sql = {0};
         tl_scan_stats own = {.exact = true};
         bool from_index = false;
@@ -268,8 +324,8 @@ static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const 
         if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
         if (st == TL_OK) st = tl_query_register(e, c->tables[i], (const char *)sql.data, err);
         if (st == TL_OK && reads)
-            reads[i] = (tl_sql_table_read){c->tables[i], from_index, own,
-                                           (char *)tl_buf_detach(&sql, NULL)};
+            reads[(*n_reads)++] = (tl_sql_table_read){c->tables[i], from_index, own,
+                                                      (char *)tl_buf_detach(&sql, NULL)};
         tl_buf_free(&sql);
         TL_TRY(st);
     }
@@ -418,11 +474,13 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     tl_sql_topk topk;
     char *rewritten = NULL; /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
     tl_sql_table_read *reads = NULL;
+    size_t n_reads = 0;
     tl_sql_scope scope = {c->lake, ns, o->only_namespace, c->settings};
     tl_status st = tl_deadline_start(&deadline, e, o->timeout_ms, err);
     if (st == TL_OK) st = tl_sql_rewrite(e, &scope, query, &rewritten, err);
     if (rewritten) query = rewritten;
     if (st == TL_OK) st = tl_sql_plan_build(e, query, o->only_namespace, lookup, c, &plan, err);
+    if (st == TL_OK && plan.query) query = plan.query; /* time travel: views in place of AT */
     if (st == TL_OK) apply_in_list_pruning(e, &plan);
     if (st == TL_OK) st = show_inputs(e, o, inputs, err);
     if (st == TL_OK) st = tl_deadline_check(&deadline, err);
@@ -433,13 +491,13 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
                            err);
     if (st == TL_OK && explain && (reads = calloc(c->n + 1, sizeof *reads)) == NULL)
         st = tl_error_nomem(err);
-    if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, reads, err);
+    if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, reads, &n_reads, err);
     e->query_text = NULL;
     if (st == TL_OK && !answered) st = tl_query_use_namespace(e, ns, err);
     if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK && explain) {
         tl_sql_explain_input x = {
-            stmt->query, query, reads, c->n, &plan, topk_shape ? &topk : NULL, stmt->analyze};
+            stmt->query, query, reads, n_reads, &plan, topk_shape ? &topk : NULL, stmt->analyze};
         st = tl_sql_explain(e, &x, out, err);
     } else if (st == TL_OK && !answered) {
         st = run(e, query, o->max_rows, out, &truncated, err);
@@ -451,7 +509,7 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (st == TL_OK && stats)
         *stats = (tl_query_stats){ss.files_total,     ss.files_read, ss.row_groups_total,
                                   ss.row_groups_read, ss.bytes_read, truncated};
-    for (size_t i = 0; reads && i < c->n; i++) free(reads[i].view_sql);
+    for (size_t i = 0; reads && i < n_reads; i++) free(reads[i].view_sql);
     free(reads);
     tl_sql_plan_free(&plan);
     free(rewritten);
@@ -492,7 +550,10 @@ static tl_status query_lake(tl_lake *lake, const char *query, const tl_sql_optio
         tl_rowset_free(inputs[i]);
         inputs[i] = NULL;
     }
-    for (size_t i = 0; i < c.n; i++) tl_table_close(c.tables[i]);
+    for (size_t i = 0; i < c.n; i++) {
+        if (c.tables[i]->pinned_snapshot && e) tl_query_forget(e, c.tables[i]);
+        tl_table_close(c.tables[i]);
+    }
     for (size_t i = 0; i < c.n_pre; i++) tl_table_close(c.pre[i]);
     free(c.tables);
     free(settings);

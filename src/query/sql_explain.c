@@ -36,8 +36,14 @@ static tl_status scan_text(tl_query_engine *e, const tl_sql_explain_input *x,
 {
     const tl_table *t = read->t;
     const tl_ice_snapshot *snap = tl_ice_metadata_current_snapshot(t->md);
-    int rc = tl_buf_printf(b, "%s at version %" PRId64, t->name.full, t->version);
-    if (snap) rc |= tl_buf_printf(b, ", snapshot %" PRId64, snap->snapshot_id);
+    int rc = t->pinned_snapshot
+                 ? tl_buf_printf(b,
+                                 "%s as of snapshot %" PRId64
+                                 " (time travel; the table is at version %" PRId64 ")",
+                                 t->name.full, t->pinned_snapshot, t->version)
+                 : tl_buf_printf(b, "%s at version %" PRId64, t->name.full, t->version);
+    if (snap && !t->pinned_snapshot)
+        rc |= tl_buf_printf(b, ", snapshot %" PRId64, snap->snapshot_id);
     if (read->from_index) {
         const char *url = tl_ice_snapshot_summary(snap, TL_SUMMARY_LVI);
         rc |= tl_buf_printf(b,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arrow/parse.h"
+#include "query/query_cache.h"
 #include "query/sql_plan_json.h"
 #include "query/sql_plan_latest.h"
 #include "query/sql_plan_time.h"
@@ -495,7 +496,83 @@ static tl_status check_table_function(const walker *w, const json_t *node, tl_er
     return TL_OK;
 }
 
-static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
+/* ---- Time travel: t AT (VERSION => v) and AT (TIMESTAMP => ts) ---- */
+
+static tl_status bad_at(const json_t *bt, const char *what, tl_error *err)
+{
+    const char *schema = tl_js_str(bt, "schema_name");
+    return tl_error_set(err, TL_ERR_QUERY, "%s%s%s AT (%s => ...): %s", schema, *schema ? "." : "",
+                        tl_js_str(bt, "table_name"),
+                        tl_js_str(json_object_get(bt, "at_clause"), "unit"), what);
+}
+
+/* The AT clause of reference bt read into *at (at->version malloc'd into
+ * *text); TL_SQL_AT_NONE without one. */
+static tl_status read_at(walker *w, const json_t *bt, tl_sql_at *at, char **text, tl_error *err)
+{
+    memset(at, 0, sizeof *at);
+    *text = NULL;
+    const json_t *clause = json_object_get(bt, "at_clause");
+    if (!json_is_object(clause)) return TL_OK;
+    const char *unit = tl_js_str(clause, "unit");
+    const json_t *expr = json_object_get(clause, "expr");
+    bool version = strcasecmp(unit, "VERSION") == 0;
+    if (!version && strcasecmp(unit, "TIMESTAMP") != 0)
+        return bad_at(bt, "use AT (VERSION => <snapshot id>) or AT (TIMESTAMP => <time>)", err);
+    if (!is_constant_expr(expr))
+        return bad_at(bt, "the value must be a constant (a snapshot id, or a time)", err);
+    if (version) {
+        if (!eval_constant(w, expr, "SELECT CAST((%s) AS VARCHAR)", text) || *text == NULL) {
+            free(*text);
+            *text = NULL;
+            return bad_at(bt, "the value is no snapshot id", err);
+        }
+        at->kind = TL_SQL_AT_VERSION;
+        at->version = *text;
+        return TL_OK;
+    }
+    char *us = NULL;
+    bool ok = eval_constant(w, expr, "SELECT epoch_us(CAST((%s) AS TIMESTAMPTZ))", &us);
+    at->kind = TL_SQL_AT_TIMESTAMP;
+    at->us = ok ? strtoll(us, NULL, 10) : 0;
+    free(us);
+    return ok ? TL_OK
+              : bad_at(bt, "the value is not a time (such as TIMESTAMPTZ '2026-01-01 10:00')", err);
+}
+
+/* The table bt names as of its AT clause (*out NULL without one). */
+static tl_status resolve_at(walker *w, const json_t *bt, tl_table **out, tl_error *err)
+{
+    *out = NULL;
+    tl_sql_at at;
+    char *text = NULL;
+    TL_TRY(read_at(w, bt, &at, &text, err));
+    if (at.kind == TL_SQL_AT_NONE) return TL_OK;
+    tl_status st =
+        w->lookup(w->ctx, tl_js_str(bt, "schema_name"), tl_js_str(bt, "table_name"), &at, out, err);
+    free(text);
+    TL_TRY(st);
+    if (*out == NULL) return bad_at(bt, "only the lake's tables can be read as of a snapshot", err);
+    return TL_OK;
+}
+
+/* Reference bt (in the plan's own copy of the tree) made a reference to the
+ * view of t as of its snapshot, keeping the name the query uses for it. */
+static tl_status travel_to_view(json_t *bt, const tl_table *t, tl_error *err)
+{
+    char *view = tl_query_view_name(t);
+    bool ok = view != NULL;
+    if (ok && !*tl_js_str(bt, "alias"))
+        ok = json_object_set_new(bt, "alias", json_string(tl_js_str(bt, "table_name"))) == 0;
+    ok = ok && json_object_set_new(bt, "table_name", json_string(view)) == 0 &&
+         json_object_set_new(bt, "schema_name", json_string(t->name.namespace_)) == 0 &&
+         json_object_set_new(bt, "catalog_name", json_string("")) == 0 &&
+         json_object_set_new(bt, "at_clause", json_null()) == 0;
+    free(view);
+    return ok ? TL_OK : tl_error_nomem(err);
+}
+
+static tl_status add_ref(walker *w, json_t *bt, tl_error *err)
 {
     const char *schema = tl_js_str(bt, "schema_name"), *table = tl_js_str(bt, "table_name");
     /* system.information_schema and the like list the views of every
@@ -506,20 +583,17 @@ static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
                             tl_js_str(bt, "catalog_name"), schema, table);
     if (foreign_catalog(bt)) return TL_OK;
     if (!*schema && cte_named(w, table)) return TL_OK;
-    const json_t *at = json_object_get(bt, "at_clause");
-    if (json_is_object(at))
-        return tl_error_set(
-            err, TL_ERR_QUERY,
-            "%s%s%s AT (%s => ...) is refused: time travel in SQL is not supported; a "
-            "query reads each table's current snapshot",
-            schema, *schema ? "." : "", table, tl_js_str(at, "unit"));
+    tl_table *pinned = NULL;
+    TL_TRY(resolve_at(w, bt, &pinned, err));
     tl_sql_plan *p = w->plan;
     size_t i = 0;
     for (; i < p->n_refs; i++)
-        if (strcmp(p->refs[i].schema, schema) == 0 && strcmp(p->refs[i].table, table) == 0) break;
+        if (strcmp(p->refs[i].schema, schema) == 0 && strcmp(p->refs[i].table, table) == 0 &&
+            (pinned ? p->refs[i].t == pinned : p->refs[i].t->pinned_snapshot == 0))
+            break;
     if (i == p->n_refs) {
-        tl_table *t = NULL;
-        TL_TRY(w->lookup(w->ctx, schema, table, &t, err));
+        tl_table *t = pinned;
+        if (t == NULL) TL_TRY(w->lookup(w->ctx, schema, table, NULL, &t, err));
         if (t == NULL && strchr(table, '/'))
             return tl_error_set(err, TL_ERR_QUERY,
                                 "FROM '%s' is refused: SQL over the lake reads only the lake's "
@@ -558,7 +632,8 @@ static tl_status add_ref(walker *w, const json_t *bt, tl_error *err)
     r->filters = fs;
     r->filters[r->n_filters++] = f;
     r->all_latest &= latest;
-    return TL_OK;
+    /* Last: this changes the strings schema and table point to. */
+    return pinned ? travel_to_view(bt, pinned, err) : TL_OK;
 }
 
 static tl_status walk(walker *w, json_t *node, tl_error *err);
@@ -629,7 +704,8 @@ static tl_status prepare_select(walker *w, json_t *node, tl_error *err)
     const char *schema = tl_js_str(from, "schema_name"), *table = tl_js_str(from, "table_name");
     if (!*schema && cte_named(w, table)) return TL_OK;
     tl_table *t = NULL;
-    TL_TRY(w->lookup(w->ctx, schema, table, &t, err));
+    TL_TRY(resolve_at(w, from, &t, err));
+    if (t == NULL) TL_TRY(w->lookup(w->ctx, schema, table, NULL, &t, err));
     if (t == NULL) return TL_OK;
     /* FROM t x(a, b) gives the columns other names: no filter or shape is read. */
     if (json_array_size(json_object_get(from, "column_name_alias"))) return TL_OK;
@@ -918,6 +994,19 @@ void tl_sql_plan_cache_free(tl_query_engine *e)
     }
 }
 
+/* Whether any table reference of the tree has an AT clause. */
+static bool has_at_clause(const json_t *node)
+{
+    const json_t *v;
+    size_t i;
+    const char *k;
+    if (json_is_array(node)) json_array_foreach(node, i, v) if (has_at_clause(v)) return true;
+    if (!json_is_object(node)) return false;
+    if (json_is_object(json_object_get(node, "at_clause"))) return true;
+    json_object_foreach((json_t *)node, k, v) if (has_at_clause(v)) return true;
+    return false;
+}
+
 tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_namespace,
                             tl_sql_lookup lookup, void *ctx, tl_sql_plan *out, tl_error *err)
 {
@@ -931,11 +1020,22 @@ tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_name
     else if (json_array_size(stmts) != 1)
         st = tl_error_set(err, TL_ERR_QUERY, "expected one SELECT statement, got %zu statements",
                           json_array_size(stmts));
+    /* Time travel changes the tree (travel_to_view): the engine's is shared. */
+    bool travel = st == TL_OK && has_at_clause(doc);
+    if (travel) {
+        json_t *copy = json_deep_copy(doc);
+        json_decref(doc);
+        doc = copy;
+        stmts = json_object_get(doc, "statements");
+        if (doc == NULL) st = tl_error_nomem(err);
+    }
     walker w = {e, own_namespace, lookup, ctx, out, json_array_get(stmts, 0), json_object(), NULL,
                 0, NULL,          0};
     if (st == TL_OK && w.ctes == NULL) st = tl_error_nomem(err);
     if (st == TL_OK) st = walk(&w, json_array_get(stmts, 0), err);
     if (st == TL_OK) out->stmt = json_incref(json_array_get(stmts, 0));
+    if (st == TL_OK && travel && (out->query = tl_sql_tree_text(e, doc)) == NULL)
+        st = tl_error_set(err, TL_ERR_QUERY, "cannot write the time-travelling query back as SQL");
     for (size_t i = 0; i < w.n_pending; i++) {
         tl_scan_filter_clear(&w.pending[i].filter);
         tl_strlist_free(&w.pending[i].nonnull);
@@ -959,6 +1059,7 @@ void tl_sql_plan_free(tl_sql_plan *plan)
         free(r->table);
     }
     free(plan->refs);
+    free(plan->query);
     json_decref(plan->stmt);
     memset(plan, 0, sizeof *plan);
 }

@@ -26,16 +26,34 @@ typedef struct tl_sql_plan {
     tl_sql_ref *refs; /* distinct tables, in order of appearance */
     size_t n_refs;
     void *stmt; /* json_t: the statement's syntax tree (a reference), for shape recognisers */
+    /* The query DuckDB must run instead (malloc'd), or NULL: with time
+     * travel, each `t AT (...)` becomes the view of t as of its snapshot
+     * (tl_query_view_name), under t's name as alias. */
+    char *query;
 } tl_sql_plan;
+
+/* A reference's AT clause: FROM t AT (VERSION => v) or AT (TIMESTAMP => ts). */
+typedef enum tl_sql_at_kind {
+    TL_SQL_AT_NONE,
+    TL_SQL_AT_VERSION,
+    TL_SQL_AT_TIMESTAMP
+} tl_sql_at_kind;
+typedef struct tl_sql_at {
+    tl_sql_at_kind kind;
+    const char *version; /* VERSION: the value as text (a snapshot id, or a tag or branch) */
+    int64_t us;          /* TIMESTAMP: Unix microseconds */
+} tl_sql_at;
 
 /* Parses `query` (exactly one SELECT statement) and collects its table
  * references. `lookup` resolves a reference to a lake table (NULL when the
- * name is not a lake table, e.g. a CTE); its filters need that table's
+ * name is not a lake table, e.g. a CTE), as of `at` (NULL: now; else a
+ * handle pinned at the snapshot it names, time_travel.h, or an error naming
+ * the table and the snapshots it has); its filters need that table's
  * contract, so resolution happens during the walk. own_namespace: DuckDB's
  * catalog functions (duckdb_tables() and the like), which list the views of
  * every namespace queried before, are refused. */
-typedef tl_status (*tl_sql_lookup)(void *ctx, const char *schema, const char *table, tl_table **out,
-                                   tl_error *err);
+typedef tl_status (*tl_sql_lookup)(void *ctx, const char *schema, const char *table,
+                                   const tl_sql_at *at, tl_table **out, tl_error *err);
 tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_namespace,
                             tl_sql_lookup lookup, void *ctx, tl_sql_plan *out, tl_error *err);
 void tl_sql_plan_free(tl_sql_plan *plan);

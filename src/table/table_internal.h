@@ -44,6 +44,9 @@ struct tl_table {
     /* A commit found the table dropped (commit_point.h): commits fail at
      * once. A successful reload clears it. */
     bool dropped;
+    /* > 0: a read-only handle of the table as of this snapshot (time travel,
+     * time_travel.h), never committed through; 0: the current table. */
+    int64_t pinned_snapshot;
 };
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */
@@ -67,8 +70,8 @@ tl_status tl_table_load(tl_lake *lake, const tl_qname *name, int64_t version, tl
 /* The same for a version the version cache knows, from the parse the
  * lake's metadata cache holds, with no request (metadata files are
  * immutable); TL_ERR_NOT_FOUND when the cache does not hold it. */
-tl_status tl_table_load_cached(tl_lake *lake, const tl_qname *name, int64_t version,
-                               tl_table **out, tl_error *err);
+tl_status tl_table_load_cached(tl_lake *lake, const tl_qname *name, int64_t version, tl_table **out,
+                               tl_error *err);
 
 /* Makes md (taken, freed on failure too) version `version` of the handle. */
 tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_error *err);

@@ -135,13 +135,3 @@ def test_explain_of_statements_and_bad_queries(lake, hourly):
             lake.sql(bad)
     assert lake.sql("SHOW timelake.read_dedup").column("value").to_pylist() == [None]  # nothing was set
 
-
-def test_time_travel_is_refused_by_name(lake, hourly):
-    # DuckDB parses AT (VERSION => ...) and AT (TIMESTAMP => ...); neither
-    # Timelake nor the reference reads an earlier snapshot in SQL
-    for q, named in [("SELECT count(*) FROM iot.readings AT (VERSION => 1)", "iot.readings AT (VERSION => ...)"),
-                     ("SELECT count(*) FROM readings AT (TIMESTAMP => TIMESTAMP '2026-01-01')",
-                      "readings AT (TIMESTAMP => ...)")]:
-        with pytest.raises(tlc.TimelakeError, match=r"is refused: time travel in SQL is not supported") as e:
-            lake.sql(q, namespace="iot")
-        assert named in str(e.value)

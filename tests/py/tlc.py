@@ -171,6 +171,7 @@ _lib.tl_setting_at.argtypes = [ctypes.c_size_t]
 _lib.tl_setting_at.restype = ctypes.POINTER(SettingInfo)
 _lib.tl_table_properties.argtypes = [_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)), ctypes.POINTER(Error)]
 _lib.tl_table_set_properties.argtypes = [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(Error)]
+_lib.tl_table_rollback.argtypes = [_P, ctypes.c_int64, ctypes.POINTER(Error)]
 
 
 def settings():
@@ -480,6 +481,11 @@ class Table:
         arr = (ctypes.c_char_p * (len(flat) + 1))(*flat, None)
         err = Error()
         _check(_lib.tl_table_set_properties(self._h, arr, ctypes.byref(err)), err)
+
+    def rollback(self, snapshot_id):
+        """tl_table_rollback: snapshot_id made current again."""
+        err = Error()
+        _check(_lib.tl_table_rollback(self._h, snapshot_id, ctypes.byref(err)), err)
 
     def batches_committed(self, ids):
         """[bool] per id: committed as a batch id (tl_table_batches_committed)."""

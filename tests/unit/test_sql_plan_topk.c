@@ -6,10 +6,10 @@
 #include "query/sql_plan_topk.h"
 #include "test_table_helpers.h"
 
-static tl_status lookup(void *ctx, const char *schema, const char *table, tl_table **out,
-                        tl_error *err)
+static tl_status lookup(void *ctx, const char *schema, const char *table, const tl_sql_at *at,
+                        tl_table **out, tl_error *err)
 {
-    (void)err;
+    (void)err, (void)at;
     *out = !*schema && strcasecmp(table, "cpu") == 0 ? ctx : NULL;
     return TL_OK;
 }
