@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -18,6 +19,7 @@ struct tl_http_client {
     size_t n_idle;
     tl_http_timeouts timeouts;
     char *proxy, *noproxy, *proxy_ca; /* tl_http_client_set_proxy; NULL: unset */
+    tl_http_transport transport;      /* its strings owned */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -38,6 +40,7 @@ tl_status tl_http_client_new(const tl_http_timeouts *timeouts, tl_http_client **
     if (c == NULL) return tl_error_nomem(err);
     pthread_mutex_init(&c->lock, NULL);
     if (timeouts) c->timeouts = *timeouts;
+    c->transport.max_idle = -1;
     *out = c;
     return TL_OK;
 }
@@ -55,9 +58,24 @@ tl_status tl_http_client_set_proxy(tl_http_client *c, const char *url, const cha
     return TL_OK;
 }
 
+tl_status tl_http_client_set_transport(tl_http_client *c, const tl_http_transport *t, tl_error *err)
+{
+    free((char *)c->transport.user_agent);
+    free((char *)c->transport.upload_type);
+    c->transport = *t;
+    c->transport.user_agent = t->user_agent ? strdup(t->user_agent) : NULL;
+    c->transport.upload_type = t->upload_type ? strdup(t->upload_type) : NULL;
+    if ((t->user_agent && !c->transport.user_agent) ||
+        (t->upload_type && !c->transport.upload_type))
+        return tl_error_nomem(err);
+    return TL_OK;
+}
+
 void tl_http_client_free(tl_http_client *c)
 {
     if (c == NULL) return;
+    free((char *)c->transport.user_agent);
+    free((char *)c->transport.upload_type);
     free(c->proxy);
     free(c->noproxy);
     free(c->proxy_ca);
@@ -81,7 +99,10 @@ static CURL *take_handle(tl_http_client *c)
 static void give_handle(tl_http_client *c, CURL *h, bool reusable)
 {
     pthread_mutex_lock(&c->lock);
-    if (reusable && c->n_idle < POOL_MAX) {
+    size_t keep = c->transport.max_idle >= 0 && c->transport.max_idle < POOL_MAX
+                      ? (size_t)c->transport.max_idle
+                      : POOL_MAX;
+    if (reusable && c->n_idle < keep) {
         c->idle[c->n_idle++] = h;
         h = NULL;
     }
@@ -147,7 +168,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-static struct curl_slist *build_headers(const tl_http_request *req, bool *oom)
+static struct curl_slist *build_headers(const tl_http_request *req, const char *upload_type,
+                                        bool *oom)
 {
     struct curl_slist *list = NULL, *next;
     /* No "Expect: 100-continue" round trip before large uploads. */
@@ -161,8 +183,10 @@ static struct curl_slist *build_headers(const tl_http_request *req, bool *oom)
     for (size_t i = 0; req->headers && i < req->headers->len; i++)
         has_type |= strncasecmp(req->headers->items[i], "content-type:", 13) == 0;
     if (!has_type && (req->body || !strcmp(req->method, "PUT") || !strcmp(req->method, "POST"))) {
-        if ((next = curl_slist_append(list, "Content-Type: application/octet-stream")) == NULL)
-            goto fail;
+        char line[512];
+        snprintf(line, sizeof line, "Content-Type: %s",
+                 upload_type ? upload_type : "application/octet-stream");
+        if ((next = curl_slist_append(list, line)) == NULL) goto fail;
         list = next;
     }
     for (size_t i = 0; req->headers && i < req->headers->len; i++) {
@@ -192,6 +216,20 @@ static void set_method(CURL *h, const tl_http_request *req)
     }
 }
 
+static void set_transport(CURL *h, const tl_http_transport *t)
+{
+    if (t->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (t->user_agent) curl_easy_setopt(h, CURLOPT_USERAGENT, t->user_agent);
+    if (t->idle_ms > 0) curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, (long)((t->idle_ms + 999) / 1000));
+    if (t->shuffle) curl_easy_setopt(h, CURLOPT_DNS_SHUFFLE_ADDRESSES, 1L);
+    if (t->http_version == 1) curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+    if (t->http_version == 2)
+        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+}
+
 tl_status tl_http_send(tl_http_client *c, const tl_http_request *req, tl_http_response *resp,
                        tl_error *err)
 {
@@ -199,7 +237,7 @@ tl_status tl_http_send(tl_http_client *c, const tl_http_request *req, tl_http_re
     CURL *h = take_handle(c);
     if (h == NULL) return tl_error_nomem(err);
     bool oom = false;
-    struct curl_slist *headers = build_headers(req, &oom);
+    struct curl_slist *headers = build_headers(req, c->transport.upload_type, &oom);
     if (oom) {
         give_handle(c, h, true);
         return tl_error_nomem(err);
@@ -221,6 +259,7 @@ tl_status tl_http_send(tl_http_client *c, const tl_http_request *req, tl_http_re
     if (c->proxy) curl_easy_setopt(h, CURLOPT_PROXY, c->proxy);
     if (c->noproxy) curl_easy_setopt(h, CURLOPT_NOPROXY, c->noproxy);
     if (c->proxy_ca) curl_easy_setopt(h, CURLOPT_PROXY_CAINFO, c->proxy_ca);
+    set_transport(h, &c->transport);
     set_method(h, req);
     CURLcode rc = curl_easy_perform(h);
     curl_slist_free_all(headers);

@@ -40,6 +40,22 @@ typedef struct tl_http_timeouts {
 
 tl_status tl_http_client_new(const tl_http_timeouts *timeouts, tl_http_client **out, tl_error *err);
 
+/* How the client's connections behave (object_store's client option names
+ * in brackets); zero values keep libcurl's defaults. */
+typedef struct tl_http_transport {
+    bool insecure;           /* [allow_invalid_certificates] no TLS certificate checks */
+    const char *user_agent;  /* [user_agent] NULL: libcurl's none */
+    int64_t idle_ms;         /* [pool_idle_timeout] > 0: idle connections unused longer close */
+    int max_idle;            /* [pool_max_idle_per_host] -1: POOL_MAX handles kept idle */
+    bool shuffle;            /* [randomize_addresses] resolved addresses tried in random order */
+    int http_version;        /* [http1_only] 1: HTTP/1.1 only; [http2_only] 2: HTTP/2 only */
+    const char *upload_type; /* [default_content_type] Content-Type of bodies without one */
+} tl_http_transport;
+
+/* Applies `t` (copied) to every later request of the client. */
+tl_status tl_http_client_set_transport(tl_http_client *c, const tl_http_transport *t,
+                                       tl_error *err);
+
 /* Sends every later request of the client through an HTTP(S) proxy (url; NULL:
  * none but the environment's, as curl reads it), except to the hosts of
  * `excludes` (curl's NOPROXY list: "host1,.domain"; may be NULL), trusting

@@ -16,6 +16,7 @@ tl_status tl_remote_init(tl_remote *r, tl_store_config *cfg, const char *url_sch
                       : tl_strdup_printf("%s://%s", url_scheme, r->cfg.bucket);
     if (r->base.url == NULL) return tl_error_nomem(err);
     TL_TRY(tl_http_client_new(&r->cfg.timeouts, &r->http, err));
+    TL_TRY(tl_http_client_set_transport(r->http, &r->cfg.transport, err));
     if (r->cfg.proxy_url == NULL && r->cfg.proxy_excludes == NULL && r->cfg.proxy_ca == NULL)
         return TL_OK;
     return tl_http_client_set_proxy(r->http, r->cfg.proxy_url, r->cfg.proxy_excludes,

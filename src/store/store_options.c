@@ -19,7 +19,9 @@ typedef enum opt_type {
     OPT_COUNT,       /* a non-negative int, not capped */
     OPT_CACHE,       /* off, memory or disk */
     OPT_LOOKUP,      /* list or hint */
-    OPT_SSE          /* AES256, aws:kms or aws:kms:dsse */
+    OPT_SSE,         /* AES256, aws:kms or aws:kms:dsse */
+    OPT_ONLY,        /* one value, what Timelake always does (`only`); others refused (`why`) */
+    OPT_REFUSED      /* the reference's, which Timelake cannot honour (`why`, what to do) */
 } opt_type;
 
 typedef struct opt_def {
@@ -27,97 +29,220 @@ typedef struct opt_def {
     int kinds; /* tl_store_kind mask */
     opt_type type;
     size_t offset;
+    const char *only; /* OPT_ONLY: the value honoured */
+    const char *why;  /* OPT_ONLY and OPT_REFUSED: the reason, and what to use instead */
 } opt_def;
 
 #define CLOUD (TL_STORE_S3 | TL_STORE_GCS | TL_STORE_AZURE)
 #define ALL (CLOUD | TL_STORE_HTTP)
 #define F(field) offsetof(tl_store_config, field)
 
+#define HTTP2_KNOBS                                                                                \
+    "libcurl, Timelake's HTTP client, has no such setting (its HTTP/2 pings and frames are its "   \
+    "own); idle connections close by pool_idle_timeout"
+#define NO_TAGS "Timelake writes no object tags, so tagging cannot be turned on"
+#define NO_COPIES                                                                                  \
+    "Timelake never copies objects: its commits are conditional puts (If-None-Match: *)"
+#define NO_CHECKSUM                                                                                \
+    "uploads are checked by their SigV4 payload hash (x-amz-content-sha256) instead; keep "        \
+    "aws_unsigned_payload off (the default) for that"
+#define AWS_KEYS_ONLY                                                                              \
+    "Timelake fetches no credentials from the instance metadata service, a container or a web "    \
+    "identity; give aws_access_key_id and aws_secret_access_key (and aws_session_token for "       \
+    "temporary ones), or the AWS_* environment variables"
+#define AZURE_KEYS_ONLY                                                                            \
+    "Timelake signs in to Azure with an account key, a SAS token or a bearer token only; get a "   \
+    "token yourself (az account get-access-token --resource https://storage.azure.com) and give "  \
+    "it as azure_storage_token"
+
 /* Key names and aliases as the reference accepts them, plus timelake's own
  * (max_retries, retry_backoff, retry_max_backoff, cache_dir, cache_memory,
  * multipart_threshold, multipart_part_size, multipart_concurrency). */
 static const opt_def OPTIONS[] = {
-    {"aws_region", TL_STORE_S3, OPT_STR, F(region)},
-    {"region", TL_STORE_S3, OPT_STR, F(region)},
-    {"aws_default_region", TL_STORE_S3, OPT_STR, F(region)},
-    {"aws_endpoint", TL_STORE_S3, OPT_STR, F(endpoint)},
-    {"aws_endpoint_url", TL_STORE_S3, OPT_STR, F(endpoint)},
-    {"aws_endpoint_url_s3", TL_STORE_S3, OPT_STR, F(endpoint)},
-    {"endpoint", TL_STORE_S3 | TL_STORE_AZURE, OPT_STR, F(endpoint)},
-    {"endpoint_url", TL_STORE_S3, OPT_STR, F(endpoint)},
-    {"aws_access_key_id", TL_STORE_S3, OPT_STR, F(key_id)},
-    {"access_key_id", TL_STORE_S3, OPT_STR, F(key_id)},
-    {"aws_secret_access_key", TL_STORE_S3, OPT_STR, F(secret)},
-    {"secret_access_key", TL_STORE_S3, OPT_STR, F(secret)},
-    {"aws_session_token", TL_STORE_S3, OPT_STR, F(token)},
-    {"session_token", TL_STORE_S3, OPT_STR, F(token)},
-    {"aws_token", TL_STORE_S3, OPT_STR, F(token)},
-    {"token", TL_STORE_S3, OPT_STR, F(token)},
-    {"aws_allow_http", TL_STORE_S3, OPT_BOOL, F(allow_http)},
-    {"allow_http", CLOUD, OPT_BOOL, F(allow_http)},
-    {"azure_allow_http", TL_STORE_AZURE, OPT_BOOL, F(allow_http)},
-    {"aws_virtual_hosted_style_request", TL_STORE_S3, OPT_BOOL, F(virtual_hosted)},
-    {"virtual_hosted_style_request", TL_STORE_S3, OPT_BOOL, F(virtual_hosted)},
-    {"aws_skip_signature", TL_STORE_S3, OPT_BOOL, F(skip_signature)},
-    {"google_skip_signature", TL_STORE_GCS, OPT_BOOL, F(skip_signature)},
-    {"azure_skip_signature", TL_STORE_AZURE, OPT_BOOL, F(skip_signature)},
-    {"skip_signature", CLOUD, OPT_BOOL, F(skip_signature)},
-    {"aws_unsigned_payload", TL_STORE_S3, OPT_BOOL, F(unsigned_payload)},
-    {"unsigned_payload", TL_STORE_S3, OPT_BOOL, F(unsigned_payload)},
-    {"aws_server_side_encryption", TL_STORE_S3, OPT_SSE, F(sse)},
-    {"aws_sse_kms_key_id", TL_STORE_S3, OPT_STR, F(sse_kms_key_id)},
-    {"aws_sse_bucket_key_enabled", TL_STORE_S3, OPT_BOOL, F(sse_bucket_key)},
-    {"aws_bucket", TL_STORE_S3, OPT_STR, F(bucket)},
-    {"aws_bucket_name", TL_STORE_S3, OPT_STR, F(bucket)},
-    {"bucket", TL_STORE_S3 | TL_STORE_GCS, OPT_STR, F(bucket)},
-    {"google_service_account", TL_STORE_GCS, OPT_STR, F(service_account_path)},
-    {"service_account", TL_STORE_GCS, OPT_STR, F(service_account_path)},
-    {"google_service_account_path", TL_STORE_GCS, OPT_STR, F(service_account_path)},
-    {"google_application_credentials", TL_STORE_GCS, OPT_STR, F(service_account_path)},
-    {"google_service_account_key", TL_STORE_GCS, OPT_STR, F(service_account_key)},
-    {"service_account_key", TL_STORE_GCS, OPT_STR, F(service_account_key)},
-    {"google_bucket", TL_STORE_GCS, OPT_STR, F(bucket)},
-    {"google_bucket_name", TL_STORE_GCS, OPT_STR, F(bucket)},
-    {"google_bearer_token", TL_STORE_GCS, OPT_STR, F(bearer_token)},
-    {"google_endpoint", TL_STORE_GCS, OPT_STR, F(endpoint)},
-    {"azure_storage_account_name", TL_STORE_AZURE, OPT_STR, F(account)},
-    {"account_name", TL_STORE_AZURE, OPT_STR, F(account)},
-    {"azure_storage_account_key", TL_STORE_AZURE, OPT_STR, F(account_key)},
-    {"azure_storage_access_key", TL_STORE_AZURE, OPT_STR, F(account_key)},
-    {"account_key", TL_STORE_AZURE, OPT_STR, F(account_key)},
-    {"access_key", TL_STORE_AZURE, OPT_STR, F(account_key)},
-    {"azure_storage_sas_key", TL_STORE_AZURE, OPT_STR, F(sas)},
-    {"azure_storage_sas_token", TL_STORE_AZURE, OPT_STR, F(sas)},
-    {"sas_key", TL_STORE_AZURE, OPT_STR, F(sas)},
-    {"sas_token", TL_STORE_AZURE, OPT_STR, F(sas)},
-    {"azure_storage_token", TL_STORE_AZURE, OPT_STR, F(azure_token)},
-    {"bearer_token", TL_STORE_AZURE, OPT_STR, F(azure_token)},
-    {"azure_storage_use_emulator", TL_STORE_AZURE, OPT_BOOL, F(use_emulator)},
-    {"use_emulator", TL_STORE_AZURE, OPT_BOOL, F(use_emulator)},
-    {"azure_endpoint", TL_STORE_AZURE, OPT_STR, F(endpoint)},
-    {"azure_storage_endpoint", TL_STORE_AZURE, OPT_STR, F(endpoint)},
-    {"timeout", ALL, OPT_MS, F(timeouts.total_ms)},
-    {"connect_timeout", ALL, OPT_MS, F(timeouts.connect_ms)},
-    {"max_retries", ALL, OPT_INT, F(retry.max_retries)},
-    {"retry_backoff", ALL, OPT_MS, F(retry.base_ms)},
-    {"retry_max_backoff", ALL, OPT_MS, F(retry.max_delay_ms)},
-    {"cache_dir", ALL, OPT_STR, F(cache_dir)},
-    {"cache_memory", ALL, OPT_BYTES, F(cache_memory)},
-    {"cache_dir_max", ALL, OPT_BYTES, F(cache_dir_max)},
-    {"timelake_cache", ALL, OPT_CACHE, F(cache_mode)},
-    {"timelake_cache_dir", ALL, OPT_STR, F(cache_dir)},
-    {"timelake_cache_memory_bytes", ALL, OPT_PLAIN_BYTES, F(cache_memory)},
-    {"timelake_cache_disk_bytes", ALL, OPT_PLAIN_BYTES, F(cache_dir_max)},
-    {"timelake_cache_block_bytes", ALL, OPT_PLAIN_BYTES, F(cache_block_bytes)},
-    {"timelake_cache_request_bytes", ALL, OPT_PLAIN_BYTES, F(cache_request_bytes)},
-    {"timelake_warm_connections", ALL, OPT_COUNT, F(warm_connections)},
-    {"timelake_version_lookup", ALL, OPT_LOOKUP, F(version_hint)},
-    {"proxy_url", ALL, OPT_STR, F(proxy_url)},
-    {"proxy_excludes", ALL, OPT_STR, F(proxy_excludes)},
-    {"proxy_ca_certificate", ALL, OPT_STR, F(proxy_ca)},
-    {"multipart_threshold", ALL, OPT_BYTES, F(multipart_threshold)},
-    {"multipart_part_size", ALL, OPT_BYTES, F(multipart_part_size)},
-    {"multipart_concurrency", ALL, OPT_INT, F(multipart_concurrency)},
+    {"aws_region", TL_STORE_S3, OPT_STR, F(region), NULL, NULL},
+    {"region", TL_STORE_S3, OPT_STR, F(region), NULL, NULL},
+    {"aws_default_region", TL_STORE_S3, OPT_STR, F(region), NULL, NULL},
+    {"aws_endpoint", TL_STORE_S3, OPT_STR, F(endpoint), NULL, NULL},
+    {"aws_endpoint_url", TL_STORE_S3, OPT_STR, F(endpoint), NULL, NULL},
+    {"aws_endpoint_url_s3", TL_STORE_S3, OPT_STR, F(endpoint), NULL, NULL},
+    {"endpoint", TL_STORE_S3 | TL_STORE_AZURE, OPT_STR, F(endpoint), NULL, NULL},
+    {"endpoint_url", TL_STORE_S3, OPT_STR, F(endpoint), NULL, NULL},
+    {"aws_access_key_id", TL_STORE_S3, OPT_STR, F(key_id), NULL, NULL},
+    {"access_key_id", TL_STORE_S3, OPT_STR, F(key_id), NULL, NULL},
+    {"aws_secret_access_key", TL_STORE_S3, OPT_STR, F(secret), NULL, NULL},
+    {"secret_access_key", TL_STORE_S3, OPT_STR, F(secret), NULL, NULL},
+    {"aws_session_token", TL_STORE_S3, OPT_STR, F(token), NULL, NULL},
+    {"session_token", TL_STORE_S3, OPT_STR, F(token), NULL, NULL},
+    {"aws_token", TL_STORE_S3, OPT_STR, F(token), NULL, NULL},
+    {"token", TL_STORE_S3, OPT_STR, F(token), NULL, NULL},
+    {"aws_allow_http", TL_STORE_S3, OPT_BOOL, F(allow_http), NULL, NULL},
+    {"allow_http", CLOUD, OPT_BOOL, F(allow_http), NULL, NULL},
+    {"azure_allow_http", TL_STORE_AZURE, OPT_BOOL, F(allow_http), NULL, NULL},
+    {"aws_virtual_hosted_style_request", TL_STORE_S3, OPT_BOOL, F(virtual_hosted), NULL, NULL},
+    {"virtual_hosted_style_request", TL_STORE_S3, OPT_BOOL, F(virtual_hosted), NULL, NULL},
+    {"aws_skip_signature", TL_STORE_S3, OPT_BOOL, F(skip_signature), NULL, NULL},
+    {"google_skip_signature", TL_STORE_GCS, OPT_BOOL, F(skip_signature), NULL, NULL},
+    {"azure_skip_signature", TL_STORE_AZURE, OPT_BOOL, F(skip_signature), NULL, NULL},
+    {"skip_signature", CLOUD, OPT_BOOL, F(skip_signature), NULL, NULL},
+    {"aws_unsigned_payload", TL_STORE_S3, OPT_BOOL, F(unsigned_payload), NULL, NULL},
+    {"unsigned_payload", TL_STORE_S3, OPT_BOOL, F(unsigned_payload), NULL, NULL},
+    {"aws_server_side_encryption", TL_STORE_S3, OPT_SSE, F(sse), NULL, NULL},
+    {"aws_sse_kms_key_id", TL_STORE_S3, OPT_STR, F(sse_kms_key_id), NULL, NULL},
+    {"aws_sse_bucket_key_enabled", TL_STORE_S3, OPT_BOOL, F(sse_bucket_key), NULL, NULL},
+    {"aws_bucket", TL_STORE_S3, OPT_STR, F(bucket), NULL, NULL},
+    {"aws_bucket_name", TL_STORE_S3, OPT_STR, F(bucket), NULL, NULL},
+    {"bucket", TL_STORE_S3 | TL_STORE_GCS, OPT_STR, F(bucket), NULL, NULL},
+    {"google_service_account", TL_STORE_GCS, OPT_STR, F(service_account_path), NULL, NULL},
+    {"service_account", TL_STORE_GCS, OPT_STR, F(service_account_path), NULL, NULL},
+    {"google_service_account_path", TL_STORE_GCS, OPT_STR, F(service_account_path), NULL, NULL},
+    {"google_application_credentials", TL_STORE_GCS, OPT_STR, F(service_account_path), NULL, NULL},
+    {"google_service_account_key", TL_STORE_GCS, OPT_STR, F(service_account_key), NULL, NULL},
+    {"service_account_key", TL_STORE_GCS, OPT_STR, F(service_account_key), NULL, NULL},
+    {"google_bucket", TL_STORE_GCS, OPT_STR, F(bucket), NULL, NULL},
+    {"google_bucket_name", TL_STORE_GCS, OPT_STR, F(bucket), NULL, NULL},
+    {"google_bearer_token", TL_STORE_GCS, OPT_STR, F(bearer_token), NULL, NULL},
+    {"google_endpoint", TL_STORE_GCS, OPT_STR, F(endpoint), NULL, NULL},
+    {"azure_storage_account_name", TL_STORE_AZURE, OPT_STR, F(account), NULL, NULL},
+    {"account_name", TL_STORE_AZURE, OPT_STR, F(account), NULL, NULL},
+    {"azure_storage_account_key", TL_STORE_AZURE, OPT_STR, F(account_key), NULL, NULL},
+    {"azure_storage_access_key", TL_STORE_AZURE, OPT_STR, F(account_key), NULL, NULL},
+    {"account_key", TL_STORE_AZURE, OPT_STR, F(account_key), NULL, NULL},
+    {"access_key", TL_STORE_AZURE, OPT_STR, F(account_key), NULL, NULL},
+    {"azure_storage_sas_key", TL_STORE_AZURE, OPT_STR, F(sas), NULL, NULL},
+    {"azure_storage_sas_token", TL_STORE_AZURE, OPT_STR, F(sas), NULL, NULL},
+    {"sas_key", TL_STORE_AZURE, OPT_STR, F(sas), NULL, NULL},
+    {"sas_token", TL_STORE_AZURE, OPT_STR, F(sas), NULL, NULL},
+    {"azure_storage_token", TL_STORE_AZURE, OPT_STR, F(azure_token), NULL, NULL},
+    {"bearer_token", TL_STORE_AZURE, OPT_STR, F(azure_token), NULL, NULL},
+    {"azure_storage_use_emulator", TL_STORE_AZURE, OPT_BOOL, F(use_emulator), NULL, NULL},
+    {"use_emulator", TL_STORE_AZURE, OPT_BOOL, F(use_emulator), NULL, NULL},
+    {"azure_endpoint", TL_STORE_AZURE, OPT_STR, F(endpoint), NULL, NULL},
+    {"azure_storage_endpoint", TL_STORE_AZURE, OPT_STR, F(endpoint), NULL, NULL},
+    {"timeout", ALL, OPT_MS, F(timeouts.total_ms), NULL, NULL},
+    {"connect_timeout", ALL, OPT_MS, F(timeouts.connect_ms), NULL, NULL},
+    {"max_retries", ALL, OPT_INT, F(retry.max_retries), NULL, NULL},
+    {"retry_backoff", ALL, OPT_MS, F(retry.base_ms), NULL, NULL},
+    {"retry_max_backoff", ALL, OPT_MS, F(retry.max_delay_ms), NULL, NULL},
+    {"cache_dir", ALL, OPT_STR, F(cache_dir), NULL, NULL},
+    {"cache_memory", ALL, OPT_BYTES, F(cache_memory), NULL, NULL},
+    {"cache_dir_max", ALL, OPT_BYTES, F(cache_dir_max), NULL, NULL},
+    {"timelake_cache", ALL, OPT_CACHE, F(cache_mode), NULL, NULL},
+    {"timelake_cache_dir", ALL, OPT_STR, F(cache_dir), NULL, NULL},
+    {"timelake_cache_memory_bytes", ALL, OPT_PLAIN_BYTES, F(cache_memory), NULL, NULL},
+    {"timelake_cache_disk_bytes", ALL, OPT_PLAIN_BYTES, F(cache_dir_max), NULL, NULL},
+    {"timelake_cache_block_bytes", ALL, OPT_PLAIN_BYTES, F(cache_block_bytes), NULL, NULL},
+    {"timelake_cache_request_bytes", ALL, OPT_PLAIN_BYTES, F(cache_request_bytes), NULL, NULL},
+    {"timelake_warm_connections", ALL, OPT_COUNT, F(warm_connections), NULL, NULL},
+    {"timelake_version_lookup", ALL, OPT_LOOKUP, F(version_hint), NULL, NULL},
+    {"proxy_url", ALL, OPT_STR, F(proxy_url), NULL, NULL},
+    {"proxy_excludes", ALL, OPT_STR, F(proxy_excludes), NULL, NULL},
+    {"proxy_ca_certificate", ALL, OPT_STR, F(proxy_ca), NULL, NULL},
+    {"multipart_threshold", ALL, OPT_BYTES, F(multipart_threshold), NULL, NULL},
+    {"multipart_part_size", ALL, OPT_BYTES, F(multipart_part_size), NULL, NULL},
+    {"multipart_concurrency", ALL, OPT_INT, F(multipart_concurrency), NULL, NULL},
+    /* object_store's other aliases */
+    {"default_region", TL_STORE_S3, OPT_STR, F(region), NULL, NULL},
+    {"bucket_name", TL_STORE_S3 | TL_STORE_GCS, OPT_STR, F(bucket), NULL, NULL},
+    {"service_account_path", TL_STORE_GCS, OPT_STR, F(service_account_path), NULL, NULL},
+    {"application_credentials", TL_STORE_GCS, OPT_STR, F(service_account_path), NULL, NULL},
+    {"azure_storage_master_key", TL_STORE_AZURE, OPT_STR, F(account_key), NULL, NULL},
+    {"master_key", TL_STORE_AZURE, OPT_STR, F(account_key), NULL, NULL},
+    {"token", TL_STORE_AZURE, OPT_STR, F(azure_token), NULL, NULL},
+    {"azure_container_name", TL_STORE_AZURE, OPT_STR, F(bucket), NULL, NULL},
+    {"container_name", TL_STORE_AZURE, OPT_STR, F(bucket), NULL, NULL},
+    {"aws_request_payer", TL_STORE_S3, OPT_BOOL, F(request_payer), NULL, NULL},
+    {"request_payer", TL_STORE_S3, OPT_BOOL, F(request_payer), NULL, NULL},
+    /* object_store's HTTP client options (also with the store's prefix:
+     * aws_user_agent, google_timeout, azure_proxy_url, ...) */
+    {"allow_invalid_certificates", ALL, OPT_BOOL, F(transport.insecure), NULL, NULL},
+    {"user_agent", ALL, OPT_STR, F(user_agent), NULL, NULL},
+    {"default_content_type", ALL, OPT_STR, F(content_type), NULL, NULL},
+    {"pool_idle_timeout", ALL, OPT_MS, F(transport.idle_ms), NULL, NULL},
+    {"pool_max_idle_per_host", ALL, OPT_INT, F(transport.max_idle), NULL, NULL},
+    {"randomize_addresses", ALL, OPT_BOOL, F(transport.shuffle), NULL, NULL},
+    {"http1_only", ALL, OPT_BOOL, F(http1_only), NULL, NULL},
+    {"http2_only", ALL, OPT_BOOL, F(http2_only), NULL, NULL},
+    {"http2_keep_alive_interval", ALL, OPT_REFUSED, 0, NULL, HTTP2_KNOBS},
+    {"http2_keep_alive_timeout", ALL, OPT_REFUSED, 0, NULL, HTTP2_KNOBS},
+    {"http2_keep_alive_while_idle", ALL, OPT_REFUSED, 0, NULL, HTTP2_KNOBS},
+    {"http2_max_frame_size", ALL, OPT_REFUSED, 0, NULL, HTTP2_KNOBS},
+    /* What Timelake does always, or cannot do */
+    {"timelake_freshness_check", ALL, OPT_ONLY, 0, "list",
+     "a reader lists the metadata (and reads the head object in the same round trip), what "
+     "\"list\" does; to skip the listing, use timelake_version_lookup=hint"},
+    {"timelake_local_root", ALL, OPT_REFUSED, 0, NULL,
+     "give a local lake's folder as the location (a path or file:// URL)"},
+    {"aws_conditional_put", TL_STORE_S3, OPT_ONLY, 0, "etag",
+     "commits are conditional puts (If-None-Match: *), what \"etag\" does; a store "
+     "without them cannot hold a Timelake table"},
+    {"conditional_put", TL_STORE_S3, OPT_ONLY, 0, "etag",
+     "commits are conditional puts (If-None-Match: *), what \"etag\" does; a store "
+     "without them cannot hold a Timelake table"},
+    {"aws_disable_tagging", TL_STORE_S3, OPT_ONLY, 0, "true", NO_TAGS},
+    {"disable_tagging", TL_STORE_S3 | TL_STORE_AZURE, OPT_ONLY, 0, "true", NO_TAGS},
+    {"azure_disable_tagging", TL_STORE_AZURE, OPT_ONLY, 0, "true", NO_TAGS},
+    {"aws_copy_if_not_exists", TL_STORE_S3, OPT_REFUSED, 0, NULL, NO_COPIES},
+    {"copy_if_not_exists", TL_STORE_S3, OPT_REFUSED, 0, NULL, NO_COPIES},
+    {"aws_checksum_algorithm", TL_STORE_S3, OPT_REFUSED, 0, NULL, NO_CHECKSUM},
+    {"checksum_algorithm", TL_STORE_S3, OPT_REFUSED, 0, NULL, NO_CHECKSUM},
+    {"aws_s3_express", TL_STORE_S3, OPT_REFUSED, 0, NULL,
+     "S3 Express One Zone buckets (session authentication) are not supported; use a "
+     "general-purpose bucket"},
+    {"s3_express", TL_STORE_S3, OPT_REFUSED, 0, NULL,
+     "S3 Express One Zone buckets (session authentication) are not supported; use a "
+     "general-purpose bucket"},
+    {"aws_sse_customer_key_base64", TL_STORE_S3, OPT_REFUSED, 0, NULL,
+     "customer-provided keys (SSE-C) are not supported; use aws_server_side_encryption "
+     "(AES256 or aws:kms)"},
+    {"aws_imdsv1_fallback", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"imdsv1_fallback", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"aws_metadata_endpoint", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"metadata_endpoint", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"aws_container_credentials_relative_uri", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"aws_container_credentials_full_uri", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"aws_container_authorization_token_file", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"aws_role_arn", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"aws_role_session_name", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"aws_web_identity_token_file", TL_STORE_S3, OPT_REFUSED, 0, NULL, AWS_KEYS_ONLY},
+    {"azure_use_fabric_endpoint", TL_STORE_AZURE, OPT_REFUSED, 0, NULL,
+     "give the endpoint itself as azure_storage_endpoint"},
+    {"use_fabric_endpoint", TL_STORE_AZURE, OPT_REFUSED, 0, NULL,
+     "give the endpoint itself as azure_storage_endpoint"},
+};
+
+/* Azure's sign-in options, none of which Timelake performs. */
+static const char *const AZURE_SIGN_INS[] = {
+    "azure_storage_client_id",
+    "azure_client_id",
+    "client_id",
+    "azure_storage_client_secret",
+    "azure_client_secret",
+    "client_secret",
+    "azure_storage_tenant_id",
+    "azure_storage_authority_id",
+    "azure_tenant_id",
+    "azure_authority_id",
+    "tenant_id",
+    "authority_id",
+    "azure_storage_authority_host",
+    "azure_authority_host",
+    "authority_host",
+    "azure_msi_endpoint",
+    "azure_identity_endpoint",
+    "identity_endpoint",
+    "msi_endpoint",
+    "azure_object_id",
+    "object_id",
+    "azure_msi_resource_id",
+    "msi_resource_id",
+    "azure_federated_token_file",
+    "federated_token_file",
+    "azure_use_azure_cli",
+    "use_azure_cli",
+    "azure_fabric_token_service_url",
+    "azure_fabric_workload_host",
+    "azure_fabric_session_token",
+    "azure_fabric_cluster_identifier",
 };
 
 static const char *kind_name(tl_store_kind k)
@@ -285,8 +410,43 @@ static tl_status apply(tl_store_config *c, const opt_def *d, const char *key, co
     case OPT_LOOKUP:
     case OPT_SSE:
         return parse_enum(d, key, v, field, err);
+    case OPT_ONLY:
+        if (strcasecmp(v, d->only) == 0) return TL_OK; /* what Timelake does anyway */
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "storage option %s=%s is not supported (only %s is): %s", key, v,
+                            d->only, d->why);
+    case OPT_REFUSED:
+        return tl_error_set(err, TL_ERR_INVALID, "storage option %s is not supported: %s", key,
+                            d->why);
     }
     return TL_OK;
+}
+
+/* The definition of `key` for a store of kind `kind`, or NULL. */
+static const opt_def *find_option(const char *key, tl_store_kind kind)
+{
+    for (size_t k = 0; k < sizeof OPTIONS / sizeof OPTIONS[0]; k++)
+        if (strcasecmp(OPTIONS[k].name, key) == 0 && (OPTIONS[k].kinds & kind)) return &OPTIONS[k];
+    static const opt_def azure_sign_in = {"", TL_STORE_AZURE, OPT_REFUSED,
+                                          0,  NULL,           AZURE_KEYS_ONLY};
+    for (size_t k = 0; kind == TL_STORE_AZURE && k < sizeof AZURE_SIGN_INS / sizeof *AZURE_SIGN_INS;
+         k++)
+        if (strcasecmp(AZURE_SIGN_INS[k], key) == 0) return &azure_sign_in;
+    return NULL;
+}
+
+/* object_store takes its client options with the store's prefix too
+ * (aws_timeout, google_user_agent, azure_proxy_url): the option without it,
+ * when that is one of every store's. */
+static const opt_def *find_prefixed(const char *key, tl_store_kind kind)
+{
+    const char *prefix = kind == TL_STORE_S3      ? "aws_"
+                         : kind == TL_STORE_GCS   ? "google_"
+                         : kind == TL_STORE_AZURE ? "azure_"
+                                                  : NULL;
+    if (prefix == NULL || strncasecmp(key, prefix, strlen(prefix)) != 0) return NULL;
+    const opt_def *d = find_option(key + strlen(prefix), kind);
+    return d && (d->kinds & CLOUD) == CLOUD ? d : NULL;
 }
 
 static tl_status apply_options(tl_store_config *c, const char *const *options, tl_error *err)
@@ -295,10 +455,8 @@ static tl_status apply_options(tl_store_config *c, const char *const *options, t
         const char *key = options[i], *v = options[i + 1];
         if (v == NULL)
             return tl_error_set(err, TL_ERR_INVALID, "storage option \"%s\" has no value", key);
-        const opt_def *d = NULL;
-        for (size_t k = 0; k < sizeof OPTIONS / sizeof OPTIONS[0] && !d; k++)
-            if (strcasecmp(OPTIONS[k].name, key) == 0 && (OPTIONS[k].kinds & c->kind))
-                d = &OPTIONS[k];
+        const opt_def *d = find_option(key, c->kind);
+        if (d == NULL) d = find_prefixed(key, c->kind);
         if (d == NULL)
             return tl_error_set(err, TL_ERR_INVALID, "unknown %s storage option \"%s\"",
                                 kind_name(c->kind), key);
@@ -426,6 +584,22 @@ static tl_status check_endpoint(const tl_store_config *c, tl_error *err)
     return TL_OK;
 }
 
+/* The client options the HTTP layer takes (http.h). */
+static tl_status check_transport(tl_store_config *c, tl_error *err)
+{
+    if (c->http1_only && c->http2_only)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "storage options http1_only and http2_only are both true: choose one");
+    c->transport.http_version = c->http1_only ? 1 : c->http2_only ? 2 : 0;
+    c->transport.user_agent = c->user_agent;
+    c->transport.upload_type = c->content_type;
+    if (c->content_type && (strlen(c->content_type) > 200 || strpbrk(c->content_type, "\r\n")))
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "storage option default_content_type \"%s\" is not a content type",
+                            c->content_type);
+    return TL_OK;
+}
+
 tl_status tl_store_config_parse(const char *location, const char *const *options,
                                 tl_store_config *out, tl_error *err)
 {
@@ -436,12 +610,14 @@ tl_status tl_store_config_parse(const char *location, const char *const *options
     out->multipart_threshold = 64LL << 20;
     out->multipart_part_size = 16LL << 20;
     out->multipart_concurrency = 4;
+    out->transport.max_idle = -1;
     tl_status st = split_location(out, location, err);
     if (st == TL_OK) st = apply_options(out, options, err);
     if (st == TL_OK) st = fill_from_env(out, err);
     if (st == TL_OK) st = check_endpoint(out, err);
     if (st == TL_OK) st = check_multipart(out, err);
     if (st == TL_OK) st = check_cache(out, err);
+    if (st == TL_OK) st = check_transport(out, err);
     if (st == TL_OK && out->kind == TL_STORE_HTTP) out->version_hint = true; /* no listing */
     if (st == TL_OK && out->endpoint) {
         size_t n = strlen(out->endpoint);
@@ -460,6 +636,8 @@ void tl_store_config_clear(tl_store_config *c)
                      &c->proxy_url,
                      &c->proxy_excludes,
                      &c->proxy_ca,
+                     &c->user_agent,
+                     &c->content_type,
                      &c->sse,
                      &c->sse_kms_key_id,
                      &c->region,

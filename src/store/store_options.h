@@ -46,6 +46,11 @@ typedef struct tl_store_config {
     char *proxy_url;      /* all requests through this HTTP(S) proxy */
     char *proxy_excludes; /* hosts reached directly (curl's NOPROXY list) */
     char *proxy_ca;       /* CA bundle of the proxy's certificate */
+    /* object_store's other client options (http.h); its strings point into
+     * user_agent and content_type */
+    tl_http_transport transport;
+    char *user_agent, *content_type;
+    bool http1_only, http2_only;
     /* Objects larger than multipart_threshold go up in parts of multipart_part_size
      * (grown when a backend's part limit needs it), multipart_concurrency at a time.
      * S3 wants parts of 5 MiB at least (except the last). */
@@ -58,6 +63,7 @@ typedef struct tl_store_config {
     char *sse;                           /* x-amz-server-side-encryption of writes, or NULL */
     char *sse_kms_key_id;
     bool sse_bucket_key;
+    bool request_payer; /* aws_request_payer: requests say the requester pays */
     /* GCS */
     char *service_account_path, *service_account_key, *bearer_token;
     /* Azure */

@@ -66,6 +66,7 @@ static tl_status s3_attempt(tl_remote *r, const tl_remote_call *call, tl_http_re
     for (size_t i = 0; call->headers && i < call->headers->len; i++)
         rc |= tl_strlist_push(&extra, call->headers->items[i]);
     rc |= sse_headers(r, call, &extra);
+    if (r->cfg.request_payer) rc |= tl_strlist_push(&extra, "x-amz-request-payer: requester");
     for (size_t i = 0; i < extra.len; i++) rc |= tl_strlist_push(&headers, extra.items[i]);
     tl_status st = rc ? tl_error_nomem(err) : TL_OK;
     if (st == TL_OK && !r->cfg.skip_signature) {

@@ -499,3 +499,135 @@ def test_http_options(served):
                               "max_retries": "2"})
         assert answers(lake) == want
     assert proxy.requests and all(p.startswith(url + "/") for _, p, _ in proxy.requests)  # absolute form
+
+
+# ---- every name the reference takes: honoured, or refused saying why ----
+
+# object_store's configuration keys (S3, GCS, Azure and its HTTP client's,
+# with their aliases and store prefixes) and the reference's timelake_* keys:
+# the candidates the reference is asked about.
+CLIENT_KEYS = ["allow_http", "allow_invalid_certificates", "connect_timeout", "default_content_type", "http1_only",
+               "http2_only", "http2_keep_alive_interval", "http2_keep_alive_timeout", "http2_keep_alive_while_idle",
+               "http2_max_frame_size", "pool_idle_timeout", "pool_max_idle_per_host", "proxy_url",
+               "proxy_ca_certificate", "proxy_excludes", "randomize_addresses", "timeout", "user_agent"]
+TIMELAKE_KEYS = ["timelake_cache", "timelake_cache_dir", "timelake_cache_memory_bytes", "timelake_cache_disk_bytes",
+                 "timelake_cache_block_bytes", "timelake_cache_request_bytes", "timelake_warm_connections",
+                 "timelake_version_lookup", "timelake_freshness_check", "timelake_local_root"]
+STORE_KEYS = {
+    "s3://b/p": ["aws_access_key_id", "access_key_id", "aws_secret_access_key", "secret_access_key",
+                 "aws_default_region", "default_region", "aws_region", "region", "aws_bucket", "aws_bucket_name",
+                 "bucket_name", "bucket", "aws_endpoint_url", "aws_endpoint", "endpoint_url", "endpoint",
+                 "aws_endpoint_url_s3", "aws_session_token", "aws_token", "session_token", "token",
+                 "aws_virtual_hosted_style_request", "virtual_hosted_style_request", "aws_s3_express", "s3_express",
+                 "aws_imdsv1_fallback", "imdsv1_fallback", "aws_metadata_endpoint", "metadata_endpoint",
+                 "aws_unsigned_payload", "unsigned_payload", "aws_checksum_algorithm", "checksum_algorithm",
+                 "aws_container_credentials_relative_uri", "aws_container_credentials_full_uri",
+                 "aws_container_authorization_token_file", "aws_skip_signature", "skip_signature",
+                 "aws_copy_if_not_exists", "copy_if_not_exists", "aws_conditional_put", "conditional_put",
+                 "aws_disable_tagging", "disable_tagging", "aws_request_payer", "request_payer",
+                 "aws_server_side_encryption", "aws_sse_kms_key_id", "aws_sse_bucket_key_enabled",
+                 "aws_sse_customer_key_base64", "aws_role_arn", "aws_web_identity_token_file", "aws_role_session_name",
+                 "aws_allow_http"] + ["aws_" + k for k in CLIENT_KEYS],
+    "gs://b/p": ["google_service_account", "service_account", "google_service_account_path", "service_account_path",
+                 "google_service_account_key", "service_account_key", "google_bucket", "google_bucket_name",
+                 "google_application_credentials", "application_credentials", "google_skip_signature", "bucket",
+                 "bucket_name", "skip_signature"] + ["google_" + k for k in CLIENT_KEYS],
+    "az://c/p": ["azure_storage_account_name", "account_name", "azure_storage_account_key", "azure_storage_access_key",
+                 "azure_storage_master_key", "master_key", "account_key", "access_key", "azure_storage_client_id",
+                 "azure_client_id", "client_id", "azure_storage_client_secret", "azure_client_secret", "client_secret",
+                 "azure_storage_tenant_id", "azure_storage_authority_id", "azure_tenant_id", "azure_authority_id",
+                 "tenant_id", "authority_id", "azure_storage_authority_host", "azure_authority_host", "authority_host",
+                 "azure_storage_sas_key", "azure_storage_sas_token", "sas_key", "sas_token", "azure_storage_token",
+                 "bearer_token", "token", "azure_storage_use_emulator", "use_emulator", "azure_storage_endpoint",
+                 "azure_endpoint", "endpoint", "azure_msi_endpoint", "azure_identity_endpoint", "identity_endpoint",
+                 "msi_endpoint", "azure_object_id", "object_id", "azure_msi_resource_id", "msi_resource_id",
+                 "azure_federated_token_file", "federated_token_file", "azure_use_fabric_endpoint",
+                 "use_fabric_endpoint", "azure_use_azure_cli", "use_azure_cli", "azure_skip_signature",
+                 "skip_signature", "azure_container_name", "container_name", "azure_disable_tagging",
+                 "disable_tagging", "azure_fabric_token_service_url", "azure_fabric_workload_host",
+                 "azure_fabric_session_token", "azure_fabric_cluster_identifier"] + ["azure_" + k for k in CLIENT_KEYS],
+}
+# What a store needs besides the option tried, so that only the option decides.
+BASE = {"s3://b/p": {"aws_access_key_id": "k", "aws_secret_access_key": "s"}, "gs://b/p": {"google_skip_signature": "true"},
+        "az://c/p": {"azure_storage_account_name": "a", "azure_storage_account_key": "a2V5"}}
+GOOD_VALUES = ["true", "30s", "4", "list", "etag", "AES256", "memory", "https://127.0.0.1:9", "x"]
+
+
+def test_every_name_the_reference_takes_is_honoured_or_refused_saying_why(reference, tmp_path):
+    keyfile = tmp_path / "sa.json"
+    keyfile.write_text("{}")
+    candidates = {loc: sorted(set(keys + CLIENT_KEYS + TIMELAKE_KEYS)) for loc, keys in STORE_KEYS.items()}
+    taken = reference(
+        f"""
+        import json, timelake
+        out = {{}}
+        for loc, keys in {candidates!r}.items():
+            for k in keys:
+                try:
+                    timelake.Lake(loc, storage_options={{k: "zzz"}})
+                    out.setdefault(loc, []).append(k)
+                except Exception as e:
+                    if "unknown" not in str(e):
+                        out.setdefault(loc, []).append(k)
+        print(json.dumps(out))
+        """
+    )
+    assert len(taken["s3://b/p"]) > 90, taken  # the reference judges each name, not values only
+    verdicts = {}
+    for loc, keys in taken.items():
+        for key in keys:
+            verdict, refusal = "judged", False  # judged: its name is known, a value judged wrong (a key file)
+            for value in GOOD_VALUES:
+                if "service_account" in key or "credentials" in key:
+                    value = str(keyfile) if value == "x" else value
+                try:
+                    tlc.Lake(loc, {**BASE[loc], key: value})
+                    verdict = "honoured"
+                    break
+                except ValueError as e:
+                    assert "unknown" not in str(e), (loc, key, str(e))
+                    if "is not supported" in str(e):
+                        assert key in str(e)
+                        refusal = True
+            if verdict != "honoured" and refusal:
+                verdict = "refused"
+            verdicts[f"{loc[:2]}:{key}"] = verdict
+    refused = {k for k, v in verdicts.items() if v == "refused"}
+    # Spot checks of both kinds.
+    assert {"s3:aws_role_arn", "s3:http2_max_frame_size", "az:azure_client_secret", "s3:timelake_local_root"} <= refused
+    assert not {"s3:user_agent", "s3:aws_user_agent", "s3:aws_request_payer", "gs:google_allow_http",
+                "az:azure_timeout", "s3:allow_invalid_certificates", "s3:timelake_freshness_check",
+                "s3:aws_conditional_put", "s3:default_region", "az:container_name"} & refused
+
+
+def test_refused_values_say_what_timelake_does():
+    for key, value, msg in [("timelake_freshness_check", "head", "only list is"),
+                            ("aws_conditional_put", "dynamo:t", "only etag is"),
+                            ("aws_disable_tagging", "false", "writes no object tags"),
+                            ("aws_imdsv1_fallback", "true", "give aws_access_key_id"),
+                            ("aws_checksum_algorithm", "sha256", "x-amz-content-sha256")]:
+        with pytest.raises(ValueError, match=re.escape(key) + ".*" + re.escape(msg)):
+            tlc.Lake("s3://b/p", {key: value})
+    with pytest.raises(ValueError, match="choose one"):
+        tlc.Lake("s3://b/p", {"http1_only": "true", "http2_only": "true"})
+    with pytest.raises(ValueError, match="az account get-access-token"):
+        tlc.Lake("az://c/p", {"azure_client_id": "x"})
+
+
+def test_client_options_reach_the_requests(s3):
+    url = s3.url()
+    with FaultProxy(s3.endpoint) as proxy:
+        lake = tlc.Lake(url, s3.through(proxy, aws_user_agent="probe/1.0", aws_request_payer="true",
+                                        default_content_type="application/x-probe", pool_idle_timeout="30s",
+                                        pool_max_idle_per_host="0", randomize_addresses="true",
+                                        http1_only="true", allow_invalid_certificates="true"))
+        fill(lake)
+        assert lake.sql("SELECT count(*) AS n FROM iot.t").to_pylist() == [{"n": 200}]
+    assert proxy.requests and all(h.get("user-agent") == "probe/1.0" for _, _, h in proxy.requests)
+    assert all(h.get("x-amz-request-payer") == "requester" for _, _, h in proxy.requests)
+    assert all("x-amz-request-payer" in h["authorization"] for _, _, h in proxy.requests)  # signed
+    data_puts = [h for m, p, h in proxy.requests if m == "PUT" and p.endswith(".parquet")]
+    assert data_puts and all(h["content-type"] == "application/x-probe" for h in data_puts)
+    # HTTP/2 only: the first request to moto (HTTP/1.1) fails, as asked; never silently HTTP/1.1.
+    with pytest.raises(tlc.TimelakeError, match="timelake-tables.json"):  # a transport error
+        tlc.Lake(url, dict(s3.options, http2_only="true", max_retries="0")).tables()
