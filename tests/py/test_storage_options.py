@@ -12,6 +12,7 @@ import os
 import random
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import threading
@@ -631,3 +632,28 @@ def test_client_options_reach_the_requests(s3):
     # HTTP/2 only: the first request to moto (HTTP/1.1) fails, as asked; never silently HTTP/1.1.
     with pytest.raises(tlc.TimelakeError, match="timelake-tables.json"):  # a transport error
         tlc.Lake(url, dict(s3.options, http2_only="true", max_retries="0")).tables()
+
+
+def test_allow_invalid_certificates_reads_a_self_signed_https_lake(tmp_path):
+    """An https:// warehouse behind a self-signed certificate: refused by the
+    certificate check, read with allow_invalid_certificates."""
+    lake = tmp_path / "lake"
+    want = answers_of_filled(lake)
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    handler = type("H", (RangeHandler,), {"log": [], "ranges": True})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(lake)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(cert), str(key))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"https://127.0.0.1:{server.server_address[1]}"
+        with pytest.raises((tlc.TimelakeError, KeyError), match="certificate|SSL"):
+            answers(tlc.Lake(url, {"max_retries": "0"}))
+        assert answers(tlc.Lake(url, {"allow_invalid_certificates": "true"})) == want
+    finally:
+        server.shutdown()
+        server.server_close()
