@@ -274,7 +274,8 @@ static PyMethodDef lake_methods[] = {
      "sql(query, namespace='default')\n--\n\nRuns SQL over the lake's tables and returns a "
      "pyarrow.Table. Unqualified names resolve in `namespace`. Besides queries it runs CREATE, "
      "REFRESH and DROP MATERIALIZED ROLLUP, which return one row: the rollup and the rows it "
-     "took."},
+     "took. `FROM t AT (VERSION => snapshot_id)` or `AT (TIMESTAMP => time)` reads a table as "
+     "of an earlier snapshot (KeyError for an unknown or expired one)."},
     {"cache_stats", lake_cache_stats, METH_NOARGS,
      "cache_stats()\n--\n\nWhat the read cache did since the lake was opened, as a dict: "
      "memory_hits, disk_hits, misses, bytes_fetched; None with the cache off (a local lake)."},

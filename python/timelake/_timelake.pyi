@@ -77,9 +77,11 @@ class Lake:
         """Runs SQL; unqualified table names resolve in ``namespace``.
 
         Besides queries it runs ``CREATE``, ``REFRESH`` and ``DROP MATERIALIZED ROLLUP``, which
-        return one row: the rollup and the rows it took.
+        return one row: the rollup and the rows it took. ``FROM t AT (VERSION => snapshot_id)``
+        or ``AT (TIMESTAMP => time)`` reads a table as of an earlier snapshot.
 
-        Raises KeyError for an unknown table, RuntimeError when the query fails.
+        Raises KeyError for an unknown table or snapshot (naming the earliest kept, or saying
+        it was expired), RuntimeError when the query fails.
         """
     def cache_stats(self) -> Optional[CacheStats]:
         """What the read cache did since the lake was opened; None with the cache off (a local lake)."""
