@@ -15,6 +15,7 @@
 #include "query/local_file.h"
 #include "query/query_cache.h"
 #include "query/result_stream.h"
+#include "query/rollup.h"
 #include "query/rows_function.h"
 #include "query/sql_deadline.h"
 #include "query/sql_guess.h"
@@ -569,15 +570,18 @@ tl_status tl_lake_query(tl_lake *lake, const char *query, const tl_sql_options *
     tl_sql_options o = options ? *options : (tl_sql_options){0};
     const char *ns = o.namespace_ ? o.namespace_ : "default";
     tl_status st = check_options(query, &o, ns, err);
+    bool rollup = false; /* CREATE, REFRESH or DROP MATERIALIZED ROLLUP */
+    if (st == TL_OK) st = tl_rollup_statement(lake, ns, query, &rollup, out, err);
     tl_rowset **inputs = NULL;
-    if (st == TL_OK) {
+    if (st == TL_OK && !rollup) {
         st = read_inputs(&o, &inputs, err);
     } else {
         for (size_t i = 0; options && options->inputs && i < options->inputs_len; i++)
             if (options->inputs[i].stream && options->inputs[i].stream->release)
                 options->inputs[i].stream->release(options->inputs[i].stream);
     }
-    if (st == TL_OK) st = query_lake(lake, query, &o, ns, inputs, out, stats, err);
+    if (st == TL_OK && !rollup) st = query_lake(lake, query, &o, ns, inputs, out, stats, err);
+    if (st == TL_OK && rollup && stats) *stats = (tl_query_stats){0};
     for (size_t i = 0; inputs && st != TL_OK && i < o.inputs_len; i++) tl_rowset_free(inputs[i]);
     free(inputs);
     return st;
