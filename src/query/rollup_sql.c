@@ -127,6 +127,7 @@ typedef struct item {
 /* An item "expr [AS] [alias]". */
 static tl_status read_item(span s, item *out, tl_error *err)
 {
+    s.p = tl_sql_skip_blanks(s.p);
     out->expr = s;
     out->alias = NULL;
     const char *as = find_word(s.p, s.end, "AS");

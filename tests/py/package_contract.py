@@ -612,6 +612,133 @@ def check_sql_time_travel(tl, work):
         raises(RuntimeError, lake.sql, q)
 
 
+# ---- Materialized rollups ----
+
+ROLLUP_AGGS = ("count(*) AS n, count(temp) AS nt, sum(temp) AS s, min(temp) AS mn, max(temp) AS mx, avg(temp) AS av, "
+               "first_value(temp ORDER BY time) AS fv, last_value(temp ORDER BY time) AS lv")
+ROLLUP_COLS = "device_id, bucket, n, nt, s, mn, mx, av, fv, lv"
+
+
+def create_rollup(lake, name="iot.hourly", width="1 hour", with_=""):
+    return lake.sql(f"CREATE MATERIALIZED ROLLUP {name} AS SELECT device_id, time_bucket(INTERVAL '{width}', time) "
+                    f"AS bucket, {ROLLUP_AGGS} FROM iot.readings GROUP BY device_id, bucket {with_}").to_pylist()
+
+
+def rollup_matches_raw(lake, name="iot.hourly", width="1 hour"):
+    """The rollup's rows equal the raw table's GROUP BY (as the same package computes it)."""
+    got = lake.sql(f"SELECT {ROLLUP_COLS} FROM {name} ORDER BY device_id, bucket").to_pylist()
+    want = lake.sql(f"SELECT device_id, time_bucket(INTERVAL '{width}', time) AS bucket, {ROLLUP_AGGS} "
+                    "FROM iot.readings GROUP BY 1, 2 ORDER BY 1, 2").to_pylist()
+    for row in got + want:
+        row["av"] = round(row["av"], 9)
+    assert got == want, (got[:3], want[:3])
+    return len(got)
+
+
+def source_snapshot(table_dir):
+    versions = Path(table_dir, "metadata").glob("v*.metadata.json")
+    md = json.loads(max(versions, key=lambda p: int(p.name[1:].split(".")[0])).read_text())
+    current = [s for s in md["snapshots"] if s["snapshot-id"] == md["current-snapshot-id"]][0]
+    return current["summary"].get("timelake.rollup-source-snapshot")
+
+
+def check_rollup_statements(tl, work):
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    t.append(readings(300, step=dt.timedelta(minutes=2)))
+    out = lake.sql("CREATE MATERIALIZED ROLLUP iot.hourly AS SELECT device_id, time_bucket(INTERVAL '1 hour', time) "
+                   f"AS bucket, {ROLLUP_AGGS} FROM iot.readings GROUP BY device_id, bucket "
+                   "WITH (refresh_interval = '10m', retention = '365d')")
+    assert out.schema.names == ["rollup", "rows"] and pa.types.is_uint64(out.schema.field("rows").type), out.schema
+    assert out.to_pylist() == [{"rollup": "iot.hourly", "rows": 20}], out.to_pylist()
+    assert rollup_matches_raw(lake) == 20
+    props = properties(work / "iot" / "hourly")
+    aggs = json.loads(props["timelake.rollup-aggregates"])
+    assert aggs[0] == {"name": "n", "function": "count"} and aggs[1] == {"name": "nt", "function": "count",
+                                                                         "column": "temp"}, aggs
+    assert [a["function"] for a in aggs] == ["count", "count", "sum", "min", "max", "avg", "first_value",
+                                             "last_value"], aggs
+    assert (props["timelake.rollup-source"], props["timelake.rollup-bucket"], props["timelake.time-column"],
+            props["timelake.series-key"], props["timelake.chunk-interval"], props["timelake.dedup"],
+            props["timelake.rollup-refresh-interval"], props["timelake.retention"]) == (
+        "iot.readings", "1h", "bucket", "device_id", "month", "true", "10m", "365d"), props
+    assert "timelake.ingest-time-column" not in props
+    assert properties(work / "iot" / "readings")["timelake.rollups"] == "iot.hourly"
+    raw_snapshot = str(json.loads(max(Path(work, "iot", "readings", "metadata").glob("v*.metadata.json"),
+                                      key=lambda p: int(p.name[1:].split(".")[0])).read_text())["current-snapshot-id"])
+    assert source_snapshot(work / "iot" / "hourly") == raw_snapshot
+    # A narrow bucket gets day partitions; a rollup is listed after the others.
+    assert create_rollup(lake, "iot.fine", "5 minutes") == [{"rollup": "iot.fine", "rows": 240}]
+    assert properties(work / "iot" / "fine")["timelake.chunk-interval"] == "day"
+    assert properties(work / "iot" / "fine")["timelake.rollup-bucket"] == "5m"
+    assert properties(work / "iot" / "readings")["timelake.rollups"] == "iot.hourly,iot.fine"
+    # Statements and their errors.
+    raises(FileExistsError, create_rollup, lake)
+    assert create_rollup(lake, "IF NOT EXISTS iot.hourly") == [{"rollup": "iot.hourly", "rows": 0}]
+    assert lake.sql("REFRESH MATERIALIZED ROLLUP iot.hourly").to_pylist() == [{"rollup": "iot.hourly", "rows": 0}]
+    bad = "CREATE MATERIALIZED ROLLUP iot.bad AS SELECT "
+    raises(ValueError, lake.sql, bad + "device_id, time_bucket(INTERVAL '1 hour', time) AS bucket, median(temp) AS m "
+           "FROM iot.readings GROUP BY device_id, bucket", match="isn't an aggregate a rollup stores")
+    raises(ValueError, lake.sql, bad + "device_id, time_bucket(INTERVAL '1 hour', time) AS bucket, "
+           "first_value(temp) AS m FROM iot.readings GROUP BY device_id, bucket",
+           match="isn't an aggregate a rollup stores")
+    raises(ValueError, lake.sql, bad + "device_id, count(*) AS n FROM iot.readings GROUP BY device_id",
+           match="group by time_bucket(<")
+    raises(ValueError, lake.sql, bad + "device_id, time_bucket(INTERVAL '1 hour', time) AS bucket, count(*) AS n "
+           "FROM iot.readings WHERE temp > 1 GROUP BY device_id, bucket", match="WHERE isn't supported")
+    raises(ValueError, lake.sql, bad + "temp, time_bucket(INTERVAL '1 hour', time) AS bucket, count(*) AS n "
+           "FROM iot.readings GROUP BY temp, bucket", match="series-key columns (device_id)")
+    raises(ValueError, lake.sql, bad + "device_id, time_bucket(INTERVAL '1 month', time) AS bucket, count(*) AS n "
+           "FROM iot.readings GROUP BY device_id, bucket", match="fixed width")
+    raises(ValueError, lake.sql, bad + "device_id, time_bucket(INTERVAL '1 hour', time) AS bucket, count(*) AS n "
+           "FROM iot.readings GROUP BY device_id, bucket WITH (bogus = 1)", match='unknown setting "bogus"')
+    raises(ValueError, lake.sql, bad + "device_id, time_bucket(INTERVAL '1 hour', time) AS bucket, count(*) AS n "
+           "FROM iot.readings GROUP BY device_id, bucket WITH (refresh_interval = 'xx')",
+           match="timelake.rollup-refresh-interval")
+    raises(RuntimeError, lake.sql, bad + "device_id, time_bucket(INTERVAL '1 hour', time) AS bucket, count(*) AS n "
+           "FROM iot.nope GROUP BY device_id, bucket", match="not found")
+    assert not (work / "iot" / "bad").exists()
+    raises(ValueError, lake.sql, "REFRESH MATERIALIZED ROLLUP iot.readings", match="iot.readings is not a rollup")
+    raises(ValueError, lake.sql, "DROP MATERIALIZED ROLLUP iot.readings", match="iot.readings is not a rollup")
+    raises(KeyError, lake.sql, "REFRESH MATERIALIZED ROLLUP iot.nope")
+    raises(KeyError, lake.sql, "DROP MATERIALIZED ROLLUP iot.nope")
+    assert lake.sql("DROP MATERIALIZED ROLLUP IF EXISTS iot.nope").to_pylist() == [{"rollup": "iot.nope", "rows": 0}]
+    # Unqualified names resolve in the namespace given.
+    assert lake.sql("DROP MATERIALIZED ROLLUP fine", namespace="iot").to_pylist() == [{"rollup": "iot.fine",
+                                                                                         "rows": 0}]
+    assert sorted(lake.tables()) == ["iot.hourly", "iot.readings"]
+    assert properties(work / "iot" / "readings")["timelake.rollups"] == "iot.hourly"
+    assert lake.table("iot.readings").info()["rows"] == 300
+
+
+def check_rollup_refresh(tl, work):
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    t.append(readings(120, step=dt.timedelta(minutes=3)), maintain=False)
+    create_rollup(lake)
+    first = snapshot_ids(work / "iot" / "readings")[0]
+    # New rows in an old bucket (late data, one replacing a stored row) and in new ones.
+    late = pa.table({"time": [T0 + dt.timedelta(minutes=1), T0 + dt.timedelta(minutes=3), T0 + dt.timedelta(hours=9)],
+                     "device_id": ["pump-7", "pump-8", "pump-7"], "temp": [-5.0, 99.0, 7.0]}, schema=SCHEMA)
+    t.append(late, maintain=False)
+    out = lake.sql("REFRESH MATERIALIZED ROLLUP iot.hourly").to_pylist()
+    assert out[0]["rows"] > 0, out
+    assert rollup_matches_raw(lake) == 13
+    assert lake.sql("REFRESH MATERIALIZED ROLLUP iot.hourly").to_pylist()[0]["rows"] == 0
+    # Maintenance refreshes the table's rollups, unless told not to.
+    t.append(readings(4, start=T0 + dt.timedelta(hours=12)), maintain=False)
+    report = t.maintain(rollups=False, expire=False)
+    assert (report["rollups_refreshed"], report["rollup_rows"]) == (0, 0), report
+    report = t.maintain(expire=False)
+    assert report["rollups_refreshed"] == 1 and report["rollup_rows"] >= 2, report
+    assert rollup_matches_raw(lake) == 15
+    # A rollback past the rollup's snapshot: the next refresh starts over.
+    t.rollback(first)
+    lake.sql("REFRESH MATERIALIZED ROLLUP iot.hourly")
+    assert rollup_matches_raw(lake) == 12
+    assert lake.sql("SELECT sum(n) AS n FROM iot.hourly").column("n").to_pylist() == [120]
+
+
 CHECKS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("check_")}
 
 
