@@ -29,7 +29,8 @@ SAMPLE = {"time-column": "time", "series-key": "device", "chunk-interval": "day"
           "keep-snapshots-until": "1", "head-format": "arrow", "head-inline-bytes": "100", "read-dedup": "true",
           "read-dedup-strategy": "merge", "filter-pushdown": "auto", "in-list-pruning": "true",
           "newest-first": "true", "time-weighted-mean": "auto", "version-check-interval": "1s",
-          "format-version": "0.3.0", "rollups": "a"}
+          "format-version": "0.3.0", "rollups": "a", "rollup-source": "iot.raw", "rollup-bucket": "1h",
+          "rollup-aggregates": "[]", "rollup-refresh-interval": "10m", "rollup-routing": "false"}
 OURS_ONLY = {"compression-min-saving", "batch-id-retention", "batch-ledger"}
 
 
