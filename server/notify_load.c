@@ -87,7 +87,8 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     double fetched = tl_monotonic_ms();
     tl_append_result r;
     memset(&r, 0, sizeof r);
-    st = tl_notify_tables_append(in->tables, table, tmp, fmt, ev->key, &r, &err);
+    int group = 1;
+    st = tl_notify_tables_append(in->tables, table, tmp, fmt, ev->key, &r, &group, &err);
     unlink(tmp);
     if (st != TL_OK) {
         name_object(&err, tmp, ev);
@@ -99,12 +100,13 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     }
     free(tmp);
     double ms = tl_monotonic_ms() - t0;
-    /* ms = fetch_ms + parsing + waiting for the table + commit_ms (the append's own). */
+    /* ms = fetch_ms + parsing + waiting for the table + commit_ms (the
+     * append's own, of the whole group); group: the requests it committed. */
     json_t *line =
-        json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:b}", "event", "load", "key", ev->key,
+        json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:i,s:b}", "event", "load", "key", ev->key,
                   "table", table, "rows", (json_int_t)r.rows, "bytes", (json_int_t)bytes, "version",
                   (json_int_t)r.version, "ms", ms, "fetch_ms", fetched - t0, "commit_ms",
-                  r.commit_ms, "duplicate", r.duplicate);
+                  r.commit_ms, "group", group, "duplicate", r.duplicate);
     /* The append repaired the table (a lost last-value index): say so. */
     if (line && r.warning[0]) json_object_set_new(line, "warning", json_string(r.warning));
     log_json(r.warning[0] ? stderr : stdout, line);

@@ -9,6 +9,7 @@
 #include "../cli/load.h"
 #include "arrow/array.h"
 #include "arrow/stream.h"
+#include "notify_group.h"
 #include "table/maintain.h"
 
 /* Inline maintenance (compaction, expiry) runs after a commit, not inside the
@@ -31,6 +32,8 @@ typedef struct notify_table {
     bool loader_ready;
     pthread_mutex_t lock;
     maintainer m;
+    tl_notify_group group; /* requests waiting to commit */
+    bool group_ready;
 } notify_table;
 
 static void log_maintenance(const char *table, int64_t version, const tl_append_result *r)
@@ -123,7 +126,10 @@ static tl_status open_one(notify_table *t, const char *lake, const char *const *
     TL_TRY(tl_lake_open_table(t->lake, name, &t->table, err));
     TL_TRY(cli_loader_init(&t->loader, t->table, TL_INPUT_AUTO, err));
     t->loader_ready = true;
-    return maintainer_start(t, err);
+    TL_TRY(maintainer_start(t, err));
+    tl_notify_group_init(&t->group, t->table, &t->lock, t->loader.maintain);
+    t->group_ready = true;
+    return TL_OK;
 }
 
 static notify_table *find(tl_notify_tables *t, const char *name)
@@ -162,6 +168,7 @@ void tl_notify_tables_free(tl_notify_tables *t)
     for (int i = 0; i < t->n; i++) {
         notify_table *x = &t->items[i];
         maintainer_stop(&x->m);
+        if (x->group_ready) tl_notify_group_destroy(&x->group);
         if (x->loader_ready) cli_loader_free(&x->loader);
         tl_table_close(x->table);
         tl_lake_close(x->lake);
@@ -172,9 +179,9 @@ void tl_notify_tables_free(tl_notify_tables *t)
     free(t);
 }
 
-/* Files up to this size are parsed before the table's lock is taken, so that
- * concurrent requests for one table parse in parallel and hold the lock only
- * to lay out, encode and commit; larger files stream under the lock, their
+/* Files up to this size are parsed before they join the table's group
+ * commit, so that concurrent requests for one table parse in parallel and
+ * commit together; larger files stream under the table's lock, alone, their
  * memory bounded by the append's chunks. */
 #define PARSE_AHEAD_BYTES (16u << 20)
 
@@ -185,34 +192,42 @@ static uint64_t parse_ahead_bytes(void)
     return v && v[0] ? strtoull(v, NULL, 10) : PARSE_AHEAD_BYTES;
 }
 
-/* Reads the whole file into batches of the table's columns, as a stream. */
+/* Reads the whole file into batches of the table's columns. */
 static tl_status parse_ahead(notify_table *x, const char *path, tl_input_format format,
-                             struct ArrowArrayStream *out, tl_error *err)
+                             tl_notify_member *m, tl_error *err)
 {
     tl_input_options o = {.format = format, .target = &x->loader.target};
     struct ArrowArrayStream in;
     TL_TRY(tl_input_open(path, &o, &in, err));
-    struct ArrowSchema schema = {0};
-    struct ArrowArray *batches = NULL;
-    size_t n = 0;
-    tl_status st = tl_stream_collect(&in, &schema, &batches, &n, err);
+    tl_status st = tl_stream_collect(&in, &m->schema, &m->batches, &m->n_batches, err);
     in.release(&in);
-    if (st == TL_OK) st = tl_stream_from_batches(&schema, batches, n, out, err);
-    if (st != TL_OK && schema.release) {
-        for (size_t i = 0; i < n; i++) tl_array_release(&batches[i]);
-        tl_schema_release(&schema);
-    }
-    free(batches);
     return st;
 }
 
-static tl_status append_parsed(notify_table *x, struct ArrowArrayStream *s, const char *batch_id,
-                               tl_append_result *out, tl_error *err)
+static void member_free(tl_notify_member *m)
 {
-    tl_append_options o = {.batch_id = batch_id, .maintain = x->loader.maintain};
-    pthread_mutex_lock(&x->lock);
-    tl_status st = tl_table_append(x->table, s, &o, out, err);
-    pthread_mutex_unlock(&x->lock);
+    for (size_t i = 0; i < m->n_batches; i++) tl_array_release(&m->batches[i]);
+    free(m->batches);
+    tl_schema_release(&m->schema);
+}
+
+/* Parses the file, then commits it with whatever else is waiting for the table. */
+static tl_status append_grouped(notify_table *x, const char *path, tl_input_format format,
+                                const char *batch_id, tl_append_result *out, int *group,
+                                tl_error *err)
+{
+    tl_notify_member m;
+    memset(&m, 0, sizeof m);
+    m.batch_id = batch_id;
+    tl_status st = parse_ahead(x, path, format, &m, err);
+    if (st == TL_OK) {
+        tl_notify_group_commit(&x->group, &m);
+        st = m.status;
+        *out = m.result;
+        *group = m.group;
+        if (st != TL_OK && err) *err = m.err;
+    }
+    member_free(&m);
     return st;
 }
 
@@ -230,15 +245,14 @@ tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, cons
 
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
                                   tl_input_format format, const char *batch_id,
-                                  tl_append_result *out, tl_error *err)
+                                  tl_append_result *out, int *group, tl_error *err)
 {
     notify_table *x = find(t, name);
     if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
     tl_status st;
+    *group = 1;
     if (cli_file_size(path) <= parse_ahead_bytes()) {
-        struct ArrowArrayStream s;
-        st = parse_ahead(x, path, format, &s, err);
-        if (st == TL_OK) st = append_parsed(x, &s, batch_id, out, err); /* releases s */
+        st = append_grouped(x, path, format, batch_id, out, group, err);
     } else {
         pthread_mutex_lock(&x->lock);
         x->loader.format = format;

@@ -1,5 +1,5 @@
-/* The tables the server appends to, one lock each: appends to one table are
- * serialized while appends to other tables go on. */
+/* The tables the server appends to, one lock each: commits to one table are
+ * serialized (and grouped) while appends to other tables go on. */
 #ifndef TL_NOTIFY_TABLES_H
 #define TL_NOTIFY_TABLES_H
 
@@ -21,10 +21,14 @@ void tl_notify_tables_free(tl_notify_tables *t);
 tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, const char *batch_id,
                                      int *out, int64_t *version, tl_error *err);
 
-/* Appends the file at `path` (read as `format`) to table `name` as one commit
- * with `batch_id`, holding that table's lock. */
+/* Appends the file at `path` (read as `format`) to table `name` with
+ * `batch_id`: parsed first, then committed together with the other requests
+ * waiting for the table (notify_group.h); *group is how many requests that
+ * commit served. Returns once the rows are committed (or failed, nothing of
+ * them committed). Files above the parse-ahead size stream under the table's
+ * lock as a commit of their own. */
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
                                   tl_input_format format, const char *batch_id,
-                                  tl_append_result *out, tl_error *err);
+                                  tl_append_result *out, int *group, tl_error *err);
 
 #endif

@@ -1,0 +1,53 @@
+/* Group commit of one table's requests: the requests that arrive while a
+ * commit is under way queue up, and the next commit takes all of them, so
+ * that one commit (its data files, manifest, metadata and fsyncs) serves many
+ * requests instead of one each. Each request still gets its own outcome: its
+ * batch id is recorded by the commit that holds its rows (a redelivery is then
+ * a duplicate, also after a crash before the answer), it is answered only
+ * once that commit is durable, an id already committed is answered as a
+ * duplicate and writes nothing, and bad data fails its own request only,
+ * with nothing of it committed. */
+#ifndef TL_NOTIFY_GROUP_H
+#define TL_NOTIFY_GROUP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "core/error.h"
+#include "timelake.h"
+
+/* One request's file, parsed, and its outcome. */
+typedef struct tl_notify_member {
+    const char *batch_id; /* borrowed */
+    struct ArrowSchema schema;
+    struct ArrowArray *batches; /* owned by the caller, with schema; only read here */
+    size_t n_batches;
+    /* The outcome, valid once tl_notify_group_commit returns. */
+    tl_status status;
+    tl_error err;
+    tl_append_result result; /* rows are this member's own */
+    int group;               /* members in the commit that holds its rows */
+    /* Private to the group. */
+    bool decided, done;
+    struct tl_notify_member *next;
+} tl_notify_member;
+
+typedef struct tl_notify_group {
+    tl_table *table;             /* used under *table_lock only */
+    pthread_mutex_t *table_lock; /* held by every user of the handle */
+    int maintain;                /* the appends' maintain option */
+    pthread_mutex_t lock;        /* guards what follows */
+    pthread_cond_t changed;
+    tl_notify_member *head, **tail;
+    bool committing;
+} tl_notify_group;
+
+void tl_notify_group_init(tl_notify_group *g, tl_table *table, pthread_mutex_t *table_lock,
+                          int maintain);
+void tl_notify_group_destroy(tl_notify_group *g);
+
+/* Queues m and returns once its outcome is known: committed by this thread
+ * or by another's, with whatever else was queued meanwhile. */
+void tl_notify_group_commit(tl_notify_group *g, tl_notify_member *m);
+
+#endif
