@@ -51,6 +51,30 @@ static int append_status(tl_status st)
     return st == TL_ERR_INVALID ? 422 : 503;
 }
 
+/* The answer for an object whose key the table has: nothing is read. */
+static int duplicate(const tl_notify_event *ev, const char *table, int64_t version, double t0,
+                     char *why, size_t why_size)
+{
+    log_json(stdout,
+             json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:b}", "event", "load", "key", ev->key,
+                       "table", table, "rows", (json_int_t)0, "bytes", (json_int_t)0, "version",
+                       (json_int_t)version, "ms", tl_monotonic_ms() - t0, "fetch_ms", 0.0,
+                       "commit_ms", 0.0, "duplicate", 1));
+    snprintf(why, why_size, "%s: duplicate", ev->key);
+    return 200;
+}
+
+/* Whether the table has the key, waiting for a commit under way. */
+static bool committed_now(tl_notify_ingest *in, const char *table, const char *key,
+                          int64_t *version)
+{
+    tl_error err = {0};
+    int seen = 0;
+    return tl_notify_tables_has_batch(in->tables, table, key, true, &seen, version, &err) ==
+               TL_OK &&
+           seen == 1;
+}
+
 static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *table,
                 tl_input_format fmt, char *why, size_t why_size)
 {
@@ -60,24 +84,21 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     uint64_t bytes = 0;
     /* A redelivery of objects already loaded must not spend the request's
      * deadline fetching and parsing them again (the sender would then time out
-     * before the new objects at its end, and retry the same forever). */
+     * before the new objects at its end, and retry the same forever). The
+     * check does not wait for a commit under way (the fetch and parse go on
+     * meanwhile, and the group commit checks again): a fetch that fails is
+     * then checked again, waiting, since an object loaded and then deleted
+     * is a duplicate, not an error. */
     int seen = 0;
     int64_t version = 0;
-    tl_status st = tl_notify_tables_has_batch(in->tables, table, ev->key, &seen, &version, &err);
-    if (st == TL_OK && seen) {
-        log_json(stdout,
-                 json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:b}", "event", "load", "key",
-                           ev->key, "table", table, "rows", (json_int_t)0, "bytes", (json_int_t)0,
-                           "version", (json_int_t)version, "ms", tl_monotonic_ms() - t0, "fetch_ms",
-                           0.0, "commit_ms", 0.0, "duplicate", 1));
-        snprintf(why, why_size, "%s: duplicate", ev->key);
-        return 200;
-    }
-    if (st != TL_OK) { /* the append checks again; report it only if that fails too */
-        tl_error_clear(&err);
-        st = TL_OK;
-    }
-    st = tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, &tmp, &bytes, &err);
+    if (tl_notify_tables_has_batch(in->tables, table, ev->key, false, &seen, &version, &err) !=
+        TL_OK)
+        seen = -1; /* the append checks again; report it only if that fails too */
+    if (seen == 1) return duplicate(ev, table, version, t0, why, why_size);
+    tl_error_clear(&err);
+    tl_status st = tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, &tmp, &bytes, &err);
+    if (st != TL_OK && seen == -1 && committed_now(in, table, ev->key, &version))
+        return duplicate(ev, table, version, t0, why, why_size);
     if (st != TL_OK) {
         /* Deleted before it was fetched, or the bucket failed: the sender retries. */
         snprintf(why, why_size, "%s: cannot read the object: %s", ev->key, err.message);

@@ -232,11 +232,16 @@ static tl_status append_grouped(notify_table *x, const char *path, tl_input_form
 }
 
 tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, const char *batch_id,
-                                     int *out, int64_t *version, tl_error *err)
+                                     bool wait, int *out, int64_t *version, tl_error *err)
 {
     notify_table *x = find(t, name);
     if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
-    pthread_mutex_lock(&x->lock);
+    if (!wait && pthread_mutex_trylock(&x->lock) != 0) {
+        *out = -1;
+        *version = 0;
+        return TL_OK;
+    }
+    if (wait) pthread_mutex_lock(&x->lock);
     tl_status st = tl_table_batches_committed(x->table, &batch_id, 1, out, err);
     *version = tl_table_version(x->table);
     pthread_mutex_unlock(&x->lock);

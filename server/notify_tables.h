@@ -3,6 +3,8 @@
 #ifndef TL_NOTIFY_TABLES_H
 #define TL_NOTIFY_TABLES_H
 
+#include <stdbool.h>
+
 #include "core/error.h"
 #include "formats/input/input_open.h"
 
@@ -16,10 +18,12 @@ tl_status tl_notify_tables_open(const char *lake, const char *const *options,
                                 tl_error *err);
 void tl_notify_tables_free(tl_notify_tables *t);
 
-/* Whether table `name` already has `batch_id` (tl_table_batches_committed),
- * and the version that says so, under its lock. */
+/* Whether table `name` already has `batch_id` (tl_table_batches_committed):
+ * *out 1 or 0, and the version that says so, under its lock. Without `wait`,
+ * a table busy committing is not waited for: *out is -1 (not known), so that
+ * a request fetches and parses while others commit. */
 tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, const char *batch_id,
-                                     int *out, int64_t *version, tl_error *err);
+                                     bool wait, int *out, int64_t *version, tl_error *err);
 
 /* Appends the file at `path` (read as `format`) to table `name` with
  * `batch_id`: parsed first, then committed together with the other requests
