@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "arrow/array.h"
 #include "arrow/stream.h"
@@ -13,6 +14,12 @@
 /* Commits of one group lost to ids committed meanwhile by another writer,
  * before each member is tried alone. */
 #define MAX_ROUNDS 3
+/* How long a commit waits for members being parsed: about the parse of a
+ * file of a few MB, so a large file does not hold up the others. (Set at
+ * build time to compare: -DWAIT_COMING_MS=0 commits whatever is queued.) */
+#ifndef WAIT_COMING_MS
+#define WAIT_COMING_MS 50
+#endif
 
 void tl_notify_group_init(tl_notify_group *g, tl_table *table, pthread_mutex_t *table_lock,
                           int maintain)
@@ -181,6 +188,33 @@ static size_t defer_repeats(tl_notify_member **ms, size_t n)
     return kept;
 }
 
+/* Waits (g->lock held) until the members being parsed have joined, up to
+ * WAIT_COMING_MS. */
+static void wait_coming(tl_notify_group *g)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += WAIT_COMING_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    while (g->coming > 0 && pthread_cond_timedwait(&g->changed, &g->lock, &until) == 0) {
+    }
+}
+
+void tl_notify_group_coming(tl_notify_group *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->coming++;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void tl_notify_group_gone(tl_notify_group *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->coming--;
+    pthread_cond_broadcast(&g->changed);
+    pthread_mutex_unlock(&g->lock);
+}
+
 /* Takes the table, then everything queued by then (up to MAX_GROUP), and
  * commits it. Returns with g->lock held. */
 static void lead(tl_notify_group *g)
@@ -189,6 +223,7 @@ static void lead(tl_notify_group *g)
     size_t n = 0;
     pthread_mutex_lock(g->table_lock);
     pthread_mutex_lock(&g->lock);
+    wait_coming(g);
     for (; g->head && n < MAX_GROUP; g->head = g->head->next) ms[n++] = g->head;
     if (g->head == NULL) g->tail = &g->head;
     pthread_mutex_unlock(&g->lock);
@@ -213,6 +248,8 @@ void tl_notify_group_commit(tl_notify_group *g, tl_notify_member *m)
     pthread_mutex_lock(&g->lock);
     *g->tail = m;
     g->tail = &m->next;
+    g->coming--;
+    pthread_cond_broadcast(&g->changed); /* a commit may be waiting for it */
     while (!m->done) {
         if (g->committing) {
             pthread_cond_wait(&g->changed, &g->lock);

@@ -219,7 +219,9 @@ static tl_status append_grouped(notify_table *x, const char *path, tl_input_form
     tl_notify_member m;
     memset(&m, 0, sizeof m);
     m.batch_id = batch_id;
+    tl_notify_group_coming(&x->group);
     tl_status st = parse_ahead(x, path, format, &m, err);
+    if (st != TL_OK) tl_notify_group_gone(&x->group);
     if (st == TL_OK) {
         tl_notify_group_commit(&x->group, &m);
         st = m.status;

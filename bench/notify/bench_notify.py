@@ -112,8 +112,10 @@ def breakdown(log):
         fetch = statistics.median(l["fetch_ms"] for l in mine)
         append = statistics.median(l["ms"] - l["fetch_ms"] for l in mine)
         commit = statistics.median(l.get("commit_ms", 0) for l in mine)
+        group = statistics.mean(l.get("group", 1) for l in mine)
         print(f"ours, {phase}: median {fetch:.1f} ms fetching, {append:.1f} ms appending "
-              f"(parsing and lock waits included; {commit:.1f} ms encoding and committing)")
+              f"(parsing and lock waits included; {commit:.1f} ms encoding and committing "
+              f"a commit of {group:.1f} requests on average)")
 
 
 def main():
