@@ -107,6 +107,9 @@ def phases(urls, n, senders):
 def breakdown(log):
     """Where our server's time goes, per phase: it logs each load."""
     loads = [json.loads(line) for line in open(log) if '"event":"load"' in line]
+    passes = [json.loads(line) for line in open(log) if '"event":"maintained"' in line]
+    print(f"ours: {len(passes)} maintenance passes after commits (off the requests' path), "
+          f"{sum(p['ms'] for p in passes):.0f} ms in all")
     for phase in ("seq", "conc"):
         mine = [l for l in loads if l["key"].startswith(phase + "/")]
         fetch = statistics.median(l["fetch_ms"] for l in mine)

@@ -101,4 +101,8 @@ def check_rows_once(rows, n_files):
 def batch_ids_of(lake_dir, table_key):
     files = sorted((Path(lake_dir) / table_key / "metadata").glob("v*.metadata.json"), key=lambda p: int(re.findall(r"\d+", p.name)[0]))
     md = json.loads(files[-1].read_text())
-    return [s["summary"].get("timelake.batch-id") for s in md.get("snapshots", [])]
+    ids = []
+    for s in md.get("snapshots", []):
+        ids.append(s["summary"].get("timelake.batch-id"))
+        ids += json.loads(s["summary"].get("timelake.batch-ids", "[]"))  # a group commit's
+    return ids

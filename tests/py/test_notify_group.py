@@ -9,7 +9,6 @@ of a bad one."""
 
 import concurrent.futures
 import io
-import json
 import os
 import signal
 import threading
@@ -116,15 +115,7 @@ def table_rows(lake_dir):
 
 def all_batch_ids(lake_dir):
     """Every batch id of every snapshot, a group's list flattened."""
-    files = sorted((Path(lake_dir) / "iot" / "readings" / "metadata").glob("v*.metadata.json"),
-                   key=lambda p: int(p.name[1:].split(".")[0]))
-    ids = []
-    for s in json.loads(files[-1].read_text()).get("snapshots", []):
-        summary = s["summary"]
-        if "timelake.batch-id" in summary:
-            ids.append(summary["timelake.batch-id"])
-        ids += json.loads(summary.get("timelake.batch-ids", "[]"))
-    return ids
+    return [b for b in ns.batch_ids_of(lake_dir, "iot/readings") if b is not None]
 
 
 def assert_exactly(lake_dir, expected):
