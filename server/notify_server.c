@@ -237,16 +237,18 @@ tl_status tl_notify_serve(const tl_notify_config *cfg, tl_error *err)
      * heap for the next one rather than mapping fresh zeroed pages each time. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    tl_notify_ingest in = {.cfg = cfg};
-    TL_TRY(open_tables(cfg, &in.tables, err));
-    tl_status st = tl_notify_landing_new(cfg->landing_options, &in.landing, err);
-    /* Every thread (the server's inherit the mask) leaves the signals to sigwait. */
+    /* Every thread leaves the signals to sigwait: blocked before any thread
+     * starts (the tables' maintainers, the server's), as threads inherit the
+     * mask; a thread that did not block SIGTERM would be killed by it. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    tl_notify_ingest in = {.cfg = cfg};
+    TL_TRY(open_tables(cfg, &in.tables, err));
+    tl_status st = tl_notify_landing_new(cfg->landing_options, &in.landing, err);
     if (st == TL_OK && (in.guard = tl_notify_guard_start(cfg->header_timeout_s)) == NULL)
         st = tl_error_set(err, TL_ERR_NOMEM, "cannot start the connection guard");
     struct MHD_Daemon *d = st == TL_OK ? start_daemon(cfg, &in, err) : NULL;
