@@ -21,6 +21,9 @@ static const char *const tl_ice_type_names[] = {
     [TL_ICE_UUID] = "uuid",
     [TL_ICE_FIXED] = "fixed",
     [TL_ICE_BINARY] = "binary",
+    [TL_ICE_STRUCT] = "struct",
+    [TL_ICE_LIST] = "list",
+    [TL_ICE_MAP] = "map",
 };
 
 #define TL_ICE_N_TYPES (sizeof tl_ice_type_names / sizeof tl_ice_type_names[0])
@@ -87,7 +90,7 @@ tl_status tl_ice_type_parse(const char *s, tl_ice_type *out, tl_error *err)
     if (strncmp(s, "decimal(", 8) == 0) return parse_decimal(s + 8, out, err);
     if (strncmp(s, "fixed[", 6) == 0) return parse_fixed(s + 6, out, err);
     for (size_t i = 0; i < TL_ICE_N_TYPES; i++) {
-        if (i == TL_ICE_DECIMAL || i == TL_ICE_FIXED) continue;
+        if (i == TL_ICE_DECIMAL || i == TL_ICE_FIXED || TL_ICE_TYPE_IS_NESTED(i)) continue;
         if (strcmp(s, tl_ice_type_names[i]) == 0) {
             out->id = (tl_ice_type_id)i;
             return TL_OK;
@@ -116,24 +119,41 @@ bool tl_ice_type_equal(const tl_ice_type *a, const tl_ice_type *b)
     return true;
 }
 
+void tl_ice_field_free(tl_ice_field *f)
+{
+    for (size_t i = 0; i < f->n_children; i++) tl_ice_field_free(&f->children[i]);
+    free(f->children);
+    free(f->name);
+    free(f->doc);
+    memset(f, 0, sizeof *f);
+}
+
 void tl_ice_schema_free(tl_ice_schema *s)
 {
     if (s == NULL) return;
-    for (size_t i = 0; i < s->n_fields; i++) {
-        free(s->fields[i].name);
-        free(s->fields[i].doc);
-    }
+    for (size_t i = 0; i < s->n_fields; i++) tl_ice_field_free(&s->fields[i]);
     free(s->fields);
     free(s->identifier_field_ids);
     memset(s, 0, sizeof *s);
 }
 
-static bool copy_field(const tl_ice_field *src, tl_ice_field *dst)
+bool tl_ice_field_copy(const tl_ice_field *src, tl_ice_field *dst)
 {
     *dst = *src;
+    dst->children = NULL;
+    dst->n_children = 0;
     dst->name = strdup(src->name);
     dst->doc = src->doc ? strdup(src->doc) : NULL;
-    return dst->name && (dst->doc || !src->doc);
+    if (dst->name == NULL || (src->doc && dst->doc == NULL)) return false;
+    if (src->n_children == 0) return true;
+    dst->children = calloc(src->n_children, sizeof *dst->children);
+    if (dst->children == NULL) return false;
+    for (; dst->n_children < src->n_children; dst->n_children++)
+        if (!tl_ice_field_copy(&src->children[dst->n_children], &dst->children[dst->n_children])) {
+            dst->n_children++; /* so the partial copy is freed */
+            return false;
+        }
+    return true;
 }
 
 tl_status tl_ice_schema_copy(const tl_ice_schema *src, tl_ice_schema *out, tl_error *err)
@@ -145,7 +165,7 @@ tl_status tl_ice_schema_copy(const tl_ice_schema *src, tl_ice_schema *out, tl_er
         if (out->fields == NULL) goto nomem;
     }
     for (; out->n_fields < src->n_fields; out->n_fields++)
-        if (!copy_field(&src->fields[out->n_fields], &out->fields[out->n_fields])) {
+        if (!tl_ice_field_copy(&src->fields[out->n_fields], &out->fields[out->n_fields])) {
             out->n_fields++; /* so the partial copy is freed */
             goto nomem;
         }
@@ -167,16 +187,23 @@ static bool same_str(const char *a, const char *b)
     return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
 }
 
+bool tl_ice_field_equal(const tl_ice_field *a, const tl_ice_field *b)
+{
+    if (a->id != b->id || a->required != b->required || !same_str(a->name, b->name) ||
+        !same_str(a->doc, b->doc) || !tl_ice_type_equal(&a->type, &b->type) ||
+        a->n_children != b->n_children)
+        return false;
+    for (size_t i = 0; i < a->n_children; i++)
+        if (!tl_ice_field_equal(&a->children[i], &b->children[i])) return false;
+    return true;
+}
+
 bool tl_ice_schema_same_fields(const tl_ice_schema *a, const tl_ice_schema *b)
 {
     if (a->n_fields != b->n_fields || a->n_identifier_field_ids != b->n_identifier_field_ids)
         return false;
-    for (size_t i = 0; i < a->n_fields; i++) {
-        const tl_ice_field *x = &a->fields[i], *y = &b->fields[i];
-        if (x->id != y->id || x->required != y->required || !same_str(x->name, y->name) ||
-            !same_str(x->doc, y->doc) || !tl_ice_type_equal(&x->type, &y->type))
-            return false;
-    }
+    for (size_t i = 0; i < a->n_fields; i++)
+        if (!tl_ice_field_equal(&a->fields[i], &b->fields[i])) return false;
     for (size_t i = 0; i < a->n_identifier_field_ids; i++)
         if (a->identifier_field_ids[i] != b->identifier_field_ids[i]) return false;
     return true;
@@ -196,10 +223,37 @@ const tl_ice_field *tl_ice_schema_field_by_id(const tl_ice_schema *s, int32_t id
     return NULL;
 }
 
-int32_t tl_ice_schema_max_field_id(const tl_ice_schema *s)
+static int32_t max_id(const tl_ice_field *fields, size_t n)
 {
     int32_t max = 0;
-    for (size_t i = 0; i < s->n_fields; i++)
-        if (s->fields[i].id > max) max = s->fields[i].id;
+    for (size_t i = 0; i < n; i++) {
+        int32_t below = max_id(fields[i].children, fields[i].n_children);
+        if (fields[i].id > max) max = fields[i].id;
+        if (below > max) max = below;
+    }
     return max;
+}
+
+int32_t tl_ice_schema_max_field_id(const tl_ice_schema *s)
+{
+    return max_id(s->fields, s->n_fields);
+}
+
+const tl_ice_field *tl_ice_schema_first_nested(const tl_ice_schema *s)
+{
+    for (size_t i = 0; i < s->n_fields; i++)
+        if (TL_ICE_TYPE_IS_NESTED(s->fields[i].type.id)) return &s->fields[i];
+    return NULL;
+}
+
+static bool has_id(const tl_ice_field *fields, size_t n, int32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fields[i].id == id || has_id(fields[i].children, fields[i].n_children, id)) return true;
+    return false;
+}
+
+bool tl_ice_schema_has_id(const tl_ice_schema *s, int32_t id)
+{
+    return has_id(s->fields, s->n_fields, id);
 }

@@ -95,8 +95,21 @@ tl_status tl_ice_type_from_arrow(const struct ArrowSchema *field, tl_ice_type *o
     if (field->format == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "missing Arrow format string");
     if (field->dictionary != NULL) return dictionary_type(field->dictionary, out, err);
-    if (field->format[0] == '+')
-        return tl_error_set(err, TL_ERR_INVALID, "nested types are not supported");
+    if (field->format[0] == '+') {
+        if (strcmp(field->format, "+s") == 0)
+            out->id = TL_ICE_STRUCT;
+        else if (strcmp(field->format, "+m") == 0)
+            out->id = TL_ICE_MAP;
+        else if (strcmp(field->format, "+l") == 0 || strcmp(field->format, "+L") == 0 ||
+                 strncmp(field->format, "+w:", 3) == 0)
+            out->id = TL_ICE_LIST;
+        else
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "Arrow type \"%.32s\" is not supported by Iceberg (lists, "
+                                "structs and maps are)",
+                                field->format);
+        return TL_OK;
+    }
     tl_arrow_type at;
     TL_TRY(tl_arrow_type_parse(field->format, &at, err));
     return plain_type(&at, out, err);
@@ -119,6 +132,9 @@ void tl_ice_type_arrow_format(const tl_ice_type *t, char *buf, size_t size)
         [TL_ICE_STRING] = "u",
         [TL_ICE_UUID] = "w:16",
         [TL_ICE_BINARY] = "Z",
+        [TL_ICE_STRUCT] = "+s",
+        [TL_ICE_LIST] = "+l",
+        [TL_ICE_MAP] = "+m",
     };
     if (t->id == TL_ICE_DECIMAL)
         snprintf(buf, size, "d:%d,%d", (int)t->precision, (int)t->scale);
@@ -141,18 +157,97 @@ static tl_status check_names(const struct ArrowSchema *schema, int64_t i, tl_err
     return TL_OK;
 }
 
-static tl_status field_from_arrow(const struct ArrowSchema *child, int32_t id, tl_ice_field *out,
-                                  tl_error *err)
+static tl_status field_from_arrow(const struct ArrowSchema *child, int32_t id, int depth,
+                                  tl_ice_field *out, tl_error *err);
+
+/* The Arrow children of a nested field, as its Iceberg children: a map's one
+ * "entries" struct stands for its key and value. */
+static tl_status nested_children(const struct ArrowSchema *a, tl_ice_type_id id,
+                                 const struct ArrowSchema *const **kids, int64_t *n, tl_error *err)
 {
-    tl_status st = tl_ice_type_from_arrow(child, &out->type, err);
-    if (st != TL_OK) {
-        tl_error_prefix(err, "column \"%s\"", child->name);
-        return st;
+    *kids = (const struct ArrowSchema *const *)a->children;
+    *n = a->n_children;
+    if (id == TL_ICE_MAP) {
+        if (*n != 1 || a->children[0] == NULL || a->children[0]->n_children != 2)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "a map must have one entries struct of key "
+                                "and value");
+        *kids = (const struct ArrowSchema *const *)a->children[0]->children;
+        *n = 2;
+    } else if (id == TL_ICE_LIST && *n != 1) {
+        return tl_error_set(err, TL_ERR_INVALID, "a list must have one child");
     }
+    if (*n > 0 && *kids == NULL)
+        return tl_error_set(err, TL_ERR_INVALID, "the Arrow schema has a bad child list");
+    for (int64_t i = 0; i < *n; i++)
+        if ((*kids)[i] == NULL || (*kids)[i]->format == NULL)
+            return tl_error_set(err, TL_ERR_INVALID, "child %lld is missing", (long long)i);
+    return TL_OK;
+}
+
+static tl_status nested_from_arrow(const struct ArrowSchema *a, int depth, tl_ice_field *out,
+                                   tl_error *err)
+{
+    if (depth > 64) return tl_error_set(err, TL_ERR_INVALID, "types nested more than 64 deep");
+    const struct ArrowSchema *const *kids;
+    int64_t n;
+    TL_TRY(nested_children(a, out->type.id, &kids, &n, err));
+    out->children = calloc(n ? (size_t)n : 1, sizeof *out->children);
+    if (out->children == NULL) return tl_error_nomem(err);
+    static const char *const list_names[] = {"element"}, *const map_names[] = {"key", "value"};
+    for (int64_t i = 0; i < n; i++) {
+        out->n_children++;
+        tl_ice_field *c = &out->children[i];
+        TL_TRY(field_from_arrow(kids[i], 0, depth + 1, c, err));
+        const char *fixed = out->type.id == TL_ICE_LIST  ? list_names[0]
+                            : out->type.id == TL_ICE_MAP ? map_names[i]
+                                                         : NULL;
+        if (fixed) {
+            free(c->name);
+            c->name = strdup(fixed);
+            if (c->name == NULL) return tl_error_nomem(err);
+        } else if (c->name[0] == '\0') {
+            return tl_error_set(err, TL_ERR_INVALID, "struct field %lld has no name", (long long)i);
+        }
+        for (int64_t k = 0; fixed == NULL && k < i; k++)
+            if (strcmp(out->children[k].name, c->name) == 0)
+                return tl_error_set(err, TL_ERR_INVALID, "struct field \"%.64s\" is repeated",
+                                    c->name);
+    }
+    if (out->type.id == TL_ICE_MAP) out->children[0].required = true;
+    return TL_OK;
+}
+
+static tl_status field_from_arrow(const struct ArrowSchema *child, int32_t id, int depth,
+                                  tl_ice_field *out, tl_error *err)
+{
     out->id = id;
     out->required = (child->flags & ARROW_FLAG_NULLABLE) == 0;
-    out->name = strdup(child->name);
-    return out->name ? TL_OK : tl_error_nomem(err);
+    out->name = strdup(child->name ? child->name : "");
+    if (out->name == NULL) return tl_error_nomem(err);
+    TL_TRY(tl_ice_type_from_arrow(child, &out->type, err));
+    return TL_ICE_TYPE_IS_NESTED(out->type.id) ? nested_from_arrow(child, depth, out, err) : TL_OK;
+}
+
+/* Fresh ids as Iceberg assigns them: a nested field's children first, then
+ * each child's own children. Fails when they pass INT32_MAX. */
+static bool assign_ids(tl_ice_field *f, int32_t *next)
+{
+    for (size_t i = 0; i < f->n_children; i++) {
+        if (*next == INT32_MAX) return false;
+        f->children[i].id = (*next)++;
+    }
+    for (size_t i = 0; i < f->n_children; i++)
+        if (!assign_ids(&f->children[i], next)) return false;
+    return true;
+}
+
+static tl_status top_field_from_arrow(const struct ArrowSchema *child, int32_t id,
+                                      tl_ice_field *out, tl_error *err)
+{
+    tl_status st = field_from_arrow(child, id, 0, out, err);
+    if (st != TL_OK) tl_error_prefix(err, "column \"%s\"", child->name);
+    return st;
 }
 
 static tl_status check_struct(const struct ArrowSchema *schema, int32_t first_id, tl_error *err)
@@ -185,25 +280,47 @@ tl_status tl_ice_schema_from_arrow(const struct ArrowSchema *schema, int32_t fir
         st = check_names(schema, (int64_t)i, err);
         if (st == TL_OK) {
             out->n_fields++;
-            st = field_from_arrow(schema->children[i], first_id + (int32_t)i, &out->fields[i], err);
+            st = top_field_from_arrow(schema->children[i], first_id + (int32_t)i, &out->fields[i],
+                                      err);
         }
     }
+    int32_t next = first_id + (int32_t)n;
+    for (size_t i = 0; st == TL_OK && i < n; i++)
+        if (!assign_ids(&out->fields[i], &next))
+            st = tl_error_set(err, TL_ERR_INVALID, "field ids from %d do not fit 32 bits",
+                              (int)first_id);
     if (st != TL_OK) tl_ice_schema_free(out);
     return st;
 }
 
-static tl_status child_to_arrow(const tl_ice_field *f, struct ArrowSchema *out, tl_error *err)
+static tl_status set_field_id(struct ArrowSchema *out, int32_t field_id, tl_error *err)
 {
-    char format[TL_ICE_TYPE_STR_MAX], id[16];
-    tl_ice_type_arrow_format(&f->type, format, sizeof format);
-    TL_TRY(tl_schema_init(out, format, f->name, f->required ? 0 : ARROW_FLAG_NULLABLE, 0, err));
-    snprintf(id, sizeof id, "%d", (int)f->id);
+    char id[16];
+    snprintf(id, sizeof id, "%d", (int)field_id);
     const char *pairs[] = {"PARQUET:field_id", id, NULL};
     char *md = tl_metadata_encode(pairs);
     if (md == NULL) return tl_error_nomem(err);
     tl_status st = tl_schema_set_metadata(out, md, err);
     free(md);
     return st;
+}
+
+static tl_status child_to_arrow(const tl_ice_field *f, struct ArrowSchema *out, tl_error *err)
+{
+    char format[TL_ICE_TYPE_STR_MAX];
+    tl_ice_type_arrow_format(&f->type, format, sizeof format);
+    bool map = f->type.id == TL_ICE_MAP;
+    int64_t n = map ? 1 : (int64_t)f->n_children;
+    TL_TRY(tl_schema_init(out, format, f->name, f->required ? 0 : ARROW_FLAG_NULLABLE, n, err));
+    TL_TRY(set_field_id(out, f->id, err));
+    struct ArrowSchema *parent = out;
+    if (map) {
+        parent = out->children[0];
+        TL_TRY(tl_schema_init(parent, "+s", "entries", 0, (int64_t)f->n_children, err));
+    }
+    for (size_t i = 0; i < f->n_children; i++)
+        TL_TRY(child_to_arrow(&f->children[i], parent->children[i], err));
+    return TL_OK;
 }
 
 tl_status tl_ice_schema_to_arrow(const tl_ice_schema *s, struct ArrowSchema *out, tl_error *err)

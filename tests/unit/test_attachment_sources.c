@@ -13,7 +13,8 @@
  * snapshot i lists attachments. Snapshot i has id 100 + i. */
 static tl_ice_metadata *chain(size_t n, const bool *with_att)
 {
-    tl_ice_field fields[] = {{1, "time", true, {.id = TL_ICE_TIMESTAMPTZ}, NULL}};
+    tl_ice_field fields[] = {
+        {.id = 1, .name = "time", .required = true, .type = {.id = TL_ICE_TIMESTAMPTZ}}};
     tl_ice_schema schema = {.schema_id = 0, .fields = fields, .n_fields = 1};
     tl_ice_metadata *md = NULL;
     tl_error err;

@@ -253,7 +253,7 @@ static void put_text(tl_store *st, const char *key, const char *text)
 /* A metadata file of a table located at `location`. */
 static void metadata_json(const char *location, int64_t ms, tl_buf *out)
 {
-    tl_ice_field f = {1, "a", false, {.id = TL_ICE_INT}, NULL};
+    tl_ice_field f = {1, "a", false, {.id = TL_ICE_INT}, NULL, NULL, 0};
     tl_ice_schema schema = {0, &f, 1, NULL, 0};
     tl_ice_metadata *md = NULL;
     tl_error err = {0};

@@ -182,10 +182,10 @@ static void make_reference_table(tl_ice_metadata **out)
                                         "time",
                                         NULL};
     tl_ice_field fields[] = {
-        {1, "time", true, {.id = TL_ICE_TIMESTAMPTZ}, NULL},
-        {2, "device_id", false, {.id = TL_ICE_STRING}, NULL},
-        {3, "temp", false, {.id = TL_ICE_DOUBLE}, NULL},
-        {4, "_ingest_ts", true, {.id = TL_ICE_TIMESTAMPTZ}, NULL},
+        {1, "time", true, {.id = TL_ICE_TIMESTAMPTZ}, NULL, NULL, 0},
+        {2, "device_id", false, {.id = TL_ICE_STRING}, NULL, NULL, 0},
+        {3, "temp", false, {.id = TL_ICE_DOUBLE}, NULL, NULL, 0},
+        {4, "_ingest_ts", true, {.id = TL_ICE_TIMESTAMPTZ}, NULL, NULL, 0},
     };
     tl_ice_schema schema = {.schema_id = 0, .fields = fields, .n_fields = 4};
     tl_ice_partition_field pf = {1, 1000, "time_day", "day"};
@@ -253,7 +253,7 @@ static void test_new_and_add_snapshot_match_reference(void)
 static void test_new_unpartitioned_like_reference(void)
 {
     /* The reference's plain table: unpartitioned spec, last-partition-id 999, order 0. */
-    tl_ice_field f = {1, "a", false, {.id = TL_ICE_INT}, NULL};
+    tl_ice_field f = {1, "a", false, {.id = TL_ICE_INT}, NULL, NULL, 0};
     tl_ice_schema schema = {0, &f, 1, NULL, 0};
     tl_ice_metadata *md = NULL;
     tl_error err;
@@ -276,7 +276,7 @@ static void test_new_unpartitioned_like_reference(void)
 
 static void test_new_rejects(void)
 {
-    tl_ice_field f = {1, "a", false, {.id = TL_ICE_LONG}, NULL};
+    tl_ice_field f = {1, "a", false, {.id = TL_ICE_LONG}, NULL, NULL, 0};
     tl_ice_schema schema = {0, &f, 1, NULL, 0};
     tl_ice_partition_field pf = {7, 1000, "a_day", "day"};
     tl_ice_partition_spec spec = {0, &pf, 1};
@@ -615,8 +615,10 @@ static void test_wrong_types_and_values(void)
     check_invalid_edit("schemas", json_object(), "schemas", __LINE__);
     check_invalid_edit("schemas/0/fields/0/type", json_string("timestamp_us"), "timestamp_us",
                        __LINE__);
-    check_invalid_edit("schemas/0/fields/0/type", json_pack("{s:s}", "type", "map"),
-                       "nested types are not supported", __LINE__);
+    check_invalid_edit("schemas/0/fields/0/type", json_pack("{s:s}", "type", "map"), "\"key-id\"",
+                       __LINE__);
+    check_invalid_edit("schemas/0/fields/0/type", json_pack("{s:s}", "type", "variant"),
+                       "unsupported nested type \"variant\"", __LINE__);
     check_invalid_edit("properties/write.format.default", json_integer(1), "write.format.default",
                        __LINE__);
     check_invalid_edit("properties", json_array(), "properties", __LINE__);

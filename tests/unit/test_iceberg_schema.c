@@ -161,8 +161,8 @@ static void check_arrow_error(const char *format, const char *needle)
 static void test_arrow_mapping_errors(void)
 {
     check_arrow_error("L", "UInt64 columns are not supported by Iceberg; cast to Int64");
-    check_arrow_error("+l", "nested types are not supported");
-    check_arrow_error("+s", "nested types are not supported");
+    check_arrow_error("+ud:0,1", "is not supported by Iceberg (lists, structs and maps are)");
+    check_arrow_error("+l", "a list must have one child");
     check_arrow_error("e", "float16");
     check_arrow_error("tdm", "date64");
     check_arrow_error("n", "null");
@@ -278,6 +278,84 @@ static void test_json_round_trip(void)
     tl_ice_schema_free(&copy);
 }
 
+/* Nested types as the reference writes them (an m4 rollup's list<struct>, a
+ * time-weighted state, a map of lists), ids assigned as Iceberg assigns them. */
+static const char nested_json[] =
+    "{\"schema-id\":0,\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"device\",\"required\":"
+    "false,\"type\""
+    ":\"string\"},{\"id\":2,\"name\":\"bucket\",\"required\":true,\"type\":\"timestamptz\"},{"
+    "\"id\":3,\"name\":"
+    "\"m4_temp\",\"required\":false,\"type\":{\"type\":\"list\",\"element-id\":7,\"element-"
+    "required\":false"
+    ",\"element\":{\"type\":\"struct\",\"fields\":[{\"id\":8,\"name\":\"time\",\"required\":false,"
+    "\"type\":\"tim"
+    "estamptz\"},{\"id\":9,\"name\":\"value\",\"required\":false,\"type\":\"double\"}]}}},{\"id\":"
+    "4,\"name\":\""
+    "tw\",\"required\":false,\"type\":{\"type\":\"list\",\"element-id\":10,\"element-required\":"
+    "false,\"ele"
+    "ment\":{\"type\":\"struct\",\"fields\":[{\"id\":11,\"name\":\"first_time\",\"required\":true,"
+    "\"type\":\"lo"
+    "ng\"},{\"id\":12,\"name\":\"area\",\"required\":true,\"type\":\"double\"}]}}},{\"id\":5,"
+    "\"name\":\"m\",\"req"
+    "uired\":false,\"type\":{\"type\":\"map\",\"key-id\":13,\"key\":\"string\",\"value-id\":14,"
+    "\"value-requir"
+    "ed\":false,\"value\":{\"type\":\"list\",\"element-id\":15,\"element-required\":true,"
+    "\"element\":\"long"
+    "\"}}},{\"id\":6,\"name\":\"n\",\"required\":true,\"type\":\"long\"}]}";
+
+static void test_nested_json_and_arrow(void)
+{
+    tl_error err;
+    tl_ice_schema s, copy, back;
+    CHECK_OK(tl_ice_schema_parse_json(nested_json, strlen(nested_json), &s, &err), &err);
+    CHECK_INT(s.n_fields, 6);
+    CHECK_INT(tl_ice_schema_max_field_id(&s), 15);
+    CHECK(tl_ice_schema_has_id(&s, 12) && !tl_ice_schema_has_id(&s, 16));
+    const tl_ice_field *m4 = tl_ice_schema_find(&s, "m4_temp");
+    CHECK(m4 && m4->type.id == TL_ICE_LIST && m4->n_children == 1);
+    const tl_ice_field *el = &m4->children[0];
+    CHECK_INT(el->id, 7);
+    CHECK(!el->required && el->type.id == TL_ICE_STRUCT && el->n_children == 2);
+    CHECK_STR(el->children[1].name, "value");
+    CHECK_INT(el->children[1].type.id, TL_ICE_DOUBLE);
+    const tl_ice_field *m = tl_ice_schema_find(&s, "m");
+    CHECK(m->type.id == TL_ICE_MAP && m->n_children == 2 && m->children[0].required);
+    CHECK(m->children[1].type.id == TL_ICE_LIST && m->children[1].children[0].required);
+    char *text = NULL;
+    CHECK_OK(tl_ice_schema_to_json_string(&s, &text, &err), &err);
+    CHECK_STR(text, nested_json);
+    free(text);
+    CHECK_OK(tl_ice_schema_copy(&s, &copy, &err), &err);
+    CHECK(tl_ice_schema_same_fields(&s, &copy));
+    copy.fields[2].children[0].children[1].type.id = TL_ICE_FLOAT;
+    CHECK(!tl_ice_schema_same_fields(&s, &copy));
+
+    /* To Arrow, field ids on every level, and back with fresh ids: the same schema. */
+    struct ArrowSchema a;
+    CHECK_OK(tl_ice_schema_to_arrow(&s, &a, &err), &err);
+    const struct ArrowSchema *al = a.children[2], *ael = al->children[0];
+    CHECK_STR(al->format, "+l");
+    CHECK_STR(ael->format, "+s");
+    CHECK_STR(ael->name, "element");
+    CHECK((ael->flags & ARROW_FLAG_NULLABLE) != 0);
+    CHECK_STR(ael->children[0]->format, "tsu:+00:00");
+    int32_t len = 0;
+    const char *v = tl_metadata_find(ael->children[1]->metadata, "PARQUET:field_id", &len);
+    CHECK(v && len == 1 && v[0] == '9');
+    const struct ArrowSchema *am = a.children[4];
+    CHECK_STR(am->format, "+m");
+    CHECK_STR(am->children[0]->name, "entries");
+    CHECK_INT(am->children[0]->flags & ARROW_FLAG_NULLABLE, 0);
+    CHECK_STR(am->children[0]->children[0]->name, "key");
+    CHECK_INT(am->children[0]->children[0]->flags & ARROW_FLAG_NULLABLE, 0);
+    CHECK_OK(tl_ice_schema_from_arrow(&a, 1, &back, &err), &err);
+    CHECK(tl_ice_schema_same_fields(&s, &back));
+    tl_ice_schema_free(&back);
+    tl_schema_release(&a);
+    tl_ice_schema_free(&copy);
+    tl_ice_schema_free(&s);
+}
+
 static void check_bad_schema(const char *json, const char *needle)
 {
     tl_error err;
@@ -296,7 +374,20 @@ static void test_json_rejects(void)
     check_bad_schema("{\"type\":\"record\",\"fields\":[]}", "struct");
     check_bad_schema("{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,"
                      "\"type\":{\"type\":\"list\",\"element\":\"int\"}}]}",
-                     "field \"a\": nested types are not supported");
+                     "field \"a\": required key \"element-id\"");
+    check_bad_schema("{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,"
+                     "\"type\":{\"type\":\"list\",\"element-id\":1,\"element-required\":true,"
+                     "\"element\":\"int\"}}]}",
+                     "field id 1 is used twice");
+    check_bad_schema("{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,"
+                     "\"type\":{\"type\":\"struct\",\"fields\":[{\"id\":2,\"name\":\"x\","
+                     "\"required\":true,\"type\":\"int\"},{\"id\":3,\"name\":\"x\","
+                     "\"required\":true,\"type\":\"int\"}]}}]}",
+                     "field name \"x\" is used twice");
+    check_bad_schema("{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,"
+                     "\"type\":{\"type\":\"list\",\"element-id\":2,\"element-required\":true,"
+                     "\"element\":\"int32\"}}]}",
+                     "unsupported Iceberg type \"int32\"");
     check_bad_schema("{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":1,"
                      "\"type\":\"int\"}]}",
                      "\"required\"");
@@ -327,4 +418,4 @@ static void test_json_rejects(void)
 UNIT_TESTS(UNIT(test_type_strings_round_trip), UNIT(test_type_parse_variants),
            UNIT(test_type_parse_rejects), UNIT(test_arrow_mapping_as_reference),
            UNIT(test_arrow_mapping_errors), UNIT(test_arrow_schema_errors), UNIT(test_to_arrow),
-           UNIT(test_json_round_trip), UNIT(test_json_rejects))
+           UNIT(test_json_round_trip), UNIT(test_nested_json_and_arrow), UNIT(test_json_rejects))

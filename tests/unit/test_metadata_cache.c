@@ -6,7 +6,7 @@
 
 static tl_ice_metadata *new_md(const char *location)
 {
-    tl_ice_field f = {1, "a", false, {.id = TL_ICE_INT}, NULL};
+    tl_ice_field f = {1, "a", false, {.id = TL_ICE_INT}, NULL, NULL, 0};
     tl_ice_schema schema = {0, &f, 1, NULL, 0};
     tl_ice_metadata *md = NULL;
     tl_error err = {0};
