@@ -49,6 +49,19 @@ tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out
     return st;
 }
 
+tl_status tl_refuse_nested_columns(const tl_ice_schema *s, tl_error *err)
+{
+    const tl_ice_field *f = tl_ice_schema_first_nested(s);
+    if (f == NULL) return TL_OK;
+    char type[TL_ICE_TYPE_STR_MAX];
+    tl_ice_type_format(&f->type, type, sizeof type);
+    return tl_error_set(err, TL_ERR_INVALID,
+                        "column \"%s\" is a %s: Timelake reads tables with struct, list and map "
+                        "columns but cannot write them yet (leave the column out of a new "
+                        "table, or write with another Iceberg writer)",
+                        f->name, type);
+}
+
 /* An array of `length` values of `type`, each null, or each `fill` (for
  * 64-bit types) when fill_valid. */
 static tl_status constant_array(const char *format, int64_t length, bool fill_valid, int64_t fill,
@@ -182,6 +195,7 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
     memset(out, 0, sizeof *out);
     TL_TRY(check_input_columns(t, schema, err));
     const tl_ice_schema *ts = tl_ice_metadata_current_schema(t->md);
+    TL_TRY(tl_refuse_nested_columns(ts, err));
     int64_t length = 0;
     for (size_t b = 0; b < n_batches; b++) {
         if (batches[b].n_children != schema->n_children)

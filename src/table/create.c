@@ -8,6 +8,7 @@
 #include "arrow/arrow_type.h"
 #include "core/clock.h"
 #include "core/random.h"
+#include "table/append.h"
 #include "table/settings.h"
 #include "table/table_internal.h"
 
@@ -124,6 +125,15 @@ static tl_status plan_series_key(create_plan *p, const tl_table_options *o, int 
             tl_buf_free(&list);
             return tl_error_set(err, TL_ERR_INVALID,
                                 "series key column \"%s\" is not in the schema", k ? k : "(null)");
+        }
+        if (TL_ICE_TYPE_IS_NESTED(p->schema.fields[idx].type.id)) {
+            char type[TL_ICE_TYPE_STR_MAX];
+            tl_ice_type_format(&p->schema.fields[idx].type, type, sizeof type);
+            tl_buf_free(&list);
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "series key column \"%s\" is a %s: a series key column must "
+                                "hold single values (strings, numbers, dates)",
+                                k, type);
         }
         p->sort_fields[i] = (tl_ice_sort_field){p->schema.fields[idx].id, "identity", false, true};
         tl_buf_printf(&list, "%s%s", i ? "," : "", k);
@@ -244,7 +254,8 @@ static tl_status make_plan(const struct ArrowSchema *schema, const tl_table_opti
     TL_TRY(tl_ice_schema_from_arrow(schema, 1, &p->schema, err));
     TL_TRY(add_user_properties(p, o, err));
     if (o->time_column) TL_TRY(plan_time_series(p, schema, o, err));
-    return plan_partition_by(p, o, err);
+    TL_TRY(plan_partition_by(p, o, err));
+    return tl_refuse_nested_columns(&p->schema, err);
 }
 
 static tl_status table_exists(tl_store *store, const tl_qname *name, bool *out, tl_error *err)

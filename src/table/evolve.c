@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table/append.h"
 #include "table/metadata_cache.h"
 
 /* int to long and float to double keep the column (Iceberg's promotions). */
@@ -51,6 +52,7 @@ static tl_status plan_schema(const tl_ice_metadata *md, const tl_contract *c,
         strcmp(ev->schema->format, "+s") != 0)
         return tl_error_set(err, TL_ERR_INVALID, "the new schema must be an Arrow struct schema");
     TL_TRY(tl_ice_schema_from_arrow(ev->schema, 1, out, err));
+    TL_TRY(tl_refuse_nested_columns(out, err));
     if (out->n_fields == 0)
         return tl_error_set(err, TL_ERR_INVALID, "the new schema has no columns");
     int32_t next = md->last_column_id;
