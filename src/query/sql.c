@@ -23,6 +23,7 @@
 #include "query/sql_plan.h"
 #include "query/sql_explain.h"
 #include "query/sql_rewrite.h"
+#include "query/sql_route.h"
 #include "query/sql_session.h"
 #include "query/sql_statement.h"
 #include "query/sql_run.h"
@@ -473,7 +474,8 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     bool answered = false, truncated = false; /* answered by a window of the newest data */
     bool topk_shape = false;
     tl_sql_topk topk;
-    char *rewritten = NULL; /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
+    char *rewritten = NULL;               /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
+    char *routed = NULL, *routing = NULL; /* through a rollup (sql_route.h) */
     tl_sql_table_read *reads = NULL;
     size_t n_reads = 0;
     tl_sql_scope scope = {c->lake, ns, o->only_namespace, c->settings};
@@ -495,10 +497,13 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, reads, &n_reads, err);
     e->query_text = NULL;
     if (st == TL_OK && !answered) st = tl_query_use_namespace(e, ns, err);
+    if (st == TL_OK && !answered) st = tl_sql_route(e, &plan, lookup, c, &routed, &routing, err);
+    if (routed) query = routed;
     if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK && explain) {
-        tl_sql_explain_input x = {
-            stmt->query, query, reads, n_reads, &plan, topk_shape ? &topk : NULL, stmt->analyze};
+        tl_sql_explain_input x = {stmt->query, query,        reads,
+                                  n_reads,     &plan,        topk_shape ? &topk : NULL,
+                                  routing,     stmt->analyze};
         st = tl_sql_explain(e, &x, out, err);
     } else if (st == TL_OK && !answered) {
         st = run(e, query, o->max_rows, out, &truncated, err);
@@ -514,6 +519,8 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     free(reads);
     tl_sql_plan_free(&plan);
     free(rewritten);
+    free(routed);
+    free(routing);
     return st;
 }
 

@@ -132,6 +132,7 @@ tl_status tl_sql_explain(tl_query_engine *e, const tl_sql_explain_input *x,
         if (!r.oom) add(&r, "timelake_topk", (const char *)text.data);
         tl_buf_free(&text);
     }
+    if (st == TL_OK && x->routing) add(&r, "timelake_rollup", x->routing);
     if (st == TL_OK) st = duckdb_plan(e, x->query, x->analyze, &r, err);
     if (st == TL_OK && r.oom) st = tl_error_nomem(err);
     char *sql = st == TL_OK ? tl_strdup_printf("SELECT * FROM (VALUES %s) AS e(plan_type, plan)",

@@ -35,6 +35,7 @@ typedef struct tl_sql_explain_input {
     size_t n_reads;
     const tl_sql_plan *plan; /* the filters of each reference */
     const tl_sql_topk *topk; /* NULL: no top-k shape */
+    const char *routing;     /* what rollup routing did (sql_route.h), or NULL */
     bool analyze;
 } tl_sql_explain_input;
 

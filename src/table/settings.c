@@ -231,7 +231,10 @@ static const tl_setting registry[] = {
      TABLE},
     {KEY("rollup-routing"),
      {"rollup-routing", "true or false", "true", "table,session",
-      "Queries of the raw table may read whole buckets from this rollup (false: never)."},
+      "A GROUP BY time_bucket(...) query on a raw table reads the whole buckets its rollups "
+      "hold unchanged from them, the rest from the raw data, with the same answer; false on "
+      "the raw table or the session reads raw data only, false on a rollup leaves that "
+      "rollup out."},
      TL_SETTING_BOOL,
      NULL,
      TABLE | SESSION},

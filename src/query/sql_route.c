@@ -1,0 +1,952 @@
+#include "query/sql_route.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arrow/parse.h"
+#include "core/buf.h"
+#include "query/query_cache.h"
+#include "query/sql_plan_json.h"
+#include "query/sql_plan_time.h"
+#include "query/sql_shape.h"
+#include "table/rollup_def.h"
+#include "table/settings.h"
+
+/* Clean bucket ranges kept at most; more changed spans are merged. */
+#define MAX_RANGES 64
+
+typedef enum need_fn { N_COUNT_STAR, N_COUNT, N_SUM, N_MIN, N_MAX, N_AVG } need_fn;
+
+typedef struct need {
+    need_fn fn;
+    const char *column; /* the schema's name; NULL for count(*) */
+} need;
+
+typedef struct agg_node {
+    json_t *node; /* in the query's copy, replaced in place */
+    size_t need;
+} agg_node;
+
+typedef struct span {
+    int64_t lo, hi; /* [lo, hi) */
+} span;
+
+/* What the query asks, read from (a copy of) its syntax tree. */
+typedef struct query_shape {
+    tl_shape x;
+    const tl_table *raw;
+    const json_t *bucket; /* the time_bucket grouping key */
+    int64_t width;
+    tl_strlist group_keys, where_keys; /* schema names */
+    need needs[32];
+    size_t n_needs;
+    agg_node aggs[64];
+    size_t n_aggs;
+    int64_t lo, hi; /* the time range of WHERE, inclusive */
+} query_shape;
+
+static void shape_free(query_shape *q)
+{
+    tl_strlist_free(&q->group_keys);
+    tl_strlist_free(&q->where_keys);
+}
+
+/* The schema's name of the table column e references (bare or qualified
+ * by the table's alias), or NULL. */
+static const char *column_of(const query_shape *q, const json_t *e)
+{
+    const json_t *names = json_object_get(e, "column_names");
+    size_t n = json_array_size(names);
+    if (!tl_js_is_class(e, "COLUMN_REF") || n < 1 || n > 2) return NULL;
+    if (n == 2 && strcasecmp(json_string_value(json_array_get(names, 0)), q->x.alias) != 0)
+        return NULL;
+    const char *name = json_string_value(json_array_get(names, n - 1));
+    for (size_t i = 0; name && i < q->x.s->n_fields; i++)
+        if (strcasecmp(q->x.s->fields[i].name, name) == 0) return q->x.s->fields[i].name;
+    return NULL;
+}
+
+static bool listed(const tl_strlist *l, const char *name)
+{
+    for (size_t i = 0; i < l->len; i++)
+        if (strcasecmp(l->items[i], name) == 0) return true;
+    return false;
+}
+
+static bool add_name(tl_strlist *l, const char *name)
+{
+    return listed(l, name) || tl_strlist_push(l, name) == 0;
+}
+
+/* Scalar functions whose value depends only on their arguments: allowed
+ * over grouping keys and aggregates. Any other function may be an
+ * aggregate whose state the rollup does not keep. */
+static bool plain_scalar(const json_t *e)
+{
+    static const char *const names[] = {"round",    "abs",    "ceil",   "floor",  "coalesce",
+                                        "greatest", "least",  "sqrt",   "ln",     "log",
+                                        "exp",      "power",  "pow",    "sign",   "lower",
+                                        "upper",    "concat", "length", "nullif", NULL};
+    if (!tl_shape_absent(e, "filter") || json_is_true(json_object_get(e, "distinct")) ||
+        json_array_size(json_object_get(json_object_get(e, "order_bys"), "orders")) ||
+        *tl_js_str(e, "schema") || *tl_js_str(e, "catalog"))
+        return false;
+    const char *name = tl_js_str(e, "function_name");
+    if (json_is_true(json_object_get(e, "is_operator"))) return true;
+    if (strlen(name) <= 2 && strspn(name, "+-*/%^") == strlen(name)) return true;
+    for (size_t i = 0; names[i]; i++)
+        if (strcasecmp(name, names[i]) == 0) return true;
+    return false;
+}
+
+static bool walk_children(query_shape *q, const json_t *e, bool (*f)(query_shape *, const json_t *))
+{
+    static const char *const keys[] = {"children", "left",  "right",     "child", "input",
+                                       "lower",    "upper", "else_expr", NULL};
+    for (size_t k = 0; keys[k]; k++) {
+        const json_t *v = json_object_get(e, keys[k]);
+        if (v == NULL || json_is_null(v)) continue;
+        if (json_is_array(v)) {
+            size_t i;
+            const json_t *c;
+            json_array_foreach(v, i, c) if (!f(q, c)) return false;
+        } else if (!f(q, v)) {
+            return false;
+        }
+    }
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(e, "case_checks"), i, c)
+    {
+        if (!f(q, json_object_get(c, "when_expr")) || !f(q, json_object_get(c, "then_expr")))
+            return false;
+    }
+    return true;
+}
+
+/* Expression classes routing looks through. */
+static bool plain_class(const json_t *e)
+{
+    static const char *const classes[] = {"CONSTANT",   "CAST",    "COMPARISON", "CONJUNCTION",
+                                          "OPERATOR",   "BETWEEN", "CASE",       "FUNCTION",
+                                          "COLUMN_REF", NULL};
+    for (size_t i = 0; classes[i]; i++)
+        if (tl_js_is_class(e, classes[i])) return true;
+    return false;
+}
+
+static bool add_need(query_shape *q, json_t *node, need_fn fn, const char *column)
+{
+    size_t i = 0;
+    while (i < q->n_needs && !(q->needs[i].fn == fn && q->needs[i].column == column)) i++;
+    if (i == q->n_needs) {
+        if (q->n_needs == sizeof q->needs / sizeof q->needs[0]) return false;
+        q->needs[q->n_needs++] = (need){fn, column};
+    }
+    if (q->n_aggs == sizeof q->aggs / sizeof q->aggs[0]) return false;
+    q->aggs[q->n_aggs++] = (agg_node){node, i};
+    return true;
+}
+
+/* An aggregate routing can merge: count(*), count, sum, min, max, avg of a
+ * column, plain (no DISTINCT, FILTER or ORDER BY). 0: not an aggregate
+ * routing knows, 1: taken, -1: one it cannot route. */
+static int aggregate(query_shape *q, const json_t *e)
+{
+    static const struct {
+        const char *name;
+        need_fn fn;
+    } fns[] = {{"count", N_COUNT}, {"sum", N_SUM}, {"min", N_MIN},
+               {"max", N_MAX},     {"avg", N_AVG}, {"mean", N_AVG}};
+    const char *name = tl_js_str(e, "function_name");
+    const json_t *ch = json_object_get(e, "children");
+    bool plain = tl_shape_absent(e, "filter") && !json_is_true(json_object_get(e, "distinct")) &&
+                 json_array_size(json_object_get(json_object_get(e, "order_bys"), "orders")) == 0 &&
+                 !*tl_js_str(e, "schema") && !*tl_js_str(e, "catalog") &&
+                 !json_is_true(json_object_get(e, "export_state"));
+    if (strcasecmp(name, "count_star") == 0)
+        return plain && json_array_size(ch) == 0 && add_need(q, (json_t *)e, N_COUNT_STAR, NULL)
+                   ? 1
+                   : -1;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        if (strcasecmp(name, fns[i].name) != 0) continue;
+        const char *col = json_array_size(ch) == 1 ? column_of(q, json_array_get(ch, 0)) : NULL;
+        bool ok =
+            plain && col && strcmp(col, q->x.time) != 0 && add_need(q, (json_t *)e, fns[i].fn, col);
+        return ok ? 1 : -1;
+    }
+    return 0;
+}
+
+static bool is_alias(const query_shape *q, const json_t *e)
+{
+    const json_t *names = json_object_get(e, "column_names");
+    const json_t *item;
+    size_t i;
+    if (json_array_size(names) != 1) return false;
+    json_array_foreach(json_object_get(q->x.select, "select_list"), i, item)
+    {
+        if (strcasecmp(tl_js_str(item, "alias"), json_string_value(json_array_get(names, 0))) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* An expression of the select list, HAVING or ORDER BY: grouping keys,
+ * aggregates routing can merge, constants and plain scalar functions. */
+static bool outer_expr(query_shape *q, const json_t *e)
+{
+    if (!plain_class(e)) return false;
+    if (tl_js_is_class(e, "COLUMN_REF")) {
+        const char *col = column_of(q, e);
+        return col ? listed(&q->group_keys, col) : is_alias(q, e);
+    }
+    if (tl_js_is_class(e, "FUNCTION")) {
+        int a = aggregate(q, e);
+        if (a) return a > 0;
+        if (tl_js_same_expr(e, q->bucket)) return true;
+        if (!plain_scalar(e)) return false;
+    }
+    return walk_children(q, e, outer_expr);
+}
+
+/* A condition on rollup keys only (checked against the rollup's keys
+ * later), with no aggregate or time in it. */
+static bool key_condition(query_shape *q, const json_t *e)
+{
+    if (!plain_class(e)) return false;
+    if (tl_js_is_class(e, "COLUMN_REF")) {
+        const char *col = column_of(q, e);
+        return col && strcmp(col, q->x.time) != 0 && add_name(&q->where_keys, col);
+    }
+    if (tl_js_is_class(e, "FUNCTION") && !plain_scalar(e)) return false;
+    return walk_children(q, e, key_condition);
+}
+
+/* The microseconds of a time literal: 'text' or CAST('text' AS TIMESTAMP,
+ * TIMESTAMPTZ or DATE), read as DuckDB reads it in UTC. */
+static bool time_literal(const json_t *e, int64_t *us)
+{
+    if (tl_js_is_class(e, "CAST")) {
+        const char *type = tl_js_str(json_object_get(e, "cast_type"), "id");
+        if (json_is_true(json_object_get(e, "try_cast")) ||
+            (strcmp(type, "TIMESTAMP") != 0 && strcmp(type, "TIMESTAMP WITH TIME ZONE") != 0 &&
+             strcmp(type, "DATE") != 0))
+            return false;
+        e = json_object_get(e, "child");
+    }
+    const json_t *v = json_object_get(e, "value");
+    if (!tl_js_is_class(e, "CONSTANT") ||
+        strcmp(tl_js_str(json_object_get(v, "type"), "id"), "VARCHAR") != 0)
+        return false;
+    const char *s = json_string_value(json_object_get(v, "value"));
+    return s && tl_sql_parse_time(s, us);
+}
+
+static void narrow(query_shape *q, int64_t lo, int64_t hi)
+{
+    if (lo > q->lo) q->lo = lo;
+    if (hi < q->hi) q->hi = hi;
+}
+
+/* time <op> literal (either way round): narrows the range. */
+static bool time_comparison(query_shape *q, const json_t *e)
+{
+    const json_t *l = json_object_get(e, "left"), *r = json_object_get(e, "right");
+    const char *type = tl_js_str(e, "type");
+    bool flip = !tl_shape_is_time(&q->x, l);
+    int64_t t;
+    if (!tl_js_is_class(e, "COMPARISON") || !tl_shape_is_time(&q->x, flip ? r : l) ||
+        !time_literal(flip ? l : r, &t))
+        return false;
+    bool gt = strstr(type, "GREATERTHAN") != NULL, lt = strstr(type, "LESSTHAN") != NULL;
+    bool eq = strstr(type, "EQUAL") != NULL && strstr(type, "NOT") == NULL;
+    if (flip) { /* literal <op> time */
+        bool tmp = gt;
+        gt = lt;
+        lt = tmp;
+    }
+    if (t == INT64_MIN || t == INT64_MAX) return false;
+    if (gt)
+        narrow(q, eq ? t : t + 1, INT64_MAX);
+    else if (lt)
+        narrow(q, INT64_MIN, eq ? t : t - 1);
+    else if (eq && strcmp(type, "COMPARE_EQUAL") == 0)
+        narrow(q, t, t);
+    else
+        return false;
+    return true;
+}
+
+static bool time_between(query_shape *q, const json_t *e)
+{
+    int64_t lo, hi;
+    if (!tl_js_is_class(e, "BETWEEN") || !tl_shape_is_time(&q->x, json_object_get(e, "input")) ||
+        !time_literal(json_object_get(e, "lower"), &lo) ||
+        !time_literal(json_object_get(e, "upper"), &hi))
+        return false;
+    narrow(q, lo, hi);
+    return true;
+}
+
+static bool where_conjunct(query_shape *q, const json_t *e)
+{
+    if (tl_js_is_type(e, "CONJUNCTION_AND")) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(json_object_get(e, "children"), i,
+                           c) if (!where_conjunct(q, c)) return false;
+        return true;
+    }
+    return time_comparison(q, e) || time_between(q, e) || key_condition(q, e);
+}
+
+/* The grouping keys: one time_bucket of the time column, columns else. */
+static bool group_keys(query_shape *q)
+{
+    const json_t *groups = json_object_get(q->x.select, "group_expressions");
+    const json_t *sets = json_object_get(q->x.select, "group_sets");
+    size_t n = json_array_size(groups);
+    if (n == 0 || json_array_size(sets) != 1 || json_array_size(json_array_get(sets, 0)) != n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *g = tl_shape_group_expr(&q->x, json_array_get(groups, i));
+        const char *col = g ? column_of(q, g) : NULL;
+        if (g && tl_shape_is_bucket(&q->x, g) && q->bucket == NULL) {
+            int64_t origin = 0;
+            if (!tl_shape_bucket_geometry(&q->x, g, &q->width, &origin) || origin != 0)
+                return false;
+            q->bucket = g;
+        } else if (col == NULL || strcmp(col, q->x.time) == 0 || !add_name(&q->group_keys, col)) {
+            return false;
+        }
+    }
+    return q->bucket != NULL;
+}
+
+static bool modifiers(query_shape *q)
+{
+    size_t i, j;
+    const json_t *m, *o;
+    json_array_foreach(json_object_get(q->x.select, "modifiers"), i, m)
+    {
+        if (tl_js_is_type(m, "LIMIT_MODIFIER")) continue;
+        if (!tl_js_is_type(m, "ORDER_MODIFIER")) return false;
+        json_array_foreach(json_object_get(m, "orders"), j, o)
+        {
+            if (!outer_expr(q, json_object_get(o, "expression"))) return false;
+        }
+    }
+    return true;
+}
+
+/* Reads the query (select: a copy the caller may change) over raw. */
+static bool read_query(query_shape *q)
+{
+    const json_t *select = q->x.select;
+    if (!tl_shape_plain_select(select) || tl_shape_has_class(select, "SUBQUERY") || !group_keys(q))
+        return false;
+    size_t i;
+    const json_t *item;
+    json_array_foreach(json_object_get(select, "select_list"), i, item)
+    {
+        if (!outer_expr(q, item)) return false;
+    }
+    const json_t *having = json_object_get(select, "having");
+    if (having && !json_is_null(having) && !outer_expr(q, having)) return false;
+    const json_t *where = json_object_get(select, "where_clause");
+    if (where && !json_is_null(where) && !where_conjunct(q, where)) return false;
+    return modifiers(q) && q->n_aggs > 0;
+}
+
+/* How each need is met from a rollup. */
+typedef struct merge {
+    const char *stored[2]; /* the rollup's columns: the state, and avg's count */
+    bool avg_exact;        /* avg from the stored mean */
+} merge;
+
+static const tl_rollup_agg *stored(const tl_rollup_def *d, tl_rollup_fn fn, const char *column)
+{
+    for (size_t i = 0; i < d->n_aggs; i++) {
+        const tl_rollup_agg *a = &d->aggs[i];
+        if (a->fn != fn) continue;
+        if (column == NULL ? a->column == NULL : a->column && strcasecmp(a->column, column) == 0)
+            return a;
+    }
+    return NULL;
+}
+
+static bool same_keys(const tl_strlist *a, const tl_strlist *b)
+{
+    for (size_t i = 0; i < a->len; i++)
+        if (!listed(b, a->items[i])) return false;
+    for (size_t i = 0; i < b->len; i++)
+        if (!listed(a, b->items[i])) return false;
+    return true;
+}
+
+/* Whether rollup d can answer q; fills merges[q->n_needs]. */
+static bool rollup_fits(const query_shape *q, const tl_rollup_def *d, merge *merges)
+{
+    if (!d->routing || d->source_snapshot == 0 || d->bucket_us <= 0 || q->width % d->bucket_us)
+        return false;
+    for (size_t i = 0; i < q->group_keys.len; i++)
+        if (!listed(&d->keys, q->group_keys.items[i])) return false;
+    for (size_t i = 0; i < q->where_keys.len; i++)
+        if (!listed(&d->keys, q->where_keys.items[i])) return false;
+    bool exact = q->width == d->bucket_us && same_keys(&q->group_keys, &d->keys);
+    static const tl_rollup_fn fns[] = {
+        [N_COUNT_STAR] = TL_ROLLUP_COUNT, [N_COUNT] = TL_ROLLUP_COUNT, [N_SUM] = TL_ROLLUP_SUM,
+        [N_MIN] = TL_ROLLUP_MIN,          [N_MAX] = TL_ROLLUP_MAX,     [N_AVG] = TL_ROLLUP_AVG};
+    for (size_t i = 0; i < q->n_needs; i++) {
+        const need *n = &q->needs[i];
+        merge *m = &merges[i];
+        memset(m, 0, sizeof *m);
+        const tl_rollup_agg *a = stored(d, fns[n->fn], n->column);
+        if (n->fn == N_AVG && !(exact && a)) {
+            const tl_rollup_agg *s = stored(d, TL_ROLLUP_SUM, n->column);
+            const tl_rollup_agg *c = stored(d, TL_ROLLUP_COUNT, n->column);
+            if (s == NULL || c == NULL) return false;
+            m->stored[0] = s->name;
+            m->stored[1] = c->name;
+        } else if (a) {
+            m->stored[0] = a->name;
+            m->avg_exact = n->fn == N_AVG;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether every snapshot after the rollup's source snapshot, back from the
+ * current one, only added rows (appends) or rewrote them (compactions):
+ * then the rows of the clean buckets are those the rollup was made from.
+ * Fills *after with their ids. */
+static bool history_clean(const tl_table *raw, int64_t source, tl_buf *after)
+{
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(raw->md);
+    while (s && s->snapshot_id != source) {
+        const char *op = tl_ice_snapshot_summary(s, "operation");
+        if (op == NULL || (strcmp(op, "append") != 0 && strcmp(op, "replace") != 0)) return false;
+        if (tl_buf_append(after, &s->snapshot_id, sizeof s->snapshot_id) != 0) return false;
+        s = tl_ice_metadata_parent(raw->md, s);
+    }
+    return s != NULL;
+}
+
+static bool added_after(const tl_buf *after, int64_t snapshot_id)
+{
+    const int64_t *ids = (const int64_t *)after->data;
+    for (size_t i = 0; i < after->len / sizeof *ids; i++)
+        if (ids[i] == snapshot_id) return true;
+    return false;
+}
+
+static int64_t floor_to(int64_t t, int64_t w)
+{
+    int64_t r = t % w;
+    return r < 0 ? t - r - w : t - r;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The clean ranges: [lo, hi) less the changed spans (sorted, merged; merged
+ * further when there are many, which only reads more from raw). */
+static size_t clean_ranges(span *changed, size_t n, int64_t lo, int64_t hi, span *out)
+{
+    qsort(changed, n, sizeof *changed, cmp_span);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && changed[i].lo <= changed[m - 1].hi) {
+            if (changed[i].hi > changed[m - 1].hi) changed[m - 1].hi = changed[i].hi;
+        } else {
+            changed[m++] = changed[i];
+        }
+    }
+    while (m > MAX_RANGES) { /* merge pairs */
+        size_t k = 0;
+        for (size_t i = 0; i < m; i += 2)
+            changed[k++] = i + 1 < m ? (span){changed[i].lo, changed[i + 1].hi} : changed[i];
+        m = k;
+    }
+    size_t c = 0;
+    int64_t at = lo;
+    for (size_t i = 0; i <= m && at < hi; i++) {
+        int64_t end = i < m ? changed[i].lo : hi;
+        if (end > hi) end = hi;
+        if (end > at) out[c++] = (span){at, end};
+        if (i < m && changed[i].hi > at) at = changed[i].hi;
+    }
+    return c;
+}
+
+/* The files of raw added since the source snapshot give the changed spans
+ * (whole rollup buckets); the first data of raw and of the rollup bound
+ * the clean range below. False when a file has no time bounds, or delete
+ * files exist. */
+static tl_status clean_buckets(tl_query_engine *e, const query_shape *q, const tl_table *rollup,
+                               const tl_rollup_def *d, span *out, size_t *n_out, bool *ok,
+                               tl_error *err)
+{
+    *ok = false;
+    *n_out = 0;
+    tl_buf after = {0};
+    if (!history_clean(q->raw, d->source_snapshot, &after)) {
+        tl_buf_free(&after);
+        return TL_OK;
+    }
+    const tl_live_files *rf = NULL;
+    tl_status st = tl_query_live_files(e, rollup, &rf, err);
+    int64_t roll_min = INT64_MAX, lo, hi;
+    bool fine = st == TL_OK && rf->delete_files == 0;
+    for (size_t i = 0; fine && i < rf->n; i++) {
+        fine = tl_scan_time_bounds(rollup, &rf->files[i].file, &lo, &hi);
+        if (fine && lo < roll_min) roll_min = lo;
+    }
+    const tl_live_files *lf = NULL;
+    if (st == TL_OK && fine) st = tl_query_live_files(e, q->raw, &lf, err);
+    span *changed = st == TL_OK && fine ? calloc(lf->n + 1, sizeof *changed) : NULL;
+    size_t n = 0;
+    int64_t raw_min = INT64_MAX, w = d->bucket_us;
+    fine = fine && changed && lf->delete_files == 0;
+    for (size_t i = 0; fine && i < lf->n; i++) {
+        fine = tl_scan_time_bounds(q->raw, &lf->files[i].file, &lo, &hi) && hi < INT64_MAX - w;
+        if (!fine) break;
+        if (lo < raw_min) raw_min = lo;
+        if (added_after(&after, lf->files[i].snapshot_id))
+            changed[n++] = (span){floor_to(lo, w), floor_to(hi, w) + w};
+    }
+    if (fine && roll_min != INT64_MAX && raw_min != INT64_MAX) {
+        /* Whole buckets inside the query's range, from the first data on
+         * both sides (older data may have been dropped from either). */
+        int64_t from = q->lo == INT64_MIN ? INT64_MIN : floor_to(q->lo - 1, w) + w;
+        int64_t first = floor_to(raw_min - 1, w) + w, roll_first = floor_to(roll_min - 1, w) + w;
+        if (first > from) from = first;
+        if (roll_first > from) from = roll_first;
+        int64_t to = q->hi >= INT64_MAX - w ? INT64_MAX : floor_to(q->hi + 1, w);
+        if (from < to) {
+            *n_out = clean_ranges(changed, n, from, to, out);
+            *ok = *n_out > 0;
+        }
+    }
+    free(changed);
+    tl_buf_free(&after);
+    return st;
+}
+
+/* 'YYYY-MM-DD HH:MM:SS.ffffff+00' of t microseconds. */
+static int print_time(tl_buf *b, int64_t t)
+{
+    int64_t days = floor_to(t, 86400000000LL) / 86400000000LL;
+    int64_t rest = t - days * 86400000000LL, y;
+    int mo, d;
+    tl_civil_from_days(days, &y, &mo, &d);
+    return tl_buf_printf(b, "TIMESTAMPTZ '%04" PRId64 "-%02d-%02d %02d:%02d:%02d.%06d+00'", y, mo,
+                         d, (int)(rest / 3600000000LL), (int)(rest / 60000000LL % 60),
+                         (int)(rest / 1000000 % 60), (int)(rest % 1000000));
+}
+
+/* (col >= lo AND col < hi) OR ... over the ranges. */
+static int ranges_sql(tl_buf *b, const char *col, const span *r, size_t n)
+{
+    int rc = tl_buf_append_str(b, "(");
+    for (size_t i = 0; i < n; i++) {
+        rc |= tl_buf_printf(b, "%s(", i ? " OR " : "");
+        if (r[i].lo != INT64_MIN) {
+            rc |= tl_buf_printf(b, "%s >= ", col);
+            rc |= print_time(b, r[i].lo);
+        }
+        if (r[i].hi != INT64_MAX) {
+            rc |= tl_buf_printf(b, "%s%s < ", r[i].lo != INT64_MIN ? " AND " : "", col);
+            rc |= print_time(b, r[i].hi);
+        }
+        if (r[i].lo == INT64_MIN && r[i].hi == INT64_MAX) rc |= tl_buf_append_str(b, "true");
+        rc |= tl_buf_append_str(b, ")");
+    }
+    return rc | tl_buf_append_str(b, ")");
+}
+
+static char *view_name(const tl_table *t)
+{
+    char *ns = tl_sql_ident(t->name.namespace_), *tb = tl_sql_ident(t->name.table);
+    char *v = ns && tb ? tl_strdup_printf("%s.%s", ns, tb) : NULL;
+    free(ns);
+    free(tb);
+    return v;
+}
+
+/* The UNION ALL of raw rows outside the clean ranges and rollup rows in
+ * them, both as keys, time and partial states __tl_p<i>. */
+static char *union_sql(const query_shape *q, const tl_table *rollup, const tl_rollup_def *d,
+                       const merge *merges, const span *r, size_t n)
+{
+    tl_buf raw = {0}, roll = {0};
+    char *rv = view_name(q->raw), *ov = view_name(rollup), *time = tl_sql_ident(q->x.time);
+    char *bucket = tl_sql_ident(d->bucket_column);
+    int rc = !rv || !ov || !time || !bucket;
+    rc |= tl_buf_append_str(&raw, "SELECT ") | tl_buf_append_str(&roll, "SELECT ");
+    for (int pass = 0; pass < 2; pass++) {
+        const tl_strlist *keys = pass ? &q->where_keys : &q->group_keys;
+        for (size_t i = 0; i < keys->len; i++) {
+            if (pass && listed(&q->group_keys, keys->items[i])) continue;
+            char *k = tl_sql_ident(keys->items[i]);
+            rc |= !k || tl_buf_printf(&raw, "%s, ", k) || tl_buf_printf(&roll, "%s, ", k);
+            free(k);
+        }
+    }
+    rc |= tl_buf_printf(&raw, "%s", time) | tl_buf_printf(&roll, "%s AS %s", bucket, time);
+    size_t p = 0;
+    for (size_t i = 0; i < q->n_needs; i++) {
+        const need *nd = &q->needs[i];
+        char *c = nd->column ? tl_sql_ident(nd->column) : strdup("1");
+        char *s0 = tl_sql_ident(merges[i].stored[0]);
+        char *s1 = merges[i].stored[1] ? tl_sql_ident(merges[i].stored[1]) : NULL;
+        rc |= !c || !s0 || (merges[i].stored[1] && !s1);
+        if (!rc && nd->fn == N_COUNT)
+            rc |=
+                tl_buf_printf(&raw, ", CASE WHEN %s IS NULL THEN 0 ELSE 1 END AS __tl_p%zu", c, p);
+        else if (!rc)
+            rc |= tl_buf_printf(&raw, ", %s AS __tl_p%zu", c, p);
+        rc |= rc || tl_buf_printf(&roll, ", %s AS __tl_p%zu", s0, p);
+        p++;
+        if (!rc && s1) {
+            rc |=
+                tl_buf_printf(&raw, ", CASE WHEN %s IS NULL THEN 0 ELSE 1 END AS __tl_p%zu", c, p);
+            rc |= tl_buf_printf(&roll, ", %s AS __tl_p%zu", s1, p);
+            p++;
+        }
+        free(c);
+        free(s0);
+        free(s1);
+    }
+    rc |= rc || tl_buf_printf(&raw, " FROM %s WHERE %s IS NULL OR NOT ", rv, time) ||
+          ranges_sql(&raw, time, r, n);
+    rc |= rc || tl_buf_printf(&roll, " FROM %s WHERE ", ov) || ranges_sql(&roll, bucket, r, n);
+    rc |= rc || tl_buf_append_byte(&raw, 0) || tl_buf_append_byte(&roll, 0);
+    char *sql = rc ? NULL
+                   : tl_strdup_printf("SELECT * FROM (%s UNION ALL %s) AS routed",
+                                      (const char *)raw.data, (const char *)roll.data);
+    tl_buf_free(&raw);
+    tl_buf_free(&roll);
+    free(rv);
+    free(ov);
+    free(time);
+    free(bucket);
+    return sql;
+}
+
+/* The aggregate over partial states that replaces need i. */
+static int merged_sql(tl_buf *b, const need *n, const merge *m, size_t *p)
+{
+    size_t i = (*p)++;
+    switch (n->fn) {
+    case N_COUNT_STAR:
+    case N_COUNT:
+        return tl_buf_printf(b, "CAST(sum(__tl_p%zu) AS BIGINT)", i);
+    case N_SUM:
+        return tl_buf_printf(b, "sum(__tl_p%zu)", i);
+    case N_MIN:
+        return tl_buf_printf(b, "min(__tl_p%zu)", i);
+    case N_MAX:
+        return tl_buf_printf(b, "max(__tl_p%zu)", i);
+    case N_AVG:
+        if (m->avg_exact) return tl_buf_printf(b, "avg(__tl_p%zu)", i);
+        (*p)++;
+        return tl_buf_printf(b, "(sum(__tl_p%zu) / sum(__tl_p%zu))", i, i + 1);
+    }
+    return -1;
+}
+
+/* The first statement's first select item of `sql`, a new reference. */
+static json_t *parse_select(tl_query_engine *e, const char *sql, const char *member)
+{
+    json_t *tree = NULL;
+    if (tl_sql_syntax_tree(e, sql, &tree, NULL) != TL_OK) return NULL;
+    const json_t *node =
+        json_object_get(json_array_get(json_object_get(tree, "statements"), 0), "node");
+    json_t *copy = json_deep_copy(json_object_get(node, member));
+    json_decref(tree);
+    return copy;
+}
+
+static bool contains_agg(const query_shape *q, const json_t *e)
+{
+    for (size_t i = 0; i < q->n_aggs; i++)
+        if (q->aggs[i].node == e) return true;
+    const char *k;
+    const json_t *v;
+    size_t i;
+    if (json_is_object(e))
+        json_object_foreach((json_t *)e, k, v) if (contains_agg(q, v)) return true;
+    if (json_is_array(e)) json_array_foreach(e, i, v) if (contains_agg(q, v)) return true;
+    return false;
+}
+
+/* Rewrites the copy: FROM the union, each aggregate merged; select items
+ * keep the names DuckDB gives them as written. */
+static bool rewrite_tree(tl_query_engine *e, query_shape *q, json_t *select, const char *from_sql,
+                         const merge *merges)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach(json_object_get(select, "select_list"), i, item)
+    {
+        if (*tl_js_str(item, "alias") || !contains_agg(q, item)) continue;
+        json_t *one = json_pack("[O]", item);
+        char *text = one ? tl_sql_select_text(e, one) : NULL;
+        json_decref(one);
+        bool ok = text && strncmp(text, "SELECT ", 7) == 0 &&
+                  json_object_set_new(item, "alias", json_string(text + 7)) == 0;
+        free(text);
+        if (!ok) return false;
+    }
+    tl_buf b = {0};
+    int rc = tl_buf_append_str(&b, "SELECT ");
+    size_t p = 0;
+    for (size_t k = 0; k < q->n_needs; k++) {
+        rc |= k ? tl_buf_append_str(&b, ", ") : 0;
+        rc |= merged_sql(&b, &q->needs[k], &merges[k], &p);
+    }
+    rc |= tl_buf_append_byte(&b, 0);
+    json_t *list = rc ? NULL : parse_select(e, (const char *)b.data, "select_list");
+    tl_buf_free(&b);
+    json_t *from = parse_select(e, from_sql, "from_table");
+    bool ok = list && from && json_array_size(list) == q->n_needs;
+    if (ok) {
+        json_t *table = json_object_get(select, "from_table");
+        const char *alias = tl_js_str(table, "alias");
+        ok = json_object_set_new(from, "alias", json_string(*alias ? alias : q->x.alias)) == 0 &&
+             json_object_set(select, "from_table", from) == 0;
+    }
+    for (size_t k = 0; ok && k < q->n_aggs; k++) {
+        json_t *node = q->aggs[k].node;
+        json_t *alias = json_incref(json_object_get(node, "alias"));
+        ok = json_object_clear(node) == 0 &&
+             json_object_update(node, json_array_get(list, q->aggs[k].need)) == 0 &&
+             json_object_set_new(node, "alias", alias ? alias : json_string("")) == 0;
+    }
+    json_decref(list);
+    json_decref(from);
+    return ok;
+}
+
+/* DESCRIBE's names and types of a query, one string. */
+static char *describe(tl_query_engine *e, const char *query)
+{
+    char *sql = tl_strdup_printf("SELECT string_agg(column_name || ' ' || column_type, ', ' ORDER "
+                                 "BY rowid) FROM (SELECT *, row_number() OVER () AS rowid FROM "
+                                 "(DESCRIBE %s))",
+                                 query);
+    char *v = NULL;
+    if (sql == NULL || tl_query_scalar_text(e, sql, NULL, &v, NULL) != TL_OK) v = NULL;
+    free(sql);
+    return v;
+}
+
+static bool same_result(tl_query_engine *e, const char *a, const char *b)
+{
+    char *x = describe(e, a), *y = describe(e, b);
+    bool same = x && y && strcmp(x, y) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Registers the view of t over its files in the ranges (in [lo, hi)
+ * pieces, times inclusive in the filters), each filter of the plan's
+ * reference narrowed to each range. */
+static tl_status register_ranges(tl_query_engine *e, const tl_table *t, const tl_sql_ref *ref,
+                                 const span *r, size_t n, tl_error *err)
+{
+    tl_scan_filter none = {0};
+    const tl_scan_filter *base = ref && ref->n_filters ? ref->filters : &none;
+    size_t nb = ref && ref->n_filters ? ref->n_filters : 1;
+    tl_scan_filter *f = calloc(nb * n + 1, sizeof *f);
+    if (f == NULL) return tl_error_nomem(err);
+    size_t k = 0;
+    for (size_t i = 0; i < nb; i++)
+        for (size_t j = 0; j < n; j++) {
+            tl_scan_filter x = base[i]; /* borrows its keys and columns */
+            int64_t lo = r[j].lo, hi = r[j].hi == INT64_MAX ? INT64_MAX : r[j].hi - 1;
+            if (r[j].lo != INT64_MIN && (!x.has_lo || x.lo < lo)) x.lo = lo, x.has_lo = true;
+            if (r[j].hi != INT64_MAX && (!x.has_hi || x.hi > hi)) x.hi = hi, x.has_hi = true;
+            if (!x.has_lo || !x.has_hi || x.lo <= x.hi) f[k++] = x;
+        }
+    const tl_live_files *lf = NULL;
+    tl_buf sql = {0};
+    tl_scan_stats stats = {0};
+    tl_status st = tl_query_live_files(e, t, &lf, err);
+    if (st == TL_OK && k == 0) { /* nothing to read: no file passes an empty range */
+        f[0] = (tl_scan_filter){.has_lo = true, .lo = 1, .has_hi = true, .hi = 0};
+        k = 1;
+    }
+    if (st == TL_OK) st = tl_scan_sql(e, t, lf, f, k, false, &sql, &stats, err);
+    if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) st = tl_query_register(e, t, (const char *)sql.data, err);
+    tl_buf_free(&sql);
+    free(f);
+    return st;
+}
+
+/* The complement of the clean ranges: what raw still reads. */
+static size_t complement(const span *r, size_t n, span *out)
+{
+    size_t c = 0;
+    int64_t at = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].lo > at) out[c++] = (span){at, r[i].lo};
+        at = r[i].hi;
+    }
+    if (at != INT64_MAX) out[c++] = (span){at, INT64_MAX};
+    return c;
+}
+
+static char *explain_text(const query_shape *q, const tl_table *rollup, const tl_rollup_def *d,
+                          const span *r, size_t n)
+{
+    tl_buf b = {0};
+    int rc = tl_buf_printf(&b,
+                           "%s answered from rollup %s (buckets of %" PRId64
+                           " microseconds, refreshed from snapshot %" PRId64
+                           ") for these whole buckets:",
+                           q->raw->name.full, rollup->name.full, d->bucket_us, d->source_snapshot);
+    for (size_t i = 0; i < n; i++) {
+        rc |= tl_buf_append_str(&b, "\n  ");
+        rc |= r[i].lo == INT64_MIN ? tl_buf_append_str(&b, "-inf") : print_time(&b, r[i].lo);
+        rc |= tl_buf_append_str(&b, " to ");
+        rc |= r[i].hi == INT64_MAX ? tl_buf_append_str(&b, "+inf") : print_time(&b, r[i].hi);
+    }
+    rc |= tl_buf_printf(&b,
+                        "\nthe rest from %s (changed since the refresh, partial buckets at "
+                        "the edges of the time range, newer data)",
+                        q->raw->name.full);
+    rc |= tl_buf_append_byte(&b, 0);
+    if (rc) {
+        tl_buf_free(&b);
+        return NULL;
+    }
+    return (char *)tl_buf_detach(&b, NULL);
+}
+
+typedef struct candidate {
+    tl_table *t;
+    tl_rollup_def def;
+    merge merges[32];
+} candidate;
+
+/* The widest rollup of raw that fits the query. */
+static tl_status pick(const query_shape *q, const tl_strlist *names, tl_sql_lookup lookup,
+                      void *ctx, candidate *best, bool *found, tl_error *err)
+{
+    *found = false;
+    for (size_t i = 0; i < names->len; i++) {
+        tl_qname qn;
+        candidate c = {0};
+        if (tl_qname_parse(names->items[i], q->raw->name.namespace_, &qn, NULL) != TL_OK ||
+            lookup(ctx, qn.namespace_, qn.table, NULL, &c.t, NULL) != TL_OK || c.t == NULL)
+            continue; /* dropped, or out of the query's reach: not a candidate */
+        if (tl_rollup_def_parse(c.t->md, c.t->name.full, &c.def, NULL) != TL_OK) continue;
+        bool fits = strcasecmp(c.def.source, q->raw->name.full) == 0 &&
+                    rollup_fits(q, &c.def, c.merges) &&
+                    (!*found || c.def.bucket_us > best->def.bucket_us);
+        if (fits) {
+            if (*found) tl_rollup_def_free(&best->def);
+            *best = c;
+            *found = true;
+        } else {
+            tl_rollup_def_free(&c.def);
+        }
+    }
+    (void)err;
+    return TL_OK;
+}
+
+static bool routing_on(const tl_query_engine *e, const tl_table *raw)
+{
+    const tl_contract *c = &raw->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(raw->md);
+    return c->time_index >= 0 && s->fields[c->time_index].type.id == TL_ICE_TIMESTAMPTZ &&
+           tl_setting_flag(raw->md, e->settings, "rollup-routing", true) &&
+           (!c->dedup || tl_setting_flag(raw->md, e->settings, "read-dedup", true)) &&
+           tl_ice_metadata_property(raw->md, TL_ROLLUPS_KEY) != NULL;
+}
+
+/* Routes the analysed query through rollup c: the view and the text. */
+static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *plan_doc,
+                          query_shape *q, json_t *doc, json_t *select, candidate *c, char **routed,
+                          char **explain, tl_error *err)
+{
+    span ranges[MAX_RANGES + 1], rest[MAX_RANGES + 2];
+    size_t n = 0;
+    bool ok = false;
+    TL_TRY(clean_buckets(e, q, c->t, &c->def, ranges, &n, &ok, err));
+    if (!ok) return TL_OK;
+    char *from = union_sql(q, c->t, &c->def, c->merges, ranges, n);
+    ok = from && rewrite_tree(e, q, select, from, c->merges);
+    free(from);
+    char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
+    tl_status st = TL_OK;
+    span all = {ranges[0].lo, ranges[n - 1].hi};
+    char *original = text ? tl_sql_tree_text(e, plan_doc) : NULL;
+    if (original) st = register_ranges(e, c->t, NULL, &all, 1, err);
+    if (st == TL_OK && original && same_result(e, original, text)) {
+        st = register_ranges(e, q->raw, &plan->refs[0], rest, complement(ranges, n, rest), err);
+        if (st == TL_OK && (*explain = explain_text(q, c->t, &c->def, ranges, n)) == NULL)
+            st = tl_error_nomem(err);
+        if (st == TL_OK) {
+            *routed = text;
+            text = NULL;
+        }
+    }
+    free(text);
+    free(original);
+    return st;
+}
+
+tl_status tl_sql_route(tl_query_engine *e, tl_sql_plan *plan, tl_sql_lookup lookup, void *ctx,
+                       char **routed, char **explain, tl_error *err)
+{
+    *routed = *explain = NULL;
+    if (plan->n_refs != 1 || plan->refs[0].t == NULL || plan->query /* time travel */ ||
+        !routing_on(e, plan->refs[0].t))
+        return TL_OK;
+    const tl_table *raw = plan->refs[0].t;
+    json_t *stmt = json_deep_copy(plan->stmt);
+    json_t *doc = stmt ? json_pack("{s:b, s:[o]}", "error", 0, "statements", stmt) : NULL;
+    if (doc == NULL) return tl_error_nomem(err);
+    json_t *select = json_object_get(stmt, "node");
+    const json_t *from = json_object_get(select, "from_table");
+    const char *alias = *tl_js_str(from, "alias") ? tl_js_str(from, "alias") : plan->refs[0].table;
+    query_shape q = {
+        .x = {e, tl_ice_metadata_current_schema(raw->md), select, alias, raw->contract.time_column},
+        .raw = raw,
+        .lo = INT64_MIN,
+        .hi = INT64_MAX};
+    tl_strlist names = {0};
+    candidate best = {0};
+    bool found = false;
+    tl_status st = TL_OK;
+    if (strcasecmp(tl_js_str(from, "table_name"), plan->refs[0].table) == 0 &&
+        strcmp(tl_js_str(from, "schema_name"), plan->refs[0].schema) == 0 &&
+        !*tl_js_str(from, "catalog_name") && read_query(&q) &&
+        tl_rollup_list(raw->md, &names, NULL) == TL_OK)
+        st = pick(&q, &names, lookup, ctx, &best, &found, err);
+    json_t *plan_doc =
+        found ? json_pack("{s:b, s:[O]}", "error", 0, "statements", plan->stmt) : NULL;
+    if (found && plan_doc == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK && found)
+        st = route_to(e, plan, plan_doc, &q, doc, select, &best, routed, explain, err);
+    json_decref(plan_doc);
+    if (found) tl_rollup_def_free(&best.def);
+    tl_strlist_free(&names);
+    shape_free(&q);
+    json_decref(doc);
+    return st;
+}

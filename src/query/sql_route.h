@@ -1,0 +1,45 @@
+/* Rollup routing: a GROUP BY time_bucket(...) query on a raw table reads the
+ * whole buckets a rollup holds unchanged from the rollup, and the rest from
+ * the raw table, with the same answer.
+ *
+ *   SELECT <keys>, time_bucket(<width>, time) AS b, <aggregates>
+ *   FROM raw [WHERE <time range> AND <conditions on rollup keys>]
+ *   GROUP BY <keys>, b [HAVING ...] [ORDER BY ...] [LIMIT ...]
+ *
+ * routes to a rollup of raw (timelake.rollups) whose bucket width divides
+ * <width> (fixed widths, epoch-aligned), whose keys include every key the
+ * query names, and which stores every aggregate: count(*), count(x),
+ * sum(x), min(x), max(x) at any such width and keys; avg(x) from a stored
+ * sum(x) and count(x), or from a stored avg(x) at the rollup's own width
+ * and keys. The query becomes the same query over
+ *
+ *   SELECT keys, time, <partial states of x> FROM raw
+ *     WHERE time outside the clean buckets
+ *   UNION ALL
+ *   SELECT keys, bucket AS time, <stored states> FROM rollup
+ *     WHERE bucket among the clean buckets
+ *
+ * with each aggregate merging the partial states (count: sum of counts).
+ * A rollup bucket lies within one query bucket, so every group merges the
+ * same rows either way. Clean buckets: whole rollup buckets inside the
+ * query's time range, after the first raw data (retention), holding no
+ * data file added since the rollup's source snapshot (only appends and
+ * compactions since, the source snapshot an ancestor of the current one:
+ * anything else, a rollback, a retention delete, is not routed). A routed
+ * query whose result columns would differ in name or type from the
+ * unrouted one is not routed. Off with rollup-routing = false (session or
+ * raw table) or timelake.rollup-routing = false on the rollup. */
+#ifndef TL_QUERY_SQL_ROUTE_H
+#define TL_QUERY_SQL_ROUTE_H
+
+#include "query/sql_plan.h"
+
+/* After the plan's tables are registered: *routed is the query to run
+ * instead (malloc'd) and *explain what routing did (malloc'd), or both NULL
+ * when the query is not routed. Loads rollups through lookup (which keeps
+ * them), registers the rollup's view and narrows the raw table's. Fails
+ * only when a view cannot be registered. */
+tl_status tl_sql_route(tl_query_engine *e, tl_sql_plan *plan, tl_sql_lookup lookup, void *ctx,
+                       char **routed, char **explain, tl_error *err);
+
+#endif
