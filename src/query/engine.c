@@ -10,6 +10,7 @@
 #include "query/query_cache.h"
 #include "query/rows_function.h"
 #include "query/sql_plan.h"
+#include "query/sql_route.h"
 #include "query/sql_session.h"
 #include "query/date_bin.h"
 #include "query/m4.h"
@@ -140,6 +141,7 @@ static void engine_free(void *p)
     engine_join(e, NULL);
     tl_query_cache_free(e);
     tl_sql_plan_cache_free(e);
+    tl_sql_route_cache_free(e);
     tl_sql_sessions_free(e);
     tl_rowsets_free(e);
     tl_footer_cache_free(e);

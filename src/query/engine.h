@@ -38,7 +38,11 @@ typedef struct tl_query_engine {
         char *query;
         void *doc; /* json_t */
     } asts[16];
-    size_t next_ast;                 /* slot to replace next */
+    size_t next_ast; /* slot to replace next */
+    /* Rollup-routed queries found to give the unrouted one's columns
+     * (sql_route.c), by text, and the slot to replace next. */
+    char *routes_checked[16];
+    size_t next_route_check;
     struct tl_sql_session *sessions; /* SET per namespace (sql_session.h) */
     size_t n_sessions;
     struct tl_rowsets *rowsets;      /* rows decoded for the query (rows_function.h) */

@@ -750,48 +750,94 @@ static char *describe(tl_query_engine *e, const char *query)
     return v;
 }
 
+/* Whether routed query b gives the columns (names, types) of a; kept for
+ * the engine's recent routed queries, which repeat. */
 static bool same_result(tl_query_engine *e, const char *a, const char *b)
 {
+    size_t n = sizeof e->routes_checked / sizeof e->routes_checked[0];
+    for (size_t i = 0; i < n; i++)
+        if (e->routes_checked[i] && strcmp(e->routes_checked[i], b) == 0) return true;
     char *x = describe(e, a), *y = describe(e, b);
     bool same = x && y && strcmp(x, y) == 0;
     free(x);
     free(y);
+    char *copy = same ? strdup(b) : NULL;
+    if (copy) {
+        size_t slot = e->next_route_check++ % n;
+        free(e->routes_checked[slot]);
+        e->routes_checked[slot] = copy;
+    }
     return same;
 }
 
-/* Registers the view of t over its files in the ranges (in [lo, hi)
- * pieces, times inclusive in the filters), each filter of the plan's
- * reference narrowed to each range. */
-static tl_status register_ranges(tl_query_engine *e, const tl_table *t, const tl_sql_ref *ref,
-                                 const span *r, size_t n, tl_error *err)
+void tl_sql_route_cache_free(tl_query_engine *e)
 {
+    for (size_t i = 0; i < sizeof e->routes_checked / sizeof e->routes_checked[0]; i++) {
+        free(e->routes_checked[i]);
+        e->routes_checked[i] = NULL;
+    }
+}
+
+/* The filters of the plan's reference, each narrowed to each range ([lo,
+ * hi); times inclusive in the filters), for t: the raw table of ref or its
+ * rollup. Malloc'd, *k of them, at least one (a range nothing passes when
+ * the ranges leave nothing). */
+static tl_scan_filter *ranged_filters(const tl_table *t, const tl_sql_ref *ref, const span *r,
+                                      size_t n, size_t *k)
+{
+    /* The raw table's first series-key column, when it is t's too: its
+     * values prune t's files, row groups and pages as well. */
+    const tl_strlist *own = &t->contract.series_key, *refs = &ref->t->contract.series_key;
+    bool same_keys = own->len && refs->len && strcasecmp(own->items[0], refs->items[0]) == 0;
     tl_scan_filter none = {0};
-    const tl_scan_filter *base = ref && ref->n_filters ? ref->filters : &none;
-    size_t nb = ref && ref->n_filters ? ref->n_filters : 1;
+    const tl_scan_filter *base = ref->n_filters ? ref->filters : &none;
+    size_t nb = ref->n_filters ? ref->n_filters : 1;
     tl_scan_filter *f = calloc(nb * n + 1, sizeof *f);
-    if (f == NULL) return tl_error_nomem(err);
-    size_t k = 0;
-    for (size_t i = 0; i < nb; i++)
+    *k = 0;
+    for (size_t i = 0; f && i < nb; i++)
         for (size_t j = 0; j < n; j++) {
             tl_scan_filter x = base[i]; /* borrows its keys and columns */
+            if (t != ref->t) {          /* another table: its own partition columns */
+                x.has_keys &= same_keys;
+                x.columns = NULL;
+                x.n_columns = 0;
+            }
             int64_t lo = r[j].lo, hi = r[j].hi == INT64_MAX ? INT64_MAX : r[j].hi - 1;
             if (r[j].lo != INT64_MIN && (!x.has_lo || x.lo < lo)) x.lo = lo, x.has_lo = true;
             if (r[j].hi != INT64_MAX && (!x.has_hi || x.hi > hi)) x.hi = hi, x.has_hi = true;
-            if (!x.has_lo || !x.has_hi || x.lo <= x.hi) f[k++] = x;
+            if (!x.has_lo || !x.has_hi || x.lo <= x.hi) f[(*k)++] = x;
         }
+    if (f && *k == 0) {
+        f[0] = (tl_scan_filter){.has_lo = true, .lo = 1, .has_hi = true, .hi = 0};
+        *k = 1;
+    }
+    return f;
+}
+
+/* The rows of t's files that may hold rows the filters want (none: all). */
+static tl_status rows_needed(tl_query_engine *e, const tl_table *t, const tl_scan_filter *f,
+                             size_t k, int64_t *out, tl_error *err)
+{
+    const tl_live_files *lf = NULL;
+    *out = 0;
+    TL_TRY(tl_query_live_files(e, t, &lf, err));
+    for (size_t i = 0; i < lf->n; i++)
+        if (k == 0 || tl_scan_file_needed(t, &lf->files[i].file, f, k))
+            *out += lf->files[i].file.record_count;
+    return TL_OK;
+}
+
+static tl_status register_view(tl_query_engine *e, const tl_table *t, const tl_scan_filter *f,
+                               size_t k, tl_error *err)
+{
     const tl_live_files *lf = NULL;
     tl_buf sql = {0};
     tl_scan_stats stats = {0};
     tl_status st = tl_query_live_files(e, t, &lf, err);
-    if (st == TL_OK && k == 0) { /* nothing to read: no file passes an empty range */
-        f[0] = (tl_scan_filter){.has_lo = true, .lo = 1, .has_hi = true, .hi = 0};
-        k = 1;
-    }
     if (st == TL_OK) st = tl_scan_sql(e, t, lf, f, k, false, &sql, &stats, err);
     if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
     if (st == TL_OK) st = tl_query_register(e, t, (const char *)sql.data, err);
     tl_buf_free(&sql);
-    free(f);
     return st;
 }
 
@@ -878,26 +924,45 @@ static bool routing_on(const tl_query_engine *e, const tl_table *raw)
            tl_ice_metadata_property(raw->md, TL_ROLLUPS_KEY) != NULL;
 }
 
-/* Routes the analysed query through rollup c: the view and the text. */
+/* Whether reading the rollup's files and raw's outside the clean ranges
+ * takes fewer rows than raw's files alone (by file: a narrow query that
+ * reads a few pages of raw gains nothing from a large rollup). */
+static tl_status worth_it(tl_query_engine *e, const tl_sql_ref *ref, const tl_table *rollup,
+                          const tl_scan_filter *rf, size_t nrf, const tl_scan_filter *wf,
+                          size_t nwf, bool *out, tl_error *err)
+{
+    int64_t before, roll, rest;
+    TL_TRY(rows_needed(e, ref->t, ref->filters, ref->n_filters, &before, err));
+    TL_TRY(rows_needed(e, rollup, rf, nrf, &roll, err));
+    TL_TRY(rows_needed(e, ref->t, wf, nwf, &rest, err));
+    *out = roll + rest < before;
+    return TL_OK;
+}
+
+/* Routes the analysed query through rollup c: the views and the text. */
 static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *plan_doc,
                           query_shape *q, json_t *doc, json_t *select, candidate *c, char **routed,
                           char **explain, tl_error *err)
 {
     span ranges[MAX_RANGES + 1], rest[MAX_RANGES + 2];
-    size_t n = 0;
+    size_t n = 0, nrf = 0, nwf = 0;
     bool ok = false;
+    const tl_sql_ref *ref = &plan->refs[0];
     TL_TRY(clean_buckets(e, q, c->t, &c->def, ranges, &n, &ok, err));
     if (!ok) return TL_OK;
-    char *from = union_sql(q, c->t, &c->def, c->merges, ranges, n);
+    span all = {ranges[0].lo, ranges[n - 1].hi};
+    tl_scan_filter *rf = ranged_filters(c->t, ref, &all, 1, &nrf);
+    tl_scan_filter *wf = ranged_filters(q->raw, ref, rest, complement(ranges, n, rest), &nwf);
+    tl_status st = rf && wf ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK) st = worth_it(e, ref, c->t, rf, nrf, wf, nwf, &ok, err);
+    char *from = st == TL_OK && ok ? union_sql(q, c->t, &c->def, c->merges, ranges, n) : NULL;
     ok = from && rewrite_tree(e, q, select, from, c->merges);
     free(from);
     char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
-    tl_status st = TL_OK;
-    span all = {ranges[0].lo, ranges[n - 1].hi};
     char *original = text ? tl_sql_tree_text(e, plan_doc) : NULL;
-    if (original) st = register_ranges(e, c->t, NULL, &all, 1, err);
+    if (st == TL_OK && original) st = register_view(e, c->t, rf, nrf, err);
     if (st == TL_OK && original && same_result(e, original, text)) {
-        st = register_ranges(e, q->raw, &plan->refs[0], rest, complement(ranges, n, rest), err);
+        st = register_view(e, q->raw, wf, nwf, err);
         if (st == TL_OK && (*explain = explain_text(q, c->t, &c->def, ranges, n)) == NULL)
             st = tl_error_nomem(err);
         if (st == TL_OK) {
@@ -907,6 +972,8 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
     }
     free(text);
     free(original);
+    free(rf);
+    free(wf);
     return st;
 }
 

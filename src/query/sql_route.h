@@ -42,4 +42,7 @@
 tl_status tl_sql_route(tl_query_engine *e, tl_sql_plan *plan, tl_sql_lookup lookup, void *ctx,
                        char **routed, char **explain, tl_error *err);
 
+/* Frees what the engine remembers of routed queries. */
+void tl_sql_route_cache_free(tl_query_engine *e);
+
 #endif

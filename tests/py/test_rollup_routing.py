@@ -36,7 +36,7 @@ rnd = random.Random(7)
 lake = timelake.Lake(%(path)r)
 t = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "dc"], chunk="day")
 for day in range(3):
-    n = 1500
+    n = 5000
     times = [T0 + dt.timedelta(days=day, seconds=rnd.randrange(86400)) for _ in range(n)]
     t.append(pa.table({"time": times, "host": [f"h{rnd.randrange(3)}" for _ in range(n)],
                        "dc": [f"d{rnd.randrange(2)}" for _ in range(n)],
@@ -219,5 +219,12 @@ def test_routing_settings(made):
     assert not routed(timelake.Lake(made), q)
     lake.table("m.raw").set_properties({"rollup_routing": None})
     assert routed(timelake.Lake(made), q)
+    # The rollup's own property (WITH (rollup_routing = false)) takes it out;
+    # the other rollup (per 15 minutes, host and dc) then answers.
+    lake.table("m.rh").set_properties({"rollup_routing": "false"})
+    plans = {r["plan_type"]: r["plan"] for r in timelake.Lake(made).sql("EXPLAIN " + q).to_pylist()}
+    assert "rollup m.r15" in plans["timelake_rollup"]
+    lake.table("m.r15").set_properties({"rollup_routing": "false"})
+    assert not routed(timelake.Lake(made), q)
     with pytest.raises(Exception, match="true or false"):
         lake.sql("SET timelake.rollup_routing = 'sometimes'")

@@ -1,0 +1,134 @@
+"""Rollup-routed queries: ours and the reference side by side in one run, over
+the same lake and the same rollups.
+
+usage: python bench/query/bench_routing.py [--hosts 1000] [--hours 24] [--repeat 5]
+
+bench_query.py's table (hosts x 10 metrics every 10 s, hourly appends) gets
+two rollups, made by the reference (CREATE MATERIALIZED ROLLUP): per host and
+minute, and per host and hour. Then, after a late append of one hour
+(unrefreshed: those buckets come from raw data), each GROUP BY time_bucket
+query runs `repeat` times in each: ours with routing on (which routes when
+the rollup and the rest of raw hold fewer rows than raw alone, by file),
+ours with routing off, and the reference (which routes as it can); EXPLAIN
+tells whether each routed.
+Prints median ms and the ratios reference/ours and unrouted/routed.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from bench_query import METRICS, T, hour_batch  # noqa: E402
+
+MAXES = ", ".join(f"max({m}) AS max_{m}" for m in METRICS)
+ROLLUPS = [
+    "CREATE MATERIALIZED ROLLUP tsbs.cpu_1m AS SELECT hostname, time_bucket(INTERVAL '1 minute', time) AS bucket, "
+    "count(*) AS n, sum(usage_user) AS sum_user, count(usage_user) AS count_user, "
+    f"{MAXES} FROM tsbs.cpu GROUP BY hostname, bucket",
+    "CREATE MATERIALIZED ROLLUP tsbs.cpu_1h AS SELECT hostname, time_bucket(INTERVAL '1 hour', time) AS bucket, "
+    "count(*) AS n, sum(usage_user) AS sum_user, count(usage_user) AS count_user, avg(usage_user) AS avg_user, "
+    f"{MAXES} FROM tsbs.cpu GROUP BY hostname, bucket",
+]
+
+
+def queries(hosts):
+    h = lambda i: f"'host_{i % hosts}'"  # noqa: E731
+    eight = ", ".join(h(i * 7) for i in range(8))
+    five = ", ".join(f"max({m}) AS {m}" for m in METRICS[:5])
+    alls = ", ".join(f"max({m}) AS {m}" for m in METRICS)
+    return {
+        "single-groupby-1-1-1": f"SELECT time_bucket(INTERVAL '1 minute', time) AS minute, max(usage_user) AS m "
+        f"FROM cpu WHERE hostname = {h(3)} AND time >= {T.format(5)} AND time < {T.format(6)} GROUP BY 1 ORDER BY 1",
+        "single-groupby-5-8-1": f"SELECT time_bucket(INTERVAL '1 minute', time) AS minute, {five} FROM cpu "
+        f"WHERE hostname IN ({eight}) AND time >= {T.format(5)} AND time < {T.format(6)} GROUP BY 1 ORDER BY 1",
+        "cpu-max-all-8": f"SELECT time_bucket(INTERVAL '1 hour', time) AS hour, {alls} FROM cpu "
+        f"WHERE hostname IN ({eight}) AND time >= {T.format(4)} AND time < {T.format(12)} GROUP BY 1 ORDER BY 1",
+        "double-groupby-1": f"SELECT time_bucket(INTERVAL '1 hour', time) AS hour, hostname, avg(usage_user) AS m "
+        f"FROM cpu WHERE time >= {T.format(6)} AND time < {T.format(18)} GROUP BY 1, 2 ORDER BY 1, 2",
+        "max-all-1h-all-hosts": f"SELECT time_bucket(INTERVAL '1 hour', time) AS hour, hostname, {alls} FROM cpu "
+        "GROUP BY 1, 2 ORDER BY 1, 2",
+        "count-5m-partial-edges": "SELECT time_bucket(INTERVAL '5 minutes', time) AS b, count(*) AS n, "
+        f"max(usage_idle) AS m FROM cpu WHERE time >= TIMESTAMPTZ '2026-01-01 02:02:30+00' "
+        f"AND time < TIMESTAMPTZ '2026-01-01 20:57:10+00' GROUP BY 1 ORDER BY 1",
+    }
+
+
+def routed_in_reference(lake, q):
+    plan = " ".join(r["plan"] for r in lake.sql("EXPLAIN " + q, namespace="tsbs").to_pylist())
+    return "cpu_1m" in plan or "cpu_1h" in plan
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, default=1000)
+    ap.add_argument("--hours", type=int, default=24)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--lake", help=argparse.SUPPRESS)
+    ap.add_argument("--make", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    qs = queries(args.hosts)
+    if args.lake:  # the reference's side, in its own virtualenv
+        import timelake
+
+        lake = timelake.Lake(args.lake)
+        if args.make:
+            for sql in ROLLUPS:
+                lake.sql(sql)
+            print(json.dumps({}))
+            return
+        out = {}
+        for name, q in qs.items():
+            lake.sql(q, namespace="tsbs")
+            ms = common.timed(lambda: lake.sql(q, namespace="tsbs"), args.repeat)[0]
+            out[name] = [ms, routed_in_reference(lake, q)]
+        print(json.dumps(out))
+        return
+    work = tempfile.mkdtemp(prefix="tl-bench-rollup-")
+    try:
+        if not os.environ.get("TL_LIB"):  # TL_LIB set: an optimised library built elsewhere
+            common.release_library()
+        import tlc
+
+        lake = tlc.Lake(work)
+        first = hour_batch(args.hosts, 0)
+        t = lake.create_table("tsbs.cpu", first.schema, time_column="time", series_key=["hostname"])
+        for hour in range(args.hours - 1):
+            t.append(first if hour == 0 else hour_batch(args.hosts, hour), maintain=False)
+        common.run_reference(__file__, "--lake", work, "--make")
+        # The last hour arrives after the refresh: routing reads it raw.
+        t.append(hour_batch(args.hosts, args.hours - 1), maintain=False)
+        lake = tlc.Lake(work)
+        ours, off, routes = {}, {}, {}
+        for name, q in qs.items():
+            plans = {r["plan_type"] for r in lake.sql("EXPLAIN " + q, namespace="tsbs").to_pylist()}
+            routes[name] = "timelake_rollup" in plans
+            lake.sql(q, namespace="tsbs")
+            ours[name] = common.timed(lambda: lake.sql(q, namespace="tsbs"), args.repeat)[0]
+        lake.sql("SET timelake.rollup_routing = false", namespace="tsbs")
+        for name, q in qs.items():
+            lake.sql(q, namespace="tsbs")
+            off[name] = common.timed(lambda: lake.sql(q, namespace="tsbs"), args.repeat)[0]
+        ref = common.run_reference(__file__, "--lake", work, "--hosts", str(args.hosts), "--repeat",
+                                   str(args.repeat))
+        rows = args.hosts * 360 * args.hours
+        print(f"{rows:,} rows; rollups per host and minute and per host and hour (made by the reference), "
+              f"the last hour appended after them; median of {args.repeat}")
+        print(f"{'query':<24} {'ours ms':>9} {'routed':>7} {'unrouted':>9} {'ref ms':>9} {'ref routed':>11} "
+              f"{'ref/ours':>9} {'unrouted/ours':>14}")
+        for name in qs:
+            o, u, (r, rr) = ours[name], off[name], ref[name]
+            print(f"{name:<24} {o:>9.2f} {'yes' if routes[name] else 'no':>7} {u:>9.2f} {r:>9.2f} "
+                  f"{'yes' if rr else 'no':>11} {r / o:>8.2f}x {u / o:>13.2f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
