@@ -25,7 +25,9 @@
  * query's time range, after the first raw data (retention), holding no
  * data file added since the rollup's source snapshot (only appends and
  * compactions since, the source snapshot an ancestor of the current one:
- * anything else, a rollback, a retention delete, is not routed). A routed
+ * anything else, a rollback, a retention delete, is not routed). Not
+ * routed either when the rollup's files and raw's outside the clean
+ * buckets hold more rows than the raw files the query reads. A routed
  * query whose result columns would differ in name or type from the
  * unrouted one is not routed. Off with rollup-routing = false (session or
  * raw table) or timelake.rollup-routing = false on the rollup. */
