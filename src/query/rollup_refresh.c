@@ -141,8 +141,9 @@ tl_status tl_rollup_compute(tl_lake *lake, const tl_rollup_def *d, const tl_tabl
 {
     char *sql = select_sql(d, raw, ranges, n);
     if (sql == NULL) return tl_error_nomem(err);
-    /* The raw table as committed now, not as a recent query saw it. */
-    const char *settings[] = {"version-check-interval", "0s", NULL};
+    /* The raw table as committed now, not as a recent query saw it; and its
+     * rows themselves, not what a rollup (maybe this one) holds of them. */
+    const char *settings[] = {"version-check-interval", "0s", "rollup-routing", "false", NULL};
     tl_sql_options o = {.namespace_ = raw->name.namespace_, .settings = settings};
     tl_status st = tl_lake_query(lake, sql, &o, out, NULL, err);
     free(sql);

@@ -159,7 +159,13 @@ tl_status tl_rollup_def_parse(const tl_ice_metadata *md, const char *name, tl_ro
                             TL_ROLLUP_REFRESH_KEY, &out->refresh_interval_us, err);
     if (st == TL_OK)
         st = parse_aggs(tl_ice_metadata_property(md, TL_ROLLUP_AGGREGATES_KEY), name, out, err);
+    /* The newest refresh recorded, through compactions of the rollup since
+     * (a "replace" keeps its rows, and records none). */
     const tl_ice_snapshot *cur = tl_ice_metadata_current_snapshot(md);
+    while (cur && !tl_ice_snapshot_summary(cur, TL_ROLLUP_SOURCE_SNAPSHOT_KEY) &&
+           tl_ice_snapshot_summary(cur, "operation") &&
+           strcmp(tl_ice_snapshot_summary(cur, "operation"), "replace") == 0)
+        cur = tl_ice_metadata_parent(md, cur);
     out->source_snapshot = summary_i64(cur, TL_ROLLUP_SOURCE_SNAPSHOT_KEY);
     out->source_sequence = summary_i64(cur, TL_ROLLUP_SOURCE_SEQUENCE_KEY);
     if (st != TL_OK) tl_rollup_def_free(out);

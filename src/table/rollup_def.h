@@ -67,7 +67,8 @@ typedef struct tl_rollup_def {
     size_t n_aggs;
     int64_t refresh_interval_us; /* 0: none (refreshed only by maintenance or REFRESH) */
     bool routing;                /* false when timelake.rollup-routing is "false" */
-    /* From the rollup's current snapshot: the raw snapshot it was last
+    /* From the rollup's current snapshot (or, after compactions of the
+     * rollup, the newest before them): the raw snapshot it was last
      * refreshed from and its sequence number; 0 when never refreshed. */
     int64_t source_snapshot;
     int64_t source_sequence;

@@ -228,3 +228,25 @@ def test_routing_settings(made):
     assert not routed(timelake.Lake(made), q)
     with pytest.raises(Exception, match="true or false"):
         lake.sql("SET timelake.rollup_routing = 'sometimes'")
+
+
+def test_routed_over_our_rollups(tmp_path):
+    """The same comparison over rollups our CREATE MATERIALIZED ROLLUP made
+    and our REFRESH brought up to date."""
+    rnd = random.Random(5)
+    lake = timelake.Lake(str(tmp_path / "lake"))
+    raw = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "dc"], chunk="day")
+    for day in range(3):
+        raw.append(late_rows(rnd, 5000, T0 + dt.timedelta(days=day), 24), maintain=False)
+    lake.sql("CREATE MATERIALIZED ROLLUP m.r15 AS SELECT host, dc, time_bucket(INTERVAL '15 minutes', time) AS bucket, "
+             "count(*) AS n, count(v) AS cv, sum(v) AS sv, min(v) AS mnv, max(v) AS mxv, avg(v) AS av, "
+             "count(iv) AS ci, sum(iv) AS si, min(iv) AS mni, max(iv) AS mxi FROM m.raw GROUP BY host, dc, bucket")
+    lake.sql("CREATE MATERIALIZED ROLLUP m.rh AS SELECT host, time_bucket(INTERVAL '1 hour', time) AS bucket, "
+             "count(*) AS n, sum(v) AS sv, count(v) AS cv, min(v) AS mnv, max(iv) AS mxi FROM m.raw GROUP BY host, bucket")
+    assert compare(lake, rnd, 40) >= 10
+    raw = lake.table("m.raw")
+    raw.append(late_rows(rnd, 40, T0 + dt.timedelta(days=1, hours=3), 5), maintain=False)
+    raw.append(late_rows(rnd, 30, T0 + dt.timedelta(days=3), 10), maintain=False)
+    assert compare(lake, rnd, 40) >= 5
+    lake.sql("REFRESH MATERIALIZED ROLLUP m.r15")
+    assert compare(lake, rnd, 40) >= 5
