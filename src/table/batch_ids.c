@@ -1,5 +1,5 @@
 /* The batch ids of a commit (see batch_ids.h): reading them from snapshot
- * summaries, looking many up in one walk, and writing them. */
+ * summaries, writing them, and the duplicate check. */
 #include "table/batch_ids.h"
 
 #include <jansson.h>
@@ -24,50 +24,6 @@ tl_status tl_snapshot_batch_ids(const tl_ice_snapshot *s, tl_strlist *out, tl_er
             st = tl_error_nomem(err);
     }
     json_decref(a);
-    return st;
-}
-
-typedef struct wanted {
-    const char *id;
-    size_t index;
-} wanted;
-
-static int by_id(const void *a, const void *b)
-{
-    return strcmp(((const wanted *)a)->id, ((const wanted *)b)->id);
-}
-
-/* Marks every wanted entry equal to id (ids may repeat). */
-static void mark(const wanted *w, size_t n, const char *id, bool *seen)
-{
-    wanted key = {.id = id};
-    const wanted *hit = bsearch(&key, w, n, sizeof key, by_id);
-    if (hit == NULL) return;
-    const wanted *lo = hit, *hi = hit;
-    while (lo > w && strcmp(lo[-1].id, id) == 0) lo--;
-    while (hi + 1 < w + n && strcmp(hi[1].id, id) == 0) hi++;
-    for (const wanted *p = lo; p <= hi; p++) seen[p->index] = true;
-}
-
-tl_status tl_batches_committed(const tl_ice_metadata *md, const char *const *ids, size_t n,
-                               bool *seen, tl_error *err)
-{
-    if (n == 0) return TL_OK;
-    wanted *w = malloc(n * sizeof *w);
-    if (w == NULL) return tl_error_nomem(err);
-    for (size_t i = 0; i < n; i++) w[i] = (wanted){ids[i], i};
-    qsort(w, n, sizeof *w, by_id);
-    tl_status st = TL_OK;
-    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
-    /* Bounded by the snapshot count, in case of a malformed parent cycle. */
-    for (size_t steps = 0; st == TL_OK && s != NULL && steps <= md->n_snapshots; steps++) {
-        tl_strlist carried = {0};
-        st = tl_snapshot_batch_ids(s, &carried, err);
-        for (size_t i = 0; i < carried.len; i++) mark(w, n, carried.items[i], seen);
-        tl_strlist_free(&carried);
-        s = tl_ice_metadata_parent(md, s);
-    }
-    free(w);
     return st;
 }
 

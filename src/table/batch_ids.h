@@ -19,11 +19,6 @@
  * timelake.batch-ids, from another tool, counts as none). */
 tl_status tl_snapshot_batch_ids(const tl_ice_snapshot *s, tl_strlist *out, tl_error *err);
 
-/* Sets seen[i] when ids[i] is carried by the current snapshot or one of its
- * ancestors (seen[] is not cleared first). One walk for all the ids. */
-tl_status tl_batches_committed(const tl_ice_metadata *md, const char *const *ids, size_t n,
-                               bool *seen, tl_error *err);
-
 /* Pushes the summary key and value that record ids[0..n) (n > 0) onto kv. */
 tl_status tl_batch_ids_summary(const char *const *ids, size_t n, tl_strlist *kv, tl_error *err);
 

@@ -11,6 +11,7 @@
 #include "formats/avro/avro_file.h"
 #include "table/append.h"
 #include "table/batch_ids.h"
+#include "table/batch_index.h"
 
 static const char ledger_schema[] =
     "{\"type\":\"record\",\"name\":\"batch_ledger_entry\",\"fields\":["
@@ -172,7 +173,7 @@ tl_status tl_batches_seen(tl_table *t, const char *const *ids, size_t n, bool *s
             break;
         }
         memset(seen, 0, n * sizeof *seen);
-        st = tl_batches_committed(t->md, ids, n, seen, err);
+        st = tl_batch_index_lookup(t, ids, n, seen, err);
         const char *url = tl_ice_metadata_property(t->md, TL_PROP_BATCH_LEDGER);
         if (st != TL_OK || url == NULL) break;
         /* Missing twice, even after a reload: lost (say, to another tool's

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table/batch_index.h"
 #include "table/head.h"
 #include "table/metadata_cache.h"
 #include "table/table_internal.h"
@@ -291,6 +292,7 @@ void tl_table_close(tl_table *t)
     table_clear_state(t);
     tl_md_cache_free(t->md_cache); /* this handle's reference */
     tl_head_objects_free(t->head_objects);
+    tl_batch_index_free(t->batch_index);
     free(t);
 }
 

@@ -47,6 +47,9 @@ struct tl_table {
     /* > 0: a read-only handle of the table as of this snapshot (time travel,
      * time_travel.h), never committed through; 0: the current table. */
     int64_t pinned_snapshot;
+    /* The batch ids of the current ancestry (batch_index.h), or NULL until
+     * a duplicate check needs them. Checked against md at each use. */
+    struct tl_batch_index *batch_index;
 };
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */

@@ -6,6 +6,7 @@
 
 #include "iceberg/metadata.h"
 #include "table/batch_ids.h"
+#include "table/commit_point.h"
 #include "table/table_internal.h"
 #include "test_table_helpers.h"
 
@@ -88,6 +89,76 @@ static void test_ids_of_a_group_are_checked_one_by_one(void)
     tl_lake_close(lake);
 }
 
+static void append_id(tl_table *t, int at, const char *id, int want_duplicate)
+{
+    tl_append_options o = {.batch_id = id, .maintain = 0};
+    tl_append_result r;
+    tl_error err;
+    CHECK_OK(append_row(t, at, &o, &r, &err), &err);
+    CHECK_INT(r.duplicate, want_duplicate);
+}
+
+static int64_t current_snapshot(const tl_table *t)
+{
+    return t->md->current_snapshot_id;
+}
+
+/* The handle keeps the ids of its ancestry between checks (batch_index.h):
+ * what it answers must stay the walk's answer through appends, rollbacks
+ * (ids of snapshots rolled back past are no longer committed) and rollbacks
+ * undone, other handles' commits, and expiry (ids then come from the ledger). */
+static void test_kept_ids_follow_the_ancestry(void)
+{
+    tl_lake *lake;
+    tl_table *t = ttable_create(&lake, "ids-kept", "iot.kept", "device", "u", false, &schema);
+    tl_error err;
+    append_id(t, 1, "a", 0);
+    int64_t after_a = current_snapshot(t);
+    append_id(t, 2, "b", 0);
+    int64_t after_b = current_snapshot(t);
+    const char *ab[] = {"a", "b", "c"};
+    committed(t, ab, 3, "110");
+    append_id(t, 3, "b", 1);
+
+    /* Back to a: b is no ancestor now (the same count of snapshots). */
+    CHECK_OK(tl_table_rollback(t, after_a, &err), &err);
+    committed(t, ab, 3, "100");
+    append_id(t, 4, "c", 0); /* stacked on a, beside b */
+    committed(t, ab, 3, "101");
+    /* Forward to b again: c is not its ancestor. */
+    CHECK_OK(tl_table_rollback(t, after_b, &err), &err);
+    committed(t, ab, 3, "110");
+    append_id(t, 5, "c", 0);
+    committed(t, ab, 3, "111");
+
+    /* Another handle commits d: this one sees it after its lost race. */
+    tl_table *other;
+    CHECK_OK(tl_lake_open_table(lake, "iot.kept", &other, &err), &err);
+    const char *d[] = {"d"};
+    committed(t, d, 1, "0");
+    append_id(other, 6, "d", 0);
+    append_id(t, 7, "d", 1); /* lost the race, reloaded, found d */
+    committed(t, ab, 3, "111");
+
+    /* Expiry of all but the newest snapshot: the ids move to the ledger. */
+    const char *props[] = {"timelake.max-snapshots", "1", "timelake.min-snapshots", "1", NULL};
+    CHECK_OK(tl_table_set_properties(other, props, &err), &err);
+    tl_maintain_options mo = {.expire = 1};
+    CHECK_OK(tl_table_maintain(other, &mo, NULL, &err), &err);
+    CHECK_OK(tl_table_reload_same(t, &err), &err);
+    CHECK_INT(t->md->n_snapshots, 1);
+    const char *abcde[] = {"a", "b", "c", "d", "e"};
+    committed(t, abcde, 5, "11110");
+    append_id(t, 8, "e", 0);
+    append_id(t, 9, "a", 1);
+    committed(t, abcde, 5, "11111");
+
+    tl_table_close(other);
+    tl_schema_release(&schema);
+    tl_table_close(t);
+    tl_lake_close(lake);
+}
+
 /* A garbled timelake.batch-ids (another tool's) counts as no ids. */
 static void test_snapshot_ids_tolerate_garbage(void)
 {
@@ -106,4 +177,4 @@ static void test_snapshot_ids_tolerate_garbage(void)
 }
 
 UNIT_TESTS(UNIT(test_ids_of_a_group_are_checked_one_by_one),
-           UNIT(test_snapshot_ids_tolerate_garbage))
+           UNIT(test_kept_ids_follow_the_ancestry), UNIT(test_snapshot_ids_tolerate_garbage))
