@@ -391,6 +391,22 @@ static tl_status exact_local_reads(tl_query_engine *e, const tl_table *t, tl_fet
     return TL_OK;
 }
 
+tl_status tl_scan_count(const tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
+                        bool *known, int64_t *rows, tl_error *err)
+{
+    *known = lf->delete_files == 0;
+    *rows = 0;
+    for (size_t i = 0; i < lf->n; i++) *rows += lf->files[i].file.record_count;
+    if (!*known || !reads_dedup(e, t)) return TL_OK;
+    picked *p = calloc(lf->n + 1, sizeof *p);
+    if (p == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < lf->n; i++) bounds_of(t, &lf->files[i], &p[i]);
+    mark_overlaps(p, lf->n);
+    for (size_t i = 0; i < lf->n; i++) *known &= !p[i].dedup;
+    free(p);
+    return TL_OK;
+}
+
 /* Whether rows of one (series key..., time) may lie in two of the files
  * (then they are deduplicated on read, which the selective scan does not do). */
 static tl_status any_overlap(const tl_query_engine *e, const tl_table *t, const tl_fetch_file *ff,

@@ -81,6 +81,13 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
                       const tl_scan_filter *filters, size_t n_filters, bool all_files, tl_buf *sql,
                       tl_scan_stats *stats, tl_error *err);
 
+/* The rows a scan of every live file in lf returns, from the manifests'
+ * record counts alone: *known is false when the scan would have to read
+ * files to know (dedup on read merges files whose time ranges overlap in a
+ * partition, or delete files are present). */
+tl_status tl_scan_count(const tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
+                        bool *known, int64_t *rows, tl_error *err);
+
 /* The SQL type DuckDB reads a column of Iceberg type t as (buf holds a
  * decimal's). */
 const char *tl_scan_duck_type(const tl_ice_type *t, char *buf, size_t size);

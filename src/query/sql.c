@@ -16,6 +16,7 @@
 #include "query/query_cache.h"
 #include "query/result_stream.h"
 #include "query/rollup.h"
+#include "query/sql_count.h"
 #include "query/rows_function.h"
 #include "query/sql_deadline.h"
 #include "query/sql_guess.h"
@@ -492,6 +493,9 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (st == TL_OK && topk_shape && !explain)
         st = tl_query_topk(e, &plan, &topk, query, ns, o->max_rows, out, &truncated, &ss, &answered,
                            err);
+    const char *count_name = NULL;
+    if (st == TL_OK && c->n == 1 && !explain && !answered && tl_sql_count_shape(&plan, &count_name))
+        st = tl_query_count(e, &plan, count_name, out, &ss, &answered, err);
     if (st == TL_OK && explain && (reads = calloc(c->n + 1, sizeof *reads)) == NULL)
         st = tl_error_nomem(err);
     if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, reads, &n_reads, err);
