@@ -165,10 +165,11 @@ static tl_status local_get_range(tl_store *s, const char *key, uint64_t offset, 
 }
 
 /* Creates a fresh temporary file beside `path` (and the directories above
- * it): *fd_out is open for writing, *tmp_out gets its name. */
+ * it, when missing: most puts go where an earlier one went, and a mkdir of
+ * each parent would cost a system call per level): *fd_out is open for
+ * writing, *tmp_out gets its name. */
 static tl_status open_temp(local_store *ls, char *path, int *fd_out, char **tmp_out, tl_error *err)
 {
-    TL_TRY(make_dirs(ls, path, err));
     char *slash = strrchr(path, '/');
     char rnd[TL_UUID_STR_LEN + 1];
     tl_uuid_v4(rnd);
@@ -177,6 +178,14 @@ static tl_status open_temp(local_store *ls, char *path, int *fd_out, char **tmp_
     *slash = '/';
     if (tmp == NULL) return tl_error_nomem(err);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT) {
+        tl_status st = make_dirs(ls, path, err);
+        if (st != TL_OK) {
+            free(tmp);
+            return st;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    }
     if (fd < 0) {
         tl_status st = io_error(err, "creating", tmp);
         free(tmp);
