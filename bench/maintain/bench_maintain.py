@@ -2,12 +2,15 @@
 maintain -- ours and the reference side by side.
 
 usage: python bench/maintain/bench_maintain.py [--appends 300] [--rows 1000] [--full] [--expiry]
-                                              [--scaling 100,300,1000,3000]
+                                              [--scaling 100,300,1000,3000] [--batch-ids]
 --full runs the issue's size: 1,000 appends of 1,000 rows.
 --scaling runs only the append phase at each of these numbers of appends
 (every snapshot kept, so each append's history grows) and prints wall and CPU
 seconds of both implementations, and the cost of the last tenth of the
 appends per append: flat when an append costs the same whatever the history.
+--batch-ids gives every append a batch id, so each append also checks that
+its batch was not committed before (the cost of that check must not grow
+with the history either).
 --expiry keeps the default snapshot limits, so inline maintenance also expires
 snapshots (the byte counts then cover only the snapshots that survive).
 Prints, per implementation: append phase time, full maintain time, bytes
@@ -64,7 +67,7 @@ def copy_table(src, dst):
             time.sleep(0.2)
 
 
-def append_phase(lake_cls, lake_dir, appends, rows, expiry=False):
+def append_phase(lake_cls, lake_dir, appends, rows, expiry=False, batch_ids=False):
     """The appends, in either implementation (lake_cls is tlc.Lake or
     timelake.Lake): the table, wall and CPU seconds, and those of the last tenth."""
     lake = lake_cls(lake_dir)
@@ -78,7 +81,10 @@ def append_phase(lake_cls, lake_dir, appends, rows, expiry=False):
     for i, b in enumerate(batches):
         if i == tail:
             t1, c1 = time.perf_counter(), time.process_time()
-        table.append(b)
+        if batch_ids:
+            table.append(b, batch_id=f"gateway-3-{i:06d}")
+        else:
+            table.append(b)
     t2, c2 = time.perf_counter(), time.process_time()
     n_tail = appends - tail
     return table, {"append_s": t2 - t0, "append_cpu_s": c2 - c0, "tail_ms": (t2 - t1) * 1000 / n_tail,
@@ -128,6 +134,7 @@ def main():
     ap.add_argument("--expiry", action="store_true", help="default snapshot limits: inline expiry on")
     ap.add_argument("--no-build", action="store_true", help="use the library TL_LIB names instead of building build/")
     ap.add_argument("--scaling", metavar="N,N,...", help="append phase only, at each number of appends")
+    ap.add_argument("--batch-ids", action="store_true", help="--scaling: each append with a batch id")
     ap.add_argument("--as-reference", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.full:
@@ -136,7 +143,8 @@ def main():
         import timelake
 
         if args.scaling:
-            res = append_phase(timelake.Lake, args.as_reference, args.appends, args.rows, args.expiry)[1]
+            res = append_phase(timelake.Lake, args.as_reference, args.appends, args.rows, args.expiry,
+                               args.batch_ids)[1]
         else:
             res = bench(timelake.Lake, args.as_reference, args.appends, args.rows, args.expiry)
         print(json.dumps(res))
@@ -148,7 +156,7 @@ def main():
         import tlc
 
         if args.scaling:
-            scaling(tlc, work, [int(n) for n in args.scaling.split(",")], args.rows, args.expiry)
+            scaling(tlc, work, [int(n) for n in args.scaling.split(",")], args.rows, args.expiry, args.batch_ids)
             return
 
         ours = bench_with_queries(tlc.Lake, work + "/ours", args.appends, args.rows, args.expiry)
@@ -177,17 +185,18 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def scaling(tlc, work, sizes, rows, expiry):
-    print(f"appends of {rows} rows, inline maintenance on, "
+def scaling(tlc, work, sizes, rows, expiry, batch_ids):
+    print(f"appends of {rows} rows{' with batch ids' if batch_ids else ''}, inline maintenance on, "
           f"{'default snapshot expiry' if expiry else 'every snapshot kept'}; "
           "wall and CPU seconds of the append phase, ms per append over its last tenth")
     print(f"{'appends':>8} {'ours s':>8} {'cpu':>7} {'ref s':>8} {'cpu':>7} {'ratio':>6} {'cpu':>6}"
           f" | {'ours ms':>8} {'cpu':>6} {'ref ms':>8} {'cpu':>6}")
     for n in sizes:
-        ours = append_phase(tlc.Lake, f"{work}/ours{n}", n, rows, expiry)[1]
+        ours = append_phase(tlc.Lake, f"{work}/ours{n}", n, rows, expiry, batch_ids)[1]
         shutil.rmtree(f"{work}/ours{n}", ignore_errors=True)
         ref = common.run_reference(__file__, "--scaling", "x", "--appends", str(n), "--rows", str(rows),
-                                   "--as-reference", f"{work}/ref{n}", *(["--expiry"] if expiry else []))
+                                   "--as-reference", f"{work}/ref{n}", *(["--expiry"] if expiry else []),
+                                   *(["--batch-ids"] if batch_ids else []))
         shutil.rmtree(f"{work}/ref{n}", ignore_errors=True)
         print(f"{n:>8} {ours['append_s']:>8.2f} {ours['append_cpu_s']:>7.2f} {ref['append_s']:>8.2f}"
               f" {ref['append_cpu_s']:>7.2f} {ref['append_s'] / ours['append_s']:>5.2f}x"

@@ -63,7 +63,7 @@ def main():
         print(f"{args.rows} rows per append, median of {args.repeat}")
         print(f"{'operation':>12} {'ours ms':>9} {'ref ms':>9} {'ratio':>7}")
         for op in ours:
-            print(f"{op:>12} {ours[op]:>9.1f} {ref[op]:>9.1f} {ref[op] / ours[op]:>6.2f}x")
+            print(f"{op:>12} {ours[op]:>9.3f} {ref[op]:>9.3f} {ref[op] / ours[op]:>6.2f}x")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
