@@ -141,6 +141,30 @@ def test_reference_reads_and_keeps_the_ledger(lake, lake_dir, reference):
     assert reference_rows(reference, lake_dir) == expect and len(expect) == 61
 
 
+def test_handle_sees_a_batch_the_reference_committed_since(lake, lake_dir, reference):
+    """A handle keeps its ancestry's batch ids between appends; a batch the
+    reference commits meanwhile is found once the handle's commit loses the
+    race to it, and nothing is written twice."""
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"])
+    for i in range(5):
+        t.append(batch([(1, i, float(i))]), batch_id=f"b{i}")
+    assert t.batches_committed(["b3", "r1"]) == [True, False]
+    out = reference(f"""
+        import datetime as dt, json, pyarrow as pa, timelake
+        t = timelake.Lake({str(lake_dir)!r}).table("t")
+        schema = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("dev", pa.int32()), ("val", pa.float64())])
+        t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+        r = t.append(pa.table({{"time": [t0 + dt.timedelta(minutes=50)], "dev": [1], "val": [50.0]}},
+                              schema=schema), batch_id="r1", maintain=False)
+        print(json.dumps(r["rows"]))
+    """)
+    assert out == 1
+    r = t.append(batch([(1, 99, -1.0)]), batch_id="r1")
+    assert r["duplicate"] and r["rows"] == 0
+    assert t.batches_committed(["b0", "b4", "r1", "r2"]) == [True, True, True, False]
+    assert len(reference_rows(reference, lake_dir)) == 6
+
+
 def test_table_of_the_reference_then_ours(lake, lake_dir, reference):
     """The reference's own expiry forgets batch ids (it has no ledger); the
     ones still live when we take over are remembered from then on."""
