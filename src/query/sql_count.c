@@ -7,12 +7,7 @@
 #include "arrow/stream.h"
 #include "query/query_cache.h"
 #include "query/sql_plan_json.h"
-
-static bool absent(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return v == NULL || json_is_null(v);
-}
+#include "query/sql_shape.h"
 
 static bool empty_array(const json_t *o, const char *key)
 {
@@ -25,7 +20,7 @@ static bool is_count_star(const json_t *e)
     return tl_js_is_class(e, "FUNCTION") &&
            strcmp(tl_js_str(e, "function_name"), "count_star") == 0 &&
            *tl_js_str(e, "schema") == 0 && *tl_js_str(e, "catalog") == 0 &&
-           empty_array(e, "arguments") && absent(e, "filter") &&
+           empty_array(e, "arguments") && tl_shape_absent(e, "filter") &&
            !json_is_true(json_object_get(e, "distinct")) &&
            empty_array(json_object_get(e, "order_bys"), "orders") &&
            !json_is_true(json_object_get(e, "export_state"));
@@ -38,14 +33,14 @@ bool tl_sql_count_shape(const tl_sql_plan *plan, const char **name)
     if (plan->n_refs != 1 || !tl_js_is_type(select, "SELECT_NODE") ||
         !empty_array(select, "modifiers") ||
         !empty_array(json_object_get(select, "cte_map"), "map") ||
-        !tl_js_is_type(from, "BASE_TABLE") || !absent(from, "sample") ||
-        !absent(from, "at_clause") || !empty_array(from, "column_name_alias") ||
+        !tl_js_is_type(from, "BASE_TABLE") || !tl_shape_absent(from, "sample") ||
+        !tl_shape_absent(from, "at_clause") || !empty_array(from, "column_name_alias") ||
         *tl_js_str(from, "catalog_name") ||
         strcmp(tl_js_str(from, "schema_name"), plan->refs[0].schema) != 0 ||
         strcmp(tl_js_str(from, "table_name"), plan->refs[0].table) != 0 ||
-        !absent(select, "where_clause") || !empty_array(select, "group_expressions") ||
-        !empty_array(select, "group_sets") || !absent(select, "having") ||
-        !absent(select, "sample") || !absent(select, "qualify") ||
+        !tl_shape_absent(select, "where_clause") || !empty_array(select, "group_expressions") ||
+        !empty_array(select, "group_sets") || !tl_shape_absent(select, "having") ||
+        !tl_shape_absent(select, "sample") || !tl_shape_absent(select, "qualify") ||
         strcmp(tl_js_str(select, "aggregate_handling"), "STANDARD_HANDLING") != 0)
         return false;
     const json_t *list = json_object_get(select, "select_list");
