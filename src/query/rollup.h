@@ -15,6 +15,13 @@ tl_status tl_rollup_compute(tl_lake *lake, const tl_rollup_def *d, const tl_tabl
                             const int64_t *ranges, size_t n, struct ArrowArrayStream *out,
                             tl_error *err);
 
+/* The same from the rows of `fine` (fine_t its handle), a finer rollup of
+ * the same raw table whose aggregates merge into d's. */
+tl_status tl_rollup_compute_from(tl_lake *lake, const tl_rollup_def *d, const tl_table *raw,
+                                 const int64_t *ranges, size_t n, const tl_rollup_def *fine,
+                                 const tl_table *fine_t, struct ArrowArrayStream *out,
+                                 tl_error *err);
+
 /* Commits `rows` (consumed) to the rollup, recording `source` (a snapshot
  * of the raw table) as the one it was refreshed from; with replace, the rows
  * replace the rollup's. *written gets the rows committed. */

@@ -36,8 +36,67 @@ static const tl_ice_field *raw_field(const tl_table *raw, const char *name)
     return NULL;
 }
 
+/* The column of `fine` holding fn(column), or NULL. */
+static const char *fine_column(const tl_rollup_def *fine, tl_rollup_fn fn, const char *column)
+{
+    for (size_t i = 0; i < fine->n_aggs; i++) {
+        const tl_rollup_agg *a = &fine->aggs[i];
+        if (a->fn == fn &&
+            (a->column && column ? strcmp(a->column, column) == 0 : a->column == column))
+            return a->name;
+    }
+    return NULL;
+}
+
+/* Whether rollup d can be computed from the rows of the finer rollup `fine`
+ * of the same raw table: its width a multiple, its keys among fine's, and
+ * each aggregate one of fine's merged (avg from a sum and a count). */
+static bool derivable(const tl_rollup_def *fine, const tl_rollup_def *d)
+{
+    if (fine->bucket_us >= d->bucket_us || d->bucket_us % fine->bucket_us != 0) return false;
+    for (size_t i = 0; i < d->keys.len; i++)
+        if (!tl_strlist_contains(&fine->keys, d->keys.items[i])) return false;
+    for (size_t i = 0; i < d->n_aggs; i++) {
+        const tl_rollup_agg *a = &d->aggs[i];
+        bool merged = a->fn == TL_ROLLUP_COUNT || a->fn == TL_ROLLUP_SUM ||
+                      a->fn == TL_ROLLUP_MIN || a->fn == TL_ROLLUP_MAX;
+        if (merged && fine_column(fine, a->fn, a->column) == NULL) return false;
+        if (a->fn == TL_ROLLUP_AVG && (fine_column(fine, TL_ROLLUP_SUM, a->column) == NULL ||
+                                       fine_column(fine, TL_ROLLUP_COUNT, a->column) == NULL))
+            return false;
+        if (!merged && a->fn != TL_ROLLUP_AVG) return false;
+    }
+    return true;
+}
+
+/* Appends the SQL of one aggregate of d computed from the rows of `fine`. */
+static int append_merged(tl_buf *b, const tl_rollup_agg *a, const tl_rollup_def *fine,
+                         const char *sum_type)
+{
+    char *src = tl_sql_ident(a->fn == TL_ROLLUP_AVG ? fine_column(fine, TL_ROLLUP_SUM, a->column)
+                                                    : fine_column(fine, a->fn, a->column));
+    char *cnt =
+        a->fn == TL_ROLLUP_AVG ? tl_sql_ident(fine_column(fine, TL_ROLLUP_COUNT, a->column)) : NULL;
+    int rc = -1;
+    if (src && (a->fn != TL_ROLLUP_AVG || cnt)) {
+        if (a->fn == TL_ROLLUP_COUNT)
+            rc = tl_buf_printf(b, "CAST(sum(%s) AS BIGINT)", src);
+        else if (a->fn == TL_ROLLUP_SUM)
+            rc = sum_type ? tl_buf_printf(b, "CAST(sum(%s) AS %s)", src, sum_type)
+                          : tl_buf_printf(b, "sum(%s)", src);
+        else if (a->fn == TL_ROLLUP_AVG)
+            rc = tl_buf_printf(b, "CAST(sum(%s) / nullif(sum(%s), 0) AS DOUBLE)", src, cnt);
+        else
+            rc = tl_buf_printf(b, "%s(%s)", a->fn == TL_ROLLUP_MIN ? "min" : "max", src);
+    }
+    free(src);
+    free(cnt);
+    return rc;
+}
+
 /* Appends the SQL of one aggregate, as the reference stores it. */
-static int append_agg(tl_buf *b, const tl_rollup_agg *a, const tl_table *raw, const char *time_q)
+static int append_agg(tl_buf *b, const tl_rollup_agg *a, const tl_table *raw, const char *time_q,
+                      const tl_rollup_def *fine)
 {
     char *col = a->column ? tl_sql_ident(a->column) : NULL;
     char *as = tl_sql_ident(a->name);
@@ -46,6 +105,11 @@ static int append_agg(tl_buf *b, const tl_rollup_agg *a, const tl_table *raw, co
     bool floating = f && (f->type.id == TL_ICE_FLOAT || f->type.id == TL_ICE_DOUBLE);
     int rc = -1;
     if (as == NULL || (a->column && col == NULL)) goto done;
+    if (fine) {
+        rc = append_merged(b, a, fine, integer ? "BIGINT" : floating ? "DOUBLE" : NULL);
+        if (rc == 0) rc = tl_buf_printf(b, " AS %s", as);
+        goto done;
+    }
     switch (a->fn) {
     case TL_ROLLUP_COUNT:
         rc = tl_buf_printf(b, "CAST(count(%s) AS BIGINT)", col ? col : "*");
@@ -97,12 +161,15 @@ static int append_time(tl_buf *b, int64_t t)
                          tm.tm_sec, us);
 }
 
+/* The SELECT of d's rows from the raw table, or (fine non-NULL) from the
+ * rows of the finer rollup fine_t, restricted to the ranges. */
 static char *select_sql(const tl_rollup_def *d, const tl_table *raw, const int64_t *ranges,
-                        size_t n)
+                        size_t n, const tl_rollup_def *fine, const tl_table *fine_t)
 {
     tl_buf b = {0};
-    char *time_q = tl_sql_ident(raw->contract.time_column);
-    char *ns = tl_sql_ident(raw->name.namespace_), *tbl = tl_sql_ident(raw->name.table);
+    const tl_table *from = fine ? fine_t : raw;
+    char *time_q = tl_sql_ident(fine ? fine->bucket_column : raw->contract.time_column);
+    char *ns = tl_sql_ident(from->name.namespace_), *tbl = tl_sql_ident(from->name.table);
     char *bucket = tl_sql_ident(d->bucket_column);
     int rc = time_q && ns && tbl && bucket ? tl_buf_append_str(&b, "SELECT ") : -1;
     for (size_t i = 0; rc == 0 && i < d->keys.len; i++) {
@@ -114,7 +181,7 @@ static char *select_sql(const tl_rollup_def *d, const tl_table *raw, const int64
         rc = tl_buf_printf(&b, "time_bucket(INTERVAL '%" PRId64 " microseconds', %s) AS %s",
                            d->bucket_us, time_q, bucket);
     for (size_t i = 0; rc == 0 && i < d->n_aggs; i++)
-        rc = tl_buf_append_str(&b, ", ") || append_agg(&b, &d->aggs[i], raw, time_q);
+        rc = tl_buf_append_str(&b, ", ") || append_agg(&b, &d->aggs[i], raw, time_q, fine);
     if (rc == 0) rc = tl_buf_printf(&b, " FROM %s.%s", ns, tbl);
     if (rc == 0 && ranges) rc = tl_buf_append_str(&b, n ? " WHERE " : " WHERE false");
     for (size_t i = 0; rc == 0 && ranges && i < n; i++)
@@ -139,7 +206,15 @@ tl_status tl_rollup_compute(tl_lake *lake, const tl_rollup_def *d, const tl_tabl
                             const int64_t *ranges, size_t n, struct ArrowArrayStream *out,
                             tl_error *err)
 {
-    char *sql = select_sql(d, raw, ranges, n);
+    return tl_rollup_compute_from(lake, d, raw, ranges, n, NULL, NULL, out, err);
+}
+
+tl_status tl_rollup_compute_from(tl_lake *lake, const tl_rollup_def *d, const tl_table *raw,
+                                 const int64_t *ranges, size_t n, const tl_rollup_def *fine,
+                                 const tl_table *fine_t, struct ArrowArrayStream *out,
+                                 tl_error *err)
+{
+    char *sql = select_sql(d, raw, ranges, n, fine, fine_t);
     if (sql == NULL) return tl_error_nomem(err);
     /* The raw table as committed now, not as a recent query saw it; and its
      * rows themselves, not what a rollup (maybe this one) holds of them. */
@@ -272,6 +347,17 @@ static tl_status changed_ranges(const tl_table *raw, const tl_rollup_def *d,
 
 /* ---- Refresh ---- */
 
+typedef struct listed {
+    tl_table *t;
+    tl_rollup_def d;
+} listed;
+
+/* The raw snapshot a rollup (its handle's version) was refreshed from. */
+static int64_t source_of(const tl_table *rollup)
+{
+    return tl_rollup_source_snapshot(rollup->md, NULL);
+}
+
 static tl_status open_source(tl_table *rollup, const tl_rollup_def *d, tl_table **raw,
                              tl_error *err)
 {
@@ -282,7 +368,10 @@ static tl_status open_source(tl_table *rollup, const tl_rollup_def *d, tl_table 
     return st;
 }
 
-static tl_status refresh_def(tl_table *rollup, const tl_rollup_def *d, int64_t *rows, tl_error *err)
+/* Refreshes rollup d; `finer` (may be NULL) is a finer rollup it can be
+ * computed from, used when it was refreshed from the same raw snapshot. */
+static tl_status refresh_def(tl_table *rollup, const tl_rollup_def *d, const listed *finer,
+                             int64_t *rows, tl_error *err)
 {
     *rows = 0;
     tl_table *raw = NULL;
@@ -295,8 +384,11 @@ static tl_status refresh_def(tl_table *rollup, const tl_rollup_def *d, int64_t *
     if (cur && cur->snapshot_id != d->source_snapshot)
         st = changed_ranges(raw, d, cur, &ranges, &n, &full, err);
     struct ArrowArrayStream rows_stream = {0};
+    bool from_finer = finer && cur && source_of(finer->t) == cur->snapshot_id;
     if (st == TL_OK && cur && cur->snapshot_id != d->source_snapshot)
-        st = tl_rollup_compute(rollup->lake, d, raw, full ? NULL : ranges, n, &rows_stream, err);
+        st = tl_rollup_compute_from(rollup->lake, d, raw, full ? NULL : ranges, n,
+                                    from_finer ? &finer->d : NULL, from_finer ? finer->t : NULL,
+                                    &rows_stream, err);
     if (st == TL_OK && rows_stream.release)
         st = tl_rollup_commit(rollup, &rows_stream, full, cur, rows, err);
     free(ranges);
@@ -308,15 +400,10 @@ tl_status tl_rollup_refresh(tl_table *rollup, int64_t *rows, tl_error *err)
 {
     tl_rollup_def d;
     TL_TRY(tl_rollup_def_parse(rollup->md, rollup->name.full, &d, err));
-    tl_status st = refresh_def(rollup, &d, rows, err);
+    tl_status st = refresh_def(rollup, &d, NULL, rows, err);
     tl_rollup_def_free(&d);
     return st;
 }
-
-typedef struct listed {
-    tl_table *t;
-    tl_rollup_def d;
-} listed;
 
 static int cmp_width(const void *a, const void *b)
 {
@@ -369,7 +456,10 @@ tl_status tl_rollups_refresh_of(tl_table *t, bool inline_mode, tl_maintain_repor
     for (size_t i = 0; st == TL_OK && i < n; i++) {
         if (inline_mode && !due(&l[i])) continue;
         int64_t rows = 0;
-        st = refresh_def(l[i].t, &l[i].d, &rows, err);
+        const listed *finer = NULL; /* the widest narrower one it derives from */
+        for (size_t j = 0; j < i; j++)
+            if (derivable(&l[j].d, &l[i].d)) finer = &l[j];
+        st = refresh_def(l[i].t, &l[i].d, finer, &rows, err);
         if (st != TL_OK) tl_error_prefix(err, "%s", l[i].t->name.full);
         r->rollup_rows += rows;
         r->rollups_refreshed += rows > 0;

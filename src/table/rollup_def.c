@@ -133,6 +133,15 @@ static int64_t summary_i64(const tl_ice_snapshot *s, const char *key)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
+int64_t tl_rollup_source_snapshot(const tl_ice_metadata *md, int64_t *sequence)
+{
+    const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
+    while (s && tl_ice_snapshot_summary(s, TL_ROLLUP_SOURCE_SNAPSHOT_KEY) == NULL)
+        s = tl_ice_metadata_parent(md, s);
+    if (sequence) *sequence = summary_i64(s, TL_ROLLUP_SOURCE_SEQUENCE_KEY);
+    return summary_i64(s, TL_ROLLUP_SOURCE_SNAPSHOT_KEY);
+}
+
 tl_status tl_rollup_def_parse(const tl_ice_metadata *md, const char *name, tl_rollup_def *out,
                               tl_error *err)
 {
@@ -159,15 +168,7 @@ tl_status tl_rollup_def_parse(const tl_ice_metadata *md, const char *name, tl_ro
                             TL_ROLLUP_REFRESH_KEY, &out->refresh_interval_us, err);
     if (st == TL_OK)
         st = parse_aggs(tl_ice_metadata_property(md, TL_ROLLUP_AGGREGATES_KEY), name, out, err);
-    /* The newest refresh recorded, through compactions of the rollup since
-     * (a "replace" keeps its rows, and records none). */
-    const tl_ice_snapshot *cur = tl_ice_metadata_current_snapshot(md);
-    while (cur && !tl_ice_snapshot_summary(cur, TL_ROLLUP_SOURCE_SNAPSHOT_KEY) &&
-           tl_ice_snapshot_summary(cur, "operation") &&
-           strcmp(tl_ice_snapshot_summary(cur, "operation"), "replace") == 0)
-        cur = tl_ice_metadata_parent(md, cur);
-    out->source_snapshot = summary_i64(cur, TL_ROLLUP_SOURCE_SNAPSHOT_KEY);
-    out->source_sequence = summary_i64(cur, TL_ROLLUP_SOURCE_SEQUENCE_KEY);
+    out->source_snapshot = tl_rollup_source_snapshot(md, &out->source_sequence);
     if (st != TL_OK) tl_rollup_def_free(out);
     return st;
 }

@@ -67,9 +67,8 @@ typedef struct tl_rollup_def {
     size_t n_aggs;
     int64_t refresh_interval_us; /* 0: none (refreshed only by maintenance or REFRESH) */
     bool routing;                /* false when timelake.rollup-routing is "false" */
-    /* From the rollup's current snapshot (or, after compactions of the
-     * rollup, the newest before them): the raw snapshot it was last
-     * refreshed from and its sequence number; 0 when never refreshed. */
+    /* The raw snapshot it was last refreshed from and its sequence number
+     * (tl_rollup_source_snapshot); 0 when never refreshed. */
     int64_t source_snapshot;
     int64_t source_sequence;
 } tl_rollup_def;
@@ -86,6 +85,12 @@ bool tl_rollup_fn_parse(const char *name, tl_rollup_fn *out);
 tl_status tl_rollup_def_parse(const tl_ice_metadata *md, const char *name, tl_rollup_def *out,
                               tl_error *err);
 void tl_rollup_def_free(tl_rollup_def *d);
+
+/* The raw snapshot a rollup was last refreshed from: the newest of its
+ * snapshots (its own maintenance and other commits leave the key out) that
+ * records one; 0 when none does. *sequence (may be NULL) gets its sequence
+ * number. */
+int64_t tl_rollup_source_snapshot(const tl_ice_metadata *md, int64_t *sequence);
 
 /* timelake.rollup-aggregates's JSON of aggs (malloc'd; NULL: out of memory). */
 char *tl_rollup_aggregates_json(const tl_rollup_agg *aggs, size_t n);

@@ -739,6 +739,29 @@ def check_rollup_refresh(tl, work):
     assert lake.sql("SELECT sum(n) AS n FROM iot.hourly").column("n").to_pylist() == [120]
 
 
+def check_rollup_coarser_from_finer(tl, work):
+    """Maintenance refreshes narrowest first and computes a coarser rollup from a finer one's
+    rows: a row put into the hourly rollup by hand shows in the daily one."""
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    t.append(readings(12, step=dt.timedelta(minutes=10), devices=("pump-7",)), maintain=False)
+    for name, width in (("daily", "1 day"), ("hourly", "1 hour")):
+        lake.sql(f"CREATE MATERIALIZED ROLLUP iot.{name} AS SELECT device_id, time_bucket(INTERVAL '{width}', time) "
+                 "AS bucket, count(*) AS n, sum(temp) AS s, max(temp) AS hi FROM iot.readings GROUP BY device_id, bucket")
+    hourly = lake.table("iot.hourly")
+    fake = pa.table({"device_id": ["pump-7"], "bucket": [T0 + dt.timedelta(hours=5)], "n": [1000], "s": [1000.0],
+                     "hi": [1000.0]})
+    hourly.append(fake.cast(pa.schema([hourly.schema.field(c) for c in fake.column_names])))
+    t.append(readings(1, start=T0 + dt.timedelta(hours=3), devices=("pump-7",)), maintain=False)
+    report = t.maintain()
+    assert report["rollups_refreshed"] == 2, report
+    # The hand-made hourly row outside the new data's buckets stays (no full recompute) ...
+    assert lake.sql("SELECT n FROM iot.hourly ORDER BY bucket").column("n").to_pylist() == [6, 6, 1, 1000]
+    # ... and the daily rollup took it from the hourly one.
+    daily = lake.sql("SELECT n, s, hi FROM iot.daily").to_pylist()
+    assert daily == [{"n": 1013, "s": 1066.0, "hi": 1000.0}], daily
+
+
 CHECKS = {name: fn for name, fn in sorted(globals().items()) if name.startswith("check_")}
 
 
