@@ -1,7 +1,7 @@
-/* __tl_date_bin(months, width_us, ts, origin): the bins of the reference's
- * date_bin (DataFusion's, of which its time_bucket is an alias), for the
- * widths the integer time_bucket does not take: widths of months, zero and
- * negative ones, and any origin. A bin is origin plus a whole number of
+/* The bins of the reference's date_bin (DataFusion's, of which its
+ * time_bucket is an alias), for the widths the integer floor of
+ * time_bucket.c does not take: widths of months, zero and negative ones, and
+ * any origin. A bin is origin plus a whole number of
  * widths: the largest such at or before ts for a positive width; for a
  * negative one the distance from the origin is truncated toward it (as
  * DataFusion's remainder does). Months count calendar months from the
@@ -81,92 +81,30 @@ static int64_t bin_months(int64_t months, int64_t ts, int64_t origin)
     return bin > ts ? add_months(o, delta - months) : bin;
 }
 
-static void set_null(duckdb_vector out, uint64_t **validity, idx_t row)
+bool tl_date_bin_row(int64_t months, int64_t width, int64_t ts, int64_t origin, int64_t *out,
+                     const char **error)
 {
-    if (*validity == NULL) {
-        duckdb_vector_ensure_validity_writable(out);
-        *validity = duckdb_vector_get_validity(out);
+    *out = 0;
+    if (months != 0 && width != 0) {
+        *error = "date_bin: a width of months cannot also have days or a time of day "
+                 "(INTERVAL '1 month 1 day'): give months alone, or days and time alone";
+        return false;
     }
-    duckdb_validity_set_row_invalid(*validity, row);
-}
-
-static void date_bin(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output)
-{
-    idx_t n = duckdb_data_chunk_get_size(input);
-    const int64_t *col[4];
-    uint64_t *valid[4];
-    for (idx_t c = 0; c < 4; c++) {
-        duckdb_vector v = duckdb_data_chunk_get_vector(input, c);
-        col[c] = duckdb_vector_get_data(v);
-        valid[c] = duckdb_vector_get_validity(v);
+    if (months == 0 && width == 0) {
+        *error = "date_bin: the width must not be zero";
+        return false;
     }
-    int64_t *out = duckdb_vector_get_data(output);
-    uint64_t *ovalid = NULL;
-    for (idx_t i = 0; i < n; i++) {
-        bool null = false;
-        for (idx_t c = 0; c < 4; c++) null |= !duckdb_validity_row_is_valid(valid[c], i);
-        out[i] = 0;
-        if (null) {
-            set_null(output, &ovalid, i);
-            continue;
-        }
-        int64_t months = col[0][i], width = col[1][i], ts = col[2][i], origin = col[3][i];
-        if (months != 0 && width != 0) {
-            duckdb_scalar_function_set_error(
-                info, "date_bin: a width of months cannot also have days or a time of day "
-                      "(INTERVAL '1 month 1 day'): give months alone, or days and time alone");
-            return;
-        }
-        if (months == 0 && width == 0) {
-            duckdb_scalar_function_set_error(info, "date_bin: the width must not be zero");
-            return;
-        }
-        if (ts == TL_TS_INFINITY || ts == TL_TS_NINFINITY) {
-            out[i] = ts;
-            continue;
-        }
-        int64_t diff, delta;
-        if (months != 0) {
-            out[i] = bin_months(months, ts, origin);
-        } else if (__builtin_sub_overflow(ts, origin, &diff) ||
-                   !bin_distance(diff, width, &delta) ||
-                   __builtin_add_overflow(origin, delta, &out[i])) {
-            duckdb_scalar_function_set_error(info, "date_bin: the bin is out of range");
-            return;
-        }
+    if (ts == TL_TS_INFINITY || ts == TL_TS_NINFINITY) {
+        *out = ts;
+        return true;
     }
-}
-
-static tl_status add_overload(duckdb_scalar_function_set set, duckdb_type ts_type, tl_error *err)
-{
-    duckdb_scalar_function f = duckdb_create_scalar_function();
-    duckdb_logical_type big = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
-    duckdb_logical_type ts = duckdb_create_logical_type(ts_type);
-    duckdb_logical_type origin = duckdb_create_logical_type(DUCKDB_TYPE_TIMESTAMP_TZ);
-    duckdb_scalar_function_set_name(f, TL_DATE_BIN_FUNCTION);
-    duckdb_scalar_function_add_parameter(f, big);
-    duckdb_scalar_function_add_parameter(f, big);
-    duckdb_scalar_function_add_parameter(f, ts);
-    duckdb_scalar_function_add_parameter(f, origin);
-    duckdb_scalar_function_set_return_type(f, ts);
-    duckdb_scalar_function_set_function(f, date_bin);
-    duckdb_state s = duckdb_add_scalar_function_to_set(set, f);
-    duckdb_destroy_logical_type(&big);
-    duckdb_destroy_logical_type(&ts);
-    duckdb_destroy_logical_type(&origin);
-    duckdb_destroy_scalar_function(&f);
-    return s == DuckDBSuccess
-               ? TL_OK
-               : tl_error_set(err, TL_ERR_QUERY, "cannot define " TL_DATE_BIN_FUNCTION);
-}
-
-tl_status tl_query_register_date_bin(duckdb_connection conn, tl_error *err)
-{
-    duckdb_scalar_function_set set = duckdb_create_scalar_function_set(TL_DATE_BIN_FUNCTION);
-    tl_status st = add_overload(set, DUCKDB_TYPE_TIMESTAMP, err);
-    if (st == TL_OK) st = add_overload(set, DUCKDB_TYPE_TIMESTAMP_TZ, err);
-    if (st == TL_OK && duckdb_register_scalar_function_set(conn, set) != DuckDBSuccess)
-        st = tl_error_set(err, TL_ERR_QUERY, "cannot register " TL_DATE_BIN_FUNCTION);
-    duckdb_destroy_scalar_function_set(&set);
-    return st;
+    int64_t diff, delta;
+    if (months != 0) {
+        *out = bin_months(months, ts, origin);
+    } else if (__builtin_sub_overflow(ts, origin, &diff) || !bin_distance(diff, width, &delta) ||
+               __builtin_add_overflow(origin, delta, out)) {
+        *error = "date_bin: the bin is out of range";
+        return false;
+    }
+    return true;
 }

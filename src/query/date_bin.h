@@ -1,17 +1,15 @@
-/* The reference's date_bin for DuckDB (see date_bin.c): the time_bucket and
- * date_bin macros of the engine (engine.c) call it for widths with months,
- * widths that are not positive, and origins. */
+/* The reference's date_bin (see date_bin.c): time_bucket.c's function calls
+ * it for widths with months, widths that are not positive, and origins. */
 #ifndef TL_QUERY_DATE_BIN_H
 #define TL_QUERY_DATE_BIN_H
 
-#include <duckdb.h>
+#include <stdbool.h>
+#include <stdint.h>
 
-#include "core/error.h"
-
-#define TL_DATE_BIN_FUNCTION "__tl_date_bin"
-
-/* Registers __tl_date_bin(months BIGINT, width_us BIGINT, ts TIMESTAMP[TZ],
- * origin TIMESTAMPTZ) on the connection. */
-tl_status tl_query_register_date_bin(duckdb_connection conn, tl_error *err);
+/* *out = the bin of ts (microseconds) for a width of `months` or of `width`
+ * microseconds (one of them zero) from `origin`; false with *error (a static
+ * message) for a width of both or neither, or a bin out of range. */
+bool tl_date_bin_row(int64_t months, int64_t width, int64_t ts, int64_t origin, int64_t *out,
+                     const char **error);
 
 #endif

@@ -12,27 +12,16 @@
 #include "query/sql_plan.h"
 #include "query/sql_route.h"
 #include "query/sql_session.h"
-#include "query/date_bin.h"
 #include "query/m4.h"
 #include "query/time_bucket.h"
 #include "query/time_weighted.h"
 
-/* A width's months, and the width of the rest in microseconds. */
-#define TL_W "CAST(w AS INTERVAL)"
-#define TL_MONTHS "(datepart('year', " TL_W ") * 12 + datepart('month', " TL_W "))"
-#define TL_WIDTH_US "(epoch(" TL_W " - to_months(" TL_MONTHS ")) * 1000000)::BIGINT"
-#define TL_BIN_ARGS TL_MONTHS ", " TL_WIDTH_US ", ts, "
-
 /* time_bucket and date_bin are one function, the reference's (DataFusion's
- * date_bin): bins from the Unix epoch unless an origin is given. Positive
- * widths without months are floored in integer arithmetic (time_bucket.c);
- * the rest, and any origin, take date_bin.c. */
+ * date_bin): bins from the Unix epoch unless an origin is given
+ * (time_bucket.c). */
 #define TL_BIN_MACRO(name)                                                                         \
-    "CREATE OR REPLACE MACRO " name "(w, ts) AS CASE WHEN " TL_MONTHS " = 0 AND " TL_WIDTH_US      \
-    " > 0 THEN " TL_BUCKET_FUNCTION "(" TL_WIDTH_US ", ts) ELSE " TL_DATE_BIN_FUNCTION             \
-    "(" TL_BIN_ARGS                                                                                \
-    "TIMESTAMPTZ '1970-01-01 00:00:00+00') END, (w, ts, origin) AS " TL_DATE_BIN_FUNCTION          \
-    "(" TL_BIN_ARGS "CAST(origin AS TIMESTAMPTZ))"
+    "CREATE OR REPLACE MACRO " name "(w, ts) AS " TL_BIN_FUNCTION "(CAST(w AS INTERVAL), ts), "    \
+    "(w, ts, origin) AS " TL_BIN_FUNCTION "(CAST(w AS INTERVAL), ts, CAST(origin AS TIMESTAMPTZ))"
 
 static const char *const setup_sql[] = {
     "SET TimeZone = 'UTC'",
@@ -103,7 +92,6 @@ static tl_status engine_open(tl_query_engine *e, tl_error *err)
         return tl_error_set(err, TL_ERR_QUERY, "cannot connect to DuckDB");
     }
     if (tl_query_register_bucket(e->conn, err) != TL_OK ||
-        tl_query_register_date_bin(e->conn, err) != TL_OK ||
         tl_query_register_m4(e->conn, err) != TL_OK ||
         tl_query_register_time_weighted(e->conn, err) != TL_OK)
         return tl_error_prefix(err, "setting up DuckDB");
