@@ -12,7 +12,6 @@ struct tl_rowsets {
     int64_t *ids;
     bool *inputs; /* kept by tl_rowsets_clear: a query's inputs */
     size_t n;
-    int64_t next_id;
 };
 
 /* Rowsets larger than this many blocks (of duckdb_vector_size() rows) are
@@ -274,7 +273,15 @@ static tl_status add(tl_query_engine *e, tl_rowset *rs, bool input, int64_t *id,
         tl_rowset_free(rs);
         return tl_error_nomem(err);
     }
-    *id = ++r->next_id;
+    /* The smallest id not in use: a query's rowsets take the ids the last
+     * query's had, so a table's view reads as it did and is not made again
+     * (tl_query_register). */
+    *id = 1;
+    for (bool taken = true; taken;) {
+        taken = false;
+        for (size_t i = 0; i < r->n && !taken; i++) taken = r->ids[i] == *id;
+        if (taken) ++*id;
+    }
     r->sets[r->n] = rs;
     r->inputs[r->n] = input;
     r->ids[r->n++] = *id;
