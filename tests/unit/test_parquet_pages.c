@@ -134,56 +134,101 @@ static void test_pyarrow_pages(void)
 
 enum { N = 1000 };
 
+static void write_file(const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                       const tl_parquet_write_options *o, tl_buf *file)
+{
+    tl_error err;
+    tl_parquet_writer *w = NULL;
+    CHECK_OK(tl_parquet_writer_open(schema, o, &w, &err), &err);
+    if (w) CHECK_OK(tl_parquet_writer_write(w, batch, &err), &err);
+    if (w) CHECK_OK(tl_parquet_writer_finish(w, file, NULL, &err), &err);
+    tl_parquet_writer_free(w);
+}
+
+/* Bytes read for row `row` of column `col` in row group 0. */
+static int64_t bytes_of_row(const uint8_t *data, size_t len, int col, int64_t row)
+{
+    tl_parquet_source src;
+    tl_parquet_source_from_memory(&src, data, len);
+    tl_parquet_reader *r = NULL;
+    tl_error err;
+    CHECK_OK(tl_parquet_reader_open(&src, &r, &err), &err);
+    struct ArrowArray out = {0};
+    int64_t bytes = 0;
+    tl_pq_row_range one = {row, row + 1};
+    if (r) CHECK_OK(tl_parquet_reader_read_rows(r, 0, col, &one, 1, &out, &bytes, &err), &err);
+    tl_array_release(&out);
+    tl_parquet_reader_free(r);
+    return bytes;
+}
+
 static void test_our_pages(void)
 {
     tl_error err;
     struct ArrowSchema schema;
     struct ArrowArray batch;
-    CHECK_OK(tl_schema_init(&schema, "+s", NULL, 0, 4, &err), &err);
+    CHECK_OK(tl_schema_init(&schema, "+s", NULL, 0, 5, &err), &err);
     CHECK_OK(tl_schema_init(schema.children[0], "l", "id", ARROW_FLAG_NULLABLE, 0, &err), &err);
     CHECK_OK(tl_schema_init(schema.children[1], "u", "key", 0, 0, &err), &err);
     CHECK_OK(tl_schema_init(schema.children[2], "g", "v", ARROW_FLAG_NULLABLE, 0, &err), &err);
     CHECK_OK(tl_schema_init(schema.children[3], "tsu:UTC", "ts", 0, 0, &err), &err);
+    CHECK_OK(tl_schema_init(schema.children[4], "g", "w", ARROW_FLAG_NULLABLE, 0, &err), &err);
     static int64_t ids[N], times[N];
-    static double vals[N];
+    static double vals[N], ws[N];
     static char idn[N], vn[N], names[N][16];
     static const char *keys[N];
     for (int i = 0; i < N; i++) {
         ids[i] = i * 11 - 300;
-        idn[i] = i % 6 == 1;
+        idn[i] = i % 6 == 1 ? 'x' : 0; /* tcol's null mark */
         vals[i] = i * 0.5;
-        vn[i] = i % 4 == 0;
+        vn[i] = i % 4 == 0 && i >= 100 ? 'x' : 0; /* the first pages without nulls */
+        ws[i] = i * 0.25 - 7;
         times[i] = 1700000000000000 + (int64_t)i * 1000000;
         snprintf(names[i], sizeof names[i], "host_%03d", i / 37);
         keys[i] = names[i];
     }
-    tcol c[4];
+    tcol c[5];
     tcol_ints(&c[0], "l", ids, idn, N);
     tcol_strs(&c[1], "u", keys, N);
     tcol_doubles(&c[2], "g", vals, vn, N);
     tcol_ints(&c[3], "tsu:UTC", times, NULL, N);
-    CHECK_OK(tl_array_init(&batch, 1, 4, &err), &err);
+    tcol_doubles(&c[4], "g", ws, NULL, N); /* nullable, none null */
+    CHECK_OK(tl_array_init(&batch, 1, 5, &err), &err);
     batch.length = N;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         tl_array_move(&c[i].array, batch.children[i]);
         tcol_free(&c[i]);
     }
-    for (int enc = 0; enc < 2; enc++) {
-        tl_parquet_write_options o = {.codec = TL_PARQUET_ZSTD,
-                                      .page_rows = 7,
-                                      .row_group_rows = 300,
-                                      .write_page_index = true,
-                                      .encodings = enc,
-                                      .threads = 1};
-        tl_parquet_writer *w = NULL;
-        tl_buf file = {0};
-        CHECK_OK(tl_parquet_writer_open(&schema, &o, &w, &err), &err);
-        CHECK_OK(tl_parquet_writer_write(w, &batch, &err), &err);
-        CHECK_OK(tl_parquet_writer_finish(w, &file, NULL, &err), &err);
-        tl_parquet_writer_free(w);
-        check_file(file.data, file.len);
-        tl_buf_free(&file);
-    }
+    /* Uncompressed PLAIN pages are read in place (rows of them, not pages):
+     * required and optional columns, pages with and without nulls. */
+    tl_parquet_codec codecs[] = {TL_PARQUET_ZSTD, TL_PARQUET_UNCOMPRESSED};
+    for (int enc = 0; enc < 2; enc++)
+        for (size_t k = 0; k < 2; k++) {
+            tl_parquet_write_options o = {.codec = codecs[k],
+                                          .page_rows = 7,
+                                          .row_group_rows = 300,
+                                          .write_page_index = true,
+                                          .encodings = enc,
+                                          .threads = 1};
+            tl_buf file = {0};
+            write_file(&schema, &batch, &o, &file);
+            check_file(file.data, file.len);
+            tl_buf_free(&file);
+        }
+    /* One row of a page of 200 (1,600 bytes of values): its header and that value. */
+    tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED,
+                                  .page_rows = 200,
+                                  .row_group_rows = 1000,
+                                  .write_page_index = true,
+                                  .encodings = TL_PARQUET_ENCODINGS_PLAIN,
+                                  .threads = 1};
+    tl_buf file = {0};
+    write_file(&schema, &batch, &o, &file);
+    check_file(file.data, file.len);
+    CHECK(bytes_of_row(file.data, file.len, 3, 250) <= 256 + 8); /* required */
+    CHECK(bytes_of_row(file.data, file.len, 4, 250) <= 256 + 8); /* optional, no null */
+    CHECK(bytes_of_row(file.data, file.len, 2, 250) > 1000);     /* nulls: the page (150 values) */
+    tl_buf_free(&file);
     tl_array_release(&batch);
     tl_schema_release(&schema);
 }

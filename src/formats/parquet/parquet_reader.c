@@ -567,6 +567,117 @@ static tl_status check_ranges(const tl_pq_row_range *ranges, size_t n, int64_t r
     return TL_OK;
 }
 
+/* ---- Rows of plain pages read in place ----
+ * A column of 4- or 8-byte values stored PLAIN and uncompressed, no null in
+ * the pages read
+ * (doubles of random readings: no codec shrinks them) holds row i of a page
+ * at a fixed place past the page's header: a query that wants a few rows of
+ * many pages reads just those bytes, not the pages. */
+
+/* Bytes of a page header read to parse it: statistics may make it longer;
+ * then the page is read whole. */
+#define PLAIN_HEADER_PREFIX 256
+
+/* Whether the values of the chunk's pages may be plain copies of Arrow's. */
+static bool plain_copy_column(const tl_pq_column_chunk *cc, const tl_pq_column_desc *d,
+                              const tl_pq_offset_index *oi, uint64_t start)
+{
+    return (d->conv == TL_PQ_CONV_COPY32 || d->conv == TL_PQ_CONV_COPY64) &&
+           tl_arrow_type_bit_width(&d->arrow) == 8 * d->phys_width &&
+           cc->meta.codec == TL_PQ_CODEC_UNCOMPRESSED && oi->n_pages > 0 &&
+           (uint64_t)oi->pages[0].offset == start; /* no dictionary page */
+}
+
+/* *at = the offset of the page's values when they are `rows` PLAIN values of
+ * `width` bytes, none null, after nothing but the header (and, in an
+ * optional column, the definition levels), else 0; *bytes += what was read.
+ * `nulls`: the page's null count (0 in a required column; -1: unknown). */
+static tl_status plain_values_at(tl_parquet_reader *r, const tl_pq_page_location *p, int64_t rows,
+                                 int width, bool optional, int64_t nulls, uint64_t *at,
+                                 uint64_t *bytes, tl_error *err)
+{
+    uint8_t head[PLAIN_HEADER_PREFIX];
+    size_t len = p->compressed_page_size < PLAIN_HEADER_PREFIX ? (size_t)p->compressed_page_size
+                                                               : PLAIN_HEADER_PREFIX;
+    tl_pq_page_header h;
+    size_t used = 0;
+    *at = 0;
+    TL_TRY(read_range(r, (uint64_t)p->offset, len, head, err));
+    *bytes += len;
+    if (tl_pq_parse_page_header(head, len, &h, &used, NULL) != TL_OK) return TL_OK;
+    int64_t levels = 0; /* bytes of definition levels before the values */
+    bool plain = false;
+    if (h.type == TL_PQ_DATA_PAGE && h.has_data && h.data.encoding == TL_PQ_ENC_PLAIN &&
+        h.data.num_values == rows) {
+        plain = nulls == 0 && used + 4 <= len;
+        /* An optional column's levels: their length, then RLE; a required one has none. */
+        if (plain && optional) levels = 4 + (int64_t)tl_load_le32(head + used);
+    } else if (h.type == TL_PQ_DATA_PAGE_V2 && h.has_data_v2 &&
+               h.data_v2.encoding == TL_PQ_ENC_PLAIN && h.data_v2.num_values == rows &&
+               h.data_v2.num_rows == rows && h.data_v2.num_nulls == 0 &&
+               h.data_v2.rep_length == 0 && h.data_v2.def_length >= 0) {
+        plain = !h.data_v2.is_compressed ||
+                h.data_v2.def_length + rows * width == h.compressed_page_size;
+        levels = h.data_v2.def_length;
+    }
+    int64_t body = levels + rows * width;
+    if (plain && h.uncompressed_page_size == body && h.compressed_page_size == body &&
+        (int64_t)used + body == p->compressed_page_size)
+        *at = (uint64_t)p->offset + used + (uint64_t)levels;
+    return TL_OK;
+}
+
+/* Reads the rows of the ranges from plain pages (plain_copy_column) into
+ * *out; *declined (and nothing read into *out) when a page is not plain. */
+static tl_status read_plain_rows(tl_parquet_reader *r, const tl_pq_column_desc *d,
+                                 const tl_pq_column_index *ci, const tl_pq_offset_index *oi,
+                                 int64_t rows, const tl_pq_row_range *ranges, size_t n,
+                                 struct ArrowArray *out, int64_t *bytes_read, bool *declined,
+                                 tl_error *err)
+{
+    *declined = false;
+    int width = d->phys_width;
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) total += ranges[i].end - ranges[i].start;
+    TL_TRY(tl_array_init(out, 2, 0, err));
+    uint8_t *values = tl_array_alloc_buffer(out, 1, (size_t)(total ? total : 1) * (size_t)width);
+    tl_status st = values ? TL_OK : tl_error_nomem(err);
+    size_t k = 0, parsed = SIZE_MAX;
+    uint64_t at = 0, bytes = 0;
+    int64_t done = 0;
+    for (size_t i = 0; st == TL_OK && !*declined && i < n; i++) {
+        for (int64_t row = ranges[i].start; st == TL_OK && !*declined && row < ranges[i].end;) {
+            while (page_end(oi, k, rows) <= row) k++;
+            int64_t first = oi->pages[k].first_row_index, end = page_end(oi, k, rows);
+            if (parsed != k) {
+                int64_t nulls = !d->nullable                         ? 0
+                                : ci->null_counts && k < ci->n_pages ? ci->null_counts[k]
+                                                                     : -1;
+                st = plain_values_at(r, &oi->pages[k], end - first, width, d->nullable, nulls, &at,
+                                     &bytes, err);
+                *declined = st == TL_OK && at == 0;
+                parsed = k;
+            }
+            int64_t stop = ranges[i].end < end ? ranges[i].end : end;
+            size_t len = (size_t)(stop - row) * (size_t)width;
+            if (st == TL_OK && !*declined)
+                st = read_range(r, at + (uint64_t)(row - first) * (uint64_t)width, len,
+                                values + (size_t)done * (size_t)width, err);
+            bytes += len;
+            done += stop - row;
+            row = stop;
+        }
+    }
+    if (st != TL_OK || *declined) {
+        tl_array_release(out);
+        return st;
+    }
+    out->length = total;
+    out->null_count = 0;
+    *bytes_read += (int64_t)bytes;
+    return TL_OK;
+}
+
 tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
                                       const tl_pq_row_range *ranges, size_t n_ranges,
                                       struct ArrowArray *out, int64_t *bytes_read, tl_error *err)
@@ -593,6 +704,15 @@ tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
     }
     TL_TRY(st);
     TL_TRY(check_offset_index(&oi, start, len, g->num_rows, err));
+    if (plain_copy_column(cc, d, &oi, start)) {
+        bool declined = false;
+        st = read_plain_rows(r, d, &ci, &oi, g->num_rows, ranges, n_ranges, out, bytes_read,
+                             &declined, err);
+        if (st != TL_OK || !declined) {
+            if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
+            return st;
+        }
+    }
     bool *sel = calloc(oi.n_pages + 1, sizeof *sel);
     tl_pq_span *parts = calloc(oi.n_pages + 2, sizeof *parts);
     uint8_t *buf = NULL;
