@@ -8,7 +8,8 @@ The table (hosts x 10 metrics every 10 s) is written by our library in hourly
 appends, as they come (24 files), or with --maintain as the writer's inline
 maintenance (the default of an append) compacts them; then each query runs
 `repeat` times in each engine. Prints median ms
-and the ratios reference/ours and ours/DuckDB (ours/DuckDB below 1.5 is the goal).
+and the ratios reference/ours and ours/DuckDB (ours/DuckDB below 1.5 is the goal),
+then the median CPU time of each process per query (all its threads) and that ratio.
 "DuckDB" is the Python duckdb of .venv; "duck144" is the same read_parquet SQL on
 the DuckDB release we embed (1.4.4), in a throwaway virtualenv this script makes
 under .deps/ from PyPI when it is absent: the same engine, so the fair peer.
@@ -112,10 +113,21 @@ def live_files(work):
 
 
 def run(sql, qs, repeat):
+    """{query: [median wall ms, median CPU ms of the process]}: on a shared
+    machine the CPU time says what each engine costs when the wall time
+    mostly says how long it waited for a core."""
+    import statistics
+    import time
+
     out = {}
     for name, q in qs.items():
         sql(q)  # warm: metadata and the OS page cache
-        out[name] = common.timed(lambda: sql(q), repeat)[0]
+        cpu = []
+        for _ in range(repeat):
+            c0 = time.process_time()
+            sql(q)
+            cpu.append((time.process_time() - c0) * 1000)
+        out[name] = [common.timed(lambda: sql(q), repeat)[0], statistics.median(cpu)]
     return out
 
 
@@ -172,11 +184,11 @@ def main():
         print(f"{rows:,} rows, {len(files)} files ({layout}), {groups} row groups, {size / 1e6:.1f} MB; "
               f"median of {args.repeat}; duckdb {duckdb.__version__}, duck144 = DuckDB {DUCK_EMBEDDED}")
         print(f"{'query':<24} {'ours ms':>9} {'ref ms':>9} {'duckdb ms':>10} {'duck144 ms':>11} {'ref/ours':>9} "
-              f"{'ours/duckdb':>12} {'ours/duck144':>13}")
+              f"{'ours/duckdb':>12} {'ours/duck144':>13} {'ours cpu':>9} {'ref cpu':>9} {'ref/ours cpu':>13}")
         for name in qs:
-            o, r, d, d4 = ours[name], ref[name], raw[name], raw144[name]
+            (o, oc), (r, rc), d, d4 = ours[name], ref[name], raw[name][0], raw144[name][0]
             print(f"{name:<24} {o:>9.2f} {r:>9.2f} {d:>10.2f} {d4:>11.2f} {r / o:>8.2f}x {o / d:>11.2f}x "
-                  f"{o / d4:>12.2f}x")
+                  f"{o / d4:>12.2f}x {oc:>9.2f} {rc:>9.2f} {rc / oc:>12.2f}x")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
