@@ -147,9 +147,8 @@ static tl_status parquet_stream(struct ArrowArrayStream *s, FILE *f, tl_error *e
         char why[TL_ERROR_MESSAGE_MAX];
         snprintf(why, sizeof why, "%s", err->message);
         tl_error_set(err, st,
-                     "%s: Parquet output holds flat columns only (no lists, structs, maps, "
-                     "unions, intervals or enums); choose --output-format jsonl or csv, or cast "
-                     "the column in the query (col::VARCHAR)",
+                     "%s: Parquet output cannot hold this column; choose --output-format jsonl "
+                     "or csv, or cast the column in the query (col::VARCHAR)",
                      why);
     }
     while (st == TL_OK) {

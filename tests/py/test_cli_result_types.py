@@ -215,14 +215,7 @@ def test_table_and_csv_keep_our_scalar_forms_inside_nested_values(lake):
         "['12:34:56.789000', NULL]", ""]
 
 
-def test_parquet_output_of_a_nested_column_says_what_to_do(tmp_path, lake):
-    out = tmp_path / "r.parquet"
-    for expr in ["[1, 2]", "{'a': 1}", "MAP {'k': 1}", "INTERVAL 3 DAY", "union_value(k := 1)"]:
-        p = run("sql", f"SELECT 1 AS a, {expr} AS x", "--lake", lake, "--output", out,
-                "--output-format", "parquet")
-        assert p.returncode == 1, expr
-        assert b'column "x"' in p.stderr and b"choose --output-format jsonl or csv" in p.stderr
-        assert not out.exists()
+# Parquet output of these types: test_cli_parquet_nested.py.
 
 
 def test_a_type_arrow_cannot_carry_names_the_column_and_the_way_out(lake):

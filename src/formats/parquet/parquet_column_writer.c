@@ -253,7 +253,8 @@ static tl_status stage_fixed(tl_pq_column_writer *w, const tl_array_view *v, con
 {
     size_t width = (size_t)w->desc->phys_width;
     bool decimal = w->desc->conv == TL_PQ_CONV_DECIMAL;
-    size_t src_width = decimal ? 16 : width;
+    bool interval = w->desc->conv == TL_PQ_CONV_INTERVAL;
+    size_t src_width = decimal || interval ? 16 : width;
     uint8_t *dst = stage(w, (size_t)n * width, err);
     if (dst == NULL) return TL_ERR_NOMEM;
     const uint8_t *src = (const uint8_t *)v->values + (size_t)(v->offset + start) * src_width;
@@ -265,6 +266,13 @@ static tl_status stage_fixed(tl_pq_column_writer *w, const tl_array_view *v, con
         if (decimal) {
             /* Little-endian int128 to big-endian two's complement of `width` bytes. */
             for (size_t b = 0; b < width; b++) d[b] = x[width - 1 - b];
+        } else if (interval) {
+            /* Months, days (as they are) and nanoseconds as whole milliseconds: the
+             * shredder refused values that do not fit. */
+            int64_t nanos;
+            memcpy(d, x, 8);
+            memcpy(&nanos, x + 8, 8);
+            tl_store_le32(d + 8, (uint32_t)(nanos / 1000000));
         } else {
             memcpy(d, x, width);
         }
@@ -444,11 +452,25 @@ static int encode_values(tl_pq_column_writer *w, tl_buf *s)
 }
 
 /* Levels (length-prefixed, v1 layout) then values, uncompressed, into scratch. */
+static tl_status append_levels(tl_buf *s, const uint32_t *levels, size_t n, int max, tl_error *err)
+{
+    size_t at = s->len;
+    if (tl_buf_extend(s, 4) == NULL ||
+        tl_pq_rle_encode(s, levels, n, tl_pq_bit_width((uint64_t)max)) != 0)
+        return tl_error_nomem(err);
+    tl_store_le32(s->data + at, (uint32_t)(s->len - at - 4));
+    return TL_OK;
+}
+
 static tl_status assemble_page(tl_pq_column_writer *w, bool dict, tl_error *err)
 {
     tl_buf *s = &w->scratch;
     s->len = 0;
-    if (w->desc->nullable) {
+    const tl_pq_column_desc *d = w->desc;
+    size_t nl = (size_t)w->page_levels;
+    if (d->levels && d->max_rep > 0) TL_TRY(append_levels(s, w->page_rep, nl, d->max_rep, err));
+    if (d->levels && d->max_def > 0) TL_TRY(append_levels(s, w->page_def, nl, d->max_def, err));
+    if (!d->levels && d->nullable) {
         if (tl_buf_extend(s, 4) == NULL ||
             tl_pq_rle_encode_bitmap(s, w->page_valid, (size_t)w->page_rows) != 0)
             return tl_error_nomem(err);
@@ -508,6 +530,7 @@ static tl_status record_page(tl_pq_column_writer *w, int64_t offset, tl_error *e
     pi->first_row = w->rows;
     pi->null_count = w->page_nulls;
     pi->rows = w->page_rows;
+    pi->values = w->desc->levels ? w->page_levels : w->page_rows;
     pi->mm = w->page_mm;
     memset(&w->page_mm, 0, sizeof w->page_mm);
     if (pi->mm.has && tl_pq_minmax_update(&w->mm, w->desc->order, pi->mm.min, pi->mm.min_len,
@@ -519,6 +542,8 @@ static tl_status record_page(tl_pq_column_writer *w, int64_t offset, tl_error *e
 static void page_reset(tl_pq_column_writer *w)
 {
     w->rows += w->page_rows;
+    w->values += w->desc->levels ? w->page_levels : w->page_rows;
+    w->page_levels = 0;
     w->nulls += w->page_nulls;
     w->nans += w->page_nans;
     w->page_rows = w->page_nulls = w->page_nans = w->page_bools = 0;
@@ -587,7 +612,7 @@ static tl_status choose_float_encoding(tl_pq_column_writer *w, tl_error *err)
 static tl_status choose_codec(tl_pq_column_writer *w, tl_error *err)
 {
     w->codec_trial = false;
-    if (w->page_rows == w->page_nulls) return TL_OK;
+    if ((w->desc->levels ? w->page_levels : w->page_rows) == w->page_nulls) return TL_OK;
     w->comp.len = 0;
     TL_TRY(tl_pq_compress(w->cctx, w->codec, w->level, w->scratch.data, w->scratch.len, &w->comp,
                           err));
@@ -607,7 +632,7 @@ static tl_status flush_page(tl_pq_column_writer *w, tl_error *err)
     TL_TRY(assemble_page(w, dict, err));
     if (w->codec_trial) TL_TRY(choose_codec(w, err));
     tl_pq_page_header h = {.type = TL_PQ_DATA_PAGE, .has_data = true};
-    h.data.num_values = (int32_t)w->page_rows;
+    h.data.num_values = (int32_t)(w->desc->levels ? w->page_levels : w->page_rows);
     h.data.encoding = dict ? TL_PQ_ENC_RLE_DICTIONARY : w->value_encoding;
     h.data.def_encoding = TL_PQ_ENC_RLE;
     h.data.rep_encoding = TL_PQ_ENC_RLE;
@@ -688,6 +713,83 @@ tl_status tl_pq_colw_write(tl_pq_column_writer *w, const tl_array_view *v, int64
     return TL_OK;
 }
 
+/* ---- Nested columns: level entries ---- */
+
+static tl_status grow_levels(tl_pq_column_writer *w, size_t need, tl_error *err)
+{
+    if (need <= w->page_levels_cap) return TL_OK;
+    size_t cap = w->page_levels_cap ? w->page_levels_cap : 1024;
+    while (cap < need) cap *= 2;
+    uint32_t *d = realloc(w->page_def, cap * sizeof *d);
+    if (d == NULL) return tl_error_nomem(err);
+    w->page_def = d;
+    uint32_t *r = realloc(w->page_rep, cap * sizeof *r);
+    if (r == NULL) return tl_error_nomem(err);
+    w->page_rep = r;
+    w->page_levels_cap = cap;
+    return TL_OK;
+}
+
+/* Stages the entries [0, n) of whole rows into the page: levels, then the values
+ * (runs of consecutive slots staged together). *used gets the values taken. */
+static tl_status stage_levels(tl_pq_column_writer *w, const tl_array_view *v, const uint32_t *def,
+                              const uint32_t *rep, const int64_t *slots, size_t n, int64_t rows,
+                              size_t *used, tl_error *err)
+{
+    TL_TRY(grow_levels(w, (size_t)w->page_levels + n, err));
+    size_t values = 0, max_def = (size_t)w->desc->max_def;
+    for (size_t i = 0; i < n; i++) {
+        w->page_def[w->page_levels + (int64_t)i] = def[i];
+        values += def[i] == max_def;
+    }
+    if (rep) memcpy(w->page_rep + w->page_levels, rep, n * sizeof *rep);
+    for (size_t k = 0; k < values;) {
+        size_t e = k + 1;
+        while (e < values && slots[e] == slots[e - 1] + 1) e++;
+        TL_TRY(stage_values(w, v, NULL, slots[k], (int64_t)(e - k), err));
+        k = e;
+    }
+    w->page_levels += (int64_t)n;
+    w->page_nulls += (int64_t)(n - values);
+    w->page_rows += rows;
+    *used = values;
+    return TL_OK;
+}
+
+static bool page_full(const tl_pq_column_writer *w)
+{
+    return w->page_rows >= w->page_rows_max || w->page_levels >= w->page_rows_max;
+}
+
+tl_status tl_pq_colw_write_levels(tl_pq_column_writer *w, const tl_array_view *v,
+                                  const uint32_t *def, const uint32_t *rep, const int64_t *slots,
+                                  size_t n, tl_error *err)
+{
+    if (w->desc->max_rep == 0) rep = NULL;
+    size_t a = 0;
+    while (a < n) {
+        if (w->dict_on && w->dict.plain.len > TL_PQ_DICT_LIMIT) {
+            TL_TRY(flush_page(w, err));
+            w->dict_on = false;
+        }
+        /* Whole rows until the page is full (a row longer than a page gets one). */
+        size_t b = a;
+        int64_t rows = 0;
+        do {
+            b++;
+            rows++;
+            while (rep && b < n && rep[b] != 0) b++;
+        } while (b < n && w->page_rows + rows < w->page_rows_max &&
+                 w->page_levels + (int64_t)(b - a) < w->page_rows_max);
+        size_t used = 0;
+        TL_TRY(stage_levels(w, v, def + a, rep ? rep + a : NULL, slots, b - a, rows, &used, err));
+        slots += used;
+        a = b;
+        if (page_full(w)) TL_TRY(flush_page(w, err));
+    }
+    return TL_OK;
+}
+
 tl_status tl_pq_colw_finish(tl_pq_column_writer *w, tl_error *err)
 {
     TL_TRY(flush_page(w, err));
@@ -709,7 +811,7 @@ void tl_pq_colw_reset(tl_pq_column_writer *w)
     w->n_pages = 0;
     w->chunk.len = 0;
     w->dict_page.len = 0;
-    w->rows = w->nulls = w->nans = w->uncompressed = 0;
+    w->rows = w->values = w->nulls = w->nans = w->uncompressed = 0;
     tl_pq_minmax_clear(&w->mm);
     tl_pq_dict_reset(&w->dict);
     w->dict_on = w->dict_allowed;
@@ -728,6 +830,8 @@ void tl_pq_colw_free(tl_pq_column_writer *w)
     if (w == NULL) return;
     tl_pq_colw_reset(w);
     free(w->page_valid);
+    free(w->page_def);
+    free(w->page_rep);
     tl_buf_free(&w->page_values);
     free(w->page_idx);
     free(w->page_distinct);

@@ -29,6 +29,7 @@ typedef struct tl_pq_page_info {
     int64_t first_row; /* within the chunk */
     int64_t null_count;
     int64_t rows;
+    int64_t values; /* level entries: rows, unless the column is nested */
     tl_pq_minmax mm;
 } tl_pq_page_info;
 
@@ -47,8 +48,12 @@ typedef struct tl_pq_column_writer {
     /* The page being built. */
     int64_t page_rows, page_nulls, page_nans, page_bools;
     uint8_t *page_valid; /* definition levels as a bitmap */
-    tl_buf page_values;  /* PLAIN values (a bitmap for BOOLEAN) */
-    uint32_t *page_idx;  /* dictionary indices */
+    /* Levels of a desc->levels column: page_levels entries. */
+    int64_t page_levels;
+    uint32_t *page_def, *page_rep;
+    size_t page_levels_cap;
+    tl_buf page_values; /* PLAIN values (a bitmap for BOOLEAN) */
+    uint32_t *page_idx; /* dictionary indices */
     size_t page_idx_n, page_idx_cap;
     uint32_t *page_distinct; /* dictionary entries this page uses, for its min/max */
     size_t page_distinct_n, page_distinct_cap;
@@ -64,9 +69,9 @@ typedef struct tl_pq_column_writer {
     uint32_t page_no;
 
     /* The chunk. */
-    tl_buf chunk;     /* data pages */
-    tl_buf dict_page; /* header + body, built by finish */
-    int64_t rows, nulls, nans, uncompressed;
+    tl_buf chunk;                                    /* data pages */
+    tl_buf dict_page;                                /* header + body, built by finish */
+    int64_t rows, values, nulls, nans, uncompressed; /* values: level entries */
     tl_pq_minmax mm;
     tl_pq_page_info *pages;
     size_t n_pages, pages_cap;
@@ -91,6 +96,12 @@ tl_status tl_pq_colw_init(tl_pq_column_writer *w, const tl_pq_column_desc *desc,
 /* Appends rows [start, start + n) of the view (logical rows: the view adds its own offset). */
 tl_status tl_pq_colw_write(tl_pq_column_writer *w, const tl_array_view *v, int64_t start, int64_t n,
                            tl_error *err);
+/* Appends the level entries [0, n) of whole rows of a desc->levels column: def
+ * (and rep when max_rep > 0) per entry, and slots[k], the index in v of the k-th
+ * entry whose def is max_def (its value). Pages end on row boundaries. */
+tl_status tl_pq_colw_write_levels(tl_pq_column_writer *w, const tl_array_view *v,
+                                  const uint32_t *def, const uint32_t *rep, const int64_t *slots,
+                                  size_t n, tl_error *err);
 /* Flushes the last page and builds the dictionary page: the chunk is then complete. */
 tl_status tl_pq_colw_finish(tl_pq_column_writer *w, tl_error *err);
 /* Forgets the finished chunk, ready for the next row group (memory is kept). */

@@ -24,7 +24,8 @@ typedef enum tl_pq_conv {
     TL_PQ_CONV_DECIMAL,     /* decimal128 <-> big-endian FLBA or BYTE_ARRAY */
     TL_PQ_CONV_DECIMAL_I32, /* INT32 -> decimal128 (read only) */
     TL_PQ_CONV_DECIMAL_I64, /* INT64 -> decimal128 (read only) */
-    TL_PQ_CONV_INT96        /* INT96 -> timestamp[ns] (read only) */
+    TL_PQ_CONV_INT96,       /* INT96 -> timestamp[ns] (read only) */
+    TL_PQ_CONV_INTERVAL     /* month_day_nano -> INTERVAL FLBA(12) (write only, checked first) */
 } tl_pq_conv;
 
 typedef struct tl_pq_column_desc {
@@ -35,6 +36,12 @@ typedef struct tl_pq_column_desc {
     tl_pq_order order;
     int phys_width; /* bytes per physical value; 0 for BYTE_ARRAY, 1 for BOOLEAN (a bit) */
     bool nullable;
+    /* Leaves of nested columns (and enum or interval columns) carry their levels:
+     * written from tl_pq_colw_write_levels, never from tl_pq_colw_write. */
+    bool levels;
+    int16_t max_def, max_rep;
+    const char **path; /* n_path names from the top-level column down; NULL: {name} */
+    size_t n_path;
 } tl_pq_column_desc;
 
 /* Describes how to write an Arrow field (one child of the batch's struct). */

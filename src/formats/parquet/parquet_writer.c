@@ -11,6 +11,7 @@
 #include "formats/parquet/parquet_column_writer.h"
 #include "formats/parquet/parquet_encoding.h"
 #include "formats/parquet/parquet_meta.h"
+#include "formats/parquet/parquet_nested.h"
 #include "formats/parquet/parquet_schema.h"
 
 /* Page index entries of one column chunk, serialized when the file is finished. */
@@ -22,15 +23,22 @@ typedef struct chunk_index {
 
 /* File-level statistics of one column, merged over its chunks. */
 typedef struct column_totals {
-    int64_t nulls, nans, compressed;
+    int64_t values, nulls, nans, compressed;
     tl_pq_minmax mm;
     bool mm_lost; /* a chunk had values but no usable min/max */
 } column_totals;
 
+/* Columns are the schema's top-level fields; leaves are Parquet's columns. A flat
+ * column is one leaf; a nested one (tl_pq_field_is_nested) has its own leaves,
+ * written from the levels its tl_pq_nested shreds each batch into. */
 struct tl_parquet_writer {
     tl_arena arena; /* names, option copies and finished row-group metadata */
     struct ArrowSchema schema;
-    size_t n_cols;
+    size_t n_cols, n_leaves;
+    tl_pq_nested **nested; /* per column: NULL when flat */
+    size_t *leaf_col;      /* per leaf: its column */
+    size_t *leaf_sub;      /* per leaf: its index among its column's leaves */
+    /* Per leaf from here on (views: per column). */
     tl_pq_column_desc *descs;
     tl_pq_column_writer *cols;
     column_totals *totals;
@@ -48,6 +56,7 @@ struct tl_parquet_writer {
     tl_pq_key_value *kv;
     size_t n_kv;
     bool page_index, has_field_ids, broken, finished;
+    int32_t *field_ids; /* per column, or NULL */
     tl_buf out;
     int64_t rg_rows, num_rows;
     tl_pq_row_group *rgs;
@@ -82,7 +91,6 @@ static tl_status copy_options(tl_parquet_writer *w, const tl_parquet_write_optio
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     w->threads = o->threads > 0 ? o->threads : cpus > 1 ? (int)(cpus < 8 ? cpus : 8) : 1;
     if (w->threads > 8) w->threads = 8;
-    if ((size_t)w->threads > w->n_cols) w->threads = (int)w->n_cols;
     const char *by = o->created_by ? o->created_by : "timelake-c " TIMELAKE_VERSION;
     w->created_by = tl_arena_dup(&w->arena, by, strlen(by));
     if (w->created_by == NULL) return tl_error_nomem(err);
@@ -109,28 +117,61 @@ static tl_status copy_options(tl_parquet_writer *w, const tl_parquet_write_optio
     return TL_OK;
 }
 
+/* Describes the nested columns and counts the leaves. */
+static tl_status open_nested(tl_parquet_writer *w, tl_error *err)
+{
+    w->nested = calloc(w->n_cols, sizeof *w->nested);
+    w->views = calloc(w->n_cols, sizeof *w->views);
+    if (!w->nested || !w->views) return tl_error_nomem(err);
+    for (size_t i = 0; i < w->n_cols; i++) {
+        const struct ArrowSchema *f = w->schema.children[i];
+        if (tl_pq_field_is_nested(f)) TL_TRY(tl_pq_nested_new(f, &w->nested[i], err));
+        w->n_leaves += w->nested[i] ? tl_pq_nested_n_leaves(w->nested[i]) : 1;
+    }
+    w->leaf_col = calloc(w->n_leaves, sizeof *w->leaf_col);
+    w->leaf_sub = calloc(w->n_leaves, sizeof *w->leaf_sub);
+    if (!w->leaf_col || !w->leaf_sub) return tl_error_nomem(err);
+    for (size_t i = 0, leaf = 0; i < w->n_cols; i++) {
+        size_t n = w->nested[i] ? tl_pq_nested_n_leaves(w->nested[i]) : 1;
+        for (size_t k = 0; k < n; k++, leaf++) {
+            w->leaf_col[leaf] = i;
+            w->leaf_sub[leaf] = k;
+        }
+    }
+    return TL_OK;
+}
+
 static tl_status open_columns(tl_parquet_writer *w, const tl_parquet_write_options *o,
                               tl_error *err)
 {
-    w->descs = calloc(w->n_cols, sizeof *w->descs);
-    w->cols = calloc(w->n_cols, sizeof *w->cols);
-    w->totals = calloc(w->n_cols, sizeof *w->totals);
-    w->views = calloc(w->n_cols, sizeof *w->views);
-    w->cctx = calloc(w->n_cols, sizeof *w->cctx);
-    w->col_status = calloc(w->n_cols, sizeof *w->col_status);
-    w->col_errors = calloc(w->n_cols, sizeof *w->col_errors);
-    if (!w->descs || !w->cols || !w->totals || !w->views || !w->cctx || !w->col_status ||
-        !w->col_errors)
+    TL_TRY(open_nested(w, err));
+    if ((size_t)w->threads > w->n_leaves) w->threads = (int)w->n_leaves;
+    w->descs = calloc(w->n_leaves, sizeof *w->descs);
+    w->cols = calloc(w->n_leaves, sizeof *w->cols);
+    w->totals = calloc(w->n_leaves, sizeof *w->totals);
+    w->cctx = calloc(w->n_leaves, sizeof *w->cctx);
+    w->col_status = calloc(w->n_leaves, sizeof *w->col_status);
+    w->col_errors = calloc(w->n_leaves, sizeof *w->col_errors);
+    if (!w->descs || !w->cols || !w->totals || !w->cctx || !w->col_status || !w->col_errors)
         return tl_error_nomem(err);
-    for (size_t i = 0; i < w->n_cols; i++)
+    for (size_t i = 0; i < w->n_leaves; i++)
         if ((w->cctx[i] = tl_pq_codec_ctx_new()) == NULL) return tl_error_nomem(err);
-    for (size_t i = 0; i < w->n_cols; i++) {
-        TL_TRY(tl_pq_column_from_arrow(w->schema.children[i], &w->descs[i], err));
+    for (size_t i = 0; i < w->n_leaves; i++) {
+        size_t col = w->leaf_col[i];
+        if (w->nested[col]) {
+            w->descs[i] = *tl_pq_nested_leaf(w->nested[col], w->leaf_sub[i]);
+            continue;
+        }
+        TL_TRY(tl_pq_column_from_arrow(w->schema.children[col], &w->descs[i], err));
         if (o->field_ids) {
             w->descs[i].elem.has_field_id = true;
-            w->descs[i].elem.field_id = o->field_ids[i];
+            w->descs[i].elem.field_id = o->field_ids[col];
         }
     }
+    w->field_ids =
+        o->field_ids ? tl_arena_calloc(&w->arena, w->n_cols, sizeof *w->field_ids) : NULL;
+    if (o->field_ids && w->field_ids == NULL) return tl_error_nomem(err);
+    if (o->field_ids) memcpy(w->field_ids, o->field_ids, w->n_cols * sizeof *w->field_ids);
     tl_pq_colw_options co = {
         .compact = o->encodings == TL_PARQUET_ENCODINGS_COMPACT,
         .codec = w->codec,
@@ -138,7 +179,7 @@ static tl_status open_columns(tl_parquet_writer *w, const tl_parquet_write_optio
         .min_saving_pct = o->min_saving_pct,
         .page_rows = w->page_rows,
     };
-    for (size_t i = 0; i < w->n_cols; i++)
+    for (size_t i = 0; i < w->n_leaves; i++)
         TL_TRY(tl_pq_colw_init(&w->cols[i], &w->descs[i], &co, w->cctx[i], err));
     return TL_OK;
 }
@@ -270,7 +311,7 @@ static tl_status chunk_page_index(tl_parquet_writer *w, const tl_pq_column_write
     ix->has_column_index = true;
     for (size_t i = 0; i < n; i++) {
         const tl_pq_page_info *p = &c->pages[i];
-        ci->null_pages[i] = p->null_count == p->rows;
+        ci->null_pages[i] = p->null_count == p->values;
         ci->null_counts[i] = p->null_count;
         if (ci->null_pages[i]) continue;
         if (!mm_usable(&p->mm)) {
@@ -290,6 +331,7 @@ static tl_status chunk_page_index(tl_parquet_writer *w, const tl_pq_column_write
 static tl_status merge_totals(column_totals *t, const tl_pq_column_writer *c, tl_pq_order order,
                               tl_error *err)
 {
+    t->values += c->values;
     t->nulls += c->nulls;
     t->nans += c->nans;
     t->compressed += (int64_t)(c->dict_page.len + c->chunk.len);
@@ -297,7 +339,7 @@ static tl_status merge_totals(column_totals *t, const tl_pq_column_writer *c, tl
         if (tl_pq_minmax_update(&t->mm, order, c->mm.min, c->mm.min_len, c->mm.max,
                                 c->mm.max_len) != 0)
             return tl_error_nomem(err);
-    } else if (c->rows - c->nulls - c->nans > 0) {
+    } else if (c->values - c->nulls - c->nans > 0) {
         t->mm_lost = true;
     }
     return TL_OK;
@@ -315,12 +357,13 @@ static tl_status place_chunk(tl_parquet_writer *w, size_t col, tl_pq_column_chun
     cc->file_offset = start;
     cc->has_meta = true;
     m->type = w->descs[col].elem.type;
-    m->path = tl_arena_calloc(&w->arena, 1, sizeof *m->path);
+    const tl_pq_column_desc *d = &w->descs[col];
+    m->n_path = d->path ? d->n_path : 1;
+    m->path = tl_arena_calloc(&w->arena, m->n_path, sizeof *m->path);
     if (m->path == NULL) return tl_error_nomem(err);
-    m->path[0] = w->descs[col].name;
-    m->n_path = 1;
+    for (size_t i = 0; i < m->n_path; i++) m->path[i] = d->path ? d->path[i] : d->name;
     m->codec = c->codec;
-    m->num_values = c->rows;
+    m->num_values = c->values;
     m->total_uncompressed_size = c->uncompressed;
     m->total_compressed_size = (int64_t)(c->dict_page.len + c->chunk.len);
     m->data_page_offset = start + (int64_t)c->dict_page.len;
@@ -347,11 +390,18 @@ static void *run_columns(void *arg)
     tl_parquet_writer *w = s->w;
     for (;;) {
         size_t i = atomic_fetch_add(&s->next, 1);
-        if (i >= w->n_cols) return NULL;
+        if (i >= w->n_leaves) return NULL;
         tl_error *e = &w->col_errors[i];
-        w->col_status[i] = s->n < 0
-                               ? tl_pq_colw_finish(&w->cols[i], e)
-                               : tl_pq_colw_write(&w->cols[i], &w->views[i], s->start, s->n, e);
+        size_t col = w->leaf_col[i];
+        if (s->n < 0) {
+            w->col_status[i] = tl_pq_colw_finish(&w->cols[i], e);
+        } else if (w->nested[col]) {
+            const tl_pq_leaf_levels *l = tl_pq_nested_levels(w->nested[col], w->leaf_sub[i]);
+            w->col_status[i] =
+                tl_pq_colw_write_levels(&w->cols[i], l->values, l->def, l->rep, l->slots, l->n, e);
+        } else {
+            w->col_status[i] = tl_pq_colw_write(&w->cols[i], &w->views[col], s->start, s->n, e);
+        }
     }
 }
 
@@ -370,7 +420,7 @@ static tl_status for_each_column(tl_parquet_writer *w, int64_t start, int64_t n,
         if (pthread_create(&tids[started], NULL, run_columns, &s) == 0) started++;
     run_columns(&s);
     for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
-    for (size_t i = 0; i < w->n_cols; i++) {
+    for (size_t i = 0; i < w->n_leaves; i++) {
         if (w->col_status[i] == TL_OK) continue;
         tl_error_set(err, w->col_status[i], "%s", w->col_errors[i].message);
         return tl_error_prefix(err, "row group %zu", w->n_rgs);
@@ -384,10 +434,10 @@ static tl_status flush_row_group(tl_parquet_writer *w, tl_error *err)
     TL_TRY(for_each_column(w, 0, -1, err));
     tl_pq_row_group *g = &w->rgs[w->n_rgs];
     memset(g, 0, sizeof *g);
-    g->columns = tl_arena_calloc(&w->arena, w->n_cols, sizeof *g->columns);
-    chunk_index *ix = tl_arena_calloc(&w->arena, w->n_cols, sizeof *ix);
+    g->columns = tl_arena_calloc(&w->arena, w->n_leaves, sizeof *g->columns);
+    chunk_index *ix = tl_arena_calloc(&w->arena, w->n_leaves, sizeof *ix);
     if (g->columns == NULL || ix == NULL) return tl_error_nomem(err);
-    g->n_columns = w->n_cols;
+    g->n_columns = w->n_leaves;
     g->num_rows = w->rg_rows;
     g->sorting_columns = w->sorting;
     g->n_sorting_columns = w->n_sorting;
@@ -395,7 +445,7 @@ static tl_status flush_row_group(tl_parquet_writer *w, tl_error *err)
     g->file_offset = (int64_t)w->out.len;
     g->has_ordinal = w->n_rgs <= INT16_MAX;
     g->ordinal = (int16_t)w->n_rgs;
-    for (size_t i = 0; i < w->n_cols; i++) {
+    for (size_t i = 0; i < w->n_leaves; i++) {
         TL_TRY(place_chunk(w, i, &g->columns[i], &ix[i], err));
         g->total_byte_size += g->columns[i].meta.total_uncompressed_size;
         g->total_compressed_size += g->columns[i].meta.total_compressed_size;
@@ -416,29 +466,47 @@ static tl_status check_batch(tl_parquet_writer *w, const struct ArrowArray *b, t
                             (long long)b->n_children, w->n_cols);
     if (b->length < 0 || b->offset < 0)
         return tl_error_set(err, TL_ERR_INVALID, "batch has a negative length or offset");
-    for (size_t i = 0; i < w->n_cols; i++) {
+    for (size_t i = 0, leaf = 0; i < w->n_cols;
+         leaf += w->nested[i] ? tl_pq_nested_n_leaves(w->nested[i]) : 1, i++) {
         const struct ArrowSchema *f = w->schema.children[i];
         const struct ArrowArray *a = b->children[i];
-        tl_status st = tl_array_view_init(&w->views[i], f, a, err);
-        if (st != TL_OK) return tl_error_prefix(err, "column \"%s\"", w->descs[i].name);
+        const char *name = f->name ? f->name : "";
+        if (a == NULL) return tl_error_set(err, TL_ERR_INVALID, "column \"%s\" is missing", name);
         if (a->length < b->offset + b->length)
             return tl_error_set(err, TL_ERR_INVALID, "column \"%s\" has %lld rows, the batch %lld",
-                                w->descs[i].name, (long long)a->length,
-                                (long long)(b->offset + b->length));
+                                name, (long long)a->length, (long long)(b->offset + b->length));
+        if (w->nested[i]) continue; /* checked as it is shredded */
+        tl_status st = tl_array_view_init(&w->views[i], f, a, err);
+        if (st != TL_OK) return tl_error_prefix(err, "column \"%s\"", name);
         const tl_array_view *v = &w->views[i];
-        if (w->descs[i].nullable || v->validity == NULL || b->length == 0) continue;
+        if (w->descs[leaf].nullable || v->validity == NULL || b->length == 0) continue;
         int64_t valid = tl_pq_bits_count(v->validity, v->offset + b->offset, b->length);
         if (valid != b->length)
             return tl_error_set(err, TL_ERR_INVALID,
-                                "column \"%s\" is not nullable but has %lld nulls",
-                                w->descs[i].name, (long long)(b->length - valid));
+                                "column \"%s\" is not nullable but has %lld nulls", name,
+                                (long long)(b->length - valid));
     }
     return TL_OK;
 }
 
 static void free_views(tl_parquet_writer *w)
 {
-    for (size_t i = 0; i < w->n_cols; i++) tl_array_view_free(&w->views[i]);
+    for (size_t i = 0; i < w->n_cols; i++)
+        if (w->nested[i])
+            tl_pq_nested_release(w->nested[i]);
+        else
+            tl_array_view_free(&w->views[i]);
+}
+
+/* Shreds rows [start, start + n) of every nested column into its leaves' levels. */
+static tl_status shred_nested(tl_parquet_writer *w, const struct ArrowArray *b, int64_t start,
+                              int64_t n, tl_error *err)
+{
+    for (size_t i = 0; i < w->n_cols; i++)
+        if (w->nested[i])
+            TL_TRY(tl_pq_nested_shred(w->nested[i], b->children[i], start, n,
+                                      w->num_rows + w->rg_rows, err));
+    return TL_OK;
 }
 
 static tl_status write_rows(tl_parquet_writer *w, const struct ArrowArray *b, tl_error *err)
@@ -447,6 +515,7 @@ static tl_status write_rows(tl_parquet_writer *w, const struct ArrowArray *b, tl
     while (done < b->length) {
         int64_t take = w->rg_rows_max - w->rg_rows;
         if (take > b->length - done) take = b->length - done;
+        TL_TRY(shred_nested(w, b, b->offset + done, take, err));
         TL_TRY(for_each_column(w, b->offset + done, take, err));
         w->rg_rows += take;
         done += take;
@@ -474,7 +543,7 @@ tl_status tl_parquet_writer_write(tl_parquet_writer *w, const struct ArrowArray 
 static tl_status write_page_indexes(tl_parquet_writer *w, tl_error *err)
 {
     for (size_t g = 0; g < w->n_rgs; g++)
-        for (size_t c = 0; c < w->n_cols; c++) {
+        for (size_t c = 0; c < w->n_leaves; c++) {
             chunk_index *ix = &w->indexes[g][c];
             if (!ix->has_column_index) continue;
             tl_pq_column_chunk *cc = &w->rgs[g].columns[c];
@@ -485,7 +554,7 @@ static tl_status write_page_indexes(tl_parquet_writer *w, tl_error *err)
             cc->column_index_length = (int32_t)(w->out.len - start);
         }
     for (size_t g = 0; g < w->n_rgs; g++)
-        for (size_t c = 0; c < w->n_cols; c++) {
+        for (size_t c = 0; c < w->n_leaves; c++) {
             tl_pq_column_chunk *cc = &w->rgs[g].columns[c];
             size_t start = w->out.len;
             TL_TRY(tl_pq_write_offset_index(&w->out, &w->indexes[g][c].oi, err));
@@ -498,22 +567,37 @@ static tl_status write_page_indexes(tl_parquet_writer *w, tl_error *err)
 
 static tl_status write_footer(tl_parquet_writer *w, tl_error *err)
 {
-    tl_pq_schema_element *schema = tl_arena_calloc(&w->arena, w->n_cols + 1, sizeof *schema);
+    size_t n = 1;
+    for (size_t i = 0, k; i < w->n_cols; i++)
+        n += w->nested[i] ? (tl_pq_nested_elements(w->nested[i], &k), k) : 1;
+    tl_pq_schema_element *schema = tl_arena_calloc(&w->arena, n, sizeof *schema);
     if (schema == NULL) return tl_error_nomem(err);
     schema[0].name = "schema";
     schema[0].num_children = (int32_t)w->n_cols;
-    for (size_t i = 0; i < w->n_cols; i++) schema[i + 1] = w->descs[i].elem;
+    for (size_t i = 0, leaf = 0, at = 1; i < w->n_cols; i++) {
+        if (!w->nested[i]) {
+            schema[at++] = w->descs[leaf++].elem;
+            continue;
+        }
+        size_t k;
+        const tl_pq_schema_element *e = tl_pq_nested_elements(w->nested[i], &k);
+        memcpy(schema + at, e, k * sizeof *e);
+        schema[at].has_field_id = w->field_ids != NULL;
+        schema[at].field_id = w->field_ids ? w->field_ids[i] : 0;
+        at += k;
+        leaf += tl_pq_nested_n_leaves(w->nested[i]);
+    }
     tl_pq_file_meta m = {
         .version = 2,
         .schema = schema,
-        .n_schema = w->n_cols + 1,
+        .n_schema = n,
         .num_rows = w->num_rows,
         .row_groups = w->rgs,
         .n_row_groups = w->n_rgs,
         .key_value = w->kv,
         .n_key_value = w->n_kv,
         .created_by = w->created_by,
-        .n_column_orders = w->n_cols,
+        .n_column_orders = w->n_leaves,
     };
     size_t start = w->out.len;
     TL_TRY(tl_pq_write_file_meta(&w->out, &m, err));
@@ -528,8 +612,8 @@ static tl_status column_stats(tl_parquet_writer *w, size_t i, tl_parquet_column_
 {
     const column_totals *t = &w->totals[i];
     tl_pq_type type = w->descs[i].elem.type;
-    s->field_id = w->has_field_ids ? w->descs[i].elem.field_id : -1;
-    s->value_count = w->num_rows;
+    s->field_id = w->descs[i].elem.has_field_id ? w->descs[i].elem.field_id : -1;
+    s->value_count = t->values;
     s->null_count = t->nulls;
     s->nan_count = type == TL_PQ_FLOAT || type == TL_PQ_DOUBLE ? t->nans : -1;
     s->compressed_size = t->compressed;
@@ -546,11 +630,11 @@ static tl_status file_stats(tl_parquet_writer *w, tl_parquet_file_stats *s, tl_e
     memset(s, 0, sizeof *s);
     s->num_rows = w->num_rows;
     s->file_size = (int64_t)w->out.len;
-    s->columns = calloc(w->n_cols, sizeof *s->columns);
+    s->columns = calloc(w->n_leaves, sizeof *s->columns);
     s->row_group_offsets = calloc(w->n_rgs ? w->n_rgs : 1, sizeof *s->row_group_offsets);
     tl_status st = s->columns && s->row_group_offsets ? TL_OK : tl_error_nomem(err);
-    if (st == TL_OK) s->n_columns = w->n_cols;
-    for (size_t i = 0; st == TL_OK && i < w->n_cols; i++)
+    if (st == TL_OK) s->n_columns = w->n_leaves;
+    for (size_t i = 0; st == TL_OK && i < w->n_leaves; i++)
         st = column_stats(w, i, &s->columns[i], err);
     s->n_row_groups = w->n_rgs;
     for (size_t g = 0; st == TL_OK && g < w->n_rgs; g++)
@@ -582,12 +666,16 @@ tl_status tl_parquet_writer_finish(tl_parquet_writer *w, tl_buf *out, tl_parquet
 void tl_parquet_writer_free(tl_parquet_writer *w)
 {
     if (w == NULL) return;
-    for (size_t i = 0; w->cols && i < w->n_cols; i++) tl_pq_colw_free(&w->cols[i]);
-    for (size_t i = 0; w->totals && i < w->n_cols; i++) tl_pq_minmax_clear(&w->totals[i].mm);
+    for (size_t i = 0; w->cols && i < w->n_leaves; i++) tl_pq_colw_free(&w->cols[i]);
+    for (size_t i = 0; w->totals && i < w->n_leaves; i++) tl_pq_minmax_clear(&w->totals[i].mm);
+    for (size_t i = 0; w->nested && i < w->n_cols; i++) tl_pq_nested_free(w->nested[i]);
+    free(w->nested);
+    free(w->leaf_col);
+    free(w->leaf_sub);
     free(w->cols);
     free(w->totals);
     free(w->views);
-    for (size_t i = 0; w->cctx && i < w->n_cols; i++) tl_pq_codec_ctx_free(w->cctx[i]);
+    for (size_t i = 0; w->cctx && i < w->n_leaves; i++) tl_pq_codec_ctx_free(w->cctx[i]);
     free(w->cctx);
     free(w->col_status);
     free(w->col_errors);
