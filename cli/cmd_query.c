@@ -290,10 +290,13 @@ int cmd_latest(cli_args *a)
     if ((rc = cli_open_lake(a, &lake)) != EXIT_OK) return rc;
     struct ArrowArrayStream s;
     tl_error err;
-    if (tl_lake_latest(lake, name, &s, &err) != TL_OK)
+    tl_latest_report report;
+    if (tl_lake_latest_report(lake, name, &s, &report, &err) != TL_OK) {
         rc = cli_fail(a, &err);
-    else
+    } else {
+        if (report.warning[0]) fprintf(stderr, "warning: %s\n", report.warning);
         rc = emit(a, &s, format);
+    }
     tl_lake_close(lake);
     return rc;
 }

@@ -614,9 +614,25 @@ tl_status tl_lake_query(tl_lake *lake, const char *query, const tl_sql_options *
                         struct ArrowArrayStream *out, tl_query_stats *stats, tl_error *err);
 
 /* The newest row of every series of `table`, from its last-value index. On
- * success *out is a stream the caller owns and releases. */
+ * success *out is a stream the caller owns and releases. An index that is
+ * missing or is not an index is bypassed: the rows are computed from the data
+ * files, as SQL does (tl_lake_latest_report says so). */
 tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStream *out,
                          tl_error *err);
+
+/* What tl_lake_latest_report noticed. */
+typedef struct tl_latest_report {
+    /* Non-empty when the current snapshot's last-value index was missing or
+     * unreadable and the rows were computed from the data files instead. A
+     * read writes nothing: the next append or tl_table_maintain rebuilds the
+     * index. Say so to the user. */
+    char warning[TL_ERROR_MESSAGE_MAX];
+} tl_latest_report;
+
+/* tl_lake_latest, and *report (may be NULL; filled on success) says whether
+ * the index had to be bypassed. */
+tl_status tl_lake_latest_report(tl_lake *lake, const char *table, struct ArrowArrayStream *out,
+                                tl_latest_report *report, tl_error *err);
 
 /* ---- Reading CSV, TSV and NDJSON into typed columns ----
  *

@@ -235,13 +235,19 @@ static PyObject *lake_latest(PyObject *obj, PyObject *args, PyObject *kwargs)
     tlpy_lake *self = (tlpy_lake *)obj;
     struct ArrowArrayStream stream = {0};
     tl_error err;
+    tl_latest_report report;
     tl_status st;
     tlpy_lock(self->lock);
     PyThreadState *ts = PyEval_SaveThread();
-    st = tl_lake_latest(self->lake, ctable, &stream, &err);
+    st = tl_lake_latest_report(self->lake, ctable, &stream, &report, &err);
     PyEval_RestoreThread(ts);
     PyThread_release_lock(self->lock);
     if (st != TL_OK) return tlpy_raise(&err);
+    /* A bypassed index: the rows are right, the user hears why it was slower. */
+    if (report.warning[0] && PyErr_WarnEx(PyExc_RuntimeWarning, report.warning, 1) < 0) {
+        stream.release(&stream);
+        return NULL;
+    }
     return tlpy_to_pyarrow("table", tlpy_arrow_data_from_stream(&stream));
 }
 

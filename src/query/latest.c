@@ -1,6 +1,7 @@
 /* tl_lake_latest: the newest row of every series, read from the table's
  * last-value index; a table without one (empty, or written before indexes
  * existed) gets the same rows computed over its data files. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,9 +47,32 @@ static tl_status computed_sql(tl_query_engine *e, const tl_table *t, tl_buf *sql
     return ok ? TL_OK : tl_error_nomem(err);
 }
 
-tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStream *out,
-                         tl_error *err)
+/* Reads the index; one that is gone or is not an index is bypassed (*url
+ * cleared) with a warning, as appends rebuild it: a store that fails (or no
+ * memory) is an error, not a reason to read every file. */
+static tl_status from_index(const tl_table *t, const char **url, bool *done,
+                            struct ArrowArrayStream *out, char *warning, tl_error *err)
 {
+    tl_error why = {0};
+    tl_status st = tl_latest_from_index(t, *url, done, out, &why);
+    if (st == TL_OK) return TL_OK;
+    if (st != TL_ERR_NOT_FOUND && st != TL_ERR_INVALID) {
+        *err = why;
+        return st;
+    }
+    snprintf(warning, TL_ERROR_MESSAGE_MAX,
+             "%.200s: %.600s; computed the newest rows from the data files instead (the next "
+             "append or `timelake maintain` rebuilds the index)",
+             t->name.full, why.message);
+    *url = NULL;
+    return TL_OK;
+}
+
+tl_status tl_lake_latest_report(tl_lake *lake, const char *table, struct ArrowArrayStream *out,
+                                tl_latest_report *report, tl_error *err)
+{
+    char warning[TL_ERROR_MESSAGE_MAX] = "";
+    if (report) report->warning[0] = 0;
     if (table == NULL) return tl_error_set(err, TL_ERR_INVALID, "latest needs a table name");
     tl_qname qn;
     TL_TRY(tl_qname_parse(table, "default", &qn, err));
@@ -63,7 +87,8 @@ tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStre
     /* The index answers alone, without starting the SQL engine: what makes
      * a cold latest() cheap. */
     bool done = false;
-    if (st == TL_OK && url) st = tl_latest_from_index(t, url, &done, out, err);
+    if (st == TL_OK && url) st = from_index(t, &url, &done, out, warning, err);
+    if (st == TL_OK && done && report) memcpy(report->warning, warning, sizeof warning);
     if (st != TL_OK || done) {
         tl_table_close(t);
         return st;
@@ -74,7 +99,14 @@ tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStre
     if (st == TL_OK) st = url ? tl_query_lvi_sql(e, t, &sql, err) : computed_sql(e, t, &sql, err);
     if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
     if (st == TL_OK) st = tl_query_run(e, (const char *)sql.data, out, err);
+    if (st == TL_OK && report) memcpy(report->warning, warning, sizeof warning);
     tl_buf_free(&sql);
     tl_table_close(t);
     return st;
+}
+
+tl_status tl_lake_latest(tl_lake *lake, const char *table, struct ArrowArrayStream *out,
+                         tl_error *err)
+{
+    return tl_lake_latest_report(lake, table, out, NULL, err);
 }

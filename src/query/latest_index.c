@@ -109,7 +109,8 @@ tl_status tl_latest_from_index(const tl_table *t, const char *url, bool *done,
 {
     *done = false;
     tl_buf file = {0};
-    tl_status st = tl_table_read_url(t, url, &file, err);
+    /* Missing is TL_ERR_NOT_FOUND (not a damaged table): latest then computes. */
+    tl_status st = tl_table_read_url_or_none(t, url, &file, err);
     tl_parquet_reader *r = NULL;
     if (st == TL_OK) {
         tl_parquet_source src;

@@ -135,3 +135,40 @@ def test_package_reports_the_rebuild(tmp_path):
     report = t.maintain()
     assert "rebuilt" in report["warning"], report
     assert sorted(lake.latest("t").column("device_id").to_pylist()) == ["a", "b", "c"]
+
+
+def table_files(lake):
+    return sorted((p.relative_to(lake), p.stat().st_mtime_ns) for p in Path(lake).rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_latest_computes_past_a_broken_index_without_writing(tmp_path, lake, damage):
+    """Until the next append or maintain rebuilds it, `latest` answers from the
+    data files as SQL does, with one warning (CLI: stderr; package: a
+    RuntimeWarning; library: tl_lake_latest_report), and writes nothing."""
+    import tlc
+
+    args = ["append", "--lake", lake, "--table", "iot.readings", "--no-maintain"]
+    assert run(*args, write_rows(tmp_path / "a.csv", [(1, 1, "p1", 1.0), (2, 1, "p2", 2.0)])).returncode == 0
+    assert run(*args, write_rows(tmp_path / "b.csv", [(1, 2, "p1", 5.0), (3, 1, "p3", 7.0)])).returncode == 0
+    index = lvi_file(lake)
+    damage_index(index, damage)
+    before = table_files(lake)
+    want = {"p1": 5.0, "p2": 2.0, "p3": 7.0}
+    p = run("latest", "iot.readings", "--lake", lake, "--json")
+    err = p.stderr.decode()
+    assert p.returncode == 0, err
+    assert {r["device_id"]: r["temp"] for r in map(json.loads, p.stdout.decode().splitlines())} == want
+    assert err.count("warning:") == 1 and "iot.readings" in err and index.name in err, err
+    assert "computed the newest rows from the data files" in err and "rebuilds the index" in err, err
+    with pytest.warns(RuntimeWarning, match="computed the newest rows from the data files"):
+        rows = timelake.Lake(str(lake)).latest("iot.readings")
+    assert dict(zip(rows.column("device_id").to_pylist(), rows.column("temp").to_pylist())) == want
+    rows, warning = tlc.Lake(str(lake)).latest_report("iot.readings")
+    assert index.name in warning and dict(zip(rows.column("device_id").to_pylist(), rows.column("temp").to_pylist())) == want
+    assert table_files(lake) == before  # a read writes nothing
+    # The next append rebuilds the index; latest then reads it, without a warning.
+    assert run(*args, write_rows(tmp_path / "c.csv", [(4, 1, "p2", 9.0)])).returncode == 0
+    p = run("latest", "iot.readings", "--lake", lake, "--json")
+    assert p.returncode == 0 and b"warning" not in p.stderr, p.stderr
+    assert tlc.Lake(str(lake)).latest_report("iot.readings")[1] == ""

@@ -160,6 +160,7 @@ class SqlOptions(ctypes.Structure):
 
 _lib.tl_lake_sql.argtypes = [_P, ctypes.c_char_p, ctypes.c_char_p, _P, ctypes.POINTER(QueryStats), ctypes.POINTER(Error)]
 _lib.tl_lake_latest.argtypes = [_P, ctypes.c_char_p, _P, ctypes.POINTER(Error)]
+_lib.tl_lake_latest_report.argtypes = [_P, ctypes.c_char_p, _P, ctypes.c_char_p, ctypes.POINTER(Error)]
 _lib.tl_lake_query.argtypes = [_P, ctypes.c_char_p, ctypes.POINTER(SqlOptions), _P, ctypes.POINTER(QueryStats), ctypes.POINTER(Error)]
 
 
@@ -390,6 +391,14 @@ class Lake:
         buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
         _check(_lib.tl_lake_latest(self._h, table.encode(), buf, ctypes.byref(err)), err)
         return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all()
+
+    def latest_report(self, table):
+        """(rows, warning): tl_lake_latest_report; warning is "" unless the index was bypassed."""
+        err = Error()
+        buf = ctypes.create_string_buffer(ARROW_STREAM_SIZE)
+        report = ctypes.create_string_buffer(1024)  # tl_latest_report: one warning message
+        _check(_lib.tl_lake_latest_report(self._h, table.encode(), buf, report, ctypes.byref(err)), err)
+        return pa.RecordBatchReader._import_from_c(ctypes.addressof(buf)).read_all(), report.value.decode()
 
 
 def _key(key):
