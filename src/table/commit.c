@@ -148,7 +148,10 @@ static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot 
                             (long long)parent->snapshot_id);
     }
     if (st == TL_OK) st = tl_ice_manifest_list_read(b.data, b.len, out, n, err);
-    if (st != TL_OK) tl_error_prefix(err, "reading manifest list %s", parent->manifest_list);
+    if (st != TL_OK) {
+        tl_error_prefix(err, "manifest list %s", parent->manifest_list);
+        st = tl_table_damaged(t, st, err);
+    }
     tl_buf_free(&b);
     return st;
 }

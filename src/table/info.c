@@ -26,6 +26,7 @@ static tl_status count_manifests(tl_table *t, const tl_ice_snapshot *s, int64_t 
     tl_ice_manifest_file *files = NULL;
     size_t n = 0;
     tl_status st = tl_table_read_manifest_list(t, s->manifest_list, &files, &n, err);
+    if (st != TL_OK) st = tl_table_damaged(t, st, err);
     tl_ice_manifest_files_free(files, n);
     *out = (int64_t)n;
     return st;

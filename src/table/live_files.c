@@ -1,5 +1,6 @@
 #include "table/live_files.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,19 @@ tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_
         if (err) err->code = st;
     }
     return st;
+}
+
+tl_status tl_table_damaged(const tl_table *t, tl_status code, tl_error *err)
+{
+    if (err == NULL) return code;
+    char why[TL_ERROR_MESSAGE_MAX];
+    snprintf(why, sizeof why, "%s", err->message);
+    return tl_error_set(
+        err, code,
+        "table %.200s is damaged: %.500s; restore that file (from a backup or "
+        "the bucket's versions), or make an earlier snapshot current (`timelake "
+        "rollback %.200s SNAPSHOT`, a snapshot id from metadata/v%lld.metadata.json)",
+        t->name.full, why, t->name.full, (long long)t->version);
 }
 
 tl_status tl_table_read_manifest_list(const tl_table *t, const char *url,

@@ -348,14 +348,7 @@ tl_status tl_table_check_manifests(const tl_table *t, tl_error *err)
     const char *key = st != TL_OK ? tl_table_key_of_url(t, failed, buf, sizeof buf) : NULL;
     uint64_t size;
     if (key && tl_store_size(t->lake->store, key, &size, NULL) == TL_ERR_NOT_FOUND) st = TL_OK;
-    char why[TL_ERROR_MESSAGE_MAX];
-    if (st != TL_OK && err) {
-        memcpy(why, err->message, sizeof why);
-        tl_error_set(err, TL_ERR_STORAGE,
-                     "table %s is damaged: %s; restore that file (from a backup or the "
-                     "bucket's versions) before writing to the table",
-                     t->name.full, why);
-    }
+    if (st != TL_OK) tl_table_damaged(t, TL_ERR_STORAGE, err);
     if (mfs) tl_ice_manifest_files_free(mfs, n);
     return st == TL_OK ? TL_OK : TL_ERR_STORAGE;
 }

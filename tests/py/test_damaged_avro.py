@@ -95,3 +95,31 @@ def test_damaged_avro_names_the_file(tmp_path, lake, kind, damage):
     # table still takes appends.
     assert contents(lake) == before
     ok("append", write(tmp_path / "c.csv", CSV), "--lake", lake, "--table", "iot.good")
+
+
+def test_append_to_a_damaged_manifest_list_names_table_and_file_and_what_to_do(tmp_path, lake):
+    """Appends (CLI and package) name the table beside the file and advise a
+    rollback; following the advice, the table takes appends again."""
+    import json
+
+    ok("append", write(tmp_path / "b.csv", CSV), "--lake", lake, "--table", "iot.readings", "--no-maintain")
+    meta = max((lake / "iot/readings/metadata").glob("v*.metadata.json"), key=lambda p: int(p.name[1:].split(".")[0]))
+    md = json.loads(meta.read_text())
+    current = next(s for s in md["snapshots"] if s["snapshot-id"] == md["current-snapshot-id"])
+    earlier = next(s for s in md["snapshots"] if s["snapshot-id"] == current["parent-snapshot-id"])
+    target = Path(current["manifest-list"].removeprefix("file://"))
+    target.write_bytes(b"garbage")
+    before = contents(lake)
+    p = run("append", write(tmp_path / "c.csv", CSV), "--lake", lake, "--table", "iot.readings")
+    err = failed(p)
+    assert "table iot.readings is damaged: manifest list " + target.as_uri() in err, err
+    assert "`timelake rollback iot.readings SNAPSHOT`" in err and f"metadata/{meta.name}" in err, err
+    import pyarrow as pa
+    rows = pa.table({"time": pa.array([1714557600000000], pa.timestamp("us", tz="UTC")),
+                     "device_id": ["pump-3"], "temp": [1.0]})
+    text = failure_text(lambda: timelake.Lake(str(lake)).table("iot.readings").append(rows))
+    assert "table iot.readings is damaged: manifest list " + target.as_uri() in text and "timelake rollback" in text, text
+    assert contents(lake) == before
+    ok("rollback", "iot.readings", str(earlier["snapshot-id"]), "--lake", lake)
+    ok("append", write(tmp_path / "d.csv", CSV.replace("pump-2", "pump-9")), "--lake", lake, "--table", "iot.readings")
+    assert ok("sql", "SELECT count(*) AS n FROM iot.readings", "--lake", lake).split() == ["n", "3"]
