@@ -25,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from bench_query import METRICS, T, hour_batch  # noqa: E402
+import bench_query  # noqa: E402
+from bench_query import METRICS, hour_batch  # noqa: E402
 
 MAXES = ", ".join(f"max({m}) AS max_{m}" for m in METRICS)
 ROLLUPS = [
@@ -38,20 +39,15 @@ ROLLUPS = [
 ]
 
 
+ROUTABLE = ["single-groupby-1-1-1", "single-groupby-5-8-1", "cpu-max-all-8", "double-groupby-1"]
+
+
 def queries(hosts):
-    h = lambda i: f"'host_{i % hosts}'"  # noqa: E731
-    eight = ", ".join(h(i * 7) for i in range(8))
-    five = ", ".join(f"max({m}) AS {m}" for m in METRICS[:5])
+    """bench_query's GROUP BY time_bucket queries, and two that read whole rollups."""
+    qs = {name: q for name, q in bench_query.queries(hosts).items() if name in ROUTABLE}
     alls = ", ".join(f"max({m}) AS {m}" for m in METRICS)
     return {
-        "single-groupby-1-1-1": f"SELECT time_bucket(INTERVAL '1 minute', time) AS minute, max(usage_user) AS m "
-        f"FROM cpu WHERE hostname = {h(3)} AND time >= {T.format(5)} AND time < {T.format(6)} GROUP BY 1 ORDER BY 1",
-        "single-groupby-5-8-1": f"SELECT time_bucket(INTERVAL '1 minute', time) AS minute, {five} FROM cpu "
-        f"WHERE hostname IN ({eight}) AND time >= {T.format(5)} AND time < {T.format(6)} GROUP BY 1 ORDER BY 1",
-        "cpu-max-all-8": f"SELECT time_bucket(INTERVAL '1 hour', time) AS hour, {alls} FROM cpu "
-        f"WHERE hostname IN ({eight}) AND time >= {T.format(4)} AND time < {T.format(12)} GROUP BY 1 ORDER BY 1",
-        "double-groupby-1": f"SELECT time_bucket(INTERVAL '1 hour', time) AS hour, hostname, avg(usage_user) AS m "
-        f"FROM cpu WHERE time >= {T.format(6)} AND time < {T.format(18)} GROUP BY 1, 2 ORDER BY 1, 2",
+        **qs,
         "max-all-1h-all-hosts": f"SELECT time_bucket(INTERVAL '1 hour', time) AS hour, hostname, {alls} FROM cpu "
         "GROUP BY 1, 2 ORDER BY 1, 2",
         "count-5m-partial-edges": "SELECT time_bucket(INTERVAL '5 minutes', time) AS b, count(*) AS n, "
