@@ -11,18 +11,7 @@ static int64_t count_rows(tl_lake *lake, const char *table)
 {
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
-    struct ArrowArrayStream s;
-    tl_error err;
-    CHECK_OK(tl_lake_sql(lake, sql, NULL, &s, NULL, &err), &err);
-    struct ArrowSchema schema;
-    struct ArrowArray a;
-    CHECK(s.get_schema(&s, &schema) == 0);
-    CHECK(s.get_next(&s, &a) == 0);
-    int64_t n = ((const int64_t *)a.children[0]->buffers[1])[0];
-    a.release(&a);
-    schema.release(&schema);
-    s.release(&s);
-    return n;
+    return ttable_sql_int64(lake, sql);
 }
 
 static int64_t snapshot_of(tl_table *t)

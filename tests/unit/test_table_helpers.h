@@ -70,4 +70,21 @@ static inline tl_status ttable_append_row(tl_table *t, const struct ArrowSchema 
     return ttable_append_key(t, schema, "pump-1", at, o, r, err);
 }
 
+/* The first column of the first row of a query's answer, a BIGINT (a count). */
+static inline int64_t ttable_sql_int64(tl_lake *lake, const char *sql)
+{
+    struct ArrowArrayStream s;
+    tl_error err;
+    CHECK_OK(tl_lake_sql(lake, sql, NULL, &s, NULL, &err), &err);
+    struct ArrowSchema schema;
+    struct ArrowArray a;
+    CHECK(s.get_schema(&s, &schema) == 0);
+    CHECK(s.get_next(&s, &a) == 0);
+    int64_t n = ((const int64_t *)a.children[0]->buffers[1])[0];
+    a.release(&a);
+    schema.release(&schema);
+    s.release(&s);
+    return n;
+}
+
 #endif

@@ -9,22 +9,6 @@
 #include "table/time_travel.h"
 #include "test_table_helpers.h"
 
-static int64_t scalar(tl_lake *lake, const char *sql)
-{
-    struct ArrowArrayStream s;
-    tl_error err;
-    CHECK_OK(tl_lake_sql(lake, sql, NULL, &s, NULL, &err), &err);
-    struct ArrowSchema schema;
-    struct ArrowArray a;
-    CHECK(s.get_schema(&s, &schema) == 0);
-    CHECK(s.get_next(&s, &a) == 0);
-    int64_t n = ((const int64_t *)a.children[0]->buffers[1])[0];
-    a.release(&a);
-    schema.release(&schema);
-    s.release(&s);
-    return n;
-}
-
 static int64_t current_snapshot(const tl_table *t)
 {
     return tl_ice_metadata_current_snapshot(t->md)->snapshot_id;
@@ -78,7 +62,7 @@ static void test_versions_times_and_pins(void)
              "SELECT (SELECT count(*) FROM h.t AT (VERSION => %lld)) * 10 + "
              "(SELECT count(*) FROM h.t)",
              (long long)ids[0]);
-    CHECK(scalar(lake, sql) == 13);
+    CHECK(ttable_sql_int64(lake, sql) == 13);
 
     /* Expired: the missing parent of the snapshot kept. */
     const char *props[] = {"timelake.max-snapshots", "1", "timelake.min-snapshots", "1", NULL};
@@ -94,7 +78,7 @@ static void test_versions_times_and_pins(void)
     tl_status st = tl_table_snapshot_at(t, second_us, &id, &err);
     CHECK(st == TL_ERR_NOT_FOUND ? strstr(err.message, "were expired") != NULL : id == ids[2]);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM h.t AT (VERSION => %lld)", (long long)ids[2]);
-    CHECK(scalar(lake, sql) == 3);
+    CHECK(ttable_sql_int64(lake, sql) == 3);
 
     tl_table_close(t);
     tl_schema_release(&schema);
