@@ -70,6 +70,16 @@ def hour_batch(hosts, hour):
     })
 
 
+def make_cpu(lake, hosts, hours, maintain, properties=None):
+    """tsbs.cpu in our lake, one append per hour; returns the table."""
+    first = hour_batch(hosts, 0)
+    t = lake.create_table("tsbs.cpu", first.schema, time_column="time", series_key=["hostname"],
+                          properties=properties)
+    for hour in range(hours):
+        t.append(first if hour == 0 else hour_batch(hosts, hour), maintain=maintain)
+    return t
+
+
 DUCK_EMBEDDED = "1.4.4"  # scripts/setup.d/duckdb.sh's pin
 DUCK_VENV = common.ROOT / ".deps" / f"bench-duckdb-{DUCK_EMBEDDED}"
 
@@ -159,12 +169,8 @@ def main():
         import tlc
 
         lake = tlc.Lake(work)
-        first = hour_batch(args.hosts, 0)
         props = {"write.parquet.row-group-limit": str(args.row_group_limit)} if args.row_group_limit else None
-        t = lake.create_table("tsbs.cpu", first.schema, time_column="time", series_key=["hostname"],
-                              properties=props)
-        for hour in range(args.hours):
-            t.append(first if hour == 0 else hour_batch(args.hosts, hour), maintain=args.maintain)
+        make_cpu(lake, args.hosts, args.hours, args.maintain, props)
         rows = args.hosts * 360 * args.hours
         ours = run(lambda q: lake.sql(q, namespace="tsbs"), qs, args.repeat)
         ref = common.run_reference(__file__, "--lake", work, "--hosts", str(args.hosts), "--repeat", str(args.repeat))

@@ -93,10 +93,7 @@ def main():
         import tlc
 
         lake = tlc.Lake(work)
-        first = hour_batch(args.hosts, 0)
-        t = lake.create_table("tsbs.cpu", first.schema, time_column="time", series_key=["hostname"])
-        for hour in range(args.hours - 1):
-            t.append(first if hour == 0 else hour_batch(args.hosts, hour), maintain=False)
+        t = bench_query.make_cpu(lake, args.hosts, args.hours - 1, maintain=False)
         common.run_reference(__file__, "--lake", work, "--make")
         # The last hour arrives after the refresh: routing reads it raw.
         t.append(hour_batch(args.hosts, args.hours - 1), maintain=False)
