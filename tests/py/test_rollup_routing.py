@@ -38,8 +38,8 @@ t = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "
 for day in range(3):
     n = 5000
     times = [T0 + dt.timedelta(days=day, seconds=rnd.randrange(86400)) for _ in range(n)]
-    t.append(pa.table({"time": times, "host": [f"h{rnd.randrange(3)}" for _ in range(n)],
-                       "dc": [f"d{rnd.randrange(2)}" for _ in range(n)],
+    t.append(pa.table({"time": times, "host": [None if rnd.random() < 0.05 else f"h{rnd.randrange(3)}" for _ in range(n)],
+                       "dc": [None if rnd.random() < 0.05 else f"d{rnd.randrange(2)}" for _ in range(n)],
                        "v": [None if rnd.random() < 0.1 else round(rnd.uniform(-50, 50), 3) for _ in range(n)],
                        "iv": [None if rnd.random() < 0.1 else rnd.randrange(-1000, 1000) for _ in range(n)]},
                       schema=SCHEMA), maintain=False)
@@ -76,7 +76,9 @@ def random_query(rnd):
     if rnd.random() < 0.15:
         conds.append(f"time BETWEEN '{when(rnd)}' AND '{when(rnd)}'")
     if rnd.random() < 0.3:
-        conds.append(rnd.choice(["host = 'h1'", "host IN ('h0', 'h2')", "dc <> 'd1'", "(host = 'h0' OR dc = 'd0')"]))
+        conds.append(rnd.choice(["host = 'h1'", "host IN ('h0', 'h2')", "dc <> 'd1'", "(host = 'h0' OR dc = 'd0')",
+                                  "host IS NULL", "dc IS NOT NULL", "host IS DISTINCT FROM 'h1'",
+                                  "coalesce(dc, 'none') = 'none'"]))
     if rnd.random() < 0.05:
         conds.append("v > 0")  # not a key: never routed
     bucket = rnd.choice(["time_bucket", "date_bin"])
@@ -140,8 +142,8 @@ def current_snapshot(path, table):
 
 def late_rows(rnd, n, start, hours):
     times = [start + dt.timedelta(seconds=rnd.randrange(int(hours * 3600))) for _ in range(n)]
-    return pa.table({"time": times, "host": [f"h{rnd.randrange(3)}" for _ in range(n)],
-                     "dc": [f"d{rnd.randrange(2)}" for _ in range(n)],
+    return pa.table({"time": times, "host": [None if rnd.random() < 0.1 else f"h{rnd.randrange(3)}" for _ in range(n)],
+                     "dc": [None if rnd.random() < 0.1 else f"d{rnd.randrange(2)}" for _ in range(n)],
                      "v": [rnd.uniform(-5, 5) for _ in range(n)], "iv": [rnd.randrange(9) for _ in range(n)]},
                     schema=SCHEMA)
 

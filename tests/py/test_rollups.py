@@ -108,6 +108,26 @@ def test_every_aggregate_equals_the_raw_group_by(raw, keys, width, width_s):
     assert 0 < refreshed <= len(want)
 
 
+def test_null_keys_are_a_group_of_their_own(tmp_path):
+    """NULL series keys: the rollup stores a NULL group, refreshed by REFRESH
+    and by maintenance (the coarser rollup from the finer one)."""
+    lake = timelake.Lake(str(tmp_path))
+    t = lake.create_table("iot.raw", SCHEMA, time_column="time", series_key=["device", "site"])
+    t.append(rows(T0, 600, devices=("a", None, "c")), maintain=False)
+    create(lake, name="iot.q", keys=("site", "device"), width="15 minutes")
+    create(lake, name="iot.h", keys=("device",))
+    for name, keys, width_s in [("iot.q", ["site", "device"], 900), ("iot.h", ["device"], 3600)]:
+        assert [r for r in stored(lake, name, keys) if r["device"] is None]
+        assert stored(lake, name, keys) == oracle(raw_rows(lake), keys, width_s)
+    t.append(rows(T0 + dt.timedelta(seconds=97 * 5 + 11), 30, devices=(None,), seed=3), maintain=False)
+    lake.sql("REFRESH MATERIALIZED ROLLUP iot.q")
+    assert stored(lake, "iot.q", ["site", "device"]) == oracle(raw_rows(lake), ["site", "device"], 900)
+    t.append(rows(T0 + dt.timedelta(hours=2, seconds=7), 30, devices=(None, "b"), seed=5), maintain=False)
+    assert t.maintain(rollups=True)["rollups_refreshed"] == 2
+    for name, keys, width_s in [("iot.q", ["site", "device"], 900), ("iot.h", ["device"], 3600)]:
+        assert stored(lake, name, keys) == oracle(raw_rows(lake), keys, width_s)
+
+
 def test_refresh_writes_only_the_touched_buckets(raw):
     lake, t = raw
     create(lake)
