@@ -17,7 +17,7 @@
 /* Clean bucket ranges kept at most; more changed spans are merged. */
 #define MAX_RANGES 64
 
-typedef enum need_fn { N_COUNT_STAR, N_COUNT, N_SUM, N_MIN, N_MAX, N_AVG } need_fn;
+typedef enum need_fn { N_COUNT_STAR, N_COUNT, N_SUM, N_MIN, N_MAX, N_AVG, N_FIRST, N_LAST } need_fn;
 
 typedef struct need {
     need_fn fn;
@@ -150,11 +150,49 @@ static bool add_need(query_shape *q, json_t *node, need_fn fn, const char *colum
     return true;
 }
 
+/* Whether an ORDER BY item is ascending (nulls last) by expression e. */
+static bool ascending_by(const json_t *o, bool (*is)(const query_shape *, const json_t *),
+                         const query_shape *q, const char *column)
+{
+    const char *type = tl_js_str(o, "type"), *nulls = tl_js_str(o, "null_order");
+    const json_t *x = json_object_get(o, "expression");
+    return (strcmp(type, "ORDER_DEFAULT") == 0 || strcmp(type, "ASCENDING") == 0) &&
+           (strcmp(nulls, "ORDER_DEFAULT") == 0 || strcmp(nulls, "NULLS LAST") == 0) &&
+           (is ? is(q, x) : column_of(q, x) == column);
+}
+
+static bool is_time(const query_shape *q, const json_t *e)
+{
+    return tl_shape_is_time(&q->x, e);
+}
+
+/* first(x ORDER BY time [, x]) or last(...) (first_value / last_value as
+ * sql_rewrite.h leaves them, the tie broken by x): 0 when e is neither. */
+static int first_or_last(query_shape *q, const json_t *e)
+{
+    const char *name = tl_js_str(e, "function_name");
+    bool first = strcasecmp(name, "first") == 0 || strcasecmp(name, "first_value") == 0;
+    if (!first && strcasecmp(name, "last") != 0 && strcasecmp(name, "last_value") != 0) return 0;
+    const json_t *ch = json_object_get(e, "children");
+    const json_t *orders = json_object_get(json_object_get(e, "order_bys"), "orders");
+    size_t n = json_array_size(orders);
+    const char *col = json_array_size(ch) == 1 ? column_of(q, json_array_get(ch, 0)) : NULL;
+    bool ok = col && strcmp(col, q->x.time) != 0 && tl_shape_absent(e, "filter") &&
+              !json_is_true(json_object_get(e, "distinct")) && !*tl_js_str(e, "schema") &&
+              !*tl_js_str(e, "catalog") && !json_is_true(json_object_get(e, "export_state")) &&
+              (n == 1 || n == 2) && ascending_by(json_array_get(orders, 0), is_time, q, NULL) &&
+              (n == 1 || ascending_by(json_array_get(orders, 1), NULL, q, col));
+    return ok && add_need(q, (json_t *)e, first ? N_FIRST : N_LAST, col) ? 1 : -1;
+}
+
 /* An aggregate routing can merge: count(*), count, sum, min, max, avg of a
- * column, plain (no DISTINCT, FILTER or ORDER BY). 0: not an aggregate
- * routing knows, 1: taken, -1: one it cannot route. */
+ * column, plain (no DISTINCT, FILTER or ORDER BY), and first / last of a
+ * column by time. 0: not an aggregate routing knows, 1: taken, -1: one it
+ * cannot route. */
 static int aggregate(query_shape *q, const json_t *e)
 {
+    int fl = first_or_last(q, e);
+    if (fl) return fl;
     static const struct {
         const char *name;
         need_fn fn;
@@ -399,12 +437,17 @@ static bool rollup_fits(const query_shape *q, const tl_rollup_def *d, merge *mer
     bool exact = q->width == d->bucket_us && same_keys(&q->group_keys, &d->keys);
     static const tl_rollup_fn fns[] = {
         [N_COUNT_STAR] = TL_ROLLUP_COUNT, [N_COUNT] = TL_ROLLUP_COUNT, [N_SUM] = TL_ROLLUP_SUM,
-        [N_MIN] = TL_ROLLUP_MIN,          [N_MAX] = TL_ROLLUP_MAX,     [N_AVG] = TL_ROLLUP_AVG};
+        [N_MIN] = TL_ROLLUP_MIN,          [N_MAX] = TL_ROLLUP_MAX,     [N_AVG] = TL_ROLLUP_AVG,
+        [N_FIRST] = TL_ROLLUP_FIRST,      [N_LAST] = TL_ROLLUP_LAST};
     for (size_t i = 0; i < q->n_needs; i++) {
         const need *n = &q->needs[i];
         merge *m = &merges[i];
         memset(m, 0, sizeof *m);
         const tl_rollup_agg *a = stored(d, fns[n->fn], n->column);
+        /* A stored first or last value has no time beside it: the rollup's
+         * rows of one group order by their buckets only at its own keys. */
+        if ((n->fn == N_FIRST || n->fn == N_LAST) && !same_keys(&q->group_keys, &d->keys))
+            return false;
         if (n->fn == N_AVG && !(exact && a)) {
             const tl_rollup_agg *s = stored(d, TL_ROLLUP_SUM, n->column);
             const tl_rollup_agg *c = stored(d, TL_ROLLUP_COUNT, n->column);
@@ -642,11 +685,18 @@ static char *union_sql(const query_shape *q, const tl_table *rollup, const tl_ro
     return sql;
 }
 
-/* The aggregate over partial states that replaces need i. */
-static int merged_sql(tl_buf *b, const need *n, const merge *m, size_t *p)
+/* The aggregate over partial states that replaces need i; time: the
+ * union's time column (a rollup row's bucket), which orders first and last
+ * values (a raw row outside the clean buckets is before or after a whole
+ * rollup bucket, never inside it). */
+static int merged_sql(tl_buf *b, const need *n, const merge *m, const char *time, size_t *p)
 {
     size_t i = (*p)++;
     switch (n->fn) {
+    case N_FIRST:
+    case N_LAST:
+        return tl_buf_printf(b, "%s(__tl_p%zu ORDER BY %s, __tl_p%zu NULLS LAST)",
+                             n->fn == N_FIRST ? "first" : "last", i, time, i);
     case N_COUNT_STAR:
     case N_COUNT:
         return tl_buf_printf(b, "CAST(sum(__tl_p%zu) AS BIGINT)", i);
@@ -708,12 +758,14 @@ static bool rewrite_tree(tl_query_engine *e, query_shape *q, json_t *select, con
         if (!ok) return false;
     }
     tl_buf b = {0};
-    int rc = tl_buf_append_str(&b, "SELECT ");
+    char *time = tl_sql_ident(q->x.time);
+    int rc = time ? tl_buf_append_str(&b, "SELECT ") : -1;
     size_t p = 0;
-    for (size_t k = 0; k < q->n_needs; k++) {
+    for (size_t k = 0; rc == 0 && k < q->n_needs; k++) {
         rc |= k ? tl_buf_append_str(&b, ", ") : 0;
-        rc |= merged_sql(&b, &q->needs[k], &merges[k], &p);
+        rc |= merged_sql(&b, &q->needs[k], &merges[k], time, &p);
     }
+    free(time);
     rc |= tl_buf_append_byte(&b, 0);
     json_t *list = rc ? NULL : parse_select(e, (const char *)b.data, "select_list");
     tl_buf_free(&b);

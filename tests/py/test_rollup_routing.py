@@ -45,7 +45,8 @@ for day in range(3):
                       schema=SCHEMA), maintain=False)
 lake.sql("CREATE MATERIALIZED ROLLUP m.r15 AS SELECT host, dc, time_bucket(INTERVAL '15 minutes', time) AS bucket, "
          "count(*) AS n, count(v) AS cv, sum(v) AS sv, min(v) AS mnv, max(v) AS mxv, avg(v) AS av, "
-         "count(iv) AS ci, sum(iv) AS si, min(iv) AS mni, max(iv) AS mxi "
+         "count(iv) AS ci, sum(iv) AS si, min(iv) AS mni, max(iv) AS mxi, first_value(v ORDER BY time) AS fv, "
+         "last_value(v ORDER BY time) AS lv, last_value(iv ORDER BY time) AS li "
          "FROM m.raw GROUP BY host, dc, bucket")
 lake.sql("CREATE MATERIALIZED ROLLUP m.rh AS SELECT host, time_bucket(INTERVAL '1 hour', time) AS bucket, "
          "count(*) AS n, sum(v) AS sv, count(v) AS cv, min(v) AS mnv, max(iv) AS mxi "
@@ -56,6 +57,8 @@ print(1)
 WIDTHS = ["15 minutes", "30 minutes", "1 hour", "2 hours", "1 day", "7 minutes", "45 minutes", "90 minutes"]
 AGGS = ["count(*)", "count(v)", "sum(v)", "min(v)", "max(v)", "avg(v)", "count(iv)", "sum(iv)", "min(iv)",
         "max(iv)", "avg(iv)"]
+# Routed from r15 only (its own keys): added to a few queries.
+FIRST_LAST = ["first_value(v ORDER BY time)", "last_value(v ORDER BY time)", "last_value(iv ORDER BY time)"]
 KEYS = [[], ["host"], ["dc"], ["host", "dc"], ["dc", "host"]]
 
 
@@ -67,6 +70,8 @@ def when(rnd):
 def random_query(rnd):
     keys = rnd.choice(KEYS)
     aggs = rnd.sample(AGGS, rnd.randint(1, 4))
+    if rnd.random() < 0.25:
+        aggs.append(rnd.choice(FIRST_LAST))
     width = rnd.choice(WIDTHS)
     conds = []
     if rnd.random() < 0.6:
@@ -242,7 +247,8 @@ def test_routed_over_our_rollups(tmp_path):
         raw.append(late_rows(rnd, 5000, T0 + dt.timedelta(days=day), 24), maintain=False)
     lake.sql("CREATE MATERIALIZED ROLLUP m.r15 AS SELECT host, dc, time_bucket(INTERVAL '15 minutes', time) AS bucket, "
              "count(*) AS n, count(v) AS cv, sum(v) AS sv, min(v) AS mnv, max(v) AS mxv, avg(v) AS av, "
-             "count(iv) AS ci, sum(iv) AS si, min(iv) AS mni, max(iv) AS mxi FROM m.raw GROUP BY host, dc, bucket")
+             "count(iv) AS ci, sum(iv) AS si, min(iv) AS mni, max(iv) AS mxi, first_value(v ORDER BY time) AS fv, "
+             "last_value(v ORDER BY time) AS lv, last_value(iv ORDER BY time) AS li FROM m.raw GROUP BY host, dc, bucket")
     lake.sql("CREATE MATERIALIZED ROLLUP m.rh AS SELECT host, time_bucket(INTERVAL '1 hour', time) AS bucket, "
              "count(*) AS n, sum(v) AS sv, count(v) AS cv, min(v) AS mnv, max(iv) AS mxi FROM m.raw GROUP BY host, bucket")
     assert compare(lake, rnd, 40) >= 10
@@ -252,3 +258,57 @@ def test_routed_over_our_rollups(tmp_path):
     assert compare(lake, rnd, 40) >= 5
     lake.sql("REFRESH MATERIALIZED ROLLUP m.r15")
     assert compare(lake, rnd, 40) >= 5
+
+
+def test_first_and_last_values_routed_with_ties_and_nulls(tmp_path):
+    """first_value / last_value(x ORDER BY time) from a rollup at its own keys
+    (any multiple of its width): a rollup's rows of one group ordered by
+    bucket. Rows of several series share times (the rollup's key is part of
+    the series key) and many values are NULL."""
+    rnd = random.Random(13)
+    lake = timelake.Lake(str(tmp_path / "lake"))
+    raw = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "dc"], chunk="day")
+    for day in range(2):
+        n = 3000
+        times = [T0 + dt.timedelta(days=day, minutes=rnd.randrange(24 * 60)) for _ in range(n)]
+        raw.append(pa.table({"time": times, "host": [rnd.choice(["h0", "h1", None]) for _ in range(n)],
+                             "dc": [f"d{i % 7}" for i in range(n)],
+                             "v": [None if rnd.random() < 0.3 else float(rnd.randrange(5)) for _ in range(n)],
+                             "iv": [None if rnd.random() < 0.3 else rnd.randrange(5) for _ in range(n)]},
+                            schema=SCHEMA), maintain=False)
+    lake.sql("CREATE MATERIALIZED ROLLUP m.f AS SELECT host, time_bucket(INTERVAL '10 minutes', time) AS bucket, "
+             "first_value(v ORDER BY time) AS fv, last_value(v ORDER BY time) AS lv, "
+             "first_value(iv ORDER BY time) AS fi, last_value(iv ORDER BY time) AS li, count(*) AS n "
+             "FROM m.raw GROUP BY host, bucket")
+    queries = [f"SELECT host, time_bucket(INTERVAL '{w}', time) AS b, first_value(v ORDER BY time), "
+               f"last_value(v ORDER BY time) AS l, first_value(iv ORDER BY time ASC), last_value(iv ORDER BY time), "
+               f"count(*) FROM m.raw{where} GROUP BY host, b"
+               for w in ["10 minutes", "30 minutes", "1 hour", "1 day"]
+               for where in ["", " WHERE time >= '2024-03-01 05:05:00Z' AND time < '2024-03-02 13:00:00Z'",
+                             " WHERE host IS NULL", " WHERE host = 'h1'"]]
+    for q in queries:
+        assert routed(lake, q), q
+    # Keys the rollup does not group by, descending order, or another order
+    # key: raw only.
+    for q in ["SELECT time_bucket(INTERVAL '1 hour', time) AS b, first_value(v ORDER BY time) FROM m.raw GROUP BY b",
+              "SELECT host, time_bucket(INTERVAL '1 hour', time) AS b, first_value(v ORDER BY time DESC) "
+              "FROM m.raw GROUP BY host, b",
+              "SELECT host, time_bucket(INTERVAL '1 hour', time) AS b, first_value(v ORDER BY iv) "
+              "FROM m.raw GROUP BY host, b"]:
+        assert not routed(lake, q), q
+    # Late rows at times already held (ties again) and new nulls, not refreshed.
+    times = [T0 + dt.timedelta(hours=20, minutes=rnd.randrange(120)) for _ in range(200)]
+    raw.append(pa.table({"time": times, "host": [rnd.choice(["h0", None]) for _ in range(200)],
+                         "dc": ["d9"] * 200, "v": [None if rnd.random() < 0.5 else -1.0 for _ in range(200)],
+                         "iv": [None] * 200}, schema=SCHEMA), maintain=False)
+    for refreshed in (False, True):
+        if refreshed:
+            lake.sql("REFRESH MATERIALIZED ROLLUP m.f")
+        for q in queries:
+            lake.sql("SET timelake.rollup_routing = true")
+            assert routed(lake, q), q
+            on = lake.sql(q)
+            lake.sql("SET timelake.rollup_routing = false")
+            off = lake.sql(q)
+            assert on.schema == off.schema, q
+            assert rows_of(on) == rows_of(off), q
