@@ -5,6 +5,7 @@
 
 #include "arrow/buffers.h"
 #include "arrow/builder.h"
+#include "arrow/nested.h"
 #include "arrow/take.h"
 
 static tl_status check_types(const tl_array_view *parts, size_t n, int64_t *total, tl_error *err)
@@ -183,6 +184,22 @@ tl_status tl_arrow_concat(const tl_array_view *parts, size_t n_parts, struct Arr
     return st;
 }
 
+/* Column c of every struct array (their own offsets are 0, as for the flat columns). */
+static tl_status concat_nested_column(const struct ArrowSchema *field,
+                                      const struct ArrowArray *arrays, size_t n, int64_t c,
+                                      struct ArrowArray *out, tl_error *err)
+{
+    struct ArrowArray *cols = calloc(n ? n : 1, sizeof *cols);
+    if (cols == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        cols[i] = *arrays[i].children[c];
+        cols[i].release = NULL; /* borrowed */
+    }
+    tl_status st = tl_arrow_concat_nested(field, cols, n, out, err);
+    free(cols);
+    return st;
+}
+
 tl_status tl_arrow_concat_struct(const struct ArrowSchema *schema, const struct ArrowArray *arrays,
                                  size_t n, struct ArrowArray *out, tl_error *err)
 {
@@ -192,6 +209,10 @@ tl_status tl_arrow_concat_struct(const struct ArrowSchema *schema, const struct 
     tl_array_view *parts = calloc(n ? n : 1, sizeof *parts);
     tl_status st = parts ? TL_OK : tl_error_nomem(err);
     for (int64_t c = 0; st == TL_OK && c < nc; c++) {
+        if (tl_arrow_is_nested(schema->children[c])) {
+            st = concat_nested_column(schema->children[c], arrays, n, c, out->children[c], err);
+            continue;
+        }
         size_t done = 0;
         for (; st == TL_OK && done < n; done++)
             st = tl_array_view_init(&parts[done], schema->children[c], arrays[done].children[c],

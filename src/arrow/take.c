@@ -5,6 +5,7 @@
 
 #include "arrow/buffers.h"
 #include "arrow/builder.h"
+#include "arrow/nested.h"
 
 /* Rows ahead to prefetch in gathers: random rows miss the cache. */
 #define TL_TAKE_AHEAD 16
@@ -437,6 +438,11 @@ static tl_status take_children(const struct ArrowSchema *schema, const struct Ar
         const struct ArrowSchema *cs = schema->children[c];
         const struct ArrowArray *ca = batch->children[c];
         const char *name = cs->name ? cs->name : "";
+        if (tl_arrow_is_nested(cs)) {
+            if (tl_arrow_take_nested(cs, ca, idx, n, out->children[c], err) != TL_OK)
+                return tl_error_prefix(err, "column \"%s\"", name);
+            continue;
+        }
         tl_array_view v;
         tl_status st = tl_array_view_init(&v, cs, ca, err);
         if (st == TL_OK && v.length < batch->offset + batch->length)

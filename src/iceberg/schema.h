@@ -149,4 +149,8 @@ tl_status tl_ice_schema_from_arrow(const struct ArrowSchema *schema, int32_t fir
  * children too (a list's child is "element", a map's "entries" of "key", "value"). */
 tl_status tl_ice_schema_to_arrow(const tl_ice_schema *s, struct ArrowSchema *out, tl_error *err);
 
+/* One field of it: *out (released by the caller; it must be a released or
+ * zeroed struct) with the field's children, each with its field id. */
+tl_status tl_ice_field_to_arrow(const tl_ice_field *f, struct ArrowSchema *out, tl_error *err);
+
 #endif

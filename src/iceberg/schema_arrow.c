@@ -305,7 +305,7 @@ static tl_status set_field_id(struct ArrowSchema *out, int32_t field_id, tl_erro
     return st;
 }
 
-static tl_status child_to_arrow(const tl_ice_field *f, struct ArrowSchema *out, tl_error *err)
+tl_status tl_ice_field_to_arrow(const tl_ice_field *f, struct ArrowSchema *out, tl_error *err)
 {
     char format[TL_ICE_TYPE_STR_MAX];
     tl_ice_type_arrow_format(&f->type, format, sizeof format);
@@ -319,7 +319,7 @@ static tl_status child_to_arrow(const tl_ice_field *f, struct ArrowSchema *out, 
         TL_TRY(tl_schema_init(parent, "+s", "entries", 0, (int64_t)f->n_children, err));
     }
     for (size_t i = 0; i < f->n_children; i++)
-        TL_TRY(child_to_arrow(&f->children[i], parent->children[i], err));
+        TL_TRY(tl_ice_field_to_arrow(&f->children[i], parent->children[i], err));
     return TL_OK;
 }
 
@@ -327,7 +327,7 @@ tl_status tl_ice_schema_to_arrow(const tl_ice_schema *s, struct ArrowSchema *out
 {
     TL_TRY(tl_schema_init(out, "+s", "", 0, (int64_t)s->n_fields, err));
     for (size_t i = 0; i < s->n_fields; i++) {
-        tl_status st = child_to_arrow(&s->fields[i], out->children[i], err);
+        tl_status st = tl_ice_field_to_arrow(&s->fields[i], out->children[i], err);
         if (st != TL_OK) {
             tl_schema_release(out);
             return st;

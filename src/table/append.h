@@ -26,10 +26,6 @@ tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out
 /* The longest series key value an append accepts, in bytes. */
 #define TL_SERIES_KEY_MAX_BYTES 4096
 
-/* TL_ERR_INVALID naming the first nested (struct, list, map) column of s: tables
- * holding them are read (DuckDB reads their files) but not yet written. */
-tl_status tl_refuse_nested_columns(const tl_ice_schema *s, tl_error *err);
-
 /* Matches the columns of `batches` (all of `schema`) to the table by name and
  * casts them; a series key value over TL_SERIES_KEY_MAX_BYTES is refused; missing nullable columns
  * become nulls, a missing ingest-time column is filled with ingest_micros. Borrowed inputs. */

@@ -8,6 +8,7 @@
 #include "arrow/buffers.h"
 #include "arrow/cast.h"
 #include "arrow/concat.h"
+#include "arrow/nested.h"
 #include "table/append.h"
 
 void tl_rows_free(tl_rows *rows)
@@ -34,6 +35,10 @@ tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out
     tl_status st = TL_OK;
     for (size_t i = 0; st == TL_OK && i < schema->n_fields; i++) {
         const tl_ice_field *f = &schema->fields[i];
+        if (TL_ICE_TYPE_IS_NESTED(f->type.id)) {
+            st = tl_ice_field_to_arrow(f, out->children[i], err);
+            continue;
+        }
         char format[64], id[16];
         storage_format(&f->type, format, sizeof format);
         snprintf(id, sizeof id, "%d", (int)f->id);
@@ -47,19 +52,6 @@ tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out
     }
     if (st != TL_OK) tl_schema_release(out);
     return st;
-}
-
-tl_status tl_refuse_nested_columns(const tl_ice_schema *s, tl_error *err)
-{
-    const tl_ice_field *f = tl_ice_schema_first_nested(s);
-    if (f == NULL) return TL_OK;
-    char type[TL_ICE_TYPE_STR_MAX];
-    tl_ice_type_format(&f->type, type, sizeof type);
-    return tl_error_set(err, TL_ERR_INVALID,
-                        "column \"%s\" is a %s: Timelake reads tables with struct, list and map "
-                        "columns but cannot write them yet (leave the column out of a new "
-                        "table, or write with another Iceberg writer)",
-                        f->name, type);
 }
 
 /* An array of `length` values of `type`, each null, or each `fill` (for
@@ -113,6 +105,27 @@ static tl_status check_input_columns(const tl_table *t, const struct ArrowSchema
             return tl_error_set(err, TL_ERR_INVALID, "column \"%s\" appears twice", name);
     }
     return TL_OK;
+}
+
+/* Casts nested column `input` of every batch to the field `want` and
+ * concatenates them. */
+static tl_status cast_nested_column(const struct ArrowSchema *schema,
+                                    const struct ArrowArray *batches, size_t n_batches, int input,
+                                    const struct ArrowSchema *want, const char *name,
+                                    struct ArrowArray *out, tl_error *err)
+{
+    if (n_batches == 1)
+        return tl_arrow_cast_nested(schema->children[input], batches[0].children[input], want, name,
+                                    out, err);
+    struct ArrowArray *parts = calloc(n_batches ? n_batches : 1, sizeof *parts);
+    tl_status st = parts ? TL_OK : tl_error_nomem(err);
+    for (size_t i = 0; st == TL_OK && i < n_batches; i++)
+        st = tl_arrow_cast_nested(schema->children[input], batches[i].children[input], want, name,
+                                  &parts[i], err);
+    if (st == TL_OK) st = tl_arrow_concat_nested(want, parts, n_batches, out, err);
+    for (size_t i = 0; parts && i < n_batches; i++) tl_array_release(&parts[i]);
+    free(parts);
+    return st;
 }
 
 /* Casts column `input` of every batch to `format` and concatenates them. */
@@ -195,7 +208,6 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
     memset(out, 0, sizeof *out);
     TL_TRY(check_input_columns(t, schema, err));
     const tl_ice_schema *ts = tl_ice_metadata_current_schema(t->md);
-    TL_TRY(tl_refuse_nested_columns(ts, err));
     int64_t length = 0;
     for (size_t b = 0; b < n_batches; b++) {
         if (batches[b].n_children != schema->n_children)
@@ -210,8 +222,18 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
         const char *format = out->schema.children[i]->format;
         struct ArrowArray *col = out->array.children[i];
         int input = find_input(schema, f->name);
-        st = input < 0 ? fill_column(t, f, format, length, ingest_micros, col, err)
-                       : cast_column(schema, batches, n_batches, input, format, f->name, col, err);
+        const struct ArrowSchema *want = out->schema.children[i];
+        bool nested = TL_ICE_TYPE_IS_NESTED(f->type.id);
+        if (nested && input < 0)
+            st = f->required ? tl_error_set(err, TL_ERR_INVALID,
+                                            "required column \"%s\" is missing", f->name)
+                             : tl_arrow_nulls_nested(want, length, col, err);
+        else if (nested)
+            st = cast_nested_column(schema, batches, n_batches, input, want, f->name, col, err);
+        else
+            st = input < 0
+                     ? fill_column(t, f, format, length, ingest_micros, col, err)
+                     : cast_column(schema, batches, n_batches, input, format, f->name, col, err);
         int64_t row = st == TL_OK && f->required ? tl_array_first_null(col) : -1;
         if (row >= 0)
             st = tl_error_set(err, TL_ERR_INVALID, "column \"%s\" is required but row %lld is null",

@@ -254,8 +254,7 @@ static tl_status make_plan(const struct ArrowSchema *schema, const tl_table_opti
     TL_TRY(tl_ice_schema_from_arrow(schema, 1, &p->schema, err));
     TL_TRY(add_user_properties(p, o, err));
     if (o->time_column) TL_TRY(plan_time_series(p, schema, o, err));
-    TL_TRY(plan_partition_by(p, o, err));
-    return tl_refuse_nested_columns(&p->schema, err);
+    return plan_partition_by(p, o, err);
 }
 
 static tl_status table_exists(tl_store *store, const tl_qname *name, bool *out, tl_error *err)

@@ -134,9 +134,17 @@ static tl_status column_bounds(const tl_ice_field *f, const tl_parquet_column_st
 static tl_status describe_columns(const tl_ice_schema *s, const tl_parquet_file_stats *stats,
                                   tl_ice_data_file *df, tl_error *err)
 {
-    for (size_t i = 0; i < s->n_fields && i < stats->n_columns; i++) {
+    /* Top-level flat columns only: a nested column's leaves are not fields of
+     * the schema's top level, and their counts are of values, not rows. */
+    for (size_t i = 0, leaf = 0; i < s->n_fields && leaf < stats->n_columns; i++) {
         const tl_ice_field *f = &s->fields[i];
-        const tl_parquet_column_stats *cs = &stats->columns[i];
+        size_t at = leaf;
+        while (leaf < stats->n_columns && stats->columns[leaf].field_id != f->id) leaf++;
+        if (leaf == stats->n_columns) {
+            leaf = at;
+            continue;
+        }
+        const tl_parquet_column_stats *cs = &stats->columns[leaf++];
         TL_TRY(add_count(&df->column_sizes, &df->n_column_sizes, f->id, cs->compressed_size, err));
         TL_TRY(add_count(&df->value_counts, &df->n_value_counts, f->id, cs->value_count, err));
         TL_TRY(add_count(&df->null_value_counts, &df->n_null_value_counts, f->id, cs->null_count,

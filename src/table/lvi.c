@@ -291,12 +291,18 @@ tl_status tl_lvi_repaired(const tl_table *t, void *ctx, int64_t snapshot_id, cha
     return st;
 }
 
+bool tl_lvi_kept(const tl_table *t)
+{
+    return t->contract.time_index >= 0 &&
+           tl_ice_schema_first_nested(tl_ice_metadata_current_schema(t->md)) == NULL;
+}
+
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
                         char **key_out, tl_buf *file_out, char *warning, tl_error *err)
 {
     *key_out = NULL;
     memset(file_out, 0, sizeof *file_out);
-    if (t->contract.time_index < 0) return TL_OK;
+    if (!tl_lvi_kept(t)) return TL_OK;
     tl_rows parent = {0};
     bool found = false;
     /* A parent with rows and no index (another writer's commit): the merge
@@ -321,7 +327,7 @@ tl_status tl_lvi_filter(const tl_table *t, tl_lvi_keep_fn keep, void *ctx, int64
 {
     *key_out = NULL;
     memset(file_out, 0, sizeof *file_out);
-    if (t->contract.time_index < 0) return TL_OK;
+    if (!tl_lvi_kept(t)) return TL_OK;
     tl_rows index = {0};
     bool found = false;
     TL_TRY(tl_lvi_read(t, &index, &found, err));

@@ -10,6 +10,11 @@
 
 #include "table/append.h"
 
+/* Whether the table keeps an index: it has a time column, and no struct, list
+ * or map column (our Parquet reader, which merges the index, reads flat
+ * columns only; `latest` computes the newest rows by a query instead). */
+bool tl_lvi_kept(const tl_table *t);
+
 /* Builds the index of a new snapshot `snapshot_id` whose parent is the
  * handle's current snapshot and which adds `rows` (or, with `fresh`, holds only
  * `rows`: a replace), in memory: *file_out (owned: tl_buf_free) is to be

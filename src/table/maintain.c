@@ -28,7 +28,7 @@ static tl_status repair_index(tl_table *t, tl_maintain_report *r, tl_error *err)
     char warning[TL_ERROR_MESSAGE_MAX] = "";
     tl_rows index;
     bool found = false;
-    if (t->contract.time_index < 0) return TL_OK;
+    if (!tl_lvi_kept(t)) return TL_OK;
     TL_TRY(tl_lvi_parent(t, &index, &found, warning, err));
     if (found) tl_rows_free(&index);
     if (!warning[0]) return TL_OK;

@@ -42,7 +42,7 @@ static int version_cmp(const char *a, const char *b)
 static bool needs_index(const tl_table *t)
 {
     const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
-    if (t->contract.time_index < 0 || s == NULL) return false;
+    if (!tl_lvi_kept(t) || s == NULL) return false;
     const char *rows = tl_ice_snapshot_summary(s, "total-records");
     return tl_ice_snapshot_summary(s, TL_SUMMARY_LVI) == NULL && rows && strcmp(rows, "0") != 0;
 }

@@ -1,8 +1,7 @@
 """Tables with nested columns (struct, list, map): the Iceberg schema with every
 nested field id, read by ours as the reference wrote it (a rollup's m4 points and
 time-weighted states, lists with nulls at every level and empty lists, maps,
-structs); ours refuses to write them yet, naming the column and leaving the
-table as it was."""
+structs); ours appends to them too (test_nested_writes.py has the rest)."""
 import os
 import sys
 from pathlib import Path
@@ -79,6 +78,13 @@ print(json.dumps(r.to_pylist(), default=str))
 """)
 
 
+def read_files(files):
+    """The rows of Parquet files one after another, each read by pyarrow (ours
+    say "+00:00" where the reference's say "UTC": the first file's types win)."""
+    tables = [pq.read_table(f) for f in files]
+    return pa.concat_tables([t.cast(tables[0].schema) for t in tables])
+
+
 def jsonish(rows):
     import json
 
@@ -118,7 +124,7 @@ def test_nested_rows_match_the_data_files(ref_lake):
     """Nulls at every level and empty lists, row for row, against pyarrow's own
     reading of the reference's Parquet files."""
     files = sorted((ref_lake / "iot" / "nest" / "data").rglob("*.parquet"))
-    expect = pa.concat_tables([pq.read_table(f) for f in files]).sort_by("time")
+    expect = read_files(files).sort_by("time")
     got = timelake.Lake(str(ref_lake)).sql("SELECT * FROM iot.nest ORDER BY time")
     assert got.num_rows == ROWS
     for name in ("l", "s", "m", "p"):
@@ -156,30 +162,32 @@ def test_schema_carries_every_field_id(ref_lake):
                                                          ("value", pa.float64())])))
 
 
-def test_append_to_a_nested_table_is_refused_and_changes_nothing(ref_lake):
+def test_we_append_to_a_nested_table_the_reference_made(ref_lake, reference):
+    """Our rows go into the reference's table (list, struct, map columns, one
+    left out: nulls); the reference reads them back, and so does pyarrow."""
     import datetime as dt
 
-    before = table_files(ref_lake)
     lake = timelake.Lake(str(ref_lake))
     t = lake.table("iot.nest")
-    version = t.version
     t0 = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
-    row = pa.table({"time": pa.array([t0], pa.timestamp("us", tz="UTC")), "device": ["z"],
-                    "l": pa.array([[1]], pa.list_(pa.int64()))})
-    for data in (row, row.drop_columns(["l"])):
-        with pytest.raises(ValueError, match=r'column "l" is a list: Timelake reads tables with '
-                                             r'struct, list and map columns but cannot write them yet'):
-            t.append(data)
-    with pytest.raises(ValueError, match=r'column "m4_temp" is a list'):
-        lake.table("iot.h").append(pa.table({"device": ["a"], "bucket": pa.array([t0], pa.timestamp(
-            "us", tz="UTC")), "n": pa.array([1], pa.int64())}))
-    # Maintenance rewrites files through our Parquet reader, which has no nested
-    # columns yet: refused, naming the file, with nothing changed.
-    with pytest.raises(ValueError, match=r"nested Parquet schemas are not supported"):
-        t.maintain()
-    t.refresh()
-    assert t.version == version
-    assert table_files(ref_lake) == before
+    rows = pa.table({
+        "time": pa.array([t0, t0 + dt.timedelta(seconds=1)], pa.timestamp("us", tz="UTC")),
+        "device": ["z", "z"],
+        "l": pa.array([[1, None], []], pa.list_(pa.int32())),
+        "s": pa.array([{"a": 5, "b": None}, None], pa.struct([("a", pa.int64()), ("b", pa.string())])),
+        "m": pa.array([[("k", 1.5)], None], pa.map_(pa.string(), pa.float64())),
+    })
+    t.append(rows)
+    query = "SELECT l, s, m, p FROM iot.nest WHERE device = 'z' ORDER BY time"
+    want = [{"l": [1, None], "s": {"a": 5, "b": None}, "m": [["k", 1.5]], "p": None},
+            {"l": [], "s": None, "m": None, "p": None}]
+    assert jsonish(ref_sql(ref_lake, query)) == want
+    ours = lake.sql(query).to_pylist()
+    assert [r["l"] for r in ours] == [[1, None], []] and ours[1]["s"] is None
+    files = sorted((ref_lake / "iot" / "nest" / "data").rglob("*.parquet"))
+    got = read_files(files).filter(pa.compute.field("device") == "z")
+    assert got.column("l").to_pylist() == [[1, None], []]
+    assert got.column("m").to_pylist() == [[("k", 1.5)], None]
 
 
 def test_cli_sql_prints_nested_values(ref_lake):
@@ -192,18 +200,16 @@ def test_cli_sql_prints_nested_values(ref_lake):
                           "SELECT l, s, p FROM iot.nest ORDER BY time LIMIT 40"],
                          capture_output=True, text=True, check=True).stdout
     files = sorted((ref_lake / "iot" / "nest" / "data").rglob("*.parquet"))
-    expect = pa.concat_tables([pq.read_table(f) for f in files]).sort_by("time").slice(0, 40)
+    expect = read_files(files).sort_by("time").slice(0, 40)
     got = [json.loads(line) for line in out.splitlines()]
     assert got == expect.select(["l", "s", "p"]).to_pylist()
 
 
-def test_create_with_nested_columns_names_the_column(tmp_path):
+def test_create_refuses_nested_keys_naming_the_column(tmp_path):
     lake = timelake.Lake(str(tmp_path / "lake"))
     schema = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device", pa.string()),
                         ("s", pa.struct([("a", pa.int64())])), ("l", pa.list_(pa.float64())),
                         ("m", pa.map_(pa.string(), pa.int32()))])
-    with pytest.raises(ValueError, match=r'column "s" is a struct: Timelake reads tables'):
-        lake.create_table("iot.t", schema=schema, time_column="time", series_key=["device"])
     with pytest.raises(ValueError, match=r'series key column "l" is a list: a series key column '
                                          r'must hold single values'):
         lake.create_table("iot.t", schema=schema, time_column="time", series_key=["device", "l"])
