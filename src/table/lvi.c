@@ -6,6 +6,7 @@
 
 #include "arrow/cast.h"
 #include "arrow/concat.h"
+#include "arrow/nested.h"
 #include "arrow/sort.h"
 #include "arrow/take.h"
 #include "core/random.h"
@@ -28,6 +29,21 @@ static int find_column(const struct ArrowSchema *s, const char *name)
     return -1;
 }
 
+static tl_status read_nested(const struct ArrowSchema *file_schema, const struct ArrowArray *groups,
+                             int n_groups, int c, const struct ArrowSchema *want,
+                             struct ArrowArray *out, tl_error *err)
+{
+    struct ArrowArray *cast = calloc((size_t)n_groups + 1, sizeof *cast);
+    tl_status st = cast ? TL_OK : tl_error_nomem(err);
+    for (int g = 0; st == TL_OK && g < n_groups; g++)
+        st = tl_arrow_cast_nested(file_schema->children[c], groups[g].children[c], want, want->name,
+                                  &cast[g], err);
+    if (st == TL_OK) st = tl_arrow_concat_nested(want, cast, (size_t)n_groups, out, err);
+    for (int g = 0; cast && g < n_groups; g++) tl_array_release(&cast[g]);
+    free(cast);
+    return st;
+}
+
 /* Column `i` of the storage layout from every row group of the index file,
  * cast to the storage type (the file may say "tsu:UTC" and "u" where the
  * storage layout has "tsu:+00:00" and "U"). */
@@ -39,6 +55,8 @@ static tl_status read_column(const struct ArrowSchema *file_schema, const struct
     if (c < 0)
         return tl_error_set(err, TL_ERR_INVALID, "the last-value index lacks column \"%s\"",
                             want->name);
+    if (tl_arrow_is_nested(want))
+        return read_nested(file_schema, groups, n_groups, c, want, out, err);
     tl_arrow_type target;
     TL_TRY(tl_arrow_type_parse(want->format, &target, err));
     tl_array_view *parts = calloc((size_t)n_groups + 1, sizeof *parts);
@@ -179,6 +197,7 @@ static tl_status merge(const tl_table *t, const struct ArrowSchema *schema,
     tl_status st = TL_OK;
     int64_t done = 0;
     for (; st == TL_OK && done < nc; done++) {
+        if (tl_arrow_is_nested(schema->children[done])) continue; /* never a key */
         st = tl_array_view_init(&in.cols[done], schema->children[done], all->children[done], err);
         if (st != TL_OK) break;
     }
@@ -293,8 +312,7 @@ tl_status tl_lvi_repaired(const tl_table *t, void *ctx, int64_t snapshot_id, cha
 
 bool tl_lvi_kept(const tl_table *t)
 {
-    return t->contract.time_index >= 0 &&
-           tl_ice_schema_first_nested(tl_ice_metadata_current_schema(t->md)) == NULL;
+    return t->contract.time_index >= 0;
 }
 
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,

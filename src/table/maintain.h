@@ -132,11 +132,6 @@ typedef enum tl_compact_mode {
     TL_COMPACT_INLINE /* size tiers and cold partitions only */
 } tl_compact_mode;
 
-/* Whether the table's files can be compacted: our Parquet reader reads flat
- * columns only, so the files of a table with struct, list or map columns are
- * left as they are (every other reader reads them). */
-bool tl_maintain_can_compact(const tl_table *t);
-
 /* What tl_maintain_compact would rewrite: *files files in *partitions partitions. */
 tl_status tl_maintain_compact_plan(const tl_table *t, const tl_maintain_settings *s,
                                    tl_compact_mode mode, int64_t *files, int64_t *partitions,

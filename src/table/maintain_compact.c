@@ -137,17 +137,10 @@ static tl_status make_plan(const tl_table *t, const tl_maintain_settings *s, tl_
     return st;
 }
 
-bool tl_maintain_can_compact(const tl_table *t)
-{
-    return tl_ice_schema_first_nested(tl_ice_metadata_current_schema(t->md)) == NULL;
-}
-
 tl_status tl_maintain_compact_plan(const tl_table *t, const tl_maintain_settings *s,
                                    tl_compact_mode mode, int64_t *files, int64_t *partitions,
                                    tl_error *err)
 {
-    *files = *partitions = 0;
-    if (!tl_maintain_can_compact(t)) return TL_OK;
     tl_live_files lf;
     plan p = {0};
     TL_TRY(tl_maintain_live_files(t, &lf, err));
@@ -214,7 +207,6 @@ static tl_status rewrite_group(const tl_table *t, const tl_maintain_settings *s,
 tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,
                               tl_maintain_report *r, tl_error *err)
 {
-    if (!tl_maintain_can_compact(t)) return TL_OK;
     tl_live_files lf;
     plan p = {0};
     rewrite_batch rb = {0};

@@ -15,6 +15,7 @@
 
 #include "arrow/array.h"
 #include "arrow/concat.h"
+#include "arrow/nested.h"
 #include "arrow/take.h"
 #include "formats/parquet/parquet_reader.h"
 #include "table/append.h"
@@ -267,9 +268,14 @@ static tl_status column_views(chunk *c, tl_error *err)
     int64_t n = c->rows.schema.n_children;
     c->cols = calloc((size_t)n + 1, sizeof *c->cols);
     if (c->cols == NULL) return tl_error_nomem(err);
-    for (; c->n_cols < n; c->n_cols++)
-        TL_TRY(tl_array_view_init(&c->cols[c->n_cols], c->rows.schema.children[c->n_cols],
-                                  c->rows.array.children[c->n_cols], err));
+    for (; c->n_cols < n; c->n_cols++) {
+        const struct ArrowSchema *s = c->rows.schema.children[c->n_cols];
+        const struct ArrowArray *a = c->rows.array.children[c->n_cols];
+        if (tl_arrow_is_nested(s)) /* gathered from the array itself (gather_nested) */
+            c->cols[c->n_cols] = (tl_array_view){.array = a, .schema = s, .length = a->length};
+        else
+            TL_TRY(tl_array_view_init(&c->cols[c->n_cols], s, a, err));
+    }
     return TL_OK;
 }
 
@@ -305,9 +311,30 @@ static tl_status pending_chunks(merge *m, chunk ***out, size_t *n_out, int64_t *
 /* Column c of the pending rows: a take over the concatenation of that column
  * of the row groups they come from. One column at a time, so the copy in
  * between is one column, and the take is vectorized however short the runs. */
+static tl_status gather_nested(merge *m, chunk **chunks, size_t n, const int64_t *idx, int64_t c,
+                               struct ArrowArray *out, tl_error *err)
+{
+    const struct ArrowSchema *field = m->schema.children[c];
+    if (n == 1)
+        return tl_arrow_take_nested(field, chunks[0]->cols[c].array, idx, m->pending, out, err);
+    struct ArrowArray *parts = malloc(n * sizeof *parts), joined = {0};
+    if (parts == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        parts[i] = *chunks[i]->cols[c].array;
+        parts[i].release = NULL; /* borrowed */
+    }
+    tl_status st = tl_arrow_concat_nested(field, parts, n, &joined, err);
+    free(parts);
+    if (st == TL_OK) st = tl_arrow_take_nested(field, &joined, idx, m->pending, out, err);
+    tl_array_release(&joined);
+    return st;
+}
+
 static tl_status gather_column(merge *m, chunk **chunks, size_t n, const int64_t *idx, int64_t c,
                                struct ArrowArray *out, tl_error *err)
 {
+    if (tl_arrow_is_nested(m->schema.children[c]))
+        return gather_nested(m, chunks, n, idx, c, out, err);
     if (n == 1) return tl_arrow_take(&chunks[0]->cols[c], idx, m->pending, out, err);
     tl_array_view *parts = malloc(n * sizeof *parts), all;
     if (parts == NULL) return tl_error_nomem(err);

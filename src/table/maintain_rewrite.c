@@ -9,6 +9,7 @@
 
 #include "arrow/array.h"
 #include "arrow/concat.h"
+#include "arrow/nested.h"
 #include "arrow/take.h"
 #include "formats/parquet/parquet_reader.h"
 #include "table/append.h"
@@ -60,6 +61,20 @@ tl_status tl_rewrite_read_file(const tl_table *t, const tl_live_file *f, tl_rows
     return st;
 }
 
+static tl_status concat_nested(const tl_rows *parts, size_t n, int64_t c, struct ArrowArray *out,
+                               tl_error *err)
+{
+    struct ArrowArray *cols = calloc(n + 1, sizeof *cols);
+    if (cols == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        cols[i] = *parts[i].array.children[c];
+        cols[i].release = NULL; /* borrowed */
+    }
+    tl_status st = tl_arrow_concat_nested(parts[0].schema.children[c], cols, n, out, err);
+    free(cols);
+    return st;
+}
+
 /* Concatenates the column arrays of parts into one tl_rows (parts stay owned). */
 static tl_status concat_rows(tl_rows *parts, size_t n, tl_rows *out, tl_error *err)
 {
@@ -72,6 +87,10 @@ static tl_status concat_rows(tl_rows *parts, size_t n, tl_rows *out, tl_error *e
     tl_array_view *views = calloc(n + 1, sizeof *views);
     if (st == TL_OK && views == NULL) st = tl_error_nomem(err);
     for (int64_t c = 0; st == TL_OK && c < cols; c++) {
+        if (tl_arrow_is_nested(parts[0].schema.children[c])) {
+            st = concat_nested(parts, n, c, out->array.children[c], err);
+            continue;
+        }
         size_t made = 0;
         for (; st == TL_OK && made < n; made++)
             st = tl_array_view_init(&views[made], parts[made].schema.children[c],

@@ -354,8 +354,9 @@ static bool row_group_may_hold(const new_keys *nk, tl_parquet_reader *r, int rg,
         tl_parquet_column_stats st;
         if (tl_parquet_reader_column_stats(r, rg, cols[c], &st, NULL) != TL_OK) continue;
         const tl_ice_type *t = &nk->cols[c].field->type;
-        tl_ice_parquet_physical phys =
-            (tl_ice_parquet_physical)m->row_groups[rg].columns[cols[c]].meta.type;
+        tl_ice_parquet_physical phys = (tl_ice_parquet_physical)m->row_groups[rg]
+                                           .columns[tl_parquet_reader_leaf(r, cols[c])]
+                                           .meta.type;
         uint8_t *lo = NULL, *hi = NULL;
         size_t lo_len = 0, hi_len = 0;
         if (st.has_min_max) {

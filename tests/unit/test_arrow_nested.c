@@ -4,45 +4,6 @@
 #include "test_arrow_helpers.h"
 #include "unit.h"
 
-/* A list<child_format> field (schema and array) of n rows: offsets (n + 1 of
- * them), list nulls ('x' in `nulls`), child values and child nulls. */
-typedef struct tlist {
-    struct ArrowSchema schema;
-    struct ArrowArray array;
-} tlist;
-
-static void tlist_make(tlist *l, const char *list_format, const char *child_format,
-                       const int32_t *offsets, const char *nulls, int64_t n, const int64_t *values,
-                       const char *value_nulls, int64_t n_values)
-{
-    tl_error err;
-    CHECK_OK(tl_schema_init(&l->schema, list_format, "l", ARROW_FLAG_NULLABLE, 1, &err), &err);
-    CHECK_OK(tl_schema_init(l->schema.children[0], child_format, "element", ARROW_FLAG_NULLABLE, 0,
-                            &err),
-             &err);
-    CHECK_OK(tl_array_init(&l->array, 2, 1, &err), &err);
-    l->array.length = n;
-    uint8_t *bits = tl_array_alloc_buffer(&l->array, 0, (size_t)(n + 7) / 8);
-    int32_t *offs = tl_array_alloc_buffer(&l->array, 1, (size_t)(n + 1) * 4);
-    for (int64_t i = 0; i < n; i++) {
-        if (tcol_null_at(nulls, i))
-            l->array.null_count++;
-        else
-            tl_bit_set(bits, i);
-    }
-    memcpy(offs, offsets, (size_t)(n + 1) * 4);
-    tcol c;
-    tcol_ints(&c, child_format, values, value_nulls, n_values);
-    tl_array_move(&c.array, l->array.children[0]);
-    tcol_free(&c);
-}
-
-static void tlist_free(tlist *l)
-{
-    tl_array_release(&l->array);
-    tl_schema_release(&l->schema);
-}
-
 static void field(struct ArrowSchema *s, const char *format, const char *name, int64_t n_children)
 {
     tl_error err;

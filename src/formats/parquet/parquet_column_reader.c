@@ -34,7 +34,22 @@ typedef struct colread {
     int64_t *tmp64;
     size_t tmp64_cap;
     uint8_t *storage; /* values rebuilt by DELTA_BYTE_ARRAY */
+    /* Leaves of nested columns: each entry's levels (rows counts entries). */
+    uint32_t *def, *rep;
 } colread;
+
+/* Whether pages carry definition levels. */
+static bool has_def(const colread *c)
+{
+    return c->d->levels ? c->d->max_def > 0 : c->d->nullable;
+}
+
+static int level_bits(int16_t max)
+{
+    int bits = 0;
+    while ((1 << bits) <= max) bits++;
+    return bits;
+}
 
 /* A page's decoded physical values: fixed-width bytes (a bitmap for BOOLEAN) or views. */
 typedef struct phys_values {
@@ -394,13 +409,36 @@ static tl_status check_rows(colread *c, int32_t n, tl_error *err)
 static tl_status read_levels(colread *c, const uint8_t *p, size_t len, int64_t n, size_t *k,
                              tl_error *err)
 {
-    if (!c->d->nullable) {
+    if (!has_def(c)) {
         *k = (size_t)n;
+        return TL_OK;
+    }
+    if (c->d->levels) {
+        uint32_t *def = c->def + c->done;
+        TL_TRY(tl_pq_rle_decode(p, len, level_bits(c->d->max_def), def, (size_t)n, NULL, err));
+        size_t ones = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (def[i] > (uint32_t)c->d->max_def) return invalid(err, "definition level too high");
+            if (def[i] == (uint32_t)c->d->max_def) {
+                tl_bit_set(c->validity, c->done + i);
+                ones++;
+            }
+        }
+        *k = ones;
         return TL_OK;
     }
     int64_t ones = 0;
     TL_TRY(tl_pq_rle_decode_bitmap(p, len, c->validity, c->done, (size_t)n, &ones, err));
     *k = (size_t)ones;
+    return TL_OK;
+}
+
+static tl_status read_reps(colread *c, const uint8_t *p, size_t len, int64_t n, tl_error *err)
+{
+    uint32_t *rep = c->rep + c->done;
+    TL_TRY(tl_pq_rle_decode(p, len, level_bits(c->d->max_rep), rep, (size_t)n, NULL, err));
+    for (int64_t i = 0; i < n; i++)
+        if (rep[i] > (uint32_t)c->d->max_rep) return invalid(err, "repetition level too high");
     return TL_OK;
 }
 
@@ -423,7 +461,18 @@ static tl_status read_data_v1(colread *c, const tl_pq_page_header *h, const uint
     size_t len = (size_t)h->uncompressed_page_size, k;
     TL_TRY(page_body(c, true, body, (size_t)h->compressed_page_size, len, &p, err));
     int64_t n = h->data.num_values;
-    if (c->d->nullable) {
+    if (c->d->levels && c->d->max_rep > 0) {
+        if (h->data.rep_encoding != TL_PQ_ENC_RLE)
+            return tl_error_set(err, TL_ERR_INVALID, "repetition level encoding %d",
+                                (int)h->data.rep_encoding);
+        if (len < 4 || tl_load_le32(p) > len - 4)
+            return invalid(err, "repetition levels truncated");
+        size_t rl = tl_load_le32(p);
+        TL_TRY(read_reps(c, p + 4, rl, n, err));
+        p += 4 + rl;
+        len -= 4 + rl;
+    }
+    if (has_def(c)) {
         if (h->data.def_encoding != TL_PQ_ENC_RLE)
             return tl_error_set(err, TL_ERR_INVALID, "definition level encoding %d",
                                 (int)h->data.def_encoding);
@@ -446,14 +495,17 @@ static tl_status read_data_v2(colread *c, const tl_pq_page_header *h, const uint
     TL_TRY(check_rows(c, h->data_v2.num_values, err));
     int64_t def = h->data_v2.def_length, rep = h->data_v2.rep_length;
     int64_t clen = h->compressed_page_size, ulen = h->uncompressed_page_size;
-    if (def < 0 || rep != 0 || def > clen || def > ulen)
+    bool reps = c->d->levels && c->d->max_rep > 0;
+    if (def < 0 || rep < 0 || (rep != 0 && !reps) || def + rep > clen || def + rep > ulen)
         return invalid(err, "bad level lengths in data page v2");
     int64_t n = h->data_v2.num_values;
     size_t k = (size_t)n;
-    if (c->d->nullable) TL_TRY(read_levels(c, body, (size_t)def, n, &k, err));
+    if (reps) TL_TRY(read_reps(c, body, (size_t)rep, n, err));
+    if (has_def(c)) TL_TRY(read_levels(c, body + rep, (size_t)def, n, &k, err));
     const uint8_t *p = NULL;
-    size_t vlen = (size_t)(ulen - def);
-    TL_TRY(page_body(c, h->data_v2.is_compressed, body + def, (size_t)(clen - def), vlen, &p, err));
+    size_t vlen = (size_t)(ulen - def - rep);
+    TL_TRY(page_body(c, h->data_v2.is_compressed, body + def + rep, (size_t)(clen - def - rep),
+                     vlen, &p, err));
     return finish_page(c, h->data_v2.encoding, p, vlen, n, k, err);
 }
 
@@ -494,7 +546,7 @@ static tl_status alloc_output(colread *c, struct ArrowArray *out, tl_error *err)
     bool var = c->d->conv == TL_PQ_CONV_BYTES;
     TL_TRY(tl_array_init(out, var ? 3 : 2, 0, err));
     size_t rows = (size_t)c->rows;
-    if (c->d->nullable && (c->validity = tl_array_alloc_buffer(out, 0, rows / 8 + 1)) == NULL)
+    if (has_def(c) && (c->validity = tl_array_alloc_buffer(out, 0, rows / 8 + 1)) == NULL)
         return tl_error_nomem(err);
     if (var) {
         c->offsets = tl_array_alloc_buffer(out, 1, (rows + 1) * sizeof(int32_t));
@@ -529,6 +581,8 @@ static void colread_free(colread *c)
     free(c->idx);
     free(c->tmp64);
     free(c->storage);
+    free(c->def);
+    free(c->rep);
 }
 
 /* Reads pages from the parts in turn until every row is decoded: a chunk is
@@ -563,6 +617,37 @@ tl_status tl_pq_read_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id 
     if (st == TL_OK) st = alloc_output(&c, out, err);
     if (st == TL_OK) st = read_pages(&c, parts, n_parts, err);
     if (st == TL_OK) st = finish_output(&c, out, err);
+    colread_free(&c);
+    if (st != TL_OK) tl_array_release(out);
+    return st;
+}
+
+tl_status tl_pq_read_column_levels(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                   const uint8_t *chunk, size_t len, int64_t entries,
+                                   tl_pq_codec_ctx *cctx, struct ArrowArray *out,
+                                   tl_pq_levels *levels, tl_error *err)
+{
+    memset(levels, 0, sizeof *levels);
+    memset(out, 0, sizeof *out);
+    if (!desc->levels || entries < 0 || entries > INT32_MAX)
+        return tl_error_set(err, TL_ERR_INVALID, "bad leaf of a nested column");
+    colread c = {
+        .d = desc, .codec = codec, .cctx = cctx, .rows = entries, .width = arrow_width(desc)};
+    size_t n = (size_t)entries + 1;
+    c.def = calloc(n, sizeof *c.def);
+    c.rep = calloc(n, sizeof *c.rep);
+    tl_status st = c.def && c.rep ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK && !tl_pq_codec_supported(codec))
+        st = tl_error_set(err, TL_ERR_INVALID, "unsupported compression codec %s",
+                          tl_pq_codec_name(codec));
+    tl_pq_span part = {chunk, len};
+    if (st == TL_OK) st = alloc_output(&c, out, err);
+    if (st == TL_OK) st = read_pages(&c, &part, 1, err);
+    if (st == TL_OK) st = finish_output(&c, out, err);
+    if (st == TL_OK) {
+        *levels = (tl_pq_levels){c.def, c.rep, entries};
+        c.def = c.rep = NULL;
+    }
     colread_free(&c);
     if (st != TL_OK) tl_array_release(out);
     return st;

@@ -18,6 +18,21 @@ tl_status tl_pq_read_column_chunk(const tl_pq_column_desc *desc, tl_pq_codec_id 
                                   const uint8_t *chunk, size_t len, int64_t rows,
                                   tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err);
 
+/* The levels of every entry of a leaf of a nested column (malloc'd arrays of n). */
+typedef struct tl_pq_levels {
+    uint32_t *def, *rep;
+    int64_t n;
+} tl_pq_levels;
+
+/* Decodes a chunk of a nested column's leaf (desc->levels) holding `entries`
+ * level entries (the chunk's num_values): *levels gets each entry's levels
+ * (free both arrays), *out an array of one slot per entry, valid where the
+ * entry's definition level is the leaf's maximum. */
+tl_status tl_pq_read_column_levels(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                   const uint8_t *chunk, size_t len, int64_t entries,
+                                   tl_pq_codec_ctx *cctx, struct ArrowArray *out,
+                                   tl_pq_levels *levels, tl_error *err);
+
 /* Bytes holding whole pages (each header and its body). */
 typedef struct tl_pq_span {
     const uint8_t *data;

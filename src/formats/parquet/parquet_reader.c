@@ -10,6 +10,7 @@
 #include "core/arena.h"
 #include "formats/parquet/parquet_column_reader.h"
 #include "formats/parquet/parquet_compress.h"
+#include "formats/parquet/parquet_nested_read.h"
 #include "formats/parquet/parquet_schema.h"
 
 /* The footer is usually small: one read of the file's tail gets it whole. */
@@ -22,7 +23,11 @@ struct tl_parquet_reader {
     tl_pq_file_meta meta;
     uint64_t footer_start;
     size_t n_cols;
-    tl_pq_column_desc *cols;
+    tl_pq_column_desc *cols; /* per column; of a nested one, only its name and nullability */
+    size_t *leaf_of;         /* per column: its (first) leaf, the index of its column chunks */
+    tl_pq_rnode **nested;    /* per column: NULL when flat */
+    tl_pq_column_desc *leaves;
+    size_t n_leaves, leaves_cap;
     tl_pq_codec_ctx *cctx;
     struct page_index *pidx; /* per row group and column, parsed on first use */
 };
@@ -103,28 +108,56 @@ static tl_status read_footer(tl_parquet_reader *r, tl_error *err)
     return st;
 }
 
+static tl_status add_flat_leaf(tl_parquet_reader *r, const tl_pq_column_desc *d, tl_error *err)
+{
+    if (r->n_leaves == r->leaves_cap) {
+        size_t cap = r->leaves_cap ? r->leaves_cap * 2 : 16;
+        tl_pq_column_desc *l = realloc(r->leaves, cap * sizeof *l);
+        if (l == NULL) return tl_error_nomem(err);
+        r->leaves = l;
+        r->leaves_cap = cap;
+    }
+    r->leaves[r->n_leaves++] = *d;
+    return TL_OK;
+}
+
 static tl_status check_schema(tl_parquet_reader *r, tl_error *err)
 {
     const tl_pq_file_meta *m = &r->meta;
     if (m->encrypted)
         return tl_error_set(err, TL_ERR_INVALID, "encrypted Parquet files are not supported");
-    if (m->n_schema < 1 || m->schema[0].has_type)
+    if (m->n_schema < 1 || m->schema[0].has_type || m->schema[0].num_children < 0)
         return tl_error_set(err, TL_ERR_INVALID, "the Parquet schema has no root group");
-    r->n_cols = m->n_schema - 1;
-    if (m->schema[0].num_children != (int32_t)r->n_cols)
-        return tl_error_set(err, TL_ERR_INVALID, "nested Parquet schemas are not supported");
-    r->cols = tl_arena_calloc(&r->arena, r->n_cols, sizeof *r->cols);
-    if (r->cols == NULL) return tl_error_nomem(err);
+    r->n_cols = (size_t)m->schema[0].num_children;
+    r->cols = tl_arena_calloc(&r->arena, r->n_cols + 1, sizeof *r->cols);
+    r->leaf_of = tl_arena_calloc(&r->arena, r->n_cols + 1, sizeof *r->leaf_of);
+    r->nested = tl_arena_calloc(&r->arena, r->n_cols + 1, sizeof *r->nested);
+    if (!r->cols || !r->leaf_of || !r->nested) return tl_error_nomem(err);
+    size_t at = 1;
     for (size_t i = 0; i < r->n_cols; i++) {
-        const tl_pq_schema_element *e = &m->schema[i + 1];
-        if (!e->has_type || e->num_children > 0)
-            return tl_error_set(err, TL_ERR_INVALID,
-                                "column \"%s\": nested columns are not supported", e->name);
-        if (e->has_repetition && e->repetition == TL_PQ_REPEATED)
-            return tl_error_set(err, TL_ERR_INVALID,
-                                "column \"%s\": repeated columns are not supported", e->name);
-        TL_TRY(tl_pq_column_to_arrow(e, &r->cols[i], err));
+        if (at >= m->n_schema)
+            return tl_error_set(err, TL_ERR_INVALID, "the Parquet schema has %zu columns, not %zu",
+                                i, r->n_cols);
+        const tl_pq_schema_element *e = &m->schema[at];
+        r->leaf_of[i] = r->n_leaves;
+        if (e->has_type && e->num_children <= 0) {
+            if (e->has_repetition && e->repetition == TL_PQ_REPEATED)
+                return tl_error_set(err, TL_ERR_INVALID,
+                                    "column \"%s\": repeated columns are not supported", e->name);
+            TL_TRY(tl_pq_column_to_arrow(e, &r->cols[i], err));
+            TL_TRY(add_flat_leaf(r, &r->cols[i], err));
+            at++;
+            continue;
+        }
+        TL_TRY(tl_pq_rnode_parse(&r->arena, m->schema, m->n_schema, &at, &r->nested[i], &r->leaves,
+                                 &r->n_leaves, &r->leaves_cap, err));
+        r->cols[i].name = e->name ? e->name : "";
+        r->cols[i].nullable = !e->has_repetition || e->repetition != TL_PQ_REQUIRED;
+        r->cols[i].elem = *e;
     }
+    if (at != m->n_schema)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "the Parquet schema has elements past its columns");
     return TL_OK;
 }
 
@@ -136,10 +169,10 @@ static tl_status check_row_groups(tl_parquet_reader *r, tl_error *err)
         return tl_error_set(err, TL_ERR_INVALID, "too many row groups");
     for (size_t g = 0; g < m->n_row_groups; g++) {
         const tl_pq_row_group *rg = &m->row_groups[g];
-        if (rg->n_columns != r->n_cols)
+        if (rg->n_columns != r->n_leaves)
             return tl_error_set(err, TL_ERR_INVALID,
                                 "row group %zu has %zu columns, the schema %zu", g, rg->n_columns,
-                                r->n_cols);
+                                r->n_leaves);
         if (rg->num_rows < 0 || rg->num_rows > INT32_MAX)
             return tl_error_set(err, TL_ERR_INVALID, "row group %zu has %lld rows", g,
                                 (long long)rg->num_rows);
@@ -175,6 +208,7 @@ void tl_parquet_reader_free(tl_parquet_reader *r)
     if (r == NULL) return;
     tl_pq_codec_ctx_free(r->cctx);
     free(r->pidx);
+    free(r->leaves);
     tl_arena_free(&r->arena);
     free(r);
 }
@@ -205,6 +239,12 @@ const tl_pq_file_meta *tl_parquet_reader_meta(const tl_parquet_reader *r)
     return &r->meta;
 }
 
+int tl_parquet_reader_leaf(const tl_parquet_reader *r, int column)
+{
+    if (column < 0 || (size_t)column >= r->n_cols || r->nested[column]) return -1;
+    return (int)r->leaf_of[column];
+}
+
 /* ---- Schema ---- */
 
 static tl_status export_field(const tl_pq_column_desc *d, struct ArrowSchema *out, tl_error *err)
@@ -228,7 +268,9 @@ tl_status tl_parquet_reader_schema(const tl_parquet_reader *r, struct ArrowSchem
 {
     TL_TRY(tl_schema_init(out, "+s", "", 0, (int64_t)r->n_cols, err));
     for (size_t i = 0; i < r->n_cols; i++) {
-        tl_status st = export_field(&r->cols[i], out->children[i], err);
+        tl_status st = r->nested[i] ? tl_pq_rnode_arrow(r->nested[i], r->leaves + r->leaf_of[i],
+                                                        out->children[i], err)
+                                    : export_field(&r->cols[i], out->children[i], err);
         if (st != TL_OK) {
             tl_schema_release(out);
             return st;
@@ -275,19 +317,65 @@ static tl_status chunk_range(const tl_parquet_reader *r, const tl_pq_column_chun
     return TL_OK;
 }
 
-static tl_status read_column(tl_parquet_reader *r, int rg, int col, struct ArrowArray *out,
+static tl_status read_chunk(tl_parquet_reader *r, const tl_pq_column_chunk *cc,
+                            const tl_pq_column_desc *d, uint8_t **buf, uint64_t *len, tl_error *err)
+{
+    uint64_t start = 0;
+    TL_TRY(chunk_range(r, cc, d, &start, len, err));
+    *buf = malloc(*len ? (size_t)*len : 1);
+    if (*buf == NULL) return tl_error_nomem(err);
+    tl_status st = read_range(r, start, *len, *buf, err);
+    if (st != TL_OK) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return st;
+}
+
+/* A nested column: every leaf's entries, then the rows assembled from them. */
+static tl_status read_nested(tl_parquet_reader *r, int rg, int col, struct ArrowArray *out,
                              tl_error *err)
 {
     const tl_pq_row_group *g = &r->meta.row_groups[rg];
-    const tl_pq_column_chunk *cc = &g->columns[col];
-    uint64_t start = 0, len = 0;
-    TL_TRY(chunk_range(r, cc, &r->cols[col], &start, &len, err));
-    uint8_t *buf = malloc(len ? (size_t)len : 1);
-    if (buf == NULL) return tl_error_nomem(err);
-    tl_status st = read_range(r, start, len, buf, err);
+    size_t first = r->leaf_of[col], k = tl_pq_rnode_n_leaves(r->nested[col]);
+    struct ArrowArray *values = calloc(k, sizeof *values);
+    tl_pq_levels *levels = calloc(k, sizeof *levels);
+    tl_status st = values && levels ? TL_OK : tl_error_nomem(err);
+    for (size_t i = 0; st == TL_OK && i < k; i++) {
+        const tl_pq_column_chunk *cc = &g->columns[first + i];
+        const tl_pq_column_desc *d = &r->leaves[first + i];
+        uint8_t *buf = NULL;
+        uint64_t len = 0;
+        st = read_chunk(r, cc, d, &buf, &len, err);
+        if (st == TL_OK)
+            st = tl_pq_read_column_levels(d, cc->meta.codec, buf, (size_t)len, cc->meta.num_values,
+                                          r->cctx, &values[i], &levels[i], err);
+        free(buf);
+    }
     if (st == TL_OK)
-        st = tl_pq_read_column_chunk(&r->cols[col], cc->meta.codec, buf, (size_t)len, g->num_rows,
-                                     r->cctx, out, err);
+        st = tl_pq_rnode_assemble(r->nested[col], r->leaves + first, values, levels, g->num_rows,
+                                  out, err);
+    for (size_t i = 0; values && levels && i < k; i++) {
+        tl_array_release(&values[i]);
+        free(levels[i].def);
+        free(levels[i].rep);
+    }
+    free(values);
+    free(levels);
+    return st;
+}
+
+static tl_status read_column(tl_parquet_reader *r, int rg, int col, struct ArrowArray *out,
+                             tl_error *err)
+{
+    if (r->nested[col]) return read_nested(r, rg, col, out, err);
+    const tl_pq_row_group *g = &r->meta.row_groups[rg];
+    const tl_pq_column_chunk *cc = &g->columns[r->leaf_of[col]];
+    uint8_t *buf = NULL;
+    uint64_t len = 0;
+    TL_TRY(read_chunk(r, cc, &r->cols[col], &buf, &len, err));
+    tl_status st = tl_pq_read_column_chunk(&r->cols[col], cc->meta.codec, buf, (size_t)len,
+                                           g->num_rows, r->cctx, out, err);
     free(buf);
     return st;
 }
@@ -349,11 +437,12 @@ tl_status tl_parquet_reader_column_stats(const tl_parquet_reader *r, int rg, int
     memset(out, 0, sizeof *out);
     TL_TRY(check_rg_column(r, rg, column, err));
     const tl_pq_column_desc *d = &r->cols[column];
-    const tl_pq_column_chunk *cc = &r->meta.row_groups[rg].columns[column];
+    const tl_pq_column_chunk *cc = &r->meta.row_groups[rg].columns[r->leaf_of[column]];
     out->field_id = d->elem.has_field_id ? d->elem.field_id : -1;
     out->nan_count = -1;
     out->null_count = -1;
-    if (!cc->has_meta) return TL_OK;
+    if (!cc->has_meta || r->nested[column])
+        return TL_OK; /* a nested column's leaves count values */
     const tl_pq_column_meta *m = &cc->meta;
     const tl_pq_statistics *s = &m->statistics;
     out->value_count = m->num_values;
@@ -397,8 +486,8 @@ static tl_status read_index_bytes(tl_parquet_reader *r, int64_t offset, int32_t 
 static tl_status load_page_index(tl_parquet_reader *r, int rg, int column, tl_pq_column_index *ci,
                                  tl_pq_offset_index *oi, tl_error *err)
 {
-    const tl_pq_column_chunk *cc = &r->meta.row_groups[rg].columns[column];
-    if (!cc->has_offset_index)
+    const tl_pq_column_chunk *cc = &r->meta.row_groups[rg].columns[r->leaf_of[column]];
+    if (r->nested[column] || !cc->has_offset_index)
         return tl_error_set(err, TL_ERR_NOT_FOUND, "column chunk has no page index");
     uint8_t *buf;
     TL_TRY(read_index_bytes(r, cc->offset_index_offset, cc->offset_index_length, &buf, err));
@@ -685,8 +774,11 @@ tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
     memset(out, 0, sizeof *out);
     TL_TRY(check_rg_column(r, rg, column, err));
     const tl_pq_row_group *g = &r->meta.row_groups[rg];
-    const tl_pq_column_chunk *cc = &g->columns[column];
+    const tl_pq_column_chunk *cc = &g->columns[r->leaf_of[column]];
     const tl_pq_column_desc *d = &r->cols[column];
+    if (r->nested[column])
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "column \"%s\": rows of nested columns are read by row group", d->name);
     TL_TRY(check_ranges(ranges, n_ranges, g->num_rows, err));
     uint64_t start = 0, len = 0;
     TL_TRY(chunk_range(r, cc, d, &start, &len, err));

@@ -53,6 +53,10 @@ tl_status tl_parquet_reader_column_stats(const tl_parquet_reader *r, int rg, int
 /* The parsed footer, for callers that need more (page index offsets, key/value metadata). */
 const tl_pq_file_meta *tl_parquet_reader_meta(const tl_parquet_reader *r);
 
+/* The index of a flat column's chunk in each row group of the footer (columns
+ * after a nested one are offset by its leaves); -1 for a nested column. */
+int tl_parquet_reader_leaf(const tl_parquet_reader *r, int column);
+
 /* Reads and parses the page index of one column chunk (once: kept with the reader);
  * entries live until the reader is freed. TL_ERR_NOT_FOUND when the chunk has none. */
 tl_status tl_parquet_reader_page_index(tl_parquet_reader *r, int rg, int column,
