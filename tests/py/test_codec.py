@@ -86,7 +86,9 @@ def test_noise_is_uncompressed_and_the_rest_zstd_by_default(lake, lake_dir):
     t, data = make(lake)
     got = codecs(lake_dir)
     assert got["noise"] == {"UNCOMPRESSED"}
-    assert got["reading"] == got["note"] == got["time"] == {"ZSTD"}
+    assert got["reading"] == got["note"] == {"ZSTD"}
+    # Regular times delta-pack into a few bytes a page: zstd would save less than 8 KiB a page.
+    assert got["time"] == {"UNCOMPRESSED"}
     assert properties(lake_dir)["write.parquet.compression-codec"] == "zstd"
     ours, duck = read_back(lake_dir)
     key = [("host", "ascending"), ("time", "ascending")]

@@ -40,8 +40,10 @@ def day(d):
 
 @pytest.fixture
 def table(lake):
+    # Every chunk compressed (min-saving 0): pages are then read whole, as the model counts them.
     t = lake.create_table("m.cpu", SCHEMA, time_column="time", series_key=["host"],
-                          properties={"write.parquet.row-group-limit": str(LIMIT)})
+                          properties={"write.parquet.row-group-limit": str(LIMIT),
+                                      "timelake.compression-min-saving": "0"})
     for d in range(3):
         t.append(day(d))
     return t

@@ -1,6 +1,7 @@
 /* The writer's per-chunk codec choice (min_saving_pct): a column chunk whose
- * first data page the codec barely shrinks is stored uncompressed, floats as
- * PLAIN; every other chunk keeps the codec. Each chunk decides afresh, and the
+ * first data page the codec barely shrinks (by less than min_saving_pct, or by
+ * less than 8 KiB) is stored uncompressed, floats as PLAIN; every other chunk
+ * keeps the codec. Each chunk decides afresh, and the
  * values read back unchanged either way. */
 #include <math.h>
 #include <string.h>
@@ -10,7 +11,9 @@
 #include "formats/parquet/parquet_writer.h"
 #include "unit.h"
 
-enum { ROWS = 6000, GROUP = 3000, N_COLS = 6 };
+enum { ROWS = 24000, GROUP = 12000, PAGE = 4000, N_COLS = 6 };
+
+static int64_t page_rows = PAGE;
 
 /* noise: full-precision doubles; rounded: readings to 0.1; ints: random 64-bit;
  * tag: a few repeated strings (dictionary-encoded); mixed: noise in the first
@@ -57,7 +60,7 @@ static void make_table(table *t)
     int32_t *off = tl_array_alloc_buffer(t->array.children[3], 1, (ROWS + 1) * 4);
     char *text = tl_array_alloc_buffer(t->array.children[3], 2, ROWS * 8);
     t->array.children[0]->null_count = 0;
-    t->array.children[5]->null_count = 1000;
+    t->array.children[5]->null_count = PAGE;
     for (int64_t i = 0; i < ROWS; i++) {
         bool is_null = i % 7 == 3;
         if (!is_null) valid[i / 8] |= (uint8_t)(1u << (i % 8));
@@ -67,8 +70,8 @@ static void make_table(table *t)
         ints[i] = (int64_t)rnd();
         off[i + 1] = off[i] + (int32_t)snprintf(text + off[i], 8, "host%d", (int)(i / 500));
         d[4][i] = i < GROUP ? noise() : 42.0;
-        if (i >= 1000) late_valid[i / 8] |= (uint8_t)(1u << (i % 8));
-        d[5][i] = i < 1000 ? 0 : d[1][i];
+        if (i >= PAGE) late_valid[i / 8] |= (uint8_t)(1u << (i % 8));
+        d[5][i] = i < PAGE ? 0 : d[1][i];
     }
 }
 
@@ -78,7 +81,7 @@ static tl_status write_table(const table *t, tl_parquet_codec codec, int min_sav
     tl_parquet_write_options o = {.codec = codec,
                                   .compression_level = 3,
                                   .min_saving_pct = min_saving,
-                                  .page_rows = 1000,
+                                  .page_rows = page_rows,
                                   .row_group_rows = GROUP,
                                   .write_page_index = true};
     tl_parquet_writer *w = NULL;
@@ -108,7 +111,7 @@ static void check_values(tl_parquet_reader *r, const table *t)
             const struct ArrowArray *want = t->array.children[c], *got = b.children[c];
             int64_t nulls = 0;
             for (int64_t i = base; c == 0 && i < base + GROUP; i++) nulls += i % 7 == 3;
-            if (c == 5 && g == 0) nulls = 1000;
+            if (c == 5 && g == 0) nulls = PAGE;
             CHECK_INT(got->null_count, nulls);
             size_t width = c == 3 ? 4 : 8;
             const uint8_t *w = (const uint8_t *)want->buffers[1] + (size_t)base * width;
@@ -222,6 +225,32 @@ static void test_snappy_drops_too(void)
     t.schema.release(&t.schema);
 }
 
+/* Pages of 500 readings (4 KB) shrink by well over 20% but by less than
+ * 8 KiB: stored uncompressed, unless min_saving_pct is 0. */
+static void test_small_pages_keep_no_codec(void)
+{
+    table t;
+    make_table(&t);
+    page_rows = 500;
+    for (int k = 0; k < 2; k++) {
+        tl_buf file = {0};
+        tl_error err;
+        CHECK_OK(write_table(&t, TL_PARQUET_ZSTD, k ? 0 : 20, &file, &err), &err);
+        tl_parquet_reader *r = NULL;
+        open_file(&file, &r);
+        if (r == NULL) continue;
+        for (size_t g = 0; g < 2; g++)
+            CHECK_INT(chunk(r, g, 1)->codec, k ? TL_PQ_CODEC_ZSTD : TL_PQ_CODEC_UNCOMPRESSED);
+        CHECK_INT(chunk(r, 0, 3)->codec, TL_PQ_CODEC_ZSTD); /* dictionary-encoded: kept */
+        check_values(r, &t);
+        tl_parquet_reader_free(r);
+        tl_buf_free(&file);
+    }
+    page_rows = PAGE;
+    t.array.release(&t.array);
+    t.schema.release(&t.schema);
+}
+
 static void test_rejects_bad_percentages(void)
 {
     table t;
@@ -240,4 +269,5 @@ static void test_rejects_bad_percentages(void)
 }
 
 UNIT_TESTS(UNIT(test_noise_is_stored_uncompressed), UNIT(test_zero_keeps_the_codec_everywhere),
-           UNIT(test_snappy_drops_too), UNIT(test_rejects_bad_percentages))
+           UNIT(test_snappy_drops_too), UNIT(test_small_pages_keep_no_codec),
+           UNIT(test_rejects_bad_percentages))

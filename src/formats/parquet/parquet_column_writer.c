@@ -576,10 +576,17 @@ static tl_status trial_size(tl_pq_column_writer *w, tl_pq_encoding enc, size_t *
 
 /* Whether compression pays for the readers' time to undo it: noisy
  * full-precision floats, for one, shrink by a tenth at most, yet cost every
- * scan a decompression pass. */
+ * scan a decompression pass. Nor does a page that is small once encoded
+ * (regular timestamps, delta-packed into a few KB): undoing the codec costs
+ * a fixed set-up per page (DuckDB 1.4.4 makes a zstd context per page,
+ * probing the CPU with cpuid, a trap to the hypervisor on a VM) worth more
+ * than reading the few KB it saves. min_saving_pct 0 compresses every page. */
+#define TL_PQ_CODEC_MIN_PAGE_SAVING 8192
+
 static bool codec_pays(const tl_pq_column_writer *w, size_t compressed, size_t raw)
 {
-    return compressed * 100 <= raw * (size_t)(100 - w->min_saving_pct);
+    return compressed * 100 <= raw * (size_t)(100 - w->min_saving_pct) &&
+           (w->min_saving_pct == 0 || raw >= compressed + TL_PQ_CODEC_MIN_PAGE_SAVING);
 }
 
 static void drop_codec(tl_pq_column_writer *w)
