@@ -252,6 +252,11 @@ static tl_status plan_files(tl_query_engine *e, plan *p, tl_selective_file *file
     return st;
 }
 
+bool tl_filter_pushdown_off(const tl_query_engine *e, const tl_table *t)
+{
+    return mode_of(e, t) == MODE_OFF;
+}
+
 tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_file *files,
                             size_t n, const tl_scan_filter *filters, size_t n_filters, int64_t *id,
                             tl_error *err)

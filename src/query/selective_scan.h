@@ -32,6 +32,9 @@ typedef struct tl_selective_file {
     int64_t row_groups_total, row_groups_read, bytes_read, rows_read; /* out */
 } tl_selective_file;
 
+/* Whether the setting (or TL_SELECTIVE_SCAN) turns filter pushdown off. */
+bool tl_filter_pushdown_off(const tl_query_engine *e, const tl_table *t);
+
 /* On success *id is the rowset to scan (rows_function.h), or 0 when the scan
  * is declined. n_filters > 0. */
 tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_file *files,

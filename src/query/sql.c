@@ -496,6 +496,11 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     const char *count_name = NULL;
     if (st == TL_OK && c->n == 1 && !explain && !answered && tl_sql_count_shape(&plan, &count_name))
         st = tl_query_count(e, &plan, count_name, out, &ss, &answered, err);
+    tl_scan_filter where = {0};
+    if (st == TL_OK && c->n == 1 && !explain && !answered &&
+        tl_sql_count_where_shape(&plan, &count_name, &where))
+        st = tl_query_count_where(e, &plan, count_name, &where, out, &ss, &answered, err);
+    tl_scan_filter_clear(&where);
     if (st == TL_OK && explain && (reads = calloc(c->n + 1, sizeof *reads)) == NULL)
         st = tl_error_nomem(err);
     if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, reads, &n_reads, err);

@@ -26,7 +26,7 @@ static bool is_count_star(const json_t *e)
            !json_is_true(json_object_get(e, "export_state"));
 }
 
-bool tl_sql_count_shape(const tl_sql_plan *plan, const char **name)
+bool tl_sql_count_select_shape(const tl_sql_plan *plan, bool where, const char **name)
 {
     const json_t *select = json_object_get(plan->stmt, "node");
     const json_t *from = json_object_get(select, "from_table");
@@ -38,9 +38,10 @@ bool tl_sql_count_shape(const tl_sql_plan *plan, const char **name)
         *tl_js_str(from, "catalog_name") ||
         strcmp(tl_js_str(from, "schema_name"), plan->refs[0].schema) != 0 ||
         strcmp(tl_js_str(from, "table_name"), plan->refs[0].table) != 0 ||
-        !tl_shape_absent(select, "where_clause") || !empty_array(select, "group_expressions") ||
-        !empty_array(select, "group_sets") || !tl_shape_absent(select, "having") ||
-        !tl_shape_absent(select, "sample") || !tl_shape_absent(select, "qualify") ||
+        (!where && !tl_shape_absent(select, "where_clause")) ||
+        !empty_array(select, "group_expressions") || !empty_array(select, "group_sets") ||
+        !tl_shape_absent(select, "having") || !tl_shape_absent(select, "sample") ||
+        !tl_shape_absent(select, "qualify") ||
         strcmp(tl_js_str(select, "aggregate_handling"), "STANDARD_HANDLING") != 0)
         return false;
     const json_t *list = json_object_get(select, "select_list");
@@ -50,9 +51,13 @@ bool tl_sql_count_shape(const tl_sql_plan *plan, const char **name)
     return true;
 }
 
-/* One row, one BIGINT column (nullable, as DuckDB's results are). */
-static tl_status count_result(const char *name, int64_t rows, struct ArrowArrayStream *out,
-                              tl_error *err)
+bool tl_sql_count_shape(const tl_sql_plan *plan, const char **name)
+{
+    return tl_sql_count_select_shape(plan, false, name);
+}
+
+tl_status tl_count_result(const char *name, int64_t rows, struct ArrowArrayStream *out,
+                          tl_error *err)
 {
     struct ArrowSchema schema;
     struct ArrowArray batch;
@@ -88,7 +93,7 @@ tl_status tl_query_count(tl_query_engine *e, const tl_sql_plan *plan, const char
     TL_TRY(tl_query_live_files(e, t, &lf, err));
     TL_TRY(tl_scan_count(e, t, lf, &known, &rows, err));
     if (!known) return TL_OK;
-    TL_TRY(count_result(name, rows, out, err));
+    TL_TRY(tl_count_result(name, rows, out, err));
     stats->files_total += (int64_t)lf->n;
     *answered = true;
     return TL_OK;

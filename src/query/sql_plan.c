@@ -133,10 +133,8 @@ static bool eval_constant(walker *w, const json_t *expr, const char *wrap, char 
 
 /* ---- WHERE clauses ---- */
 
-/* The value of a time literal DuckDB would compare with the time column
- * (a string, or a string cast to a time type), parsed in C; false for any
- * other expression or form. The value is exact to the microsecond. */
-static bool literal_time(const json_t *e, int64_t *us)
+/* sql_plan.h; parsed in C. */
+bool tl_sql_literal_time(const json_t *e, int64_t *us)
 {
     const char *cast = "";
     if (tl_js_is_class(e, "CAST")) {
@@ -164,7 +162,7 @@ static void bound_time(walker *w, tl_scan_filter *f, const json_t *expr, int dir
 {
     if (!is_constant_expr(expr) || (dir <= 0 && uses_clock(expr))) return;
     int64_t us;
-    if (literal_time(expr, &us)) {
+    if (tl_sql_literal_time(expr, &us)) {
         /* Time columns hold whole microseconds: time < v is time <= v - 1us. */
         if (strict && dir > 0 && us < INT64_MAX) us++;
         if (strict && dir < 0 && us > INT64_MIN) us--;

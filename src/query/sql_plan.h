@@ -68,6 +68,11 @@ tl_status tl_sql_syntax_tree(tl_query_engine *e, const char *query, json_t **out
 char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc);
 char *tl_sql_select_text(tl_query_engine *e, json_t *exprs);
 
+/* The value of a time literal DuckDB would compare with a time column (a
+ * string, or a string cast to DATE, TIMESTAMP or TIMESTAMPTZ), in Unix
+ * microseconds, exact; false for any other expression or form. */
+bool tl_sql_literal_time(const json_t *e, int64_t *us);
+
 /* Frees the syntax trees the engine keeps of recent queries. */
 void tl_sql_plan_cache_free(tl_query_engine *e);
 
