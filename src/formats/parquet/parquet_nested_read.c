@@ -109,7 +109,7 @@ static tl_status peek(const parse_ctx *c, const tl_pq_schema_element **out, tl_e
  * "<list>_tuple") that is itself the element. */
 static tl_status parse_list(parse_ctx *c, tl_pq_rnode *n, tl_error *err)
 {
-    const tl_pq_schema_element *r;
+    const tl_pq_schema_element *r = NULL; /* set by peek; -O3 cannot tell */
     TL_TRY(peek(c, &r, err));
     if (n->e->num_children != 1 || repetition(r) != TL_PQ_REPEATED)
         return tl_error_set(err, TL_ERR_INVALID, "a LIST group needs one repeated child");
@@ -130,7 +130,7 @@ static tl_status parse_list(parse_ctx *c, tl_pq_rnode *n, tl_error *err)
 
 static tl_status parse_map(parse_ctx *c, tl_pq_rnode *n, tl_error *err)
 {
-    const tl_pq_schema_element *r;
+    const tl_pq_schema_element *r = NULL;
     TL_TRY(peek(c, &r, err));
     if (n->e->num_children != 1 || repetition(r) != TL_PQ_REPEATED || is_leaf(r) ||
         r->num_children != 2)
@@ -158,7 +158,7 @@ static tl_status parse_struct(parse_ctx *c, tl_pq_rnode *n, tl_error *err)
 static tl_status parse(parse_ctx *c, tl_pq_rnode *n, const char *name, int16_t slot_def,
                        int16_t base_def, int16_t rep, bool self_repeated, tl_error *err)
 {
-    const tl_pq_schema_element *e;
+    const tl_pq_schema_element *e = NULL;
     TL_TRY(peek(c, &e, err));
     if (c->depth == MAX_DEPTH)
         return tl_error_set(err, TL_ERR_INVALID, "nested deeper than %d levels", MAX_DEPTH);
