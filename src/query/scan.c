@@ -129,8 +129,35 @@ bool tl_scan_file_needed(const tl_table *t, const tl_ice_data_file *f,
     return false;
 }
 
-const char *tl_scan_duck_type(const tl_ice_type *t, char *buf, size_t size)
+/* A nested type, as DuckDB spells it: STRUCT("a" BIGINT), BIGINT[], MAP(VARCHAR, DOUBLE). */
+static void nested_duck_type(const tl_ice_field *f, char *buf, size_t size)
 {
+    char kid[TL_SCAN_DUCK_TYPE_MAX], a[TL_SCAN_DUCK_TYPE_MAX];
+    size_t at = 0;
+    if (f->type.id == TL_ICE_LIST && f->n_children == 1) {
+        snprintf(buf, size, "%s[]", tl_scan_duck_type(&f->children[0], kid, sizeof kid));
+    } else if (f->type.id == TL_ICE_MAP && f->n_children == 2) {
+        snprintf(buf, size, "MAP(%s, %s)", tl_scan_duck_type(&f->children[0], a, sizeof a),
+                 tl_scan_duck_type(&f->children[1], kid, sizeof kid));
+    } else {
+        at = (size_t)snprintf(buf, size, "STRUCT(");
+        for (size_t i = 0; i < f->n_children && at < size; i++) {
+            char *id = tl_sql_ident(f->children[i].name);
+            at += (size_t)snprintf(buf + at, size - at, "%s%s %s", i ? ", " : "", id ? id : "x",
+                                   tl_scan_duck_type(&f->children[i], kid, sizeof kid));
+            free(id);
+        }
+        if (at < size) snprintf(buf + at, size - at, ")");
+    }
+}
+
+const char *tl_scan_duck_type(const tl_ice_field *f, char *buf, size_t size)
+{
+    const tl_ice_type *t = &f->type;
+    if (TL_ICE_TYPE_IS_NESTED(t->id)) {
+        nested_duck_type(f, buf, size);
+        return buf;
+    }
     static const char *const names[] = {
         [TL_ICE_BOOLEAN] = "BOOLEAN",
         [TL_ICE_INT] = "INTEGER",
@@ -160,9 +187,9 @@ tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err)
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     bool ok = tl_buf_append_str(sql, "SELECT ") == 0;
     for (size_t i = 0; ok && i < s->n_fields; i++) {
-        char buf[64], *id = tl_sql_ident(s->fields[i].name);
+        char buf[TL_SCAN_DUCK_TYPE_MAX], *id = tl_sql_ident(s->fields[i].name);
         ok = id && tl_buf_printf(sql, "%sNULL::%s AS %s", i ? ", " : "",
-                                 tl_scan_duck_type(&s->fields[i].type, buf, sizeof buf), id) == 0;
+                                 tl_scan_duck_type(&s->fields[i], buf, sizeof buf), id) == 0;
         free(id);
     }
     ok = ok && tl_buf_append_str(sql, " WHERE false") == 0;

@@ -88,9 +88,10 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
 tl_status tl_scan_count(const tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
                         bool *known, int64_t *rows, tl_error *err);
 
-/* The SQL type DuckDB reads a column of Iceberg type t as (buf holds a
- * decimal's). */
-const char *tl_scan_duck_type(const tl_ice_type *t, char *buf, size_t size);
+/* The SQL type DuckDB reads a column of this field's type as (buf, of
+ * TL_SCAN_DUCK_TYPE_MAX bytes, holds a decimal's or a nested type's). */
+#define TL_SCAN_DUCK_TYPE_MAX 1024
+const char *tl_scan_duck_type(const tl_ice_field *f, char *buf, size_t size);
 
 /* A SELECT of no rows with the table's columns and types. */
 tl_status tl_scan_empty_sql(const tl_table *t, tl_buf *sql, tl_error *err);

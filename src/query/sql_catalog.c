@@ -106,8 +106,8 @@ static int column_rows(const tl_table *t, tl_buf *b, size_t *n)
     int rc = ns && name ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < schema->n_fields; i++) {
         const tl_ice_field *f = &schema->fields[i];
-        char buf[48], pos[24], num[4][16];
-        const char *type = tl_scan_duck_type(&f->type, buf, sizeof buf);
+        char buf[TL_SCAN_DUCK_TYPE_MAX], pos[24], num[4][16];
+        const char *type = tl_scan_duck_type(f, buf, sizeof buf);
         numeric_cells(&f->type, num);
         snprintf(pos, sizeof pos, "%zu", i);
         char *col = tl_sql_literal(f->name), *ty = tl_sql_literal(type);

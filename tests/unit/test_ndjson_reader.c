@@ -88,6 +88,44 @@ static void test_target(void)
     tl_schema_release(&target);
 }
 
+/* Lists and structs from JSON arrays and objects, for a nested target column. */
+static void test_nested_target(void)
+{
+    struct ArrowSchema target, schema;
+    tl_schema_init(&target, "+s", "", 0, 2, NULL);
+    tl_schema_init(target.children[0], "+l", "l", ARROW_FLAG_NULLABLE, 1, NULL);
+    tl_schema_init(target.children[0]->children[0], "l", "element", ARROW_FLAG_NULLABLE, 0, NULL);
+    tl_schema_init(target.children[1], "+s", "s", ARROW_FLAG_NULLABLE, 1, NULL);
+    tl_schema_init(target.children[1]->children[0], "u", "x", ARROW_FLAG_NULLABLE, 0, NULL);
+    struct ArrowArray last;
+    int64_t rows;
+    tl_error err;
+    /* Batches of two rows: the last holds the third and fourth lines. */
+    CHECK_OK(read_nd("{\"l\":null,\"s\":{}}\n{}\n{\"l\":[1,null,3],\"s\":{\"x\":\"a]\"}}\n"
+                     "{\"l\":[]}\n",
+                     &target, 5, &schema, &last, &rows, &err),
+             &err);
+    CHECK_INT(rows, 4);
+    CHECK_STR(schema.children[0]->format, "+l");
+    const struct ArrowArray *l = last.children[0];
+    CHECK_INT(l->length, 2);
+    CHECK_INT(l->null_count, 0);
+    const int32_t *offs = l->buffers[1];
+    CHECK(offs[0] == 0 && offs[1] == 3 && offs[2] == 3);
+    CHECK_INT(((const int64_t *)l->children[0]->buffers[1])[2], 3);
+    CHECK_INT(l->children[0]->null_count, 1);
+    const struct ArrowArray *st = last.children[1];
+    CHECK_INT(st->null_count, 1); /* the missing key */
+    CHECK_INT(st->children[0]->null_count, 1);
+    tl_array_release(&last);
+    tl_schema_release(&schema);
+    tl_status bad =
+        read_nd("{\"l\":[1]}\n{\"l\":{\"a\":1}}\n", &target, 5, &schema, &last, &rows, &err);
+    CHECK(bad == TL_ERR_INVALID &&
+          strstr(err.message, "line 2: column \"l\": an object where an array is due"));
+    tl_schema_release(&target);
+}
+
 static void expect_error(const char *text, const char *words)
 {
     struct ArrowSchema schema = {0};
@@ -105,7 +143,9 @@ static void expect_error(const char *text, const char *words)
 static void test_errors(void)
 {
     expect_error("{\"a\":1}\n[1]\n", "line 2: expected an object");
-    expect_error("{\"a\":{}}\n", "line 1: nested objects and arrays are not supported");
+    expect_error("{\"a\":{}}\n",
+                 "line 1, column \"a\": a JSON object (\"{}\") where a single value");
+    expect_error("{\"a\":[1, \"]\"\n", "line 1: unterminated object or array");
     expect_error("{\"a\":1,\"a\":2}\n", "key \"a\" appears twice");
     expect_error("{\"a\":\"x\\q\"}\n", "bad escape");
     expect_error("{\"a\":\"\\ud800\"}\n", "unpaired surrogate");
@@ -117,4 +157,4 @@ static void test_errors(void)
                  "line 3, column \"a\": \"x\" is not a valid int64");
 }
 
-UNIT_TESTS(UNIT(test_values), UNIT(test_target), UNIT(test_errors))
+UNIT_TESTS(UNIT(test_nested_target), UNIT(test_values), UNIT(test_target), UNIT(test_errors))

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arrow/array.h"
+#include "arrow/nested.h"
 #include "formats/csv/csv_scan.h"
 #include "formats/input/reader_stream.h"
 #include "formats/input/text_batch.h"
@@ -116,6 +117,12 @@ static tl_status target_types(csv_reader *c, const struct ArrowSchema *target, t
         int f = tl_text_target_find(target, c->names[i]);
         if (f < 0)
             return tl_error_set(err, TL_ERR_INVALID, "%s: column \"%s\" is not in the table",
+                                c->src.name, c->names[i]);
+        if (tl_arrow_is_nested(target->children[f]))
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "%s: column \"%s\" is a struct, list or map column, which CSV "
+                                "text cannot fill: append it as NDJSON (JSON objects and arrays) "
+                                "or Parquet, or leave the column out of the CSV",
                                 c->src.name, c->names[i]);
         TL_TRY(tl_text_target_type(target, f, &c->types[i], err));
         c->required[i] = (target->children[f]->flags & ARROW_FLAG_NULLABLE) == 0;

@@ -12,8 +12,9 @@
 #include "core/buf.h"
 
 /* How a value was written: CSV fields and JSON strings are text; JSON numbers
- * and booleans are literals; JSON null and missing keys are null. */
-enum { TL_TEXT_STRING = 0, TL_TEXT_LITERAL = 1, TL_TEXT_NULL = 2 };
+ * and booleans are literals; JSON null and missing keys are null; JSON
+ * objects and arrays are kept as their JSON text. */
+enum { TL_TEXT_STRING = 0, TL_TEXT_LITERAL = 1, TL_TEXT_NULL = 2, TL_TEXT_JSON = 3 };
 
 typedef struct tl_text_column {
     tl_buf bytes;   /* the values back to back */
@@ -60,6 +61,10 @@ typedef struct tl_text_source {
     bool csv_nulls;       /* CSV: pyarrow's null spellings ("", "NA", "null", ...) are nulls
                              in non-string columns */
     const bool *required; /* per column: a null is an error naming its line (NULL: none) */
+    /* per column: a nested column, whose values are kept as JSON text (objects,
+     * arrays and nulls; anything else is an error naming its line); NULL: none.
+     * Elsewhere a JSON object or array is an error. */
+    const bool *json;
 } tl_text_source;
 
 /* Types the columns: `types[i]` and `names[i]` for column i; fills *out with

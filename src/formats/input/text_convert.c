@@ -155,6 +155,24 @@ static tl_status required_error(const tl_text_batch *b, int64_t row, const tl_te
                         kind != TL_TEXT_NULL && len > 0 ? " (read as null)" : "");
 }
 
+/* A JSON object or array where a flat value is due, or the reverse. */
+static tl_status json_error(const tl_text_batch *b, int64_t row, const tl_text_source *src,
+                            const char *name, const char *s, size_t len, bool nested, tl_error *err)
+{
+    char quoted[64];
+    tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
+    long long line = (long long)((const int64_t *)b->lines.data)[row];
+    if (nested)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "%s: line %lld, column \"%s\": %s is not a JSON object or array, "
+                            "which this struct, list or map column takes",
+                            src->name, line, name, quoted);
+    return tl_error_set(err, TL_ERR_INVALID,
+                        "%s: line %lld, column \"%s\": a JSON %s (%s) where a single value is "
+                        "due: only struct, list and map columns take objects and arrays",
+                        src->name, line, name, len && s[0] == '{' ? "object" : "array", quoted);
+}
+
 static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_source *src,
                                 const char *name, tl_builder *bld, tl_error *err)
 {
@@ -165,6 +183,9 @@ static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_s
         size_t len;
         int kind;
         const char *s = tl_text_value(c, r, &len, &kind);
+        bool json = src->json && src->json[col];
+        if ((kind == TL_TEXT_JSON) != json && kind != TL_TEXT_NULL)
+            return json_error(b, r, src, name, s, len, json, err);
         bool null = kind == TL_TEXT_NULL ||
                     (!text_type && (src->csv_nulls || kind == TL_TEXT_STRING) && len == 0) ||
                     (!text_type && src->csv_nulls && tl_text_is_csv_null(s, len));

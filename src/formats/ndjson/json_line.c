@@ -6,6 +6,31 @@
 #include "formats/input/text_batch.h"
 #include "formats/ndjson/json_token.h"
 
+/* Skips the object or array at c->i, strings included (its syntax is
+ * checked where it is parsed, for a nested column). */
+static tl_status skip_nested(tl_json_cursor *c, tl_error *err)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (; c->i < c->len; c->i++) {
+        char ch = c->s[c->i];
+        if (in_string) {
+            if (ch == '\\')
+                c->i++;
+            else if (ch == '"')
+                in_string = false;
+        } else if (ch == '"') {
+            in_string = true;
+        } else if (ch == '{' || ch == '[') {
+            if (++depth > 64) return tl_json_syntax(c, "nested more than 64 deep", err);
+        } else if ((ch == '}' || ch == ']') && --depth == 0) {
+            c->i++;
+            return TL_OK;
+        }
+    }
+    return tl_json_syntax(c, "unterminated object or array", err);
+}
+
 /* A value at c->i: sets its text (*v, *vlen) and kind. */
 static tl_status value(tl_json_cursor *c, tl_buf *scratch, const char **v, size_t *vlen, int *kind,
                        tl_error *err)
@@ -22,8 +47,13 @@ static tl_status value(tl_json_cursor *c, tl_buf *scratch, const char **v, size_
         *kind = TL_TEXT_STRING;
         return TL_OK;
     }
-    if (ch == '{' || ch == '[')
-        return tl_json_syntax(c, "nested objects and arrays are not supported", err);
+    if (ch == '{' || ch == '[') {
+        TL_TRY(skip_nested(c, err));
+        *v = c->s + start;
+        *vlen = c->i - start;
+        *kind = TL_TEXT_JSON;
+        return TL_OK;
+    }
     if (ch == '-' || (ch >= '0' && ch <= '9')) {
         TL_TRY(tl_json_number(c, err));
         *kind = TL_TEXT_LITERAL;

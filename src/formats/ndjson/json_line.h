@@ -1,5 +1,5 @@
-/* One NDJSON line: a flat JSON object whose values are strings, numbers,
- * booleans or null. Nested objects and arrays are errors (a table is flat). */
+/* One NDJSON line: a JSON object whose values are strings, numbers, booleans,
+ * null, or objects and arrays (kept as their JSON text, for nested columns). */
 #ifndef TL_NDJSON_JSON_LINE_H
 #define TL_NDJSON_JSON_LINE_H
 
@@ -8,8 +8,9 @@
 
 #include "core/buf.h"
 
-/* Called for each member: the key and value (unescaped UTF-8), and the kind of
- * the value (TL_TEXT_STRING, TL_TEXT_LITERAL or TL_TEXT_NULL). */
+/* Called for each member: the key and value (unescaped UTF-8; an object or
+ * array as its JSON text), and the kind of the value (TL_TEXT_STRING,
+ * TL_TEXT_LITERAL, TL_TEXT_NULL or TL_TEXT_JSON). */
 typedef tl_status (*tl_json_member_fn)(void *ctx, const char *key, size_t key_len,
                                        const char *value, size_t value_len, int kind,
                                        tl_error *err);

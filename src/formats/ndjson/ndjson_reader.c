@@ -4,12 +4,14 @@
 #include <string.h>
 
 #include "arrow/array.h"
+#include "arrow/nested.h"
 #include "arrow/parse.h"
 #include "formats/input/line_scan.h"
 #include "formats/input/reader_stream.h"
 #include "formats/input/text_batch.h"
 #include "formats/input/text_schema.h"
 #include "formats/ndjson/json_line.h"
+#include "formats/ndjson/json_nested.h"
 
 #define ND_MAX_BATCH_BYTES ((size_t)64 << 20)
 #define ND_MAX_COLUMNS 10000
@@ -23,9 +25,11 @@ typedef struct ndjson_reader {
     char **names;
     size_t *name_lens;
     tl_arrow_type *types;
-    bool *required; /* per column, from the target's nullability */
-    int64_t *seen;  /* per column: the row (+1) it last got a value in */
-    int hint;       /* the column after the last one matched: keys usually repeat in order */
+    bool *required;             /* per column, from the target's nullability */
+    bool *json;                 /* per column: a nested one, read from JSON objects and arrays */
+    struct ArrowSchema *nested; /* per column: the target's field of a nested one */
+    int64_t *seen;              /* per column: the row (+1) it last got a value in */
+    int hint; /* the column after the last one matched: keys usually repeat in order */
     tl_text_batch batch;
     tl_buf scratch[2];
     tl_text_source src;
@@ -44,6 +48,9 @@ static void nd_free(void *ctx)
     free(r->name_lens);
     free(r->types);
     free(r->required);
+    for (int i = 0; r->nested && i < r->ncols; i++) tl_schema_release(&r->nested[i]);
+    free(r->nested);
+    free(r->json);
     free(r->seen);
     tl_text_batch_free(&r->batch);
     tl_buf_free(&r->scratch[0]);
@@ -162,6 +169,30 @@ static tl_status read_batch(ndjson_reader *r, tl_error *err)
     return TL_OK;
 }
 
+/* The batch typed: flat columns from text, nested ones from their JSON. */
+static tl_status convert(ndjson_reader *r, struct ArrowArray *out, tl_error *err)
+{
+    TL_TRY(tl_text_batch_convert(&r->batch, &r->src, r->types, (const char *const *)r->names, out,
+                                 err));
+    tl_status st = TL_OK;
+    for (int i = 0; st == TL_OK && r->json && i < r->ncols; i++) {
+        if (!r->json[i]) continue;
+        struct ArrowArray nested;
+        int64_t row = -1;
+        st =
+            tl_json_nested_column(&r->nested[i], out->children[i], r->names[i], &nested, &row, err);
+        if (st == TL_OK) {
+            tl_array_release(out->children[i]);
+            tl_array_move(&nested, out->children[i]);
+        } else if (st != TL_ERR_NOMEM && row >= 0) {
+            tl_error_prefix(err, "%s: line %lld", r->src.name,
+                            (long long)((const int64_t *)r->batch.lines.data)[row]);
+        }
+    }
+    if (st != TL_OK) tl_array_release(out);
+    return st;
+}
+
 static tl_status nd_next(void *ctx, struct ArrowArray *out, bool *done, tl_error *err)
 {
     ndjson_reader *r = ctx;
@@ -172,8 +203,7 @@ static tl_status nd_next(void *ctx, struct ArrowArray *out, bool *done, tl_error
     TL_TRY(read_batch(r, err));
     if (r->progress) r->progress(r->progress_ctx, tl_text_input_position(r->lines.w.in));
     if (r->batch.rows == 0) return *done = true, TL_OK;
-    return tl_text_batch_convert(&r->batch, &r->src, r->types, (const char *const *)r->names, out,
-                                 err);
+    return convert(r, out, err);
 }
 
 static tl_status target_columns(ndjson_reader *r, const struct ArrowSchema *target, tl_error *err)
@@ -182,11 +212,21 @@ static tl_status target_columns(ndjson_reader *r, const struct ArrowSchema *targ
         TL_TRY(add_column(r, target->children[i]->name, strlen(target->children[i]->name), err));
     r->types = calloc((size_t)r->ncols + 1, sizeof *r->types);
     r->required = calloc((size_t)r->ncols + 1, sizeof *r->required);
-    if (r->types == NULL || r->required == NULL) return tl_error_nomem(err);
+    r->json = calloc((size_t)r->ncols + 1, sizeof *r->json);
+    r->nested = calloc((size_t)r->ncols + 1, sizeof *r->nested);
+    if (!r->types || !r->required || !r->json || !r->nested) return tl_error_nomem(err);
     r->src.required = r->required;
+    r->src.json = r->json;
     for (int i = 0; i < r->ncols; i++) {
-        TL_TRY(tl_text_target_type(target, i, &r->types[i], err));
-        r->required[i] = (target->children[i]->flags & ARROW_FLAG_NULLABLE) == 0;
+        const struct ArrowSchema *f = target->children[i];
+        r->required[i] = (f->flags & ARROW_FLAG_NULLABLE) == 0;
+        if (!tl_arrow_is_nested(f)) {
+            TL_TRY(tl_text_target_type(target, i, &r->types[i], err));
+            continue;
+        }
+        r->json[i] = true; /* its JSON text, parsed per batch (convert) */
+        TL_TRY(tl_arrow_type_parse("U", &r->types[i], err));
+        TL_TRY(tl_schema_copy(f, &r->nested[i], err));
     }
     return TL_OK;
 }
@@ -210,8 +250,7 @@ static tl_status nd_start(ndjson_reader *r, const struct ArrowSchema *target, tl
         return tl_error_set(err, TL_ERR_INVALID,
                             "%s: no columns: the input has no objects with keys", r->src.name);
     if (r->batch.rows == 0) return TL_OK;
-    return tl_text_batch_convert(&r->batch, &r->src, r->types, (const char *const *)r->names,
-                                 &r->first, err);
+    return convert(r, &r->first, err);
 }
 
 tl_status tl_ndjson_stream_open(tl_text_input *in, const tl_ndjson_options *options,
@@ -233,6 +272,11 @@ tl_status tl_ndjson_stream_open(tl_text_input *in, const tl_ndjson_options *opti
     tl_status st = nd_start(r, target, err);
     if (st == TL_OK)
         st = tl_text_schema_make((const char *const *)r->names, r->types, r->ncols, &schema, err);
+    for (int i = 0; st == TL_OK && r->json && i < r->ncols; i++) {
+        if (!r->json[i]) continue;
+        tl_schema_release(schema.children[i]);
+        st = tl_schema_copy(&r->nested[i], schema.children[i], err);
+    }
     if (st != TL_OK) {
         nd_free(r);
         return st;
