@@ -2,6 +2,7 @@
 
 #include "core/buf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,4 +355,31 @@ int64_t tl_view_dict_index(const tl_array_view *v, int64_t i)
     default:
         return -1;
     }
+}
+
+tl_status tl_schema_set_field_id(struct ArrowSchema *schema, int32_t id, tl_error *err)
+{
+    char text[16];
+    snprintf(text, sizeof text, "%d", (int)id);
+    const char *pairs[] = {"PARQUET:field_id", text, NULL};
+    char *md = tl_metadata_encode(pairs);
+    if (md == NULL) return tl_error_nomem(err);
+    tl_status st = tl_schema_set_metadata(schema, md, err);
+    free(md);
+    return st;
+}
+
+bool tl_schema_field_id(const struct ArrowSchema *schema, int32_t *out)
+{
+    int32_t len = 0;
+    const char *v = tl_metadata_find(schema->metadata, "PARQUET:field_id", &len);
+    if (v == NULL || len <= 0 || len > 10) return false;
+    char text[12];
+    memcpy(text, v, (size_t)len);
+    text[len] = 0;
+    char *end;
+    long id = strtol(text, &end, 10);
+    if (*end != 0 || id < 0 || id > INT32_MAX) return false;
+    *out = (int32_t)id;
+    return true;
 }

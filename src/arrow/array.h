@@ -44,6 +44,14 @@ tl_status tl_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out,
 void tl_schema_release(struct ArrowSchema *schema);
 void tl_schema_move(struct ArrowSchema *src, struct ArrowSchema *dst);
 
+/* Sets the schema's metadata to {"PARQUET:field_id": id}: how a field carries
+ * its Iceberg field id. */
+tl_status tl_schema_set_field_id(struct ArrowSchema *schema, int32_t id, tl_error *err);
+
+/* The field id the schema's metadata carries ("PARQUET:field_id"); false when
+ * it has none (or not a number in 0..INT32_MAX). */
+bool tl_schema_field_id(const struct ArrowSchema *schema, int32_t *out);
+
 /* Builds Arrow's binary metadata encoding from NULL-terminated key, value pairs.
  * Returns a malloc'd blob (free it) or NULL when out of memory. */
 char *tl_metadata_encode(const char *const *pairs);

@@ -293,18 +293,6 @@ tl_status tl_ice_schema_from_arrow(const struct ArrowSchema *schema, int32_t fir
     return st;
 }
 
-static tl_status set_field_id(struct ArrowSchema *out, int32_t field_id, tl_error *err)
-{
-    char id[16];
-    snprintf(id, sizeof id, "%d", (int)field_id);
-    const char *pairs[] = {"PARQUET:field_id", id, NULL};
-    char *md = tl_metadata_encode(pairs);
-    if (md == NULL) return tl_error_nomem(err);
-    tl_status st = tl_schema_set_metadata(out, md, err);
-    free(md);
-    return st;
-}
-
 tl_status tl_ice_field_to_arrow(const tl_ice_field *f, struct ArrowSchema *out, tl_error *err)
 {
     char format[TL_ICE_TYPE_STR_MAX];
@@ -312,7 +300,7 @@ tl_status tl_ice_field_to_arrow(const tl_ice_field *f, struct ArrowSchema *out, 
     bool map = f->type.id == TL_ICE_MAP;
     int64_t n = map ? 1 : (int64_t)f->n_children;
     TL_TRY(tl_schema_init(out, format, f->name, f->required ? 0 : ARROW_FLAG_NULLABLE, n, err));
-    TL_TRY(set_field_id(out, f->id, err));
+    TL_TRY(tl_schema_set_field_id(out, f->id, err));
     struct ArrowSchema *parent = out;
     if (map) {
         parent = out->children[0];

@@ -39,16 +39,11 @@ tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out
             st = tl_ice_field_to_arrow(f, out->children[i], err);
             continue;
         }
-        char format[64], id[16];
+        char format[64];
         storage_format(&f->type, format, sizeof format);
-        snprintf(id, sizeof id, "%d", (int)f->id);
-        const char *pairs[] = {"PARQUET:field_id", id, NULL};
-        char *md = tl_metadata_encode(pairs);
-        st = md ? tl_schema_init(out->children[i], format, f->name,
-                                 f->required ? 0 : ARROW_FLAG_NULLABLE, 0, err)
-                : tl_error_nomem(err);
-        if (st == TL_OK) st = tl_schema_set_metadata(out->children[i], md, err);
-        free(md);
+        st = tl_schema_init(out->children[i], format, f->name,
+                            f->required ? 0 : ARROW_FLAG_NULLABLE, 0, err);
+        if (st == TL_OK) st = tl_schema_set_field_id(out->children[i], f->id, err);
     }
     if (st != TL_OK) tl_schema_release(out);
     return st;

@@ -441,3 +441,49 @@ def test_csv_refuses_nested_columns_naming_them(tmp_path):
     assert p.returncode == 0, p.stderr
     got = sorted_rows(timelake.Lake(str(lake_dir)))
     assert got.select(list(NAMES)).to_pylist() == [dict.fromkeys(NAMES)]
+
+
+def test_large_and_fixed_size_lists_become_lists(tmp_path):
+    """polars exports large lists; a fixed-size list is a list of its width."""
+    lake = timelake.Lake(str(tmp_path / "lake"))
+    schema = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device", pa.string()),
+                        ("l", pa.list_(pa.int64())), ("f", pa.list_(pa.float64()))])
+    t = lake.create_table("iot.t", schema=schema, time_column="time", series_key=["device"])
+    times = pa.array([T0 + dt.timedelta(seconds=i) for i in range(4)], pa.timestamp("us", tz="UTC"))
+    rows = pa.table({"time": times, "device": ["a"] * 4,
+                     "l": pa.array([[1, None], None, [], [4]], pa.large_list(pa.int16())),
+                     "f": pa.array([[1.5, 2.5], None, [0.0, None], [3.0, 4.0]],
+                                   pa.list_(pa.float32(), 2))})
+    t.append(rows.slice(1))  # offsets into the child arrays
+    t.append(rows.slice(0, 1))
+    got = lake.sql("SELECT l, f FROM iot.t ORDER BY time").to_pylist()
+    assert got == [{"l": [1, None], "f": [1.5, 2.5]}, {"l": None, "f": None},
+                   {"l": [], "f": [0.0, None]}, {"l": [4], "f": [3.0, 4.0]}]
+
+
+def test_reference_appends_to_our_nested_table(tmp_path, reference):
+    """The reference appends to our table (its last-value index holds the
+    nested columns); our next append merges that index."""
+    lake_dir, lake = nested_table(tmp_path)
+    ours = data(0, 50)
+    lake.table("iot.nest").append(ours)
+    reference(f"""
+        import datetime as dt, timelake, pyarrow as pa
+        lake = timelake.Lake({str(lake_dir)!r})
+        t = lake.table("iot.nest")
+        t.append(pa.Table.from_pylist([{{"time": dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc),
+            "device": "r", "l": [7, None], "s": {{"a": 1, "b": "r", "inner": [[("k", [1])]]}},
+            "m": [("x", 1.0)], "p": [{{"x": 2, "tags": []}}]}}], schema=t.schema.remove(t.schema.get_field_index("_ingest_ts"))))
+        print(1)
+    """, timeout=600)
+    theirs = pa.Table.from_pylist([{"time": dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc), "device": "r",
+                                    "l": [7, None], "s": {"a": 1, "b": "r", "inner": [[("k", [1])]]},
+                                    "m": [("x", 1.0)], "p": [{"x": 2, "tags": []}]}], schema=SCHEMA)
+    # Our next append merges the last-value index the reference wrote (nested columns too).
+    again = timelake.Lake(str(lake_dir))
+    more = data(50, 30)
+    again.table("iot.nest").append(more)
+    check_rows(again, expected([ours, theirs, more]))
+    newest = again.latest("iot.nest").drop_columns(["_ingest_ts"]).to_pylist()
+    assert [r["device"] for r in newest] == ["a", "b", "c", "r"]
+    assert newest[3]["l"] == [7, None] and newest[3]["m"] == [("x", 1.0)]

@@ -101,22 +101,6 @@ static char *dotted_path(tl_pq_nested *n, const build_ctx *c)
     return s;
 }
 
-/* The Iceberg field id a field's metadata carries ("PARQUET:field_id"), if any. */
-static bool field_id(const struct ArrowSchema *f, int32_t *out)
-{
-    int32_t len = 0;
-    const char *v = tl_metadata_find(f->metadata, "PARQUET:field_id", &len);
-    if (v == NULL || len <= 0 || len > 11) return false;
-    char buf[12];
-    memcpy(buf, v, (size_t)len);
-    buf[len] = 0;
-    char *end;
-    long id = strtol(buf, &end, 10);
-    if (*end != 0 || id < 0 || id > INT32_MAX) return false;
-    *out = (int32_t)id;
-    return true;
-}
-
 static tl_status leaf_desc(node *nd, const struct ArrowSchema *f, tl_pq_column_desc *d,
                            tl_error *err)
 {
@@ -164,7 +148,7 @@ static tl_status build_leaf(tl_pq_nested *n, node *nd, const struct ArrowSchema 
     d->elem.name = name;
     d->elem.has_repetition = true;
     d->elem.repetition = nd->nullable ? TL_PQ_OPTIONAL : TL_PQ_REQUIRED;
-    d->elem.has_field_id = nd->src != SRC_TAG && field_id(f, &d->elem.field_id);
+    d->elem.has_field_id = nd->src != SRC_TAG && tl_schema_field_id(f, &d->elem.field_id);
     d->levels = true;
     d->max_def = (int16_t)(c->def + nd->nullable);
     d->max_rep = c->rep;
@@ -340,7 +324,7 @@ static tl_status build(tl_pq_nested *n, node *nd, const struct ArrowSchema *f, c
     c->depth--;
     /* The element of the field itself: the first one it added. */
     if (st == TL_OK && first < n->n_elems)
-        n->elems[first].has_field_id = field_id(f, &n->elems[first].field_id);
+        n->elems[first].has_field_id = tl_schema_field_id(f, &n->elems[first].field_id);
     return st;
 }
 

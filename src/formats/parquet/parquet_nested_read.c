@@ -228,15 +228,7 @@ size_t tl_pq_rnode_n_leaves(const tl_pq_rnode *n)
 
 static tl_status set_id(const tl_pq_schema_element *e, struct ArrowSchema *out, tl_error *err)
 {
-    if (!e->has_field_id) return TL_OK;
-    char id[16];
-    snprintf(id, sizeof id, "%d", (int)e->field_id);
-    const char *pairs[] = {"PARQUET:field_id", id, NULL};
-    char *md = tl_metadata_encode(pairs);
-    if (md == NULL) return tl_error_nomem(err);
-    tl_status st = tl_schema_set_metadata(out, md, err);
-    free(md);
-    return st;
+    return e->has_field_id ? tl_schema_set_field_id(out, e->field_id, err) : TL_OK;
 }
 
 static tl_status arrow_of(const tl_pq_rnode *n, const tl_pq_column_desc *leaves,

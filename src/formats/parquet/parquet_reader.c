@@ -252,15 +252,7 @@ static tl_status export_field(const tl_pq_column_desc *d, struct ArrowSchema *ou
     char format[96];
     tl_arrow_type_format(&d->arrow, format, sizeof format);
     TL_TRY(tl_schema_init(out, format, d->name, d->nullable ? ARROW_FLAG_NULLABLE : 0, 0, err));
-    if (!d->elem.has_field_id) return TL_OK;
-    char id[16];
-    snprintf(id, sizeof id, "%d", (int)d->elem.field_id);
-    const char *pairs[] = {"PARQUET:field_id", id, NULL};
-    char *md = tl_metadata_encode(pairs);
-    if (md == NULL) return tl_error_nomem(err);
-    tl_status st = tl_schema_set_metadata(out, md, err);
-    free(md);
-    return st;
+    return d->elem.has_field_id ? tl_schema_set_field_id(out, d->elem.field_id, err) : TL_OK;
 }
 
 tl_status tl_parquet_reader_schema(const tl_parquet_reader *r, struct ArrowSchema *out,
