@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tl_buf_reserve(tl_buf *b, size_t extra)
+int tl_buf_grow(tl_buf *b, size_t extra)
 {
     /* +1 keeps room for the trailing NUL. */
     if (extra > SIZE_MAX - b->len - 1) return -1;
@@ -18,20 +18,6 @@ int tl_buf_reserve(tl_buf *b, size_t extra)
     b->data = p;
     b->cap = cap;
     return 0;
-}
-
-int tl_buf_append(tl_buf *b, const void *data, size_t len)
-{
-    if (tl_buf_reserve(b, len) != 0) return -1;
-    if (len) memcpy(b->data + b->len, data, len);
-    b->len += len;
-    b->data[b->len] = '\0';
-    return 0;
-}
-
-int tl_buf_append_byte(tl_buf *b, uint8_t byte)
-{
-    return tl_buf_append(b, &byte, 1);
 }
 
 int tl_buf_append_str(tl_buf *b, const char *s)

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -15,10 +16,32 @@ typedef struct tl_buf {
     size_t cap;
 } tl_buf;
 
-/* Each returns 0 on success, -1 when memory runs out (the buffer is unchanged). */
-int tl_buf_reserve(tl_buf *b, size_t extra);
-int tl_buf_append(tl_buf *b, const void *data, size_t len);
-int tl_buf_append_byte(tl_buf *b, uint8_t byte);
+/* The out-of-line part of tl_buf_reserve: reallocates. */
+int tl_buf_grow(tl_buf *b, size_t extra);
+
+/* Each returns 0 on success, -1 when memory runs out (the buffer is unchanged).
+ * Reserve and the appends are inline: parsers call them per field and byte. */
+static inline int tl_buf_reserve(tl_buf *b, size_t extra)
+{
+    return extra < b->cap - b->len ? 0 : tl_buf_grow(b, extra); /* room for the NUL too */
+}
+
+static inline int tl_buf_append(tl_buf *b, const void *data, size_t len)
+{
+    if (tl_buf_reserve(b, len) != 0) return -1;
+    if (len) memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+static inline int tl_buf_append_byte(tl_buf *b, uint8_t byte)
+{
+    if (tl_buf_reserve(b, 1) != 0) return -1;
+    b->data[b->len++] = byte;
+    b->data[b->len] = '\0';
+    return 0;
+}
 int tl_buf_append_str(tl_buf *b, const char *s);
 int tl_buf_printf(tl_buf *b, const char *fmt, ...) TL_PRINTF(2, 3);
 /* Appends zeroed bytes and returns a pointer to them, or NULL. */
