@@ -90,25 +90,6 @@ static tl_status write_all(FILE *f, const uint8_t *buf, size_t len, tl_error *er
     return tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
 }
 
-/* The first chunk and the object's size in one GET (the bucket's size, never
- * the sender's); a larger object's rest in further chunks of known length,
- * so memory stays bounded by one chunk whatever the object's size. */
-static tl_status copy_chunks(tl_store *s, const char *key, uint64_t *size, FILE *f, tl_error *err)
-{
-    uint8_t *buf = malloc(CHUNK);
-    if (buf == NULL) return tl_error_nomem(err);
-    size_t got = 0;
-    tl_status st = tl_store_get_first(s, key, CHUNK, buf, &got, size, err);
-    if (st == TL_OK) st = write_all(f, buf, got, err);
-    for (uint64_t off = got; off < *size && st == TL_OK; off += CHUNK) {
-        size_t len = *size - off < CHUNK ? (size_t)(*size - off) : CHUNK;
-        st = tl_store_get_range(s, key, off, len, buf, err);
-        if (st == TL_OK) st = write_all(f, buf, len, err);
-    }
-    free(buf);
-    return st;
-}
-
 static tl_status temp_file(char **path, FILE **f, tl_error *err)
 {
     const char *dir = getenv("TMPDIR");
@@ -126,20 +107,49 @@ static tl_status temp_file(char **path, FILE **f, tl_error *err)
     return TL_OK;
 }
 
-tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
-                                  char **path, uint64_t *bytes, tl_error *err)
+/* The first chunk (`got` bytes in buf) into a new temporary file, then the
+ * rest of the object in further chunks of known length. */
+static tl_status copy_to_file(tl_store *s, const char *key, uint8_t *buf, size_t got,
+                              tl_notify_object *o, tl_error *err)
 {
-    tl_store *s;
-    TL_TRY(store_of(l, bucket, &s, err));
     FILE *f = NULL;
-    TL_TRY(temp_file(path, &f, err));
-    tl_status st = copy_chunks(s, key, bytes, f, err);
+    TL_TRY(temp_file(&o->path, &f, err));
+    tl_status st = write_all(f, buf, got, err);
+    for (uint64_t off = got; off < o->bytes && st == TL_OK; off += CHUNK) {
+        size_t len = o->bytes - off < CHUNK ? (size_t)(o->bytes - off) : CHUNK;
+        st = tl_store_get_range(s, key, off, len, buf, err);
+        if (st == TL_OK) st = write_all(f, buf, len, err);
+    }
     if (fclose(f) != 0 && st == TL_OK)
         st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
-    if (st != TL_OK) {
-        unlink(*path);
-        free(*path);
-        *path = NULL;
-    }
     return st;
+}
+
+tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
+                                  uint64_t memory_max, tl_notify_object *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    tl_store *s;
+    TL_TRY(store_of(l, bucket, &s, err));
+    uint8_t *buf = malloc(CHUNK);
+    if (buf == NULL) return tl_error_nomem(err);
+    size_t got = 0;
+    tl_status st = tl_store_get_first(s, key, CHUNK, buf, &got, &out->bytes, err);
+    if (st == TL_OK && got == out->bytes && got <= memory_max) {
+        uint8_t *fit = realloc(buf, got ? got : 1); /* give back the rest of the chunk */
+        out->data = fit ? fit : buf;
+        return TL_OK;
+    }
+    if (st == TL_OK) st = copy_to_file(s, key, buf, got, out, err);
+    free(buf);
+    if (st != TL_OK) tl_notify_object_clear(out);
+    return st;
+}
+
+void tl_notify_object_clear(tl_notify_object *o)
+{
+    if (o->path) unlink(o->path);
+    free(o->path);
+    free(o->data);
+    memset(o, 0, sizeof *o);
 }

@@ -1,6 +1,7 @@
 /* The landing buckets: a store per bucket, opened on first use, and the copy
- * of an object into a local temporary file in bounded chunks, so a large
- * object is never held in memory whole (the readers then stream the file). */
+ * of an object into memory (small ones) or into a local temporary file in
+ * bounded chunks, so a large object is never held in memory whole (the
+ * readers then stream the file). */
 #ifndef TL_NOTIFY_LANDING_H
 #define TL_NOTIFY_LANDING_H
 
@@ -15,13 +16,26 @@ typedef struct tl_notify_landing tl_notify_landing;
 tl_status tl_notify_landing_new(const char *const *options, tl_notify_landing **out, tl_error *err);
 void tl_notify_landing_free(tl_notify_landing *l);
 
-/* Copies object `key` of `bucket` into a new temporary file; *path (malloc'd)
- * is its name, which the caller unlinks and frees. A missing object is
+/* An object fetched from a landing bucket: in memory when the whole of it
+ * came in the first GET and the caller allowed that size, else in a
+ * temporary file. Cleared with tl_notify_object_clear. */
+typedef struct tl_notify_object {
+    uint8_t *data;  /* the object's bytes (malloc'd), or NULL */
+    char *path;     /* the temporary file holding them (malloc'd), or NULL */
+    uint64_t bytes; /* the object's size */
+} tl_notify_object;
+
+/* Fetches object `key` of `bucket`: into memory when it is at most
+ * `memory_max` bytes (saving a file's creation, write, read and deletion per
+ * request), else into a new temporary file. A missing object is
  * TL_ERR_NOT_FOUND, any other failure TL_ERR_STORAGE; no file is left then.
  * The size is the bucket's, never the notification's, learnt from the first
  * ranged GET (one round trip for an object up to one chunk, 8 MiB); each GET
  * is of at most one chunk, so memory stays bounded for any size. */
 tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
-                                  char **path, uint64_t *bytes, tl_error *err);
+                                  uint64_t memory_max, tl_notify_object *out, tl_error *err);
+
+/* Unlinks the temporary file, frees what the object holds. */
+void tl_notify_object_clear(tl_notify_object *o);
 
 #endif

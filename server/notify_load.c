@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/strlist.h"
 
 /* One JSON line per call; a single write keeps concurrent lines whole. */
 static void log_json(FILE *f, json_t *j)
@@ -80,8 +81,6 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
 {
     double t0 = tl_monotonic_ms();
     tl_error err = {0};
-    char *tmp = NULL;
-    uint64_t bytes = 0;
     /* A redelivery of objects already loaded must not spend the request's
      * deadline fetching and parsing them again (the sender would then time out
      * before the new objects at its end, and retry the same forever). The
@@ -96,7 +95,11 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
         seen = -1; /* the append checks again; report it only if that fails too */
     if (seen == 1) return duplicate(ev, table, version, t0, why, why_size);
     tl_error_clear(&err);
-    tl_status st = tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, &tmp, &bytes, &err);
+    /* Text small enough to parse ahead is read from memory: no temporary file. */
+    uint64_t memory_max = fmt == TL_INPUT_PARQUET ? 0 : tl_notify_tables_parse_ahead_bytes();
+    tl_notify_object obj;
+    tl_status st =
+        tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, memory_max, &obj, &err);
     if (st != TL_OK && seen == -1 && committed_now(in, table, ev->key, &version))
         return duplicate(ev, table, version, t0, why, why_size);
     if (st != TL_OK) {
@@ -109,17 +112,24 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     tl_append_result r;
     memset(&r, 0, sizeof r);
     int group = 1;
-    st = tl_notify_tables_append(in->tables, table, tmp, fmt, ev->key, &r, &group, &err);
-    unlink(tmp);
+    /* Messages name the object: a file's by its temporary name (replaced below). */
+    char *name = obj.path ? NULL : tl_strdup_printf("s3://%s/%s", ev->bucket, ev->key);
+    if (obj.path == NULL && name == NULL)
+        st = tl_error_nomem(&err);
+    else
+        st = tl_notify_tables_append(in->tables, table, obj.path ? obj.path : name, obj.data,
+                                     obj.bytes, fmt, ev->key, &r, &group, &err);
+    free(name);
     if (st != TL_OK) {
-        name_object(&err, tmp, ev);
-        free(tmp);
+        if (obj.path) name_object(&err, obj.path, ev);
+        tl_notify_object_clear(&obj);
         int http = append_status(st);
         snprintf(why, why_size, "%s: %s", ev->key, err.message);
         log_error(ev, table, http, why);
         return http;
     }
-    free(tmp);
+    uint64_t bytes = obj.bytes;
+    tl_notify_object_clear(&obj);
     double ms = tl_monotonic_ms() - t0;
     /* ms = fetch_ms + parsing + waiting for the table + commit_ms (the
      * append's own, of the whole group); group: the requests it committed. */

@@ -186,19 +186,20 @@ void tl_notify_tables_free(tl_notify_tables *t)
 #define PARSE_AHEAD_BYTES (16u << 20)
 
 /* TIMELAKE_NOTIFY_PARSE_AHEAD_BYTES overrides it, for tests of the streaming path. */
-static uint64_t parse_ahead_bytes(void)
+uint64_t tl_notify_tables_parse_ahead_bytes(void)
 {
     const char *v = getenv("TIMELAKE_NOTIFY_PARSE_AHEAD_BYTES");
     return v && v[0] ? strtoull(v, NULL, 10) : PARSE_AHEAD_BYTES;
 }
 
-/* Reads the whole file into batches of the table's columns. */
-static tl_status parse_ahead(notify_table *x, const char *path, tl_input_format format,
-                             tl_notify_member *m, tl_error *err)
+/* Reads the whole file (or the bytes at data) into batches of the table's columns. */
+static tl_status parse_ahead(notify_table *x, const char *path, const uint8_t *data, size_t len,
+                             tl_input_format format, tl_notify_member *m, tl_error *err)
 {
     tl_input_options o = {.format = format, .target = &x->loader.target};
     struct ArrowArrayStream in;
-    TL_TRY(tl_input_open(path, &o, &in, err));
+    TL_TRY(data ? tl_input_open_memory(data, len, path, &o, &in, err)
+                : tl_input_open(path, &o, &in, err));
     tl_status st = tl_stream_collect(&in, &m->schema, &m->batches, &m->n_batches, err);
     in.release(&in);
     return st;
@@ -212,15 +213,15 @@ static void member_free(tl_notify_member *m)
 }
 
 /* Parses the file, then commits it with whatever else is waiting for the table. */
-static tl_status append_grouped(notify_table *x, const char *path, tl_input_format format,
-                                const char *batch_id, tl_append_result *out, int *group,
-                                tl_error *err)
+static tl_status append_grouped(notify_table *x, const char *path, const uint8_t *data, size_t len,
+                                tl_input_format format, const char *batch_id, tl_append_result *out,
+                                int *group, tl_error *err)
 {
     tl_notify_member m;
     memset(&m, 0, sizeof m);
     m.batch_id = batch_id;
     tl_notify_group_coming(&x->group);
-    tl_status st = parse_ahead(x, path, format, &m, err);
+    tl_status st = parse_ahead(x, path, data, len, format, &m, err);
     if (st != TL_OK) tl_notify_group_gone(&x->group);
     if (st == TL_OK) {
         tl_notify_group_commit(&x->group, &m);
@@ -251,15 +252,16 @@ tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, cons
 }
 
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
-                                  tl_input_format format, const char *batch_id,
-                                  tl_append_result *out, int *group, tl_error *err)
+                                  const uint8_t *data, size_t len, tl_input_format format,
+                                  const char *batch_id, tl_append_result *out, int *group,
+                                  tl_error *err)
 {
     notify_table *x = find(t, name);
     if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
     tl_status st;
     *group = 1;
-    if (cli_file_size(path) <= parse_ahead_bytes()) {
-        st = append_grouped(x, path, format, batch_id, out, group, err);
+    if (data != NULL || cli_file_size(path) <= tl_notify_tables_parse_ahead_bytes()) {
+        st = append_grouped(x, path, data, len, format, batch_id, out, group, err);
     } else {
         pthread_mutex_lock(&x->lock);
         x->loader.format = format;

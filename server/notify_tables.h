@@ -4,6 +4,8 @@
 #define TL_NOTIFY_TABLES_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "core/error.h"
 #include "formats/input/input_open.h"
@@ -26,13 +28,19 @@ tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, cons
                                      bool wait, int *out, int64_t *version, tl_error *err);
 
 /* Appends the file at `path` (read as `format`) to table `name` with
- * `batch_id`: parsed first, then committed together with the other requests
+ * `batch_id`, or, when `data` is not NULL, its `len` bytes (a text format, at
+ * most tl_notify_tables_parse_ahead_bytes; `path` then only names them in
+ * messages): parsed first, then committed together with the other requests
  * waiting for the table (notify_group.h); *group is how many requests that
  * commit served. Returns once the rows are committed (or failed, nothing of
  * them committed). Files above the parse-ahead size stream under the table's
  * lock as a commit of their own. */
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
-                                  tl_input_format format, const char *batch_id,
-                                  tl_append_result *out, int *group, tl_error *err);
+                                  const uint8_t *data, size_t len, tl_input_format format,
+                                  const char *batch_id, tl_append_result *out, int *group,
+                                  tl_error *err);
+
+/* Files up to this size are parsed before they join a group commit. */
+uint64_t tl_notify_tables_parse_ahead_bytes(void);
 
 #endif

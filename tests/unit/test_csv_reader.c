@@ -5,6 +5,7 @@
 #include "arrow/array.h"
 #include "core/buf.h"
 #include "formats/csv/csv_reader.h"
+#include "formats/input/input_open.h"
 #include "unit.h"
 
 typedef struct result {
@@ -196,5 +197,41 @@ static void test_large_batch(void)
     tl_buf_free(&text);
 }
 
-UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_batches), UNIT(test_inference),
-           UNIT(test_target_types), UNIT(test_errors), UNIT(test_large_batch))
+/* tl_input_open_memory: CSV and NDJSON read from bytes, errors named as
+ * given, Parquet and an unknown format refused. */
+static void test_input_open_memory(void)
+{
+    static const struct {
+        tl_input_format format;
+        const char *text;
+        int64_t rows;
+    } ok[] = {{TL_INPUT_CSV, "a,b\n1,x\n2,y\n3,z\n", 3},
+              {TL_INPUT_TSV, "a\tb\n1\tx\n", 1},
+              {TL_INPUT_NDJSON, "{\"a\":1}\n{\"a\":2}\n", 2}};
+    tl_error err;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        tl_input_options o = {.format = ok[i].format};
+        struct ArrowArrayStream s;
+        CHECK_OK(tl_input_open_memory((const uint8_t *)ok[i].text, strlen(ok[i].text), "mem", &o,
+                                      &s, &err),
+                 &err);
+        int64_t rows = 0;
+        for (struct ArrowArray a; s.get_next(&s, &a) == 0 && a.release; tl_array_release(&a))
+            rows += a.length;
+        CHECK_INT(rows, ok[i].rows);
+        s.release(&s);
+    }
+    const char *bad = "a,b\n1\n";
+    tl_input_options csv = {.format = TL_INPUT_CSV};
+    struct ArrowArrayStream s;
+    tl_status st =
+        tl_input_open_memory((const uint8_t *)bad, strlen(bad), "s3://b/k.csv", &csv, &s, &err);
+    CHECK_INT(st, TL_ERR_INVALID);
+    CHECK(strstr(err.message, "s3://b/k.csv") != NULL);
+    tl_input_options pq = {.format = TL_INPUT_PARQUET}, any = {0};
+    CHECK_INT(tl_input_open_memory((const uint8_t *)"PAR1", 4, "p", &pq, &s, &err), TL_ERR_INVALID);
+    CHECK_INT(tl_input_open_memory((const uint8_t *)"a\n", 2, "p", &any, &s, &err), TL_ERR_INVALID);
+}
+
+UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_input_open_memory), UNIT(test_batches),
+           UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors), UNIT(test_large_batch))

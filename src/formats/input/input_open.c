@@ -46,6 +46,19 @@ tl_status tl_input_format_of_path(const char *path, tl_input_format *out, tl_err
                         path);
 }
 
+/* Takes over `in`, read as o->format (a text format). */
+static tl_status open_text(tl_text_input *in, const tl_input_options *o,
+                           struct ArrowArrayStream *out, tl_error *err)
+{
+    if (o->format == TL_INPUT_NDJSON) {
+        tl_ndjson_options no = {o->batch_rows, o->progress, o->progress_ctx};
+        return tl_ndjson_stream_open(in, &no, o->target, out, err);
+    }
+    tl_csv_options co = {o->format == TL_INPUT_TSV ? '\t' : ',', o->batch_rows, o->progress,
+                         o->progress_ctx};
+    return tl_csv_stream_open(in, &co, o->target, out, err);
+}
+
 tl_status tl_input_open(const char *path, const tl_input_options *options,
                         struct ArrowArrayStream *out, tl_error *err)
 {
@@ -60,11 +73,19 @@ tl_status tl_input_open(const char *path, const tl_input_options *options,
         return tl_parquet_stream_open(path, o.target, o.progress, o.progress_ctx, out, err);
     tl_text_input *in;
     TL_TRY(tl_text_input_open_file(path, &in, err));
-    if (o.format == TL_INPUT_NDJSON) {
-        tl_ndjson_options no = {o.batch_rows, o.progress, o.progress_ctx};
-        return tl_ndjson_stream_open(in, &no, o.target, out, err);
-    }
-    tl_csv_options co = {o.format == TL_INPUT_TSV ? '\t' : ',', o.batch_rows, o.progress,
-                         o.progress_ctx};
-    return tl_csv_stream_open(in, &co, o.target, out, err);
+    return open_text(in, &o, out, err);
+}
+
+tl_status tl_input_open_memory(const uint8_t *data, size_t len, const char *name,
+                               const tl_input_options *options, struct ArrowArrayStream *out,
+                               tl_error *err)
+{
+    tl_input_options o = {0};
+    if (options) o = *options;
+    if (o.format == TL_INPUT_AUTO || o.format == TL_INPUT_PARQUET)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "%s: only CSV, TSV and NDJSON are read from memory", name);
+    tl_text_input *in;
+    TL_TRY(tl_text_input_open_memory(data, len, name, &in, err));
+    return open_text(in, &o, out, err);
 }

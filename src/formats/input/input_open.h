@@ -36,4 +36,11 @@ typedef struct tl_input_options {
 tl_status tl_input_open(const char *path, const tl_input_options *options,
                         struct ArrowArrayStream *out, tl_error *err);
 
+/* The same for `len` bytes at `data` (borrowed: they must outlive the stream),
+ * named `name` in messages: text formats only (CSV, TSV, NDJSON, gzipped or
+ * not; the format must be given), Parquet is TL_ERR_INVALID. */
+tl_status tl_input_open_memory(const uint8_t *data, size_t len, const char *name,
+                               const tl_input_options *options, struct ArrowArrayStream *out,
+                               tl_error *err);
+
 #endif
