@@ -1,5 +1,6 @@
 #include "store/store.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +100,34 @@ tl_status tl_store_put_many(tl_store *s, const tl_store_put_item *items, size_t 
     for (size_t i = 0; i < n; i++)
         TL_TRY(tl_store_put(s, items[i].key, items[i].data, items[i].len, err));
     return TL_OK;
+}
+
+#define REMOVE_THREADS 8
+
+typedef struct remove_job {
+    tl_store *s;
+    char *const *keys;
+    atomic_size_t removed;
+} remove_job;
+
+static tl_status remove_one(void *ctx, size_t i, tl_error *err)
+{
+    (void)err;
+    remove_job *job = ctx;
+    if (job->keys[i] && tl_store_remove(job->s, job->keys[i], NULL) == TL_OK)
+        atomic_fetch_add(&job->removed, 1);
+    return TL_OK;
+}
+
+size_t tl_store_remove_many(tl_store *s, char *const *keys, size_t n)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < n; i++) live += keys[i] != NULL;
+    remove_job job = {.s = s, .keys = keys};
+    atomic_init(&job.removed, 0);
+    size_t threads = live < REMOVE_THREADS ? live : REMOVE_THREADS;
+    if (live > 0) tl_parallel_run(n, threads, false, remove_one, &job, NULL);
+    return atomic_load(&job.removed);
 }
 
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err)

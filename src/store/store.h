@@ -204,6 +204,14 @@ tl_status tl_store_get_many(tl_store *s, tl_store_get_item *items, size_t n, tl_
 tl_status tl_store_get_first(tl_store *s, const char *key, size_t len, uint8_t *dst, size_t *got,
                              uint64_t *total, tl_error *err);
 
+/* Deletes keys[0..n) (NULL entries skipped), several at once: locally each
+ * unlink may wait for the disk (a discard of the freed blocks, a journal
+ * update), remotely each is a round trip, and they overlap. A failure leaves
+ * that object (callers delete what is no longer referenced: a later pass or
+ * orphan cleanup takes it). Returns how many removals succeeded (as with
+ * tl_store_remove, a key already missing succeeds). */
+size_t tl_store_remove_many(tl_store *s, char *const *keys, size_t n);
+
 /* Deletes every object under prefix, and whatever the backend keeps there
  * of its own (tl_store_sweep with no age). */
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err);

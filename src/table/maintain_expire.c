@@ -429,13 +429,17 @@ static tl_status delete_orphans(tl_table *t, const tl_maintain_settings *s, cons
     if (st == TL_OK) st = tl_store_list(t->lake->store, prefix, &keys, err);
     int64_t now = tl_now_millis();
     for (size_t i = 0; st == TL_OK && i < keys.len; i++) {
-        const char *key = keys.items[i];
-        if (!deletable_kind(key, t->name.key) || set_has(&live, key)) continue;
-        if (gone && set_has(gone, key)) continue; /* deleted already */
+        char *key = keys.items[i];
         int64_t born = name_time_ms(strrchr(key, '/') + 1);
-        if (born < 0 || now - born < s->orphan_window_ms) continue;
-        if (tl_store_remove(t->lake->store, key, NULL) == TL_OK) r->objects_deleted++;
+        bool orphan = deletable_kind(key, t->name.key) && !set_has(&live, key) &&
+                      !(gone && set_has(gone, key)) && /* deleted already */
+                      born >= 0 && now - born >= s->orphan_window_ms;
+        if (orphan) continue;
+        free(key); /* kept: not to delete */
+        keys.items[i] = NULL;
     }
+    if (st == TL_OK)
+        r->objects_deleted += (int64_t)tl_store_remove_many(t->lake->store, keys.items, keys.len);
     tl_strlist_free(&keys);
     /* Temporaries of writers killed before their rename, which no listing shows. */
     if (st == TL_OK)
@@ -451,9 +455,8 @@ tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool fu
 {
     key_set gone = {0};
     tl_status st = expire_snapshots(t, s, full, &gone, r, err);
-    for (size_t i = 0; st == TL_OK && i < gone.cap; i++)
-        if (gone.slots[i] && tl_store_remove(t->lake->store, gone.slots[i], NULL) == TL_OK)
-            r->objects_deleted++;
+    if (st == TL_OK)
+        r->objects_deleted += (int64_t)tl_store_remove_many(t->lake->store, gone.slots, gone.cap);
     if (st == TL_OK && full) st = delete_orphans(t, s, &gone, r, err);
     set_free(&gone);
     return st;

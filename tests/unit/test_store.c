@@ -50,6 +50,35 @@ static void test_put_get_list_remove(void)
     tl_store_free(s);
 }
 
+/* Many at once: NULL entries skipped, a missing key counted as removed, the
+ * rest gone, the others kept. */
+static void test_remove_many(void)
+{
+    tl_store *s = open_scratch("many");
+    tl_error err;
+    char *keys[24] = {0};
+    for (int i = 0; i < 20; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "d%d/f%02d", i % 3, i);
+        CHECK_OK(tl_store_put(s, key, "x", 1, &err), &err);
+        if (i % 5 != 4) keys[i] = strdup(key); /* 16 to delete, 4 to keep */
+    }
+    keys[21] = strdup("d0/never-there");
+    CHECK_INT(tl_store_remove_many(s, keys, 24), 17); /* a missing key succeeds too */
+    CHECK_INT(tl_store_remove_many(s, keys, 0), 0);
+    tl_strlist left = {0};
+    CHECK_OK(tl_store_list(s, "", &left, &err), &err);
+    tl_strlist_sort(&left);
+    CHECK_INT(left.len, 4);
+    if (left.len == 4) {
+        CHECK_STR(left.items[0], "d0/f09");
+        CHECK_STR(left.items[3], "d2/f14");
+    }
+    tl_strlist_free(&left);
+    for (int i = 0; i < 24; i++) free(keys[i]);
+    tl_store_free(s);
+}
+
 static void test_put_if_absent_is_exclusive(void)
 {
     tl_store *s = open_scratch("excl");
@@ -131,6 +160,6 @@ static void test_duration_format(void)
     }
 }
 
-UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_put_if_absent_is_exclusive),
-           UNIT(test_hostile_keys_are_refused), UNIT(test_location_normalized),
-           UNIT(test_duration_parse), UNIT(test_duration_format))
+UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_remove_many),
+           UNIT(test_put_if_absent_is_exclusive), UNIT(test_hostile_keys_are_refused),
+           UNIT(test_location_normalized), UNIT(test_duration_parse), UNIT(test_duration_format))
