@@ -423,14 +423,14 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
 }
 
 /* The second round trip: the conditional create of the next version. */
-/* Deletes the metadata files that fell out of the metadata log with this
- * commit (write.metadata.previous-versions-max), as the reference does. Only
- * locally: on an object store it would be one more round trip per append,
- * and expiry removes unreferenced files there. */
-static void prune_metadata_files(tl_table *t, const tl_ice_metadata *old)
+/* The metadata files that fall out of the metadata log when `md` replaces
+ * `old` (write.metadata.previous-versions-max), to delete once it landed, as
+ * the reference does. Only locally: on an object store it would be one more
+ * round trip per append, and expiry removes unreferenced files there. */
+static tl_status obsolete_metadata(tl_table *t, const tl_ice_metadata *old,
+                                   const tl_ice_metadata *md, tl_strlist *out, tl_error *err)
 {
-    if (!tl_store_is_local(t->lake->store)) return;
-    const tl_ice_metadata *md = t->md;
+    if (!tl_store_is_local(t->lake->store)) return TL_OK;
     /* The new log is usually the old one less its first entries, plus one:
      * the old entries before the new log's first left it. */
     size_t first_kept = old->n_metadata_log;
@@ -447,14 +447,20 @@ static void prune_metadata_files(tl_table *t, const tl_ice_metadata *old)
             kept = strcmp(md->metadata_log[j].metadata_file, url) == 0;
         char buf[1024];
         const char *key = kept ? NULL : tl_table_key_of_url(t, url, buf, sizeof buf);
-        if (key) tl_store_remove(t->lake->store, key, NULL);
+        if (key && tl_strlist_push(out, key) != 0) return tl_error_nomem(err);
     }
+    return TL_OK;
 }
 
 static tl_status create_next_version(tl_table *t, commit_state *cs, tl_ice_metadata *md,
                                      const tl_buf *json, tl_error *err)
 {
-    tl_status st = tl_table_create_next(t, json->data, json->len, err);
+    tl_strlist obsolete = {0};
+    tl_status st = obsolete_metadata(t, t->md, md, &obsolete, err);
+    if (st == TL_OK)
+        st = tl_table_create_next_removing(t, json->data, json->len, obsolete.items, obsolete.len,
+                                           err);
+    tl_strlist_free(&obsolete);
     if (st == TL_ERR_EXISTS || st == TL_ERR_NOT_FOUND) {
         tl_ice_metadata_free(md);
         return st; /* another writer's bytes are there, or the table was dropped: not landed */
@@ -465,17 +471,7 @@ static tl_status create_next_version(tl_table *t, commit_state *cs, tl_ice_metad
         tl_ice_metadata_free(md);
         return st;
     }
-    /* The replaced metadata outlives the adoption, to see what left the log. */
-    tl_ice_metadata *old = t->md;
-    t->md = NULL;
-    st = tl_table_adopt(t, md, t->version + 1, err);
-    if (st != TL_OK) {
-        t->md = old; /* the handle stays as it was */
-        return st;
-    }
-    prune_metadata_files(t, old);
-    tl_ice_metadata_free(old);
-    return TL_OK;
+    return tl_table_adopt(t, md, t->version + 1, err); /* the handle stays as it was on failure */
 }
 
 /* One attempt: TL_OK (committed), TL_ERR_EXISTS (lost the race) or an error. */

@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/parallel.h"
+#include "store/store.h"
 #include "table/head.h"
 #include "table/version_cache.h"
 
@@ -141,18 +142,31 @@ static void write_hint(tl_table *t, int64_t version)
 
 typedef struct after_create {
     tl_table *t;
-    bool alive;
+    bool alive, local;
+    char *const *obsolete;
+    size_t n_obsolete;
 } after_create;
 
-/* Item 0 writes the hint, item 1 checks the table is still there. */
+static void check_alive(after_create *a)
+{
+    if (a->t->version >= 1 && still_there(a->t, &a->alive, NULL) != TL_OK)
+        a->alive = true; /* a failed check says nothing either way: the version stays */
+}
+
+/* Item 0 writes the hint, item 1 checks the table is still there (locally
+ * after the hint, in the same item), item 2 deletes the obsolete objects. */
 static tl_status after_create_step(void *ctx, size_t i, tl_error *err)
 {
     after_create *a = ctx;
     (void)err;
-    if (i == 0)
+    if (i == 0) {
         write_hint(a->t, a->t->version + 1);
-    else if (a->t->version >= 1 && still_there(a->t, &a->alive, NULL) != TL_OK)
-        a->alive = true; /* a failed check says nothing either way: the version stays */
+        if (a->local) check_alive(a);
+    } else if (i == 1 && !a->local) {
+        check_alive(a);
+    } else if (i == 2) {
+        tl_store_remove_many(a->t->lake->store, a->obsolete, a->n_obsolete);
+    }
     return TL_OK;
 }
 
@@ -174,16 +188,22 @@ tl_status tl_table_land_next(tl_table *t, tl_ice_metadata *md, const tl_buf *jso
 
 tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err)
 {
+    return tl_table_create_next_removing(t, json, len, NULL, 0, err);
+}
+
+tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t len,
+                                        char *const *obsolete, size_t n, tl_error *err)
+{
     TL_TRY(tl_table_check_not_dropped(t, err));
     char key[sizeof t->name.key + 64];
     tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
     TL_TRY(tl_store_put_if_absent(t->lake->store, key, json, len, err));
     /* Landed. On an object store the hint's PUT and the check share one
      * round trip; locally the hint is written first, so that a drop racing
-     * the commit deletes it or the check sees the drop and removes it. */
-    after_create a = {t, true};
-    bool local = tl_store_is_local(t->lake->store);
-    tl_parallel_run(2, local ? 1 : 2, false, after_create_step, &a, NULL);
+     * the commit deletes it or the check sees the drop and removes it. The
+     * obsolete objects go meanwhile. */
+    after_create a = {t, true, tl_store_is_local(t->lake->store), obsolete, n};
+    tl_parallel_run(n ? 3 : 2, a.local ? (n ? 2 : 1) : 3, false, after_create_step, &a, NULL);
     if (a.alive) {
         tl_version_cache_note(t, t->version + 1); /* this process's queries see it at once */
         return TL_OK;

@@ -27,6 +27,12 @@
  * outcome is unknown. */
 tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err);
 
+/* The same, also deleting the objects `obsolete[0..n)` (NULL entries
+ * skipped) once it landed, while the hint is written and the table checked:
+ * locally each deletion may wait for the disk. */
+tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t len,
+                                        char *const *obsolete, size_t n, tl_error *err);
+
 /* Lands `md` (taken) as version t->version + 1 from its JSON: the commit's
  * head (may be NULL; finished here either way) goes up in parallel with the
  * conditional create, and the handle adopts md when the create landed. A
