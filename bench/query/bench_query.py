@@ -1,4 +1,4 @@
-"""SQL over the lake, TSBS cpu-only style: ours, the reference and DuckDB
+"""SQL over the lake, TSBS cpu-only style (and two filtered count(*)s): ours, the reference and DuckDB
 (Python) over the same Parquet files, side by side in one run.
 
 usage: python bench/query/bench_query.py [--hosts 1000] [--hours 24] [--repeat 5]
@@ -53,6 +53,8 @@ def queries(hosts):
         "groupby-orderby-limit": f"SELECT time_bucket(INTERVAL '1 minute', time) AS minute, max(usage_user) AS m "
         f"FROM cpu WHERE time < {T.format(12)} GROUP BY 1 ORDER BY 1 DESC LIMIT 5",
         "lastpoint": "SELECT DISTINCT ON (hostname) * FROM cpu ORDER BY hostname, time DESC",
+        "count-1h": f"SELECT count(*) FROM cpu WHERE time >= {T.format(5)} AND time < {T.format(6)}",
+        "count-host": f"SELECT count(*) FROM cpu WHERE hostname = {h(3)}",
     }
 
 
