@@ -53,6 +53,9 @@ def queries(hosts):
         "count-5m-partial-edges": "SELECT time_bucket(INTERVAL '5 minutes', time) AS b, count(*) AS n, "
         f"max(usage_idle) AS m FROM cpu WHERE time >= TIMESTAMPTZ '2026-01-01 02:02:30+00' "
         f"AND time < TIMESTAMPTZ '2026-01-01 20:57:10+00' GROUP BY 1 ORDER BY 1",
+        # Not routable (no rollup keeps stddev): what routing costs a query it leaves alone.
+        "stddev-1h-one-host": "SELECT time_bucket(INTERVAL '1 hour', time) AS hour, stddev(usage_user) AS s "
+        "FROM cpu WHERE hostname = 'host_7' GROUP BY 1 ORDER BY 1",
     }
 
 

@@ -43,6 +43,10 @@ typedef struct tl_query_engine {
      * (sql_route.c), by text, and the slot to replace next. */
     char *routes_checked[16];
     size_t next_route_check;
+    /* What routing found for recent queries, by text and table versions
+     * (sql_route.c: struct route_memo), and the slot to replace next. */
+    struct route_memo *route_memos;
+    size_t next_route_memo;
     struct tl_sql_session *sessions; /* SET per namespace (sql_session.h) */
     size_t n_sessions;
     struct tl_rowsets *rowsets;      /* rows decoded for the query (rows_function.h) */

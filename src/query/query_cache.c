@@ -10,21 +10,22 @@ char *tl_query_view_name(const tl_table *t)
     return tl_strdup_printf("%s@%lld", t->name.table, (long long)t->pinned_snapshot);
 }
 
-/* The cache's key of t: "namespace.<view name>". */
-static void key_of(const tl_table *t, char *buf, size_t size)
+/* The cache's key of t: "namespace.<view name>" and a suffix. */
+static void key_of(const tl_table *t, const char *suffix, char *buf, size_t size)
 {
     if (t->pinned_snapshot == 0)
-        snprintf(buf, size, "%s", t->name.full);
+        snprintf(buf, size, "%s%s", t->name.full, suffix);
     else
-        snprintf(buf, size, "%s@%lld", t->name.full, (long long)t->pinned_snapshot);
+        snprintf(buf, size, "%s@%lld%s", t->name.full, (long long)t->pinned_snapshot, suffix);
 }
 
-#define KEY_SIZE (sizeof((tl_table *)0)->name.full + 24)
+#define KEY_SIZE (sizeof((tl_table *)0)->name.full + 40)
 
-static tl_query_cached *find(tl_query_engine *e, const tl_table *t, tl_error *err)
+static tl_query_cached *find_as(tl_query_engine *e, const tl_table *t, const char *suffix,
+                                tl_error *err)
 {
     char table[KEY_SIZE];
-    key_of(t, table, sizeof table);
+    key_of(t, suffix, table, sizeof table);
     for (size_t i = 0; i < e->n_cached; i++)
         if (strcmp(e->cached[i].table, table) == 0) return &e->cached[i];
     tl_query_cached *c = realloc(e->cached, (e->n_cached + 1) * sizeof *c);
@@ -42,6 +43,11 @@ static tl_query_cached *find(tl_query_engine *e, const tl_table *t, tl_error *er
     }
     e->n_cached++;
     return c;
+}
+
+static tl_query_cached *find(tl_query_engine *e, const tl_table *t, tl_error *err)
+{
+    return find_as(e, t, "", err);
 }
 
 tl_status tl_query_live_files(tl_query_engine *e, const tl_table *t, const tl_live_files **out,
@@ -73,12 +79,20 @@ tl_status tl_query_live_files(tl_query_engine *e, const tl_table *t, const tl_li
 
 tl_status tl_query_register(tl_query_engine *e, const tl_table *t, const char *body, tl_error *err)
 {
-    tl_query_cached *c = find(e, t, err);
+    return tl_query_register_as(e, t, "", body, err);
+}
+
+tl_status tl_query_register_as(tl_query_engine *e, const tl_table *t, const char *suffix,
+                               const char *body, tl_error *err)
+{
+    tl_query_cached *c = find_as(e, t, suffix, err);
     if (c == NULL) return TL_ERR_NOMEM;
     if (c->view && strcmp(c->view, body) == 0) return TL_OK;
     free(c->view);
     c->view = NULL;
-    char *view = tl_query_view_name(t);
+    char *name = tl_query_view_name(t);
+    char *view = name ? tl_strdup_printf("%s%s", name, suffix) : NULL;
+    free(name);
     char *ns = tl_sql_ident(t->name.namespace_), *tb = view ? tl_sql_ident(view) : NULL;
     free(view);
     char *ddl = ns && tb ? tl_strdup_printf("CREATE SCHEMA IF NOT EXISTS %s; CREATE OR REPLACE "
@@ -104,7 +118,7 @@ static void cached_clear(tl_query_cached *c)
 void tl_query_forget(tl_query_engine *e, const tl_table *t)
 {
     char key[KEY_SIZE];
-    key_of(t, key, sizeof key);
+    key_of(t, "", key, sizeof key);
     for (size_t i = 0; i < e->n_cached; i++) {
         tl_query_cached *c = &e->cached[i];
         if (strcmp(c->table, key) != 0) continue;

@@ -33,6 +33,11 @@ tl_status tl_query_live_files(tl_query_engine *e, const tl_table *t, const tl_li
 /* Creates or replaces t's view "namespace"."<view name>" as `body`, unless
  * it is that already. */
 tl_status tl_query_register(tl_query_engine *e, const tl_table *t, const char *body, tl_error *err);
+/* The same for view "namespace"."<view name><suffix>", kept apart from t's
+ * own (rollup routing's narrowed view of a raw table, sql_route.c: both
+ * stay as they are from one routed query to the next). */
+tl_status tl_query_register_as(tl_query_engine *e, const tl_table *t, const char *suffix,
+                               const char *body, tl_error *err);
 
 /* Drops t's view and what the engine keeps of it (for the views of pinned
  * handles, which no later query may see). */

@@ -506,7 +506,8 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, reads, &n_reads, err);
     e->query_text = NULL;
     if (st == TL_OK && !answered) st = tl_query_use_namespace(e, ns, err);
-    if (st == TL_OK && !answered) st = tl_sql_route(e, &plan, lookup, c, &routed, &routing, err);
+    if (st == TL_OK && !answered)
+        st = tl_sql_route(e, query, &plan, lookup, c, &routed, &routing, err);
     if (routed) query = routed;
     if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK && explain) {

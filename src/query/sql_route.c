@@ -616,9 +616,16 @@ static int ranges_sql(tl_buf *b, const char *col, const span *r, size_t n)
     return rc | tl_buf_append_str(b, ")");
 }
 
-static char *view_name(const tl_table *t)
+/* The suffix of the name of a raw table's view narrowed to the rows
+ * outside the clean buckets: apart from its own, so that neither changes
+ * (no DDL) from one routed query to the next. */
+#define RAW_VIEW "@routed"
+
+static char *view_name(const tl_table *t, const char *suffix)
 {
-    char *ns = tl_sql_ident(t->name.namespace_), *tb = tl_sql_ident(t->name.table);
+    char *name = tl_strdup_printf("%s%s", t->name.table, suffix);
+    char *ns = tl_sql_ident(t->name.namespace_), *tb = name ? tl_sql_ident(name) : NULL;
+    free(name);
     char *v = ns && tb ? tl_strdup_printf("%s.%s", ns, tb) : NULL;
     free(ns);
     free(tb);
@@ -631,7 +638,8 @@ static char *union_sql(const query_shape *q, const tl_table *rollup, const tl_ro
                        const merge *merges, const span *r, size_t n)
 {
     tl_buf raw = {0}, roll = {0};
-    char *rv = view_name(q->raw), *ov = view_name(rollup), *time = tl_sql_ident(q->x.time);
+    char *rv = view_name(q->raw, RAW_VIEW), *ov = view_name(rollup, ""),
+         *time = tl_sql_ident(q->x.time);
     char *bucket = tl_sql_ident(d->bucket_column);
     int rc = !rv || !ov || !time || !bucket;
     rc |= tl_buf_append_str(&raw, "SELECT ") | tl_buf_append_str(&roll, "SELECT ");
@@ -822,14 +830,6 @@ static bool same_result(tl_query_engine *e, const char *a, const char *b)
     return same;
 }
 
-void tl_sql_route_cache_free(tl_query_engine *e)
-{
-    for (size_t i = 0; i < sizeof e->routes_checked / sizeof e->routes_checked[0]; i++) {
-        free(e->routes_checked[i]);
-        e->routes_checked[i] = NULL;
-    }
-}
-
 /* The filters of the plan's reference, each narrowed to each range ([lo,
  * hi); times inclusive in the filters), for t: the raw table of ref or its
  * rollup. Malloc'd, *k of them, at least one (a range nothing passes when
@@ -879,8 +879,8 @@ static tl_status rows_needed(tl_query_engine *e, const tl_table *t, const tl_sca
     return TL_OK;
 }
 
-static tl_status register_view(tl_query_engine *e, const tl_table *t, const tl_scan_filter *f,
-                               size_t k, tl_error *err)
+static tl_status register_view(tl_query_engine *e, const tl_table *t, const char *suffix,
+                               const tl_scan_filter *f, size_t k, tl_error *err)
 {
     const tl_live_files *lf = NULL;
     tl_buf sql = {0};
@@ -888,7 +888,7 @@ static tl_status register_view(tl_query_engine *e, const tl_table *t, const tl_s
     tl_status st = tl_query_live_files(e, t, &lf, err);
     if (st == TL_OK) st = tl_scan_sql(e, t, lf, f, k, false, &sql, &stats, err);
     if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
-    if (st == TL_OK) st = tl_query_register(e, t, (const char *)sql.data, err);
+    if (st == TL_OK) st = tl_query_register_as(e, t, suffix, (const char *)sql.data, err);
     tl_buf_free(&sql);
     return st;
 }
@@ -991,31 +991,56 @@ static tl_status worth_it(tl_query_engine *e, const tl_sql_ref *ref, const tl_ta
     return TL_OK;
 }
 
-/* Routes the analysed query through rollup c: the views and the text. */
-static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *plan_doc,
-                          query_shape *q, json_t *doc, json_t *select, candidate *c, char **routed,
-                          char **explain, tl_error *err)
+/* What routing found for one query over given versions of its tables. */
+struct route_memo {
+    char *key;     /* the query, its raw table's version, the session (memo_key) */
+    char *rollups; /* the rollups of raw as found (rollups_seen); NULL: routes nowhere */
+    char *rollup;  /* the full name of the rollup that answers, or NULL */
+    char *routed, *explain;
+    span ranges[MAX_RANGES + 1]; /* its clean buckets */
+    size_t n;
+};
+
+#define MEMOS 16
+
+/* The filters of the rollup's view and of raw's outside the clean ranges;
+ * false when out of memory. */
+static bool split_filters(const tl_sql_ref *ref, const tl_table *rollup, const span *ranges,
+                          size_t n, tl_scan_filter **rf, size_t *nrf, tl_scan_filter **wf,
+                          size_t *nwf)
 {
-    span ranges[MAX_RANGES + 1], rest[MAX_RANGES + 2];
+    span all = {ranges[0].lo, ranges[n - 1].hi}, rest[MAX_RANGES + 2];
+    *rf = ranged_filters(rollup, ref, &all, 1, nrf);
+    *wf = ranged_filters(ref->t, ref, rest, complement(ranges, n, rest), nwf);
+    return *rf && *wf;
+}
+
+/* Routes the analysed query through rollup c: the views and the text; m
+ * records the clean ranges. */
+static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *plan_doc,
+                          query_shape *q, json_t *doc, json_t *select, candidate *c,
+                          struct route_memo *m, char **routed, char **explain, tl_error *err)
+{
+    span *ranges = m->ranges;
     size_t n = 0, nrf = 0, nwf = 0;
     bool ok = false;
     const tl_sql_ref *ref = &plan->refs[0];
     TL_TRY(clean_buckets(e, q, c->t, &c->def, ranges, &n, &ok, err));
     if (!ok) return TL_OK;
-    span all = {ranges[0].lo, ranges[n - 1].hi};
-    tl_scan_filter *rf = ranged_filters(c->t, ref, &all, 1, &nrf);
-    tl_scan_filter *wf = ranged_filters(q->raw, ref, rest, complement(ranges, n, rest), &nwf);
-    tl_status st = rf && wf ? TL_OK : tl_error_nomem(err);
+    m->n = n;
+    tl_scan_filter *rf = NULL, *wf = NULL;
+    tl_status st =
+        split_filters(ref, c->t, ranges, n, &rf, &nrf, &wf, &nwf) ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK) st = worth_it(e, ref, c->t, rf, nrf, wf, nwf, &ok, err);
     char *from = st == TL_OK && ok ? union_sql(q, c->t, &c->def, c->merges, ranges, n) : NULL;
     ok = from && rewrite_tree(e, q, select, from, c->merges);
     free(from);
     char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
     char *original = text ? tl_sql_tree_text(e, plan_doc) : NULL;
-    if (st == TL_OK && original) st = register_view(e, c->t, rf, nrf, err);
+    if (st == TL_OK && original) st = register_view(e, c->t, "", rf, nrf, err);
+    if (st == TL_OK && original) st = register_view(e, q->raw, RAW_VIEW, wf, nwf, err);
     if (st == TL_OK && original && same_result(e, original, text)) {
-        st = register_view(e, q->raw, wf, nwf, err);
-        if (st == TL_OK && (*explain = explain_text(q, c->t, &c->def, ranges, n)) == NULL)
+        if ((*explain = explain_text(q, c->t, &c->def, ranges, n)) == NULL)
             st = tl_error_nomem(err);
         if (st == TL_OK) {
             *routed = text;
@@ -1029,13 +1054,118 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
     return st;
 }
 
-tl_status tl_sql_route(tl_query_engine *e, tl_sql_plan *plan, tl_sql_lookup lookup, void *ctx,
-                       char **routed, char **explain, tl_error *err)
+static void memo_clear(struct route_memo *m)
 {
-    *routed = *explain = NULL;
-    if (plan->n_refs != 1 || plan->refs[0].t == NULL || plan->query /* time travel */ ||
-        !routing_on(e, plan->refs[0].t))
+    free(m->key);
+    free(m->rollups);
+    free(m->rollup);
+    free(m->routed);
+    free(m->explain);
+    memset(m, 0, sizeof *m);
+}
+
+/* The query's text, its raw table (uuid, version) and the session's
+ * settings: what fixes its shape, filters and raw files. */
+static char *memo_key(const tl_query_engine *e, const char *query, const tl_table *raw)
+{
+    tl_buf b = {0};
+    const char *uuid = raw->md->table_uuid ? raw->md->table_uuid : "";
+    int rc =
+        tl_buf_printf(&b, "%s\x1f%s\x1f%s\x1f%" PRId64, query, raw->name.full, uuid, raw->version);
+    for (size_t i = 0; e->settings && e->settings[i]; i += 2)
+        rc |= tl_buf_printf(&b, "\x1f%s=%s", e->settings[i],
+                            e->settings[i + 1] ? e->settings[i + 1] : "");
+    rc |= tl_buf_append_byte(&b, 0);
+    if (rc) {
+        tl_buf_free(&b);
+        return NULL;
+    }
+    return (char *)tl_buf_detach(&b, NULL);
+}
+
+static struct route_memo *memo_find(tl_query_engine *e, const char *key)
+{
+    for (size_t i = 0; e->route_memos && i < MEMOS; i++)
+        if (e->route_memos[i].key && strcmp(e->route_memos[i].key, key) == 0)
+            return &e->route_memos[i];
+    return NULL;
+}
+
+/* Keeps m (taken) in the engine's next slot. */
+static void memo_keep(tl_query_engine *e, struct route_memo *m)
+{
+    if (e->route_memos == NULL &&
+        (e->route_memos = calloc(MEMOS, sizeof *e->route_memos)) == NULL) {
+        memo_clear(m);
+        return;
+    }
+    struct route_memo *slot = &e->route_memos[e->next_route_memo++ % MEMOS];
+    memo_clear(slot);
+    *slot = *m;
+}
+
+/* Each rollup raw lists as the lookup finds it now (name, uuid, version):
+ * a refresh, a new rollup, a drop or another process's commit changes it. */
+static char *rollups_seen(const tl_table *raw, const tl_strlist *names, tl_sql_lookup lookup,
+                          void *ctx)
+{
+    tl_buf b = {0};
+    int rc = tl_buf_append_str(&b, "");
+    for (size_t i = 0; i < names->len; i++) {
+        tl_qname qn;
+        tl_table *t = NULL;
+        if (tl_qname_parse(names->items[i], raw->name.namespace_, &qn, NULL) != TL_OK ||
+            lookup(ctx, qn.namespace_, qn.table, NULL, &t, NULL) != TL_OK)
+            t = NULL;
+        if (t)
+            rc |= tl_buf_printf(&b, "%s@%s@%" PRId64 ";", t->name.full,
+                                t->md->table_uuid ? t->md->table_uuid : "", t->version);
+        else
+            rc |= tl_buf_printf(&b, "%s@-;", names->items[i]);
+    }
+    rc |= tl_buf_append_byte(&b, 0);
+    if (rc) {
+        tl_buf_free(&b);
+        return NULL;
+    }
+    return (char *)tl_buf_detach(&b, NULL);
+}
+
+/* Routes the query as m found, over the same versions: the rollup's view,
+ * raw's narrowed, the text kept. */
+static tl_status replay(tl_query_engine *e, tl_sql_plan *plan, const struct route_memo *m,
+                        tl_sql_lookup lookup, void *ctx, char **routed, char **explain,
+                        tl_error *err)
+{
+    tl_qname qn;
+    tl_table *rollup = NULL;
+    if (m->rollup == NULL || tl_qname_parse(m->rollup, "default", &qn, NULL) != TL_OK ||
+        lookup(ctx, qn.namespace_, qn.table, NULL, &rollup, NULL) != TL_OK || rollup == NULL)
         return TL_OK;
+    tl_scan_filter *rf = NULL, *wf = NULL;
+    size_t nrf = 0, nwf = 0;
+    tl_status st = split_filters(&plan->refs[0], rollup, m->ranges, m->n, &rf, &nrf, &wf, &nwf)
+                       ? TL_OK
+                       : tl_error_nomem(err);
+    if (st == TL_OK) st = register_view(e, rollup, "", rf, nrf, err);
+    if (st == TL_OK) st = register_view(e, plan->refs[0].t, RAW_VIEW, wf, nwf, err);
+    if (st == TL_OK &&
+        ((*routed = strdup(m->routed)) == NULL || (*explain = strdup(m->explain)) == NULL))
+        st = tl_error_nomem(err);
+    if (st != TL_OK) {
+        free(*routed);
+        *routed = NULL;
+    }
+    free(rf);
+    free(wf);
+    return st;
+}
+
+/* Analyses the query and routes it when a rollup fits; fills m. */
+static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, const tl_strlist *names,
+                         tl_sql_lookup lookup, void *ctx, struct route_memo *m, char **routed,
+                         char **explain, tl_error *err)
+{
     const tl_table *raw = plan->refs[0].t;
     json_t *stmt = json_deep_copy(plan->stmt);
     json_t *doc = stmt ? json_pack("{s:b, s:[o]}", "error", 0, "statements", stmt) : NULL;
@@ -1048,24 +1178,82 @@ tl_status tl_sql_route(tl_query_engine *e, tl_sql_plan *plan, tl_sql_lookup look
         .raw = raw,
         .lo = INT64_MIN,
         .hi = INT64_MAX};
-    tl_strlist names = {0};
     candidate best = {0};
-    bool found = false;
+    bool found = false, shape = false;
     tl_status st = TL_OK;
     if (strcasecmp(tl_js_str(from, "table_name"), plan->refs[0].table) == 0 &&
         strcmp(tl_js_str(from, "schema_name"), plan->refs[0].schema) == 0 &&
-        !*tl_js_str(from, "catalog_name") && read_query(&q) &&
-        tl_rollup_list(raw->md, &names, NULL) == TL_OK)
-        st = pick(&q, &names, lookup, ctx, &best, &found, err);
+        !*tl_js_str(from, "catalog_name") && read_query(&q)) {
+        shape = true;
+        st = pick(&q, names, lookup, ctx, &best, &found, err);
+    }
+    if (!shape) {
+        free(m->rollups); /* routes nowhere, whatever the rollups */
+        m->rollups = NULL;
+    }
     json_t *plan_doc =
         found ? json_pack("{s:b, s:[O]}", "error", 0, "statements", plan->stmt) : NULL;
     if (found && plan_doc == NULL) st = tl_error_nomem(err);
     if (st == TL_OK && found)
-        st = route_to(e, plan, plan_doc, &q, doc, select, &best, routed, explain, err);
+        st = route_to(e, plan, plan_doc, &q, doc, select, &best, m, routed, explain, err);
+    if (st == TL_OK && *routed &&
+        ((m->rollup = strdup(best.t->name.full)) == NULL || (m->routed = strdup(*routed)) == NULL ||
+         (m->explain = strdup(*explain)) == NULL))
+        st = tl_error_nomem(err);
     json_decref(plan_doc);
     if (found) tl_rollup_def_free(&best.def);
-    tl_strlist_free(&names);
     shape_free(&q);
     json_decref(doc);
     return st;
+}
+
+tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
+                       tl_sql_lookup lookup, void *ctx, char **routed, char **explain,
+                       tl_error *err)
+{
+    *routed = *explain = NULL;
+    if (plan->n_refs != 1 || plan->refs[0].t == NULL || plan->query /* time travel */ ||
+        !routing_on(e, plan->refs[0].t))
+        return TL_OK;
+    const tl_table *raw = plan->refs[0].t;
+    struct route_memo m = {.key = memo_key(e, query, raw)};
+    if (m.key == NULL) return tl_error_nomem(err);
+    const struct route_memo *seen = memo_find(e, m.key);
+    tl_strlist names = {0};
+    tl_status st = TL_OK;
+    if (seen && seen->rollups == NULL) goto done; /* its shape routes nowhere */
+    if (tl_rollup_list(raw->md, &names, NULL) != TL_OK) goto done;
+    if ((m.rollups = rollups_seen(raw, &names, lookup, ctx)) == NULL) {
+        st = tl_error_nomem(err);
+        goto done;
+    }
+    if (seen && strcmp(seen->rollups, m.rollups) == 0) {
+        st = replay(e, plan, seen, lookup, ctx, routed, explain, err);
+        goto done;
+    }
+    st = analyse(e, plan, &names, lookup, ctx, &m, routed, explain, err);
+    if (st == TL_OK) {
+        memo_keep(e, &m); /* takes it */
+        memset(&m, 0, sizeof m);
+    }
+done:
+    memo_clear(&m);
+    tl_strlist_free(&names);
+    if (st != TL_OK) {
+        free(*routed);
+        free(*explain);
+        *routed = *explain = NULL;
+    }
+    return st;
+}
+
+void tl_sql_route_cache_free(tl_query_engine *e)
+{
+    for (size_t i = 0; e->route_memos && i < MEMOS; i++) memo_clear(&e->route_memos[i]);
+    free(e->route_memos);
+    e->route_memos = NULL;
+    for (size_t i = 0; i < sizeof e->routes_checked / sizeof e->routes_checked[0]; i++) {
+        free(e->routes_checked[i]);
+        e->routes_checked[i] = NULL;
+    }
 }

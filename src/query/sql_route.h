@@ -40,9 +40,13 @@
  * instead (malloc'd) and *explain what routing did (malloc'd), or both NULL
  * when the query is not routed. Loads rollups through lookup (which keeps
  * them), registers the rollup's view and narrows the raw table's. Fails
- * only when a view cannot be registered. */
-tl_status tl_sql_route(tl_query_engine *e, tl_sql_plan *plan, tl_sql_lookup lookup, void *ctx,
-                       char **routed, char **explain, tl_error *err);
+ * only when a view cannot be registered. query: the text the plan was made
+ * from; what routing found is kept by it, the session's settings and the
+ * versions of the raw table and its rollups, so that a repeated query
+ * neither analyses its syntax tree nor rewrites it again. */
+tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
+                       tl_sql_lookup lookup, void *ctx, char **routed, char **explain,
+                       tl_error *err);
 
 /* Frees what the engine remembers of routed queries. */
 void tl_sql_route_cache_free(tl_query_engine *e);

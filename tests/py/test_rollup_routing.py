@@ -312,3 +312,76 @@ def test_first_and_last_values_routed_with_ties_and_nulls(tmp_path):
             off = lake.sql(q)
             assert on.schema == off.schema, q
             assert rows_of(on) == rows_of(off), q
+
+
+def explained(lake, q):
+    plans = {r["plan_type"]: r["plan"] for r in lake.sql("EXPLAIN " + q).to_pylist()}
+    return plans.get("timelake_rollup", "")
+
+
+def same_answer(lake, q):
+    on = rows_of(lake.sql(q))
+    lake.sql("SET timelake.rollup_routing = false")
+    off = rows_of(lake.sql(q))
+    lake.sql("SET timelake.rollup_routing = true")
+    assert len(on) == len(off), q
+    for x, y in zip(on, off):
+        assert all(close(u, w) for u, w in zip(x, y)), (q, x, y)
+
+
+def test_what_routing_keeps_follows_refreshes_rollups_drops_and_other_processes(tmp_path, reference):
+    """Routing keeps what it found per query and table versions (sql_route.h):
+    a repeated query is routed as before, and a refresh, a new rollup, a drop,
+    a change of the rollup's setting and another process's commits each
+    change what it does."""
+    rnd = random.Random(17)
+    path = str(tmp_path / "lake")
+    lake = timelake.Lake(path, settings={"version_check_interval": "0s"})
+    raw = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "dc"], chunk="day")
+    raw.append(late_rows(rnd, 4000, T0, 48), maintain=False)
+    lake.sql("CREATE MATERIALIZED ROLLUP m.rh AS SELECT host, time_bucket(INTERVAL '1 hour', time) AS bucket, "
+             "count(*) AS n, sum(iv) AS si FROM m.raw GROUP BY host, bucket")
+    q = ("SELECT host, time_bucket(INTERVAL '2 hours', time) AS b, count(*) AS n, sum(iv) AS s FROM m.raw "
+         "WHERE time >= '2024-03-01 03:00:00Z' GROUP BY host, b")
+    first = explained(lake, q)
+    assert "rollup m.rh" in first and explained(lake, q) == first  # repeated: the same
+    same_answer(lake, q)
+    # Late rows: the raw table's version changes, their buckets come from raw.
+    lake.table("m.raw").append(late_rows(rnd, 50, T0 + dt.timedelta(hours=10), 1), maintain=False)
+    late = explained(lake, q)
+    assert late != first and "rollup m.rh" in late
+    same_answer(lake, q)
+    # A refresh: the rollup's version changes, the recorded snapshot too.
+    lake.sql("REFRESH MATERIALIZED ROLLUP m.rh")
+    assert explained(lake, q) == first.replace(first.split("snapshot ")[1].split(")")[0],
+                                               str(current_snapshot(path, "m/raw")))
+    same_answer(lake, q)
+    # A new, wider rollup answers; dropped, the first one again.
+    lake.sql("CREATE MATERIALIZED ROLLUP m.r2 AS SELECT host, time_bucket(INTERVAL '2 hours', time) AS bucket, "
+             "count(*) AS n, sum(iv) AS si FROM m.raw GROUP BY host, bucket")
+    assert "rollup m.r2" in explained(lake, q)
+    same_answer(lake, q)
+    lake.sql("DROP MATERIALIZED ROLLUP m.r2")
+    assert "rollup m.rh" in explained(lake, q)
+    same_answer(lake, q)
+    # The rollup's own setting.
+    lake.table("m.rh").set_properties({"rollup_routing": "false"})
+    assert explained(lake, q) == ""
+    lake.table("m.rh").set_properties({"rollup_routing": None})
+    assert "rollup m.rh" in explained(lake, q)
+    # Another process appends and refreshes; then appends only.
+    for refresh in (True, False):
+        reference(f"""
+            import datetime as dt, pyarrow as pa, timelake
+            lake = timelake.Lake({path!r})
+            t0 = dt.datetime(2024, 3, 2, 5, tzinfo=dt.timezone.utc)
+            lake.table("m.raw").append(pa.table({{"time": [t0 + dt.timedelta(minutes=i) for i in range(30)],
+                "host": ["h1"] * 30, "dc": ["d0"] * 30, "v": [1.0] * 30, "iv": [5] * 30}}), maintain=False)
+            if {refresh}:
+                lake.sql("REFRESH MATERIALIZED ROLLUP m.rh")
+            print(1)
+        """)
+        now = explained(lake, q)
+        assert "rollup m.rh" in now
+        assert (f"snapshot {current_snapshot(path, 'm/raw')})" in now) == refresh
+        same_answer(lake, q)
