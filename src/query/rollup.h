@@ -10,13 +10,15 @@
 /* The rows of rollup d computed from its raw table (raw: the handle whose
  * schema gives the columns' types): all buckets (ranges NULL), or those of
  * the n time ranges [ranges[2i], ranges[2i+1]) (bucket-aligned, µs). The
- * query sees the raw table's latest version. *out is the caller's. */
+ * query reads the raw table at raw's current snapshot (the one a refresh
+ * records), whatever was committed since. *out is the caller's. */
 tl_status tl_rollup_compute(tl_lake *lake, const tl_rollup_def *d, const tl_table *raw,
                             const int64_t *ranges, size_t n, struct ArrowArrayStream *out,
                             tl_error *err);
 
-/* The same from the rows of `fine` (fine_t its handle), a finer rollup of
- * the same raw table whose aggregates merge into d's. */
+/* The same from the rows of `fine` (fine_t its handle, read at its current
+ * snapshot), a finer rollup of the same raw table whose aggregates merge
+ * into d's. */
 tl_status tl_rollup_compute_from(tl_lake *lake, const tl_rollup_def *d, const tl_table *raw,
                                  const int64_t *ranges, size_t n, const tl_rollup_def *fine,
                                  const tl_table *fine_t, struct ArrowArrayStream *out,

@@ -184,6 +184,10 @@ static char *select_sql(const tl_rollup_def *d, const tl_table *raw, const int64
     for (size_t i = 0; rc == 0 && i < d->n_aggs; i++)
         rc = tl_buf_append_str(&b, ", ") || append_agg(&b, &d->aggs[i], raw, time_q, fine);
     if (rc == 0) rc = tl_buf_printf(&b, " FROM %s.%s", ns, tbl);
+    /* At the handle's snapshot, the one the refresh records: a commit
+     * since (an append, a rollback) is not read. */
+    const tl_ice_snapshot *at = tl_ice_metadata_current_snapshot(from->md);
+    if (rc == 0 && at) rc = tl_buf_printf(&b, " AT (VERSION => %" PRId64 ")", at->snapshot_id);
     if (rc == 0 && ranges) rc = tl_buf_append_str(&b, n ? " WHERE " : " WHERE false");
     for (size_t i = 0; rc == 0 && ranges && i < n; i++)
         rc = tl_buf_printf(&b, "%s(%s >= ", i ? " OR " : "", time_q) ||
@@ -217,8 +221,8 @@ tl_status tl_rollup_compute_from(tl_lake *lake, const tl_rollup_def *d, const tl
 {
     char *sql = select_sql(d, raw, ranges, n, fine, fine_t);
     if (sql == NULL) return tl_error_nomem(err);
-    /* The raw table as committed now, not as a recent query saw it; and its
-     * rows themselves, not what a rollup (maybe this one) holds of them. */
+    /* The raw table's rows themselves, not what a rollup (maybe this one)
+     * holds of them; its snapshot is checked in the store. */
     const char *settings[] = {"version-check-interval", "0s", "rollup-routing", "false", NULL};
     tl_sql_options o = {.namespace_ = raw->name.namespace_, .settings = settings};
     tl_status st = tl_lake_query(lake, sql, &o, out, NULL, err);
@@ -397,11 +401,30 @@ static tl_status refresh_def(tl_table *rollup, const tl_rollup_def *d, const lis
     return st;
 }
 
+static tl_status open_rollups(tl_table *t, listed **out, size_t *n, tl_error *err);
+
 tl_status tl_rollup_refresh(tl_table *rollup, int64_t *rows, tl_error *err)
 {
     tl_rollup_def d;
     TL_TRY(tl_rollup_def_parse(rollup->md, rollup->name.full, &d, err));
-    tl_status st = refresh_def(rollup, &d, NULL, rows, err);
+    tl_table *raw = NULL;
+    listed *l = NULL;
+    size_t n = 0;
+    tl_status st = open_source(rollup, &d, &raw, err);
+    if (st == TL_OK) st = open_rollups(raw, &l, &n, err);
+    /* The widest finer sibling it derives from: used when that one is
+     * fresh at the raw table's snapshot (refresh_def checks). */
+    const listed *finer = NULL;
+    for (size_t i = 0; st == TL_OK && i < n; i++)
+        if (strcmp(l[i].t->name.full, rollup->name.full) != 0 && derivable(&l[i].d, &d))
+            finer = &l[i];
+    if (st == TL_OK) st = refresh_def(rollup, &d, finer, rows, err);
+    for (size_t i = 0; i < n; i++) {
+        tl_table_close(l[i].t);
+        tl_rollup_def_free(&l[i].d);
+    }
+    free(l);
+    tl_table_close(raw);
     tl_rollup_def_free(&d);
     return st;
 }

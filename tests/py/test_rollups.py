@@ -128,6 +128,28 @@ def test_null_keys_are_a_group_of_their_own(tmp_path):
         assert stored(lake, name, keys) == oracle(raw_rows(lake), keys, width_s)
 
 
+def test_refresh_computes_a_coarser_rollup_from_a_fresh_finer_one(tmp_path):
+    """REFRESH of a coarser rollup reads a finer one refreshed from the raw
+    table's current snapshot (a row put into the hourly rollup by hand shows
+    in the daily one), and raw data while the finer one is behind."""
+    lake = timelake.Lake(str(tmp_path))
+    t = lake.create_table("iot.raw", SCHEMA, time_column="time", series_key=["device", "site"])
+    t.append(rows(T0, 12, step_s=600, devices=("a",)), maintain=False)
+    for name, width in (("daily", "1 day"), ("hourly", "1 hour")):
+        lake.sql(f"CREATE MATERIALIZED ROLLUP iot.{name} AS SELECT device, time_bucket(INTERVAL '{width}', time) "
+                 "AS bucket, count(*) AS n, max(k) AS hi FROM iot.raw GROUP BY device, bucket")
+    hourly = lake.table("iot.hourly")
+    fake = pa.table({"device": ["a"], "bucket": [T0 + dt.timedelta(hours=5)], "n": [1000], "hi": [1000]})
+    hourly.append(fake.cast(pa.schema([hourly.schema.field(c) for c in fake.column_names])), maintain=False)
+    t.append(rows(T0 + dt.timedelta(hours=3), 1, devices=("a",)), maintain=False)
+    lake.sql("REFRESH MATERIALIZED ROLLUP iot.daily")  # the hourly one is behind: from raw data
+    assert lake.sql("SELECT n, hi FROM iot.daily").to_pylist() == [{"n": 13, "hi": 11}]
+    t.append(rows(T0 + dt.timedelta(hours=4), 1, devices=("a",)), maintain=False)
+    lake.sql("REFRESH MATERIALIZED ROLLUP iot.hourly")
+    assert lake.sql("REFRESH MATERIALIZED ROLLUP iot.daily").to_pylist() == [{"rollup": "iot.daily", "rows": 1}]
+    assert lake.sql("SELECT n, hi FROM iot.daily").to_pylist() == [{"n": 1014, "hi": 1000}]
+
+
 def test_refresh_writes_only_the_touched_buckets(raw):
     lake, t = raw
     create(lake)
