@@ -17,7 +17,7 @@ endif()
 set(TL_FUZZ_TARGETS fuzz_avro fuzz_csv fuzz_ndjson fuzz_parquet fuzz_reader fuzz_sql)
 set(TL_FUZZ_CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus)
 find_program(TL_CLANG clang)
-if(TL_BUILD_TESTS AND TL_CLANG)
+if(TL_BUILD_TESTS AND TL_FUZZ AND TL_CLANG)
   include(ExternalProject)
   set(TL_FUZZ_BIN ${CMAKE_CURRENT_BINARY_DIR}/fuzz-build)
   ExternalProject_Add(timelake_fuzz
@@ -33,7 +33,7 @@ if(TL_BUILD_TESTS AND TL_CLANG)
     add_test(NAME ${name}
       COMMAND sh -c "mkdir -p ${scratch} && exec ${TL_FUZZ_BIN}/${name} -max_total_time=5 -rss_limit_mb=2048 -timeout=10 ${scratch} ${TL_FUZZ_CORPUS}/${kind}")
   endforeach()
-elseif(TL_BUILD_TESTS)
+elseif(TL_BUILD_TESTS AND TL_FUZZ)
   # No clang: the targets still build and replay their seed corpus once.
   foreach(name ${TL_FUZZ_TARGETS})
     string(REPLACE "fuzz_" "" kind ${name})
