@@ -159,6 +159,14 @@ class Browser:
             time.sleep(interval)
         raise AssertionError(f"timed out waiting for {what}" + (f" (last error: {last!r})" if last else ""))
 
+    def click(self, selector):
+        """Clicks what the selector finds, finding it again when the page
+        replaced it in between: live lists re-render while a test acts."""
+        def attempt():
+            self.css(selector).click()
+            return True
+        self.wait(attempt, what=f"a click on {selector}")
+
     def css(self, selector):
         from selenium.webdriver.common.by import By
 

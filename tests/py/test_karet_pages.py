@@ -222,7 +222,7 @@ def test_jobs_page_live_run_button_and_countdown(server, browsers):
     jobs = api.get(f"/api/p/{slug}/jobs").json()["jobs"]
     assert jobs[0]["clean"] is True and all(not j["clean"] for j in jobs[1:])
     b.wait(lambda: job_rows(b)[0].get_attribute("data-status") in ("completed", "failed"), what="it to finish")
-    b.css("#jobs-live tbody tr[data-status] button.toggle").click()
+    b.click("#jobs-live tbody tr[data-status] button.toggle")
     details = b.css(f"#d-{jobs[0]['id']}")
     assert details.is_displayed() and "Files processed" in details.text and "a full run" in details.text
     b.check_page("jobs-opened")

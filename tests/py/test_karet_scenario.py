@@ -115,7 +115,7 @@ def test_scenario(lake, tmp_path, request):
         job = api.get(f"/api/p/{slug}/jobs").json()["jobs"][0]
         assert job["status"] == "completed", (job["error"], job.get("errors"))
         assert b.text(f"#job-{job['id']} td:nth-child(3)") == "webhook"
-        b.css(f"#job-{job['id']} button.toggle").click()
+        b.click(f"#job-{job['id']} button.toggle")
         facts = b.wait(lambda: b.js("""const d = document.getElementById(arguments[0]);
             if (!d || d.hidden) return null;
             const o = {};
