@@ -131,8 +131,9 @@ static int append_agg(tl_buf *b, const tl_rollup_agg *a, const tl_table *raw, co
     case TL_ROLLUP_FIRST:
     case TL_ROLLUP_LAST:
         /* Ties on time broken by the value, as sql_rewrite.h does. */
-        rc = tl_buf_printf(b, "%s(%s ORDER BY %s, %s NULLS LAST)",
-                           a->fn == TL_ROLLUP_FIRST ? "first" : "last", col, time_q, col);
+        rc = tl_buf_printf(b, "%s(%s ORDER BY %s, %s NULLS %s)",
+                           a->fn == TL_ROLLUP_FIRST ? "first" : "last", col, time_q, col,
+                           a->fn == TL_ROLLUP_FIRST ? "LAST" : "FIRST");
         break;
     case TL_ROLLUP_M4:
         rc = tl_buf_printf(b, "m4(%s, %s)", time_q, col);

@@ -85,17 +85,19 @@ static const char *aggregate_rename(const json_t *e)
     return NULL;
 }
 
-/* Rows tied on the ORDER BY key order by the value too (nulls last), so
- * that the first or last value is the same whichever order the rows come
- * in: a rollup's stored value, a routed query's and the raw query's. */
-static int break_ties(json_t *e)
+/* Rows tied on the ORDER BY key order by the value too, so that the first
+ * or last value is the same whichever order the rows come in: a rollup's
+ * stored value, a routed query's and the raw query's. Nulls go to the far
+ * end (last for first, first for last), so a tie never picks a null over a
+ * value. */
+static int break_ties(json_t *e, bool last)
 {
     json_t *orders = json_object_get(json_object_get(e, "order_bys"), "orders");
     const json_t *ch = json_object_get(e, "children");
     if (json_array_size(orders) == 0 || json_array_size(ch) != 1) return 0;
     json_t *x = json_deep_copy(json_array_get(ch, 0));
     json_t *o = x ? json_pack("{s:s, s:s, s:o}", "type", "ASCENDING", "null_order",
-                              "NULLS LAST", "expression", x)
+                              last ? "NULLS FIRST" : "NULLS LAST", "expression", x)
                   : NULL;
     return o ? json_array_append_new(orders, o) : -1;
 }
@@ -186,7 +188,7 @@ static tl_status rewrite(rewriter *r, json_t *node, tl_error *err)
     const char *to = aggregate_rename(node);
     if (to) {
         if (json_object_set_new(node, "function_name", json_string(to)) != 0 ||
-            break_ties(node) != 0)
+            break_ties(node, strcmp(to, "last") == 0) != 0)
             return tl_error_nomem(err);
         r->changed = true;
     }

@@ -150,14 +150,18 @@ static bool add_need(query_shape *q, json_t *node, need_fn fn, const char *colum
     return true;
 }
 
-/* Whether an ORDER BY item is ascending (nulls last) by expression e. */
-static bool ascending_by(const json_t *o, bool (*is)(const query_shape *, const json_t *),
-                         const query_shape *q, const char *column)
+/* Whether an ORDER BY item is ascending, with nulls first (nulls_first) or
+ * last (DuckDB's default), by expression e. */
+static bool ascending_by(const json_t *o, bool nulls_first,
+                         bool (*is)(const query_shape *, const json_t *), const query_shape *q,
+                         const char *column)
 {
     const char *type = tl_js_str(o, "type"), *nulls = tl_js_str(o, "null_order");
     const json_t *x = json_object_get(o, "expression");
-    return (strcmp(type, "ORDER_DEFAULT") == 0 || strcmp(type, "ASCENDING") == 0) &&
-           (strcmp(nulls, "ORDER_DEFAULT") == 0 || strcmp(nulls, "NULLS LAST") == 0) &&
+    bool nulls_ok = nulls_first
+                        ? strcmp(nulls, "NULLS FIRST") == 0
+                        : strcmp(nulls, "ORDER_DEFAULT") == 0 || strcmp(nulls, "NULLS LAST") == 0;
+    return (strcmp(type, "ORDER_DEFAULT") == 0 || strcmp(type, "ASCENDING") == 0) && nulls_ok &&
            (is ? is(q, x) : column_of(q, x) == column);
 }
 
@@ -167,7 +171,8 @@ static bool is_time(const query_shape *q, const json_t *e)
 }
 
 /* first(x ORDER BY time [, x]) or last(...) (first_value / last_value as
- * sql_rewrite.h leaves them, the tie broken by x): 0 when e is neither. */
+ * sql_rewrite.h leaves them, the tie broken by x, nulls at the far end):
+ * 0 when e is neither. */
 static int first_or_last(query_shape *q, const json_t *e)
 {
     const char *name = tl_js_str(e, "function_name");
@@ -180,8 +185,9 @@ static int first_or_last(query_shape *q, const json_t *e)
     bool ok = col && strcmp(col, q->x.time) != 0 && tl_shape_absent(e, "filter") &&
               !json_is_true(json_object_get(e, "distinct")) && !*tl_js_str(e, "schema") &&
               !*tl_js_str(e, "catalog") && !json_is_true(json_object_get(e, "export_state")) &&
-              (n == 1 || n == 2) && ascending_by(json_array_get(orders, 0), is_time, q, NULL) &&
-              (n == 1 || ascending_by(json_array_get(orders, 1), NULL, q, col));
+              (n == 1 || n == 2) &&
+              ascending_by(json_array_get(orders, 0), false, is_time, q, NULL) &&
+              (n == 1 || ascending_by(json_array_get(orders, 1), !first, NULL, q, col));
     return ok && add_need(q, (json_t *)e, first ? N_FIRST : N_LAST, col) ? 1 : -1;
 }
 
@@ -703,8 +709,9 @@ static int merged_sql(tl_buf *b, const need *n, const merge *m, const char *time
     switch (n->fn) {
     case N_FIRST:
     case N_LAST:
-        return tl_buf_printf(b, "%s(__tl_p%zu ORDER BY %s, __tl_p%zu NULLS LAST)",
-                             n->fn == N_FIRST ? "first" : "last", i, time, i);
+        return tl_buf_printf(b, "%s(__tl_p%zu ORDER BY %s, __tl_p%zu NULLS %s)",
+                             n->fn == N_FIRST ? "first" : "last", i, time, i,
+                             n->fn == N_FIRST ? "LAST" : "FIRST");
     case N_COUNT_STAR:
     case N_COUNT:
         return tl_buf_printf(b, "CAST(sum(__tl_p%zu) AS BIGINT)", i);

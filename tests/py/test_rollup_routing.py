@@ -314,6 +314,35 @@ def test_first_and_last_values_routed_with_ties_and_nulls(tmp_path):
             assert rows_of(on) == rows_of(off), q
 
 
+def test_ties_never_pick_a_null_over_a_value(tmp_path):
+    """Rows tied on time: first_value takes the smallest value and last_value
+    the largest, a NULL only when every tied value is NULL; alike raw, as the
+    rollup stores it and routed."""
+    lake = timelake.Lake(str(tmp_path / "lake"))
+    raw = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "dc"], chunk="day")
+    t = T0 + dt.timedelta(minutes=5)
+    filler = [T0 + dt.timedelta(seconds=s) for s in range(0, 86400, 30)]  # host b: routing pays
+    raw.append(pa.table({"time": [t] * 4 + [t + dt.timedelta(hours=1)] * 2 + filler,
+                         "host": ["a"] * 6 + ["b"] * len(filler),
+                         "dc": ["d1", "d2", "d3", "d4", "d1", "d2"] + ["d1"] * len(filler),
+                         "v": [None, 1.0, 3.0, None, None, None] + [0.0] * len(filler),
+                         "iv": [2, None, 7, 5, None, None] + [0] * len(filler)},
+                        schema=SCHEMA), maintain=False)
+    want = [(T0, 1.0, 3.0, 2, 7), (T0 + dt.timedelta(hours=1), None, None, None, None)]
+    q = ("SELECT time_bucket(INTERVAL '1 hour', time) AS b, first_value(v ORDER BY time), "
+         "last_value(v ORDER BY time), first_value(iv ORDER BY time), last_value(iv ORDER BY time) "
+         "FROM m.raw WHERE host = 'a' GROUP BY host, b ORDER BY b")
+    assert [tuple(r.values()) for r in lake.sql(q).to_pylist()] == want
+    lake.sql("CREATE MATERIALIZED ROLLUP m.f AS SELECT host, time_bucket(INTERVAL '1 hour', time) AS bucket, "
+             "first_value(v ORDER BY time) AS fv, last_value(v ORDER BY time) AS lv, "
+             "first_value(iv ORDER BY time) AS fi, last_value(iv ORDER BY time) AS li "
+             "FROM m.raw GROUP BY host, bucket")
+    stored = lake.sql("SELECT bucket, fv, lv, fi, li FROM m.f WHERE host = 'a' ORDER BY bucket").to_pylist()
+    assert [tuple(r.values()) for r in stored] == want
+    assert routed(lake, q)
+    assert [tuple(r.values()) for r in lake.sql(q).to_pylist()] == want
+
+
 def explained(lake, q):
     plans = {r["plan_type"]: r["plan"] for r in lake.sql("EXPLAIN " + q).to_pylist()}
     return plans.get("timelake_rollup", "")

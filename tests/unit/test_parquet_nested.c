@@ -119,6 +119,18 @@ static int field_id(const struct ArrowSchema *f)
     return atoi(text);
 }
 
+/* a as one Parquet file in memory, into *file (the caller frees it). */
+static void write_file(const struct ArrowSchema *s, const struct ArrowArray *a,
+                       const tl_parquet_write_options *o, tl_buf *file)
+{
+    tl_error err;
+    tl_parquet_writer *w;
+    CHECK_OK(tl_parquet_writer_open(s, o, &w, &err), &err);
+    CHECK_OK(tl_parquet_writer_write(w, a, &err), &err);
+    CHECK_OK(tl_parquet_writer_finish(w, file, NULL, &err), &err);
+    tl_parquet_writer_free(w);
+}
+
 static void test_nested_columns_round_trip(void)
 {
     struct ArrowSchema s = {0};
@@ -130,12 +142,8 @@ static void test_nested_columns_round_trip(void)
                                   .row_group_rows = 10,
                                   .field_ids = (const int32_t[]){1, 2},
                                   .threads = 1};
-    tl_parquet_writer *w;
     tl_buf file = {0};
-    CHECK_OK(tl_parquet_writer_open(&s, &o, &w, &err), &err);
-    CHECK_OK(tl_parquet_writer_write(w, &a, &err), &err);
-    CHECK_OK(tl_parquet_writer_finish(w, &file, NULL, &err), &err);
-    tl_parquet_writer_free(w);
+    write_file(&s, &a, &o, &file);
 
     tl_parquet_source src;
     tl_parquet_source_from_memory(&src, file.data, file.len);
@@ -181,12 +189,8 @@ static void test_hostile_levels_are_refused(void)
     build(&s, &a);
     tl_error err;
     tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED, .threads = 1};
-    tl_parquet_writer *w;
     tl_buf file = {0};
-    CHECK_OK(tl_parquet_writer_open(&s, &o, &w, &err), &err);
-    CHECK_OK(tl_parquet_writer_write(w, &a, &err), &err);
-    CHECK_OK(tl_parquet_writer_finish(w, &file, NULL, &err), &err);
-    tl_parquet_writer_free(w);
+    write_file(&s, &a, &o, &file);
     /* Flip bytes of the data pages one at a time: every read fails cleanly
      * or returns rows, never reads out of bounds (ASan watches). */
     for (size_t at = 4; at < file.len / 2; at += 7) {
