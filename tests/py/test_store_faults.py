@@ -114,7 +114,10 @@ def test_transient_faults_are_retried(backend, fault):
         for k in range(2):
             res = t.append(batch("w", k), batch_id=f"w-{k}")
             assert res["rows"] == ROWS and not res["duplicate"]
-    assert max(seen.values()) == 3
+    # The third attempt passes through; a timeout fault's may still outlast
+    # the 300 ms timeout on a loaded machine, and the fourth (max_retries 3)
+    # is the last one allowed.
+    assert max(seen.values()) == 3 if fault != "timeout" else 3 <= max(seen.values()) <= 4
     t = tlc.Lake(url, backend.options).table("t")
     assert t.version == 3 and t.info()["rows"] == 2 * ROWS
 
