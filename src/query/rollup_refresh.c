@@ -50,7 +50,8 @@ static const char *fine_column(const tl_rollup_def *fine, tl_rollup_fn fn, const
 
 /* Whether rollup d can be computed from the rows of the finer rollup `fine`
  * of the same raw table: its width a multiple, its keys among fine's, and
- * each aggregate one of fine's merged (avg from a sum and a count). */
+ * each aggregate one of fine's merged (avg from a sum and a count, m4 from
+ * m4 points, a time-weighted state from states at the same keys). */
 static bool derivable(const tl_rollup_def *fine, const tl_rollup_def *d)
 {
     if (fine->bucket_us >= d->bucket_us || d->bucket_us % fine->bucket_us != 0) return false;
@@ -64,7 +65,13 @@ static bool derivable(const tl_rollup_def *fine, const tl_rollup_def *d)
         if (a->fn == TL_ROLLUP_AVG && (fine_column(fine, TL_ROLLUP_SUM, a->column) == NULL ||
                                        fine_column(fine, TL_ROLLUP_COUNT, a->column) == NULL))
             return false;
-        if (!merged && a->fn != TL_ROLLUP_AVG) return false;
+        /* States of one series merge; a subset of the keys would mix
+         * series whose states overlap in time. */
+        bool state = a->fn == TL_ROLLUP_TWM || a->fn == TL_ROLLUP_TWM_LINEAR;
+        if ((a->fn == TL_ROLLUP_M4 || state) && fine_column(fine, a->fn, a->column) == NULL)
+            return false;
+        if (state && d->keys.len != fine->keys.len) return false;
+        if (!merged && a->fn != TL_ROLLUP_AVG && a->fn != TL_ROLLUP_M4 && !state) return false;
     }
     return true;
 }
@@ -86,6 +93,11 @@ static int append_merged(tl_buf *b, const tl_rollup_agg *a, const tl_rollup_def 
                           : tl_buf_printf(b, "sum(%s)", src);
         else if (a->fn == TL_ROLLUP_AVG)
             rc = tl_buf_printf(b, "CAST(sum(%s) / nullif(sum(%s), 0) AS DOUBLE)", src, cnt);
+        else if (a->fn == TL_ROLLUP_M4)
+            rc = tl_buf_printf(b, "m4(%s)", src);
+        else if (a->fn == TL_ROLLUP_TWM || a->fn == TL_ROLLUP_TWM_LINEAR)
+            rc = tl_buf_printf(b, "time_weighted_state(%s%s)", src,
+                               a->fn == TL_ROLLUP_TWM_LINEAR ? ", 'linear'" : "");
         else
             rc = tl_buf_printf(b, "%s(%s)", a->fn == TL_ROLLUP_MIN ? "min" : "max", src);
     }

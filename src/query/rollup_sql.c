@@ -273,12 +273,7 @@ static tl_status read_agg(const create_stmt *c, const item *it, tl_rollup_agg *a
         }
         if (!is_raw_time(c, args[0])) return not_storable(c, it->expr, err);
         agg->column = column_of(args[1]);
-        if (agg->column == NULL) return not_storable(c, it->expr, err);
-        return tl_error_set(err, TL_ERR_INVALID,
-                            "rollup %s: %.*s is stored as a list of structs (nested columns), "
-                            "which this version of Timelake cannot store yet; use count, sum, "
-                            "min, max, avg or first_value / last_value ORDER BY time",
-                            c->name.full, (int)(it->expr.end - it->expr.p), it->expr.p);
+        return agg->column ? TL_OK : not_storable(c, it->expr, err);
     }
     return not_storable(c, it->expr, err);
 }
@@ -364,6 +359,29 @@ static char *default_name(const tl_rollup_agg *a)
     return a->column ? tl_strdup_printf("%s_%s", fn, a->column) : strdup(fn);
 }
 
+/* m4 and the time-weighted means store their values as doubles: a column
+ * of another type (a string) is refused by name. A column raw lacks is
+ * left to the query's own error. */
+static tl_status check_numeric(const create_stmt *c, const tl_table *raw, const item *it,
+                               const tl_rollup_agg *a, tl_error *err)
+{
+    if (a->fn != TL_ROLLUP_M4 && a->fn != TL_ROLLUP_TWM && a->fn != TL_ROLLUP_TWM_LINEAR)
+        return TL_OK;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(raw->md);
+    for (size_t i = 0; s && i < s->n_fields; i++) {
+        const tl_ice_field *f = &s->fields[i];
+        if (strcmp(f->name, a->column) != 0) continue;
+        tl_ice_type_id t = f->type.id;
+        if (t == TL_ICE_INT || t == TL_ICE_LONG || t == TL_ICE_FLOAT || t == TL_ICE_DOUBLE)
+            return TL_OK;
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "rollup %s: %.*s needs a numeric column (int, long, float or double), "
+                            "and %s is not one",
+                            c->name.full, (int)(it->expr.end - it->expr.p), it->expr.p, a->column);
+    }
+    return TL_OK;
+}
+
 /* The SELECT's items into c->def (keys, bucket, aggregates). */
 static tl_status read_items(tl_query_engine *e, create_stmt *c, const tl_table *raw, span list,
                             item *items, int n, tl_error *err)
@@ -389,6 +407,7 @@ static tl_status read_items(tl_query_engine *e, create_stmt *c, const tl_table *
         if (is_bucket) continue;
         tl_rollup_agg *a = &c->def.aggs[c->def.n_aggs];
         tl_status st = read_agg(c, it, a, err);
+        if (st == TL_OK) st = check_numeric(c, raw, it, a, err);
         if (st == TL_OK) {
             c->def.n_aggs++;
             a->name = it->alias ? strdup(it->alias) : default_name(a);
@@ -604,17 +623,24 @@ static tl_status edit_raw_list(tl_table *raw, const char *name, bool add, tl_err
     return tl_table_commit_metadata(raw, edit_list, &e, err);
 }
 
-/* Clears the nullable flag of the bucket and count columns, as the
- * reference's rollups have them required. */
+/* Clears the nullable flag of the bucket and count columns and of the
+ * fields of a time-weighted state's struct (the list and its element stay
+ * nullable), as the reference's rollups have them required. */
 static void require_columns(struct ArrowSchema *schema, const tl_rollup_def *d)
 {
     for (int64_t i = 0; i < schema->n_children; i++) {
         struct ArrowSchema *c = schema->children[i];
         bool required = strcmp(c->name, d->bucket_column) == 0;
-        for (size_t a = 0; a < d->n_aggs; a++)
-            if (d->aggs[a].fn == TL_ROLLUP_COUNT && strcmp(c->name, d->aggs[a].name) == 0)
-                required = true;
+        bool state = false;
+        for (size_t a = 0; a < d->n_aggs; a++) {
+            if (strcmp(c->name, d->aggs[a].name) != 0) continue;
+            required = required || d->aggs[a].fn == TL_ROLLUP_COUNT;
+            state = d->aggs[a].fn == TL_ROLLUP_TWM || d->aggs[a].fn == TL_ROLLUP_TWM_LINEAR;
+        }
         if (required) c->flags &= ~ARROW_FLAG_NULLABLE;
+        struct ArrowSchema *element = state && c->n_children == 1 ? c->children[0] : NULL;
+        for (int64_t f = 0; element && f < element->n_children; f++)
+            element->children[f]->flags &= ~ARROW_FLAG_NULLABLE;
     }
 }
 

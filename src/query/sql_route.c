@@ -17,7 +17,19 @@
 /* Clean bucket ranges kept at most; more changed spans are merged. */
 #define MAX_RANGES 64
 
-typedef enum need_fn { N_COUNT_STAR, N_COUNT, N_SUM, N_MIN, N_MAX, N_AVG, N_FIRST, N_LAST } need_fn;
+typedef enum need_fn {
+    N_COUNT_STAR,
+    N_COUNT,
+    N_SUM,
+    N_MIN,
+    N_MAX,
+    N_AVG,
+    N_FIRST,
+    N_LAST,
+    N_M4,
+    N_TWM,
+    N_TWM_LINEAR
+} need_fn;
 
 typedef struct need {
     need_fn fn;
@@ -191,10 +203,42 @@ static int first_or_last(query_shape *q, const json_t *e)
     return ok && add_need(q, (json_t *)e, first ? N_FIRST : N_LAST, col) ? 1 : -1;
 }
 
+/* The method of time_weighted_mean's third argument (a string literal):
+ * N_TWM or N_TWM_LINEAR, -1 when not one. */
+static int method_of(const json_t *m)
+{
+    const json_t *v = json_object_get(m, "value");
+    const char *text = json_string_value(json_object_get(v, "value"));
+    if (!tl_js_is_class(m, "CONSTANT") ||
+        strcmp(tl_js_str(json_object_get(v, "type"), "id"), "VARCHAR") != 0 || text == NULL)
+        return -1;
+    if (strcasecmp(text, "linear") == 0) return N_TWM_LINEAR;
+    return strcasecmp(text, "forward_fill") == 0 || strcasecmp(text, "ffill") == 0 ? N_TWM : -1;
+}
+
+/* m4(time, x) or time_weighted_mean(time, x [, method]): 0 when e is
+ * neither. */
+static int points_aggregate(query_shape *q, const json_t *e, bool plain)
+{
+    const char *name = tl_js_str(e, "function_name");
+    const json_t *ch = json_object_get(e, "children");
+    size_t n = json_array_size(ch);
+    bool m4 = strcasecmp(name, "m4") == 0;
+    if (!m4 && strcasecmp(name, "time_weighted_mean") != 0) return 0;
+    const char *col = n >= 2 ? column_of(q, json_array_get(ch, 1)) : NULL;
+    int fn = m4       ? (n == 2 ? N_M4 : -1)
+             : n == 2 ? N_TWM
+             : n == 3 ? method_of(json_array_get(ch, 2))
+                      : -1;
+    bool ok = plain && fn >= 0 && col && strcmp(col, q->x.time) != 0 &&
+              is_time(q, json_array_get(ch, 0)) && add_need(q, (json_t *)e, (need_fn)fn, col);
+    return ok ? 1 : -1;
+}
+
 /* An aggregate routing can merge: count(*), count, sum, min, max, avg of a
- * column, plain (no DISTINCT, FILTER or ORDER BY), and first / last of a
- * column by time. 0: not an aggregate routing knows, 1: taken, -1: one it
- * cannot route. */
+ * column, m4 and time_weighted_mean of a column by time, plain (no
+ * DISTINCT, FILTER or ORDER BY), and first / last of a column by time. 0:
+ * not an aggregate routing knows, 1: taken, -1: one it cannot route. */
 static int aggregate(query_shape *q, const json_t *e)
 {
     int fl = first_or_last(q, e);
@@ -210,6 +254,8 @@ static int aggregate(query_shape *q, const json_t *e)
                  json_array_size(json_object_get(json_object_get(e, "order_bys"), "orders")) == 0 &&
                  !*tl_js_str(e, "schema") && !*tl_js_str(e, "catalog") &&
                  !json_is_true(json_object_get(e, "export_state"));
+    int pa = points_aggregate(q, e, plain);
+    if (pa) return pa;
     if (strcasecmp(name, "count_star") == 0)
         return plain && json_array_size(ch) == 0 && add_need(q, (json_t *)e, N_COUNT_STAR, NULL)
                    ? 1
@@ -441,10 +487,17 @@ static bool rollup_fits(const query_shape *q, const tl_rollup_def *d, merge *mer
     for (size_t i = 0; i < q->where_keys.len; i++)
         if (!listed(&d->keys, q->where_keys.items[i])) return false;
     bool exact = q->width == d->bucket_us && same_keys(&q->group_keys, &d->keys);
-    static const tl_rollup_fn fns[] = {
-        [N_COUNT_STAR] = TL_ROLLUP_COUNT, [N_COUNT] = TL_ROLLUP_COUNT, [N_SUM] = TL_ROLLUP_SUM,
-        [N_MIN] = TL_ROLLUP_MIN,          [N_MAX] = TL_ROLLUP_MAX,     [N_AVG] = TL_ROLLUP_AVG,
-        [N_FIRST] = TL_ROLLUP_FIRST,      [N_LAST] = TL_ROLLUP_LAST};
+    static const tl_rollup_fn fns[] = {[N_COUNT_STAR] = TL_ROLLUP_COUNT,
+                                       [N_COUNT] = TL_ROLLUP_COUNT,
+                                       [N_SUM] = TL_ROLLUP_SUM,
+                                       [N_MIN] = TL_ROLLUP_MIN,
+                                       [N_MAX] = TL_ROLLUP_MAX,
+                                       [N_AVG] = TL_ROLLUP_AVG,
+                                       [N_FIRST] = TL_ROLLUP_FIRST,
+                                       [N_LAST] = TL_ROLLUP_LAST,
+                                       [N_M4] = TL_ROLLUP_M4,
+                                       [N_TWM] = TL_ROLLUP_TWM,
+                                       [N_TWM_LINEAR] = TL_ROLLUP_TWM_LINEAR};
     for (size_t i = 0; i < q->n_needs; i++) {
         const need *n = &q->needs[i];
         merge *m = &merges[i];
@@ -453,6 +506,11 @@ static bool rollup_fits(const query_shape *q, const tl_rollup_def *d, merge *mer
         /* A stored first or last value has no time beside it: the rollup's
          * rows of one group order by their buckets only at its own keys. */
         if ((n->fn == N_FIRST || n->fn == N_LAST) && !same_keys(&q->group_keys, &d->keys))
+            return false;
+        /* States of one series merge (consecutive buckets, raw readings
+         * before or after them); at a subset of the keys a group would
+         * mix series whose states overlap in time. */
+        if ((n->fn == N_TWM || n->fn == N_TWM_LINEAR) && !same_keys(&q->group_keys, &d->keys))
             return false;
         if (n->fn == N_AVG && !(exact && a)) {
             const tl_rollup_agg *s = stored(d, TL_ROLLUP_SUM, n->column);
@@ -638,6 +696,24 @@ static char *view_name(const tl_table *t, const char *suffix)
     return v;
 }
 
+/* A raw row's m4 points or time-weighted state (one reading: both ends at
+ * its time, spans and area 0), as the rollup stores them; NULL without a
+ * time or a value, which the merging aggregate skips. */
+static int raw_state_sql(tl_buf *b, need_fn fn, const char *time, const char *c, size_t p)
+{
+    int rc = tl_buf_printf(b, ", CASE WHEN %s IS NULL OR %s IS NULL THEN NULL ELSE ", time, c);
+    if (fn == N_M4)
+        rc |= tl_buf_printf(b, "[{'time': %s, 'value': CAST(%s AS DOUBLE)}]", time, c);
+    else
+        rc |= tl_buf_printf(b,
+                            "[{'first_time': epoch_us(%s), 'first_value': CAST(%s AS DOUBLE), "
+                            "'first_span': CAST(0 AS BIGINT), 'last_time': epoch_us(%s), "
+                            "'last_value': CAST(%s AS DOUBLE), 'last_span': CAST(0 AS BIGINT), "
+                            "'area': CAST(0 AS DOUBLE)}]",
+                            time, c, time, c);
+    return rc | tl_buf_printf(b, " END AS __tl_p%zu", p);
+}
+
 /* The UNION ALL of raw rows outside the clean ranges and rollup rows in
  * them, both as keys, time and partial states __tl_p<i>. */
 static char *union_sql(const query_shape *q, const tl_table *rollup, const tl_rollup_def *d,
@@ -669,6 +745,8 @@ static char *union_sql(const query_shape *q, const tl_table *rollup, const tl_ro
         if (!rc && nd->fn == N_COUNT)
             rc |=
                 tl_buf_printf(&raw, ", CASE WHEN %s IS NULL THEN 0 ELSE 1 END AS __tl_p%zu", c, p);
+        else if (!rc && (nd->fn == N_M4 || nd->fn == N_TWM || nd->fn == N_TWM_LINEAR))
+            rc |= raw_state_sql(&raw, nd->fn, time, c, p);
         else if (!rc)
             rc |= tl_buf_printf(&raw, ", %s AS __tl_p%zu", c, p);
         rc |= rc || tl_buf_printf(&roll, ", %s AS __tl_p%zu", s0, p);
@@ -721,6 +799,12 @@ static int merged_sql(tl_buf *b, const need *n, const merge *m, const char *time
         return tl_buf_printf(b, "min(__tl_p%zu)", i);
     case N_MAX:
         return tl_buf_printf(b, "max(__tl_p%zu)", i);
+    case N_M4:
+        return tl_buf_printf(b, "m4(__tl_p%zu)", i);
+    case N_TWM:
+    case N_TWM_LINEAR:
+        return tl_buf_printf(b, "time_weighted_mean(__tl_p%zu%s)", i,
+                             n->fn == N_TWM_LINEAR ? ", 'linear'" : "");
     case N_AVG:
         if (m->avg_exact) return tl_buf_printf(b, "avg(__tl_p%zu)", i);
         (*p)++;
