@@ -9,9 +9,12 @@
  * routes to a rollup of raw (timelake.rollups) whose bucket width divides
  * <width> (fixed widths, epoch-aligned), whose keys include every key the
  * query names, and which stores every aggregate: count(*), count(x),
- * sum(x), min(x), max(x) at any such width and keys; avg(x) from a stored
- * sum(x) and count(x), or from a stored avg(x) at the rollup's own width
- * and keys. The query becomes the same query over
+ * sum(x), min(x), max(x), m4(time, x) at any such width and keys; avg(x)
+ * from a stored sum(x) and count(x), or from a stored avg(x) at the
+ * rollup's own width and keys; first_value / last_value(x ORDER BY time)
+ * and time_weighted_mean(time, x [, method]) at the rollup's own keys (the
+ * states of several series overlap in time and do not merge). The query
+ * becomes the same query over
  *
  *   SELECT keys, time, <partial states of x> FROM raw
  *     WHERE time outside the clean buckets
@@ -19,7 +22,9 @@
  *   SELECT keys, bucket AS time, <stored states> FROM rollup
  *     WHERE bucket among the clean buckets
  *
- * with each aggregate merging the partial states (count: sum of counts).
+ * with each aggregate merging the partial states (count: sum of counts;
+ * m4 and the time-weighted mean: m4(points) and time_weighted_mean(state)
+ * over the stored lists and each raw row's one-point list).
  * A rollup bucket lies within one query bucket, so every group merges the
  * same rows either way. Clean buckets: whole rollup buckets inside the
  * query's time range, after the first raw data (retention), holding no

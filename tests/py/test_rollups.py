@@ -289,11 +289,3 @@ def test_duckdb_iceberg_scan_reads_a_rollup(raw, tmp_path):
     lake.table("iot.h").maintain()
     assert duckdb_iceberg_count(tmp_path / "iot" / "h") == len(oracle(raw_rows(lake), ["device"], 3600))
 
-
-def test_nested_aggregates_are_refused_naming_the_reason(raw):
-    lake, _ = raw
-    for agg in ("m4(time, temp)", "time_weighted_mean(time, temp)", "time_weighted_mean(time, temp, 'linear')"):
-        with pytest.raises(ValueError, match="nested columns"):
-            lake.sql(f"CREATE MATERIALIZED ROLLUP iot.h AS SELECT device, time_bucket(INTERVAL '1 hour', time) "
-                     f"AS bucket, {agg} AS x FROM iot.raw GROUP BY device, bucket")
-    assert "iot.h" not in lake.tables()
