@@ -318,11 +318,23 @@ print(1)
     out = reference(setup + f"""
 lake = timelake.Lake({str(tmp_path / "ours")!r})
 lake.table("iot.raw").append(pa.table(gen(2, 200), schema=SCHEMA), maintain=False)
-print(json.dumps([lake.sql(f"REFRESH MATERIALIZED ROLLUP {{n}}").to_pylist()[0]["rows"]
-                  for n in ("iot.q", "iot.h", "iot.m")]))
+refreshed = [lake.sql(f"REFRESH MATERIALIZED ROLLUP {{n}}").to_pylist()[0]["rows"] for n in ("iot.q", "iot.h", "iot.m")]
+read = lake.sql("SELECT device, site, CAST(bucket AS VARCHAR) AS b, tw, tl FROM iot.h").to_pylist()
+print(json.dumps([refreshed, read]))
 """)
-    assert all(n > 0 for n in out), out
+    refreshed, read = out
+    assert all(n > 0 for n in refreshed), out
     check_all(ours)
+    # The reference reads the states in our files as we do.
+    mine = stored(ours, "iot.h", ["device", "site"])
+    assert len(read) == len(mine)
+    by_key = {(r["device"], r["site"], us(r["bucket"])): r for r in ours.sql("SELECT * FROM iot.h").to_pylist()}
+    theirs = {}
+    for r in read:
+        b = dt.datetime.fromisoformat(r["b"])
+        b = b if b.tzinfo else b.replace(tzinfo=UTC)
+        theirs[(r["device"], r["site"], us(b))] = (state_of(r["tw"]), state_of(r["tl"]))
+    assert theirs == {k: (state_of(v["tw"]), state_of(v["tl"])) for k, v in by_key.items()}
     assert ours.sql("REFRESH MATERIALIZED ROLLUP iot.h").to_pylist()[0]["rows"] == 0
 
 
