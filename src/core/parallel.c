@@ -1,9 +1,20 @@
 #include "core/parallel.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 
-typedef struct run {
+/* Runs share a pool of threads started on first need and kept: starting
+ * threads for every commit (fsyncs, deletions) cost more CPU than the work.
+ * A run queues requests for helpers; idle pool threads take them, new ones
+ * start while the pool is under POOL_MAX, and the caller works too, so a run
+ * always finishes, even when every pool thread is busy (nested runs
+ * included): helpers nobody took are withdrawn when the caller is done. */
+#define POOL_MAX 64
+
+typedef struct run run;
+struct run {
     tl_parallel_fn fn;
     void *ctx;
     size_t n;
@@ -12,17 +23,38 @@ typedef struct run {
     size_t next;
     tl_status st;
     tl_error err;
-} run;
+    /* Guarded by the pool's lock. */
+    size_t wanted; /* helpers asked for and not yet taken */
+    size_t active; /* helpers working on it */
+    run *queued;   /* the next run in the queue */
+};
 
-static void *worker(void *arg)
+typedef struct worker_slot {
+    pthread_t tid;
+    bool busy;
+} worker_slot;
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t work; /* a run wants helpers, or the pool stops */
+    pthread_cond_t done; /* a helper left a run */
+    run *head, *tail;    /* runs wanting helpers, oldest first */
+    size_t wanted;       /* helpers wanted by all queued runs */
+    size_t live, idle;
+    worker_slot slots[POOL_MAX];
+    bool stopping;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER,
+          .work = PTHREAD_COND_INITIALIZER,
+          .done = PTHREAD_COND_INITIALIZER};
+
+static void work(run *r)
 {
-    run *r = arg;
     for (;;) {
         pthread_mutex_lock(&r->lock);
         bool stopped = r->stop_on_error && r->st != TL_OK;
         size_t i = stopped ? r->n : r->next++;
         pthread_mutex_unlock(&r->lock);
-        if (i >= r->n) return NULL;
+        if (i >= r->n) return;
         tl_error e;
         tl_status st = r->fn(r->ctx, i, &e);
         if (st == TL_OK) continue;
@@ -35,6 +67,112 @@ static void *worker(void *arg)
     }
 }
 
+/* Takes one helper request off the queue (pool lock held). */
+static run *take(void)
+{
+    run *r = pool.head;
+    if (r == NULL) return NULL;
+    pool.wanted--;
+    if (--r->wanted == 0) {
+        pool.head = r->queued;
+        if (pool.head == NULL) pool.tail = NULL;
+    }
+    r->active++;
+    return r;
+}
+
+static void *pool_thread(void *arg)
+{
+    worker_slot *slot = arg;
+    pthread_mutex_lock(&pool.lock);
+    for (;;) {
+        run *r = take();
+        if (r != NULL) {
+            pool.idle--;
+            slot->busy = true;
+            pthread_mutex_unlock(&pool.lock);
+            work(r);
+            pthread_mutex_lock(&pool.lock);
+            slot->busy = false;
+            pool.idle++;
+            /* r may be gone once the lock is released */
+            if (--r->active == 0 && r->wanted == 0) pthread_cond_broadcast(&pool.done);
+            continue;
+        }
+        if (pool.stopping) break;
+        pthread_cond_wait(&pool.work, &pool.lock);
+    }
+    pool.idle--;
+    pthread_mutex_unlock(&pool.lock);
+    return NULL;
+}
+
+/* Starts threads until the idle ones cover what the queue wants (pool lock
+ * held). Pool threads block every signal: they belong to no caller. */
+static void grow(void)
+{
+    if (pool.stopping || pool.idle >= pool.wanted || pool.live >= POOL_MAX) return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    while (pool.idle < pool.wanted && pool.live < POOL_MAX) {
+        worker_slot *slot = &pool.slots[pool.live];
+        slot->busy = false;
+        if (pthread_create(&slot->tid, NULL, pool_thread, slot) != 0) break;
+        pool.live++;
+        pool.idle++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&pool.lock);
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&pool.lock);
+}
+
+/* The child has none of the parent's threads, and none of its runs: it
+ * starts with an empty pool, grown again on first need. */
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.work, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.head = pool.tail = NULL;
+    pool.wanted = pool.live = pool.idle = 0;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void register_fork_handlers(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+/* At exit or unload: idle threads are woken and joined; a thread still
+ * working for a run of another thread finishes it and ends by itself. */
+__attribute__((destructor)) static void pool_stop(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.stopping = true;
+    pthread_cond_broadcast(&pool.work);
+    size_t live = pool.live;
+    bool busy[POOL_MAX];
+    for (size_t i = 0; i < live; i++) busy[i] = pool.slots[i].busy;
+    pool.live = 0;
+    pthread_mutex_unlock(&pool.lock);
+    for (size_t i = 0; i < live; i++) {
+        if (busy[i])
+            pthread_detach(pool.slots[i].tid);
+        else
+            pthread_join(pool.slots[i].tid, NULL);
+    }
+}
+
 tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_parallel_fn fn,
                           void *ctx, tl_error *err)
 {
@@ -42,13 +180,34 @@ tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_p
     size_t threads = max_threads < 1 ? 1 : max_threads > n ? n : max_threads;
     run r = {.fn = fn, .ctx = ctx, .n = n, .stop_on_error = stop_on_error, .st = TL_OK};
     pthread_mutex_init(&r.lock, NULL);
-    pthread_t *tid = threads > 1 ? calloc(threads - 1, sizeof *tid) : NULL;
-    size_t started = 0;
-    while (tid && started + 1 < threads && pthread_create(&tid[started], NULL, worker, &r) == 0)
-        started++;
-    worker(&r); /* the caller's thread works too */
-    for (size_t i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    free(tid);
+    if (threads > 1) {
+        pthread_once(&fork_once, register_fork_handlers);
+        pthread_mutex_lock(&pool.lock);
+        r.wanted = threads - 1;
+        pool.wanted += r.wanted;
+        if (pool.tail)
+            pool.tail->queued = &r;
+        else
+            pool.head = &r;
+        pool.tail = &r;
+        grow();
+        for (size_t i = 0; i < r.wanted && i < pool.idle; i++) pthread_cond_signal(&pool.work);
+        pthread_mutex_unlock(&pool.lock);
+    }
+    work(&r); /* the caller's thread works too */
+    if (threads > 1) {
+        pthread_mutex_lock(&pool.lock);
+        if (r.wanted > 0) { /* withdraw the requests no thread took */
+            run **p = &pool.head, *prev = NULL;
+            while (*p != &r) prev = *p, p = &(*p)->queued;
+            *p = r.queued;
+            if (pool.tail == &r) pool.tail = prev;
+            pool.wanted -= r.wanted;
+            r.wanted = 0;
+        }
+        while (r.active > 0) pthread_cond_wait(&pool.done, &pool.lock);
+        pthread_mutex_unlock(&pool.lock);
+    }
     pthread_mutex_destroy(&r.lock);
     if (r.st != TL_OK && err) *err = r.err;
     return r.st;

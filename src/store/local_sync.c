@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/parallel.h"
+
 #define MAX_SYNC_THREADS 8
 
 void tl_sync_set_init(tl_sync_set *s)
@@ -42,27 +44,21 @@ tl_status tl_sync_set_add(tl_sync_set *s, const char *file_path, tl_error *err)
 
 typedef struct sync_job {
     char **paths;
-    size_t n;
-    atomic_size_t next;
     atomic_int failed_errno;
 } sync_job;
 
-static void sync_one(sync_job *job, const char *path)
+static tl_status sync_one(void *ctx, size_t i, tl_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    (void)err;
+    sync_job *job = ctx;
+    int fd = open(job->paths[i], O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT) atomic_store(&job->failed_errno, errno);
-        return; /* deleted since: nothing to make durable */
+        return TL_OK; /* deleted since: nothing to make durable */
     }
     if (fsync(fd) != 0) atomic_store(&job->failed_errno, errno);
     close(fd);
-}
-
-static void *sync_worker(void *arg)
-{
-    sync_job *job = arg;
-    for (size_t i; (i = atomic_fetch_add(&job->next, 1)) < job->n;) sync_one(job, job->paths[i]);
-    return NULL;
+    return TL_OK;
 }
 
 tl_status tl_sync_set_flush(tl_sync_set *s, tl_error *err)
@@ -73,14 +69,9 @@ tl_status tl_sync_set_flush(tl_sync_set *s, tl_error *err)
     pthread_mutex_unlock(&s->lock);
     if (todo.len == 0) return TL_OK;
 
-    sync_job job = {.paths = todo.items, .n = todo.len};
-    size_t n_threads = todo.len < MAX_SYNC_THREADS ? todo.len : MAX_SYNC_THREADS;
-    pthread_t threads[MAX_SYNC_THREADS];
-    size_t started = 0;
-    for (; started + 1 < n_threads; started++)
-        if (pthread_create(&threads[started], NULL, sync_worker, &job) != 0) break;
-    sync_worker(&job); /* the caller works too, and finishes alone if no thread started */
-    for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
+    sync_job job = {.paths = todo.items};
+    atomic_init(&job.failed_errno, 0);
+    tl_parallel_run(todo.len, MAX_SYNC_THREADS, false, sync_one, &job, NULL);
     tl_strlist_free(&todo);
     int e = atomic_load(&job.failed_errno);
     if (e != 0)

@@ -1,13 +1,12 @@
 #include "formats/parquet/parquet_writer.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "arrow/array.h"
 #include "core/arena.h"
+#include "core/parallel.h"
 #include "formats/parquet/parquet_column_writer.h"
 #include "formats/parquet/parquet_encoding.h"
 #include "formats/parquet/parquet_meta.h"
@@ -381,28 +380,26 @@ static tl_status place_chunk(tl_parquet_writer *w, size_t col, tl_pq_column_chun
 typedef struct column_step {
     tl_parquet_writer *w;
     int64_t start, n; /* rows to append; n < 0 finishes the chunks instead */
-    atomic_size_t next;
 } column_step;
 
-static void *run_columns(void *arg)
+/* One column; its status goes to w->col_status, so the run itself never fails. */
+static tl_status run_column(void *ctx, size_t i, tl_error *err)
 {
-    column_step *s = arg;
+    (void)err;
+    column_step *s = ctx;
     tl_parquet_writer *w = s->w;
-    for (;;) {
-        size_t i = atomic_fetch_add(&s->next, 1);
-        if (i >= w->n_leaves) return NULL;
-        tl_error *e = &w->col_errors[i];
-        size_t col = w->leaf_col[i];
-        if (s->n < 0) {
-            w->col_status[i] = tl_pq_colw_finish(&w->cols[i], e);
-        } else if (w->nested[col]) {
-            const tl_pq_leaf_levels *l = tl_pq_nested_levels(w->nested[col], w->leaf_sub[i]);
-            w->col_status[i] =
-                tl_pq_colw_write_levels(&w->cols[i], l->values, l->def, l->rep, l->slots, l->n, e);
-        } else {
-            w->col_status[i] = tl_pq_colw_write(&w->cols[i], &w->views[col], s->start, s->n, e);
-        }
+    tl_error *e = &w->col_errors[i];
+    size_t col = w->leaf_col[i];
+    if (s->n < 0) {
+        w->col_status[i] = tl_pq_colw_finish(&w->cols[i], e);
+    } else if (w->nested[col]) {
+        const tl_pq_leaf_levels *l = tl_pq_nested_levels(w->nested[col], w->leaf_sub[i]);
+        w->col_status[i] =
+            tl_pq_colw_write_levels(&w->cols[i], l->values, l->def, l->rep, l->slots, l->n, e);
+    } else {
+        w->col_status[i] = tl_pq_colw_write(&w->cols[i], &w->views[col], s->start, s->n, e);
     }
+    return TL_OK;
 }
 
 /* Runs one step on every column, spread over the writer's threads (each column is
@@ -410,16 +407,10 @@ static void *run_columns(void *arg)
 static tl_status for_each_column(tl_parquet_writer *w, int64_t start, int64_t n, tl_error *err)
 {
     column_step s = {.w = w, .start = start, .n = n};
-    atomic_init(&s.next, 0);
-    pthread_t tids[8];
-    int started = 0;
     /* Threads pay off only on big steps; appends of a few rows stay on the caller's. */
     int64_t rows = n < 0 ? w->rg_rows : n;
     int threads = rows >= TL_PQ_PARALLEL_ROWS ? w->threads : 1;
-    for (int t = 1; t < threads; t++)
-        if (pthread_create(&tids[started], NULL, run_columns, &s) == 0) started++;
-    run_columns(&s);
-    for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
+    tl_parallel_run(w->n_leaves, (size_t)threads, false, run_column, &s, NULL);
     for (size_t i = 0; i < w->n_leaves; i++) {
         if (w->col_status[i] == TL_OK) continue;
         tl_error_set(err, w->col_status[i], "%s", w->col_errors[i].message);
