@@ -11,13 +11,14 @@
 #include "arrow/array.h"
 #include "arrow/arrow_type.h"
 #include "arrow/cast.h"
+#include "arrow/nested.h"
 #include "arrow/stream.h"
 #include "formats/parquet/parquet_reader.h"
 #include "table/live_files.h"
 
 /* The format DuckDB exports a Parquet column of this Arrow type as, or false
  * for a type we do not map (time, nanosecond and millisecond timestamps,
- * fixed-size binary, UUID, nested ...). */
+ * fixed-size binary, UUID ...). */
 static bool engine_format(const char *file_format, char *buf, size_t size)
 {
     static const char *same[] = {"b", "i", "l", "f", "g", "tdD", "tsu:"};
@@ -36,6 +37,49 @@ static bool engine_format(const char *file_format, char *buf, size_t size)
     return false;
 }
 
+/* The engine's form of a nested field: lists with child "l", maps with
+ * a non-nullable "entries" struct of a non-nullable "key" and a "value",
+ * struct fields by their names; every other field nullable. */
+static tl_status engine_field(const struct ArrowSchema *f, const char *name, int64_t flags,
+                              bool *mapped, struct ArrowSchema *out, tl_error *err);
+
+static tl_status engine_nested(const struct ArrowSchema *f, const char *name, int64_t flags,
+                               bool *mapped, struct ArrowSchema *out, tl_error *err)
+{
+    const char *fmt = f->format;
+    bool list = strcmp(fmt, "+l") == 0 || strcmp(fmt, "+L") == 0;
+    bool map = strcmp(fmt, "+m") == 0, strct = strcmp(fmt, "+s") == 0;
+    *mapped = (list || map || strct) && (!list || f->n_children == 1) &&
+              (!map || (f->n_children == 1 && f->children[0]->n_children == 2));
+    if (!*mapped) return TL_OK;
+    TL_TRY(tl_schema_init(out, list ? "+l" : fmt, name, flags, f->n_children, err));
+    tl_status st = TL_OK;
+    for (int64_t i = 0; st == TL_OK && *mapped && i < f->n_children; i++) {
+        const struct ArrowSchema *c = f->children[i];
+        if (list)
+            st = engine_field(c, "l", ARROW_FLAG_NULLABLE, mapped, out->children[i], err);
+        else if (strct)
+            st = engine_field(c, c->name, ARROW_FLAG_NULLABLE, mapped, out->children[i], err);
+        else if ((st = tl_schema_init(out->children[i], "+s", "entries", 0, 2, err)) == TL_OK &&
+                 (st = engine_field(c->children[0], "key", 0, mapped, out->children[i]->children[0],
+                                    err)) == TL_OK &&
+                 *mapped)
+            st = engine_field(c->children[1], "value", ARROW_FLAG_NULLABLE, mapped,
+                              out->children[i]->children[1], err);
+    }
+    if (st != TL_OK || !*mapped) tl_schema_release(out);
+    return st;
+}
+
+static tl_status engine_field(const struct ArrowSchema *f, const char *name, int64_t flags,
+                              bool *mapped, struct ArrowSchema *out, tl_error *err)
+{
+    if (tl_arrow_is_nested(f)) return engine_nested(f, name, flags, mapped, out, err);
+    char format[64];
+    *mapped = engine_format(f->format, format, sizeof format);
+    return *mapped ? tl_schema_init(out, format, name, flags, 0, err) : TL_OK;
+}
+
 /* The output schema: the file's column names with the engine's types. */
 static tl_status output_schema(const struct ArrowSchema *fs, bool *mapped, struct ArrowSchema *out,
                                tl_error *err)
@@ -43,11 +87,8 @@ static tl_status output_schema(const struct ArrowSchema *fs, bool *mapped, struc
     *mapped = true;
     TL_TRY(tl_schema_init(out, "+s", "", 0, fs->n_children, err));
     for (int64_t i = 0; i < fs->n_children; i++) {
-        char format[64];
-        *mapped = engine_format(fs->children[i]->format, format, sizeof format);
-        tl_status st = *mapped ? tl_schema_init(out->children[i], format, fs->children[i]->name,
-                                                ARROW_FLAG_NULLABLE, 0, err)
-                               : TL_OK;
+        tl_status st = engine_field(fs->children[i], fs->children[i]->name, ARROW_FLAG_NULLABLE,
+                                    mapped, out->children[i], err);
         if (st != TL_OK || !*mapped) {
             tl_schema_release(out);
             return st;
@@ -65,6 +106,12 @@ static tl_status convert_group(const struct ArrowSchema *fs, const struct ArrowA
     out->length = group->length;
     tl_status st = TL_OK;
     for (int64_t c = 0; st == TL_OK && c < schema->n_children; c++) {
+        const struct ArrowSchema *to = schema->children[c];
+        if (tl_arrow_is_nested(to)) {
+            st = tl_arrow_cast_nested(fs->children[c], group->children[c], to, to->name,
+                                      out->children[c], err);
+            continue;
+        }
         tl_arrow_type target;
         tl_array_view v;
         st = tl_arrow_type_parse(schema->children[c]->format, &target, err);
