@@ -528,7 +528,13 @@ tl_status tl_table_replace(tl_table *table, struct ArrowArrayStream *stream,
  * or a widening of it (int32 to int64, float32 to float64), continues that
  * column (Iceberg keeps its field id); any other column is new (a new field
  * id, even where a column of that name but another type was). Columns left
- * out are dropped. `partition_by` (partition_by_len entries, borrowed) is
+ * out are dropped. Struct, list and map columns follow the same rules at
+ * every level (Iceberg's): a struct continues a struct, its fields matched
+ * by name (new ones get fresh ids, in Iceberg's order; left-out ones are
+ * dropped); a list continues a list whose element continues; a map a map of
+ * the same key type whose value continues. A new required field inside a
+ * column that continues is refused (TL_ERR_INVALID naming its path, "s.c"):
+ * the rows written before have no value for it. `partition_by` (partition_by_len entries, borrowed) is
  * the new partitioning, as tl_table_options.partition_by says (NULL or 0:
  * none); a time-series table keeps its time partition first, and its time
  * column, series key and ingest-time column (leave that one out of

@@ -9,11 +9,76 @@
 #include "table/append.h"
 #include "table/metadata_cache.h"
 
-/* int to long and float to double keep the column (Iceberg's promotions). */
-static bool continues(const tl_ice_type *old, const tl_ice_type *now)
+/* Whether a field of the new schema continues `old` (keeps its id): the
+ * same type or one of Iceberg's promotions (int to long, float to double);
+ * a struct continues a struct whatever its fields; a list continues a list
+ * whose element it continues; a map a map of the same (primitive) key type
+ * whose value it continues. */
+static bool continues(const tl_ice_field *old, const tl_ice_field *now)
 {
-    return tl_ice_type_equal(old, now) || (old->id == TL_ICE_INT && now->id == TL_ICE_LONG) ||
-           (old->id == TL_ICE_FLOAT && now->id == TL_ICE_DOUBLE);
+    const tl_ice_type *a = &old->type, *b = &now->type;
+    if (TL_ICE_TYPE_IS_NESTED(a->id) || TL_ICE_TYPE_IS_NESTED(b->id)) {
+        if (a->id != b->id) return false;
+        if (a->id == TL_ICE_STRUCT) return true;
+        if (old->n_children != now->n_children || now->n_children != (a->id == TL_ICE_MAP ? 2 : 1))
+            return false;
+        if (a->id == TL_ICE_LIST) return continues(&old->children[0], &now->children[0]);
+        return !TL_ICE_TYPE_IS_NESTED(old->children[0].type.id) &&
+               tl_ice_type_equal(&old->children[0].type, &now->children[0].type) &&
+               continues(&old->children[1], &now->children[1]);
+    }
+    return tl_ice_type_equal(a, b) || (a->id == TL_ICE_INT && b->id == TL_ICE_LONG) ||
+           (a->id == TL_ICE_FLOAT && b->id == TL_ICE_DOUBLE);
+}
+
+/* The field of `old` (n_old of them) that now[i] may continue: a struct's
+ * (or the schema's) by name, a list's element or a map's key and value by
+ * position. */
+static const tl_ice_field *counterpart(const tl_ice_field *now, size_t i, const tl_ice_field *old,
+                                       size_t n_old, bool by_name)
+{
+    if (!by_name) return i < n_old ? &old[i] : NULL;
+    for (size_t k = 0; k < n_old; k++)
+        if (strcmp(old[k].name, now[i].name) == 0) return &old[k];
+    return NULL;
+}
+
+/* Gives now[0..n) their ids: a field that continues its counterpart in
+ * `old` keeps that id, any other gets the next free one, level by level as
+ * Iceberg assigns fresh ids (a struct's fields, then each one's children).
+ * `parent` is the path of the column they belong to when it continues (NULL
+ * at the top and under a new column): a new required field there is
+ * refused, as rows written before have no value for it. */
+static tl_status assign_ids(tl_ice_field *now, size_t n, const tl_ice_field *old, size_t n_old,
+                            bool by_name, const char *parent, int32_t *next, tl_error *err)
+{
+    const tl_ice_field **was = calloc(n + 1, sizeof *was);
+    if (was == NULL) return tl_error_nomem(err);
+    tl_status st = TL_OK;
+    for (size_t i = 0; st == TL_OK && i < n; i++) {
+        was[i] = counterpart(now, i, old, n_old, by_name);
+        if (was[i] && !continues(was[i], &now[i])) was[i] = NULL;
+        now[i].id = was[i] ? was[i]->id : ++*next;
+        if (parent && !was[i] && now[i].required)
+            st = tl_error_set(err, TL_ERR_INVALID,
+                              "column \"%s.%s\" is new and required: rows written before this "
+                              "change have no value for it (make it nullable)",
+                              parent, now[i].name);
+    }
+    for (size_t i = 0; st == TL_OK && i < n; i++) {
+        if (!TL_ICE_TYPE_IS_NESTED(now[i].type.id)) continue;
+        char *path =
+            was[i] ? parent ? tl_strdup_printf("%s.%s", parent, now[i].name) : strdup(now[i].name)
+                   : NULL;
+        if (was[i] && path == NULL) st = tl_error_nomem(err);
+        if (st == TL_OK)
+            st = assign_ids(now[i].children, now[i].n_children, was[i] ? was[i]->children : NULL,
+                            was[i] ? was[i]->n_children : 0, now[i].type.id == TL_ICE_STRUCT, path,
+                            next, err);
+        free(path);
+    }
+    free(was);
+    return st;
 }
 
 /* Appends a copy of f (the ingest-time column the table adds itself). */
@@ -44,20 +109,6 @@ static tl_status check_kept(const tl_ice_schema *old, const tl_ice_schema *now, 
 }
 
 /* The new schema: ev's columns with their ids, and the contract's columns. */
-/* Matching nested fields (and their nested ids) across schemas is not done
- * yet: a new schema with struct, list or map columns is refused. */
-static tl_status refuse_nested_columns(const tl_ice_schema *s, tl_error *err)
-{
-    const tl_ice_field *f = tl_ice_schema_first_nested(s);
-    if (f == NULL) return TL_OK;
-    char type[TL_ICE_TYPE_STR_MAX];
-    tl_ice_type_format(&f->type, type, sizeof type);
-    return tl_error_set(err, TL_ERR_INVALID,
-                        "column \"%s\" is a %s: replacing the schema of a table with struct, "
-                        "list or map columns is not supported yet (create a new table)",
-                        f->name, type);
-}
-
 static tl_status plan_schema(const tl_ice_metadata *md, const tl_contract *c,
                              const tl_evolution *ev, tl_ice_schema *out, tl_error *err)
 {
@@ -66,20 +117,17 @@ static tl_status plan_schema(const tl_ice_metadata *md, const tl_contract *c,
         strcmp(ev->schema->format, "+s") != 0)
         return tl_error_set(err, TL_ERR_INVALID, "the new schema must be an Arrow struct schema");
     TL_TRY(tl_ice_schema_from_arrow(ev->schema, 1, out, err));
-    TL_TRY(refuse_nested_columns(out, err));
     if (out->n_fields == 0)
         return tl_error_set(err, TL_ERR_INVALID, "the new schema has no columns");
-    int32_t next = md->last_column_id;
-    for (size_t i = 0; i < out->n_fields; i++) {
-        tl_ice_field *f = &out->fields[i];
-        if (c->ingest_column && strcmp(f->name, c->ingest_column) == 0)
+    for (size_t i = 0; i < out->n_fields; i++)
+        if (c->ingest_column && strcmp(out->fields[i].name, c->ingest_column) == 0)
             return tl_error_set(err, TL_ERR_INVALID,
                                 "column \"%s\" is the table's ingest time, which it adds itself: "
                                 "leave it out of the new schema",
-                                f->name);
-        const tl_ice_field *was = tl_ice_schema_find(old, f->name);
-        f->id = was && continues(&was->type, &f->type) ? was->id : ++next;
-    }
+                                out->fields[i].name);
+    int32_t next = md->last_column_id;
+    TL_TRY(
+        assign_ids(out->fields, out->n_fields, old->fields, old->n_fields, true, NULL, &next, err));
     if (c->time_column) {
         TL_TRY(check_kept(old, out, c->time_column, "time column", err));
         ((tl_ice_field *)tl_ice_schema_find(out, c->time_column))->required = true;

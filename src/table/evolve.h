@@ -19,7 +19,11 @@ typedef struct tl_evolution {
  * columns and whose default spec ev's partitions. A column whose name and
  * type (or a widening of it: int to long, float to double) the current
  * schema has keeps its field id; the others get new ids after
- * last-column-id. The same md and ev always give the same ids. A
+ * last-column-id. Nested columns likewise at every level: struct fields by
+ * name, a list's element, a map's key (same type) and value; a struct
+ * continues a struct whatever its fields. A new required field inside a
+ * column that continues is refused, naming its path. The same md and ev
+ * always give the same ids. A
  * time-series table keeps its time column and series key (same names and
  * types), its ingest-time column and its time partition first.
  * TL_ERR_INVALID naming the problem otherwise. */
