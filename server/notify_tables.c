@@ -14,9 +14,12 @@
 
 /* Inline maintenance (compaction, expiry) runs after a commit, not inside the
  * request: a request is answered once its rows are committed, and the
- * table's maintainer thread catches up meanwhile, under the table's lock
- * (the same handle: no commit races between the two), typically while the
- * next request is still fetching its object. */
+ * table's maintainer thread catches up meanwhile. It works through a lake and
+ * table handle of its own, without the table's lock, as another writer
+ * would: a compaction takes hundreds of milliseconds, and commits held up
+ * behind it were most of a busy table's latency. Commits and maintenance
+ * race like any two writers (the loser of a version tries again on the
+ * winner's snapshot). */
 typedef struct maintainer {
     pthread_t thread;
     bool running, pending, stop; /* pending, stop: guarded by lock */
@@ -28,6 +31,8 @@ typedef struct notify_table {
     char *name;
     tl_lake *lake; /* its own handle, so tables share no state but the storage */
     tl_table *table;
+    tl_lake *maint_lake; /* the maintainer's handles: the same table */
+    tl_table *maint_table;
     cli_loader loader; /* the table's columns, to read files straight into their types */
     bool loader_ready;
     pthread_mutex_t lock;
@@ -65,10 +70,13 @@ static void *maintain_loop(void *arg)
         pthread_mutex_unlock(&m->lock);
         tl_append_result r;
         memset(&r, 0, sizeof r);
-        pthread_mutex_lock(&x->lock);
-        tl_maintain_after_append(x->table, -1, &r);
-        int64_t version = tl_table_version(x->table);
-        pthread_mutex_unlock(&x->lock);
+        tl_error err = {0};
+        /* From the latest version: the commits made since by the other handle. */
+        if (tl_table_reload(x->maint_table, 0, &err) == TL_OK)
+            tl_maintain_after_append(x->maint_table, -1, &r);
+        else
+            snprintf(r.maintenance_error, sizeof r.maintenance_error, "%s", err.message);
+        int64_t version = tl_table_version(x->maint_table);
         if (r.maintained || r.maintenance_error[0]) log_maintenance(x->name, version, &r);
         pthread_mutex_lock(&m->lock);
     }
@@ -126,6 +134,8 @@ static tl_status open_one(notify_table *t, const char *lake, const char *const *
     TL_TRY(tl_lake_open_table(t->lake, name, &t->table, err));
     TL_TRY(cli_loader_init(&t->loader, t->table, TL_INPUT_AUTO, err));
     t->loader_ready = true;
+    TL_TRY(tl_lake_open(lake, options, &t->maint_lake, err));
+    TL_TRY(tl_lake_open_table(t->maint_lake, name, &t->maint_table, err));
     TL_TRY(maintainer_start(t, err));
     tl_notify_group_init(&t->group, t->table, &t->lock, t->loader.maintain);
     t->group_ready = true;
@@ -172,6 +182,8 @@ void tl_notify_tables_free(tl_notify_tables *t)
         if (x->loader_ready) cli_loader_free(&x->loader);
         tl_table_close(x->table);
         tl_lake_close(x->lake);
+        tl_table_close(x->maint_table);
+        tl_lake_close(x->maint_lake);
         free(x->name);
         pthread_mutex_destroy(&x->lock);
     }
