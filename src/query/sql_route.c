@@ -432,6 +432,65 @@ static bool modifiers(query_shape *q)
     return true;
 }
 
+/* Whether e holds a call of an aggregate routing knows. */
+static bool has_aggregate(const json_t *e)
+{
+    static const char *const names[] = {"count_star",
+                                        "count",
+                                        "sum",
+                                        "min",
+                                        "max",
+                                        "avg",
+                                        "mean",
+                                        "first",
+                                        "first_value",
+                                        "last_value",
+                                        "last",
+                                        "m4",
+                                        "time_weighted_mean",
+                                        NULL};
+    if (tl_js_is_class(e, "FUNCTION"))
+        for (size_t i = 0; names[i]; i++)
+            if (strcasecmp(tl_js_str(e, "function_name"), names[i]) == 0) return true;
+    const char *k;
+    const json_t *v;
+    size_t i;
+    if (json_is_object(e)) json_object_foreach((json_t *)e, k, v) if (has_aggregate(v)) return true;
+    if (json_is_array(e)) json_array_foreach(e, i, v) if (has_aggregate(v)) return true;
+    return false;
+}
+
+/* GROUP BY ALL made explicit in the query's copy: each select item without
+ * an aggregate becomes a grouping expression, as DuckDB binds it (an item
+ * that is no column or bucket then keeps the query from routing). False
+ * when out of memory. */
+static bool expand_group_all(json_t *select)
+{
+    if (strcmp(tl_js_str(select, "aggregate_handling"), "FORCE_AGGREGATES") != 0 ||
+        json_array_size(json_object_get(select, "group_expressions")) != 0)
+        return true;
+    json_t *groups = json_array(), *set = json_array(), *sets = json_array();
+    bool ok = groups && set && sets && json_array_append(sets, set) == 0;
+    size_t i;
+    json_t *item;
+    json_array_foreach(json_object_get(select, "select_list"), i, item)
+    {
+        if (!ok || has_aggregate(item)) continue;
+        json_t *g = json_deep_copy(item);
+        ok = g && json_object_set_new(g, "alias", json_string("")) == 0 &&
+             json_array_append_new(set, json_integer((json_int_t)json_array_size(groups))) == 0 &&
+             json_array_append(groups, g) == 0;
+        json_decref(g);
+    }
+    ok = ok && json_object_set(select, "group_expressions", groups) == 0 &&
+         json_object_set(select, "group_sets", sets) == 0 &&
+         json_object_set_new(select, "aggregate_handling", json_string("STANDARD_HANDLING")) == 0;
+    json_decref(groups);
+    json_decref(set);
+    json_decref(sets);
+    return ok;
+}
+
 /* Reads the query (select: a copy the caller may change) over raw. */
 static bool read_query(query_shape *q)
 {
@@ -1272,7 +1331,8 @@ static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, const tl_strlist
     candidate best = {0};
     bool found = false, shape = false;
     tl_status st = TL_OK;
-    if (strcasecmp(tl_js_str(from, "table_name"), plan->refs[0].table) == 0 &&
+    if (!expand_group_all(select)) st = tl_error_nomem(err);
+    if (st == TL_OK && strcasecmp(tl_js_str(from, "table_name"), plan->refs[0].table) == 0 &&
         strcmp(tl_js_str(from, "schema_name"), plan->refs[0].schema) == 0 &&
         !*tl_js_str(from, "catalog_name") && read_query(&q)) {
         shape = true;

@@ -4,7 +4,7 @@
  *
  *   SELECT <keys>, time_bucket(<width>, time) AS b, <aggregates>
  *   FROM raw [WHERE <time range> AND <conditions on rollup keys>]
- *   GROUP BY <keys>, b [HAVING ...] [ORDER BY ...] [LIMIT ...]
+ *   GROUP BY <keys>, b (or GROUP BY ALL) [HAVING ...] [ORDER BY ...] [LIMIT ...]
  *
  * routes to a rollup of raw (timelake.rollups) whose bucket width divides
  * <width> (fixed widths, epoch-aligned), whose keys include every key the

@@ -402,12 +402,17 @@ def test_routing(tmp_path):
                 for wh in where]
     routed_q += [f"SELECT {k}time_bucket(INTERVAL '{w}', time) AS b, m4(time, temp) AS m, count(*) FROM iot.raw "
                  f"GROUP BY {k}b" for w in ("30 minutes", "2 hours") for k in ("", "device, ", "site, ")]
+    # GROUP BY ALL, as the reference routes it.
+    routed_q += [f"SELECT device, site, time_bucket(INTERVAL '{w}', time) AS b, m4(time, temp), "
+                 "time_weighted_mean(time, temp, 'linear') AS l FROM iot.raw GROUP BY ALL" for w in ("30 minutes", "1 day")]
     raw_only = [f"SELECT {k}time_bucket(INTERVAL '1 hour', time) AS b, time_weighted_mean(time, temp{m}) FROM iot.raw "
                 f"GROUP BY {k}b" for k in ("", "device, ") for m in ("", ", 'linear'")]
     raw_only += ["SELECT device, site, time_bucket(INTERVAL '1 hour', time) AS b, time_weighted_mean(time, k) "
                  "FROM iot.raw GROUP BY device, site, b",  # the rollup keeps the linear state of k only
                  "SELECT device, site, time_bucket(INTERVAL '20 minutes', time) AS b, m4(time, temp) "
-                 "FROM iot.raw GROUP BY device, site, b"]
+                 "FROM iot.raw GROUP BY device, site, b",
+                 "SELECT upper(site) AS s, device, time_bucket(INTERVAL '1 hour', time) AS b, m4(time, temp) "
+                 "FROM iot.raw GROUP BY ALL"]  # a grouping key that is no column
     for refreshed in (False, True):
         if refreshed:
             lake.sql("REFRESH MATERIALIZED ROLLUP iot.q")
@@ -416,6 +421,7 @@ def test_routing(tmp_path):
             same_rows(answers(lake, q, True), answers(lake, q, False))
         for q in raw_only:
             assert not routed(lake, q), q
+        same_rows(answers(lake, raw_only[-1], True), answers(lake, raw_only[-1], False))
     # The raw answers at fewer keys, against the oracle.
     rows = raw_rows(lake)
     for q, keys in ((raw_only[0], []), (raw_only[2], ["device"])):

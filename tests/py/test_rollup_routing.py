@@ -217,6 +217,12 @@ def test_explain_shows_the_rollup(made):
                         "GROUP BY host, dc, b")
     assert routed(lake, "SELECT dc, time_bucket(INTERVAL '1 day', time) AS b, avg(iv) FROM m.raw GROUP BY dc, b")
     assert routed(lake, "SELECT host, time_bucket(INTERVAL '1 hour', time) AS b, avg(v) FROM m.raw GROUP BY host, b")
+    # GROUP BY ALL: the items without an aggregate, as DuckDB binds it.
+    q = "SELECT host, time_bucket(INTERVAL '2 hours', time) AS b, count(*), max(iv) FROM m.raw GROUP BY ALL"
+    assert "rollup m.rh" in explained(lake, q)
+    same_answer(lake, q)
+    assert not routed(lake, "SELECT host, iv, time_bucket(INTERVAL '1 hour', time) AS b, count(*) FROM m.raw "
+                            "GROUP BY ALL")
 
 
 def test_routing_settings(made):
