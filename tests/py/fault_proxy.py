@@ -142,16 +142,17 @@ class FaultProxy:
                 except (asyncio.IncompleteReadError, ConnectionError, ValueError):
                     return
                 start = time.monotonic()
+                await self._hold(method, path)
                 outcome, delay = self._choose()
                 with self._lock:
                     self.counts[outcome] = self.counts.get(outcome, 0) + 1
                 if outcome in ("error500", "error503"):
                     code = 500 if outcome == "error500" else 503
                     msg = b"<Error><Code>InternalError</Code></Error>"
+                    self._record(start, method, path, outcome)
                     writer.write(f"HTTP/1.1 {code} Injected\r\nContent-Length: {len(msg)}\r\n"
                                  "Connection: close\r\n\r\n".encode() + msg)
                     await writer.drain()
-                    self._record(start, method, path, outcome)
                     return
                 if outcome == "drop":
                     self._record(start, method, path, outcome)
@@ -162,16 +163,21 @@ class FaultProxy:
                 if outcome == "cut":
                     self._record(start, method, path, outcome)
                     return
+                self._record(start, method, path, outcome)
                 writer.write(answer)
                 await writer.drain()
-                self._record(start, method, path, outcome)
                 return  # the answer carried the upstream's Connection: close
         except (ConnectionError, OSError):
             return
         finally:
             writer.close()
 
+    async def _hold(self, method, path):
+        """Where a subclass holds a request before it is answered."""
+
     def _record(self, start, method, path, outcome):
+        # Before the answer is written: by the time the client has its
+        # answer, the log has the request (no sleep needed to see it).
         with self._lock:
             self.log.append((start, time.monotonic(), method, path, outcome))
 
@@ -185,6 +191,60 @@ class FaultProxy:
     def requests_since(self, mark):
         with self._lock:
             return list(self.log[mark:])
+
+
+class WaveProxy(FaultProxy):
+    """Holds the requests of each expected wave until the whole wave has
+    arrived, then answers them together. A wave that completes proves its
+    requests were in flight at once -- one round trip, however slowly the
+    client's threads are scheduled, and their log entries overlap, so
+    `round_trips` counts them as one. A wave that cannot complete (the client
+    waited for an answer before sending the rest) is let go after `backstop`
+    seconds, below the client's 30 s request timeout, and named in
+    `incomplete`. Requests no open wave expects pass straight through."""
+
+    def __init__(self, upstream, backstop=20.0):
+        super().__init__(upstream)
+        self.backstop = backstop
+        self._waves = []
+        self.incomplete = []
+
+    def expect(self, *waves):
+        """Each wave a list of (name, predicate(method, path), count); a
+        request joins the first open wave with a slot it fits."""
+        with self._lock:
+            self._waves = [{"slots": [{"name": n, "fits": f, "count": c, "got": []} for n, f, c in w],
+                            "done": False, "event": None} for w in waves]
+            self.incomplete = []
+
+    def _join(self, method, path):
+        for w in self._waves:
+            if w["done"]:
+                continue
+            for s in w["slots"]:
+                if len(s["got"]) < s["count"] and s["fits"](method, path):
+                    s["got"].append(f"{method} {path}")
+                    if w["event"] is None:
+                        w["event"] = asyncio.Event()
+                    if all(len(x["got"]) == x["count"] for x in w["slots"]):
+                        w["done"] = True
+                        w["event"].set()
+                    return w
+        return None
+
+    async def _hold(self, method, path):
+        with self._lock:
+            w = self._join(method, path)
+        if w is None:
+            return
+        try:
+            await asyncio.wait_for(w["event"].wait(), self.backstop)
+        except asyncio.TimeoutError:
+            with self._lock:
+                if not w["done"]:
+                    w["done"] = True
+                    self.incomplete.append({s["name"]: (len(s["got"]), s["count"], s["got"]) for s in w["slots"]})
+                    w["event"].set()
 
 
 def round_trips(requests):

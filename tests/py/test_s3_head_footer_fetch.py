@@ -7,14 +7,13 @@ is."""
 
 import struct
 import re
-import time
 import urllib.parse
 
 import pyarrow as pa
 import pytest
 
 import tlc
-from fault_proxy import FaultProxy, round_trips
+from fault_proxy import FaultProxy, WaveProxy, round_trips
 from store_servers import server_fixture
 from test_s3_query_io import (HEAD_KEY, LARGE_ROWS, SCHEMA, batch, bucket_client, check_footers_of_large_files,
                               live_data_files)
@@ -24,11 +23,25 @@ TAIL = 64 << 10  # TL_HEAD_FOOTER_TAIL
 WAVE = 8  # FETCH_THREADS
 
 
-class SlowProxy(FaultProxy):
-    """Holds every request, so parallel requests overlap and sequential ones cannot."""
+def is_footer_read(method, path):
+    return method == "GET" and "/data/" in urllib.parse.unquote(path)
 
-    def _choose(self):
-        return "delay", 0.2
+
+def is_create(method, path):
+    return method == "PUT" and re.search(r"/metadata/v\d+\.metadata\.json$", path) is not None
+
+
+def is_head(method, path):
+    return method == "PUT" and path.endswith("/" + HEAD_KEY)
+
+
+def is_upload(method, path):
+    """A PUT of the commit's batch: its data file, manifest, list and index."""
+    return (method == "PUT" and not is_create(method, path) and not is_head(method, path)
+            and not path.endswith("/metadata/version-hint.text"))
+
+
+UPLOADS = 4  # one day's batch: data file, manifest, manifest list, last-value index
 
 
 def large_files(s3, days):
@@ -48,38 +61,46 @@ def drop_head(s3, url):
     bucket_client(s3).delete_object(Bucket=s3.bucket, Key=url.split("/", 3)[3] + "/" + HEAD_KEY)
 
 
-def commit_round_trips(proxy, t, day):
-    """Round trips of an append from its first upload (a handle without a
-    head reads the parent's list and index before: not the commit's)."""
-    time.sleep(0.1)
-    start = time.monotonic()
+def commit_round_trips(proxy, t, day, footers):
+    """Round trips of an append from its head's manifest read, or else its
+    first upload (a handle without a head reads the parent's list and index
+    before: not the commit's). The proxy holds the batch's uploads until
+    `footers` footer reads have arrived as well, and the conditional create
+    until the head's PUT has: each wave that completes is one round trip
+    whatever the machine's load, and one that cannot (a footer read after the
+    upload, a head PUT after the create) is let go late and named in
+    proxy.incomplete."""
+    uploads = [("upload", is_upload, UPLOADS)] + ([("footer", is_footer_read, footers)] if footers else [])
+    proxy.expect(uploads, [("create", is_create, 1), ("head", is_head, 1)])
+    mark = proxy.mark()
     t.append(batch(day, 100, 50 + day), maintain=False)
-    time.sleep(0.1)
-    reqs = [r for r in proxy.requests_since(0) if r[0] >= start]
-    first_put = min(r[0] for r in reqs if r[2] == "PUT")
-    commit = [r for r in reqs if r[0] >= first_put - 0.01]
+    reqs = sorted(proxy.requests_since(mark))  # complete: logged before answered
+    assert proxy.incomplete == [], proxy.incomplete
+    manifest_reads = [i for i, r in enumerate(reqs) if r[2] == "GET" and r[3].endswith("-m0.avro")]
+    first_put = min(i for i, r in enumerate(reqs) if r[2] == "PUT")
+    commit = reqs[manifest_reads[-1] if manifest_reads else first_put:]
     # The parent version read back after the create (commit_point.h) is not
     # the upload's: counted apart.
     parent = [r for r in commit if r[2] == "GET" and re.search(r"/metadata/v\d+\.metadata\.json$", r[3])]
     parent += [r for r in commit if r[3].endswith("/metadata/version-hint.text")]
     assert len(parent) == 2, reqs
     commit = [r for r in commit if r not in parent]
-    footer_gets = [r for r in commit if r[2] == "GET" and "/data/" in urllib.parse.unquote(r[3])]
-    return round_trips(commit), len(footer_gets), [(round(r[0] - start, 2), r[2], r[3][-50:]) for r in reqs]
+    footer_gets = [r for r in commit if is_footer_read(r[2], r[3])]
+    return round_trips(commit), len(footer_gets), [(round(r[0] - reqs[0][0], 2), r[2], r[3][-50:]) for r in reqs]
 
 
 def test_footers_read_from_files_cost_an_append_one_round_trip_at_most(s3):
     url, live = large_files(s3, WAVE + 1)
     drop_head(s3, url)
-    with SlowProxy(s3.endpoint) as proxy:
+    with WaveProxy(s3.endpoint) as proxy:
         t = tlc.Lake(url, s3.option_list(aws_endpoint=proxy.endpoint, cache_memory="0")).table("m.cpu")
         # The manifests, then one wave of footers, while the batch uploads.
-        trips, gets, log = commit_round_trips(proxy, t, 20)
+        trips, gets, log = commit_round_trips(proxy, t, 20, WAVE)
         assert trips <= 3 and gets == WAVE, (trips, gets, log)
         # The handle holds the manifests now: the last footer beside the upload.
-        trips, gets, log = commit_round_trips(proxy, t, 21)
+        trips, gets, log = commit_round_trips(proxy, t, 21, 1)
         assert (trips, gets) == (2, 1), log
-        trips, gets, log = commit_round_trips(proxy, t, 22)
+        trips, gets, log = commit_round_trips(proxy, t, 22, 0)
         assert (trips, gets) == (2, 0), log
         t.close()
     assert check_footers_of_large_files(s3, url) == set(live)
