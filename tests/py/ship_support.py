@@ -139,11 +139,16 @@ def shipped_lines(dest, header=None):
 
 def seed_script(tmp, log, prefix_url, run_url):
     """The seed's example script, with its four settings pointed at the test's
-    log, bucket prefix and run URL (and its state in the test's HOME)."""
+    log, bucket prefix and run URL (and its state in the test's HOME, its
+    temporary file in tmp)."""
     text = SEED_SCRIPT.read_text()
     text = text.replace('LOG = "/var/log/app/events.log"', f"LOG = {str(log)!r}")
     text = text.replace('PREFIX = "s3://karet-lake/pipelines/<slug>/events/"', f"PREFIX = {prefix_url!r}")
     text = text.replace('RUN_URL = "https://karet.example/api/p/<slug>/jobs"', f"RUN_URL = {run_url!r}")
+    # Its upload's temporary file is named by the second only: in the test's
+    # folder, not in a /tmp that other test processes share.
+    assert 'tmp = f"/tmp/events_{now}.ndjson"' in text
+    text = text.replace('tmp = f"/tmp/events_{now}.ndjson"', f'tmp = {str(Path(tmp) / "events_")!r} + f"{{now}}.ndjson"')
     path = Path(tmp) / "karet-ship-seed.py"
     path.write_text(text)
     return path
