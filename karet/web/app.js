@@ -143,10 +143,13 @@ const K = (() => {
 
   /* Runs fn(button) once at a time: the button is disabled before the
      first await, so a double click cannot start it twice. */
+  /* One action per click: none while the last is in flight, and none for
+   * the second click of a double click (detail 2), which may come after a
+   * fast answer has let the button go. */
   function guard(button, fn) {
     button.addEventListener("click", async (e) => {
       e.preventDefault();
-      if (button.dataset.busy) return;
+      if (button.dataset.busy || e.detail > 1) return;
       button.dataset.busy = "1";
       button.disabled = true;
       try { await fn(button, e); } finally { delete button.dataset.busy; button.disabled = false; }
