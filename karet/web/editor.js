@@ -63,9 +63,21 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   function required(state) { return state.field === "expr"; }
-  /* Reads the given (or all pending) texts into trees; true when all read. */
+  /* Parses sent and not yet applied (a typing pause's), each with its states. */
+  const parsing = new Map();
+  /* Reads the given (or all pending) texts into trees; true when all read.
+   * All pending: first waits for the parses in flight, whose trees are not
+   * in cfg yet (a Validate or Save right after typing must not send the old
+   * tree). */
   async function parseTexts(states) {
-    states = states || [...pendingTexts];
+    const awaited = [];
+    if (!states) {
+      for (const [done, sts] of [...parsing]) {
+        await done;
+        awaited.push(...sts);
+      }
+      states = [...pendingTexts];
+    }
     const todo = [];
     for (const st of states) {
       clearTimeout(st.timer);
@@ -83,17 +95,27 @@ document.addEventListener("DOMContentLoaded", () => {
       todo.push(st);
     }
     if (todo.length) {
-      const r = await K.api("POST", "/api/expressions/parse", { texts: todo.map((s) => s.text) });
-      if (!r.ok) { K.toast("Could not read the expressions: " + K.message(r), "error"); return false; }
-      r.data.results.forEach((res, i) => {
-        const st = todo[i];
-        if (res.expr) { st.owner[st.field] = res.expr; st.error = null; st.pos = null; }
-        else { st.error = res.error; st.pos = res.position; }
-      });
+      const sent = todo.map((s) => s.text);
+      let finished;
+      const done = new Promise((resolve) => { finished = resolve; });
+      parsing.set(done, todo);
+      try {
+        const r = await K.api("POST", "/api/expressions/parse", { texts: sent });
+        if (!r.ok) { K.toast("Could not read the expressions: " + K.message(r), "error"); return false; }
+        r.data.results.forEach((res, i) => {
+          const st = todo[i];
+          if (st.text !== sent[i]) return; /* typed again since: pending again */
+          if (res.expr) { st.owner[st.field] = res.expr; st.error = null; st.pos = null; }
+          else { st.error = res.error; st.pos = res.position; }
+        });
+      } finally {
+        parsing.delete(done);
+        finished();
+      }
     }
     for (const st of states) showExprError(st);
     renderGraph();
-    return states.every((s) => !s.error);
+    return states.concat(awaited).every((s) => !s.error);
   }
   function showExprError(st) {
     const box = document.querySelector(`[data-expr-id="${st.domId}"]`);
