@@ -10,39 +10,41 @@ reading every row)."""
 
 import asyncio
 import datetime as dt
-import time
 
 import pytest
 
 import tlc
-from fault_proxy import FaultProxy, Faults, round_trips
+from fault_proxy import FaultProxy, Faults, WaveProxy, round_trips
 from store_servers import server_fixture
 from test_s3 import READINGS, iceberg, keys_under, readings
 
 s3 = pytest.fixture(scope="module")(server_fixture("s3"))
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
-HOLD = 0.25  # seconds every request is held: overlapping requests then overlap by far
 
 
-class SlowProxy(FaultProxy):
-    """Holds every request for HOLD seconds, so that requests sent in
-    parallel overlap in the log whatever the machine's speed, and requests
-    sent one after another cannot."""
-
-    def _choose(self):
-        return "delay", HOLD
-
-
-def trips_of(proxy, fn):
-    """The requests fn makes (the proxy logs each when it has answered, so
-    they are picked by start time, on the clock the proxy uses)."""
-    time.sleep(0.1)  # the log entries of what came before are in
-    start = time.monotonic()
+def trips_of(proxy, fn, *waves):
+    """The requests fn makes and their round trips. The proxy holds each of
+    `waves` until all of it has arrived (fault_proxy.WaveProxy), so requests
+    sent in parallel overlap in the log however the client's threads are
+    scheduled; a request is logged before it is answered, so the log is
+    complete when fn returns."""
+    proxy.expect(*waves)
+    mark = proxy.mark()
     fn()
-    time.sleep(0.1)
-    reqs = [r for r in proxy.requests_since(0) if r[0] >= start]
-    return round_trips(reqs), sorted(reqs)
+    assert proxy.incomplete == [], proxy.incomplete
+    reqs = sorted(proxy.requests_since(mark))
+    return round_trips(reqs), reqs
+
+
+def put_of(name):
+    return lambda method, path: method == "PUT" and path.endswith("/metadata/" + name)
+
+
+def is_batch(method, path):
+    """A PUT of an append's batch: not a version, the head or the hint."""
+    return method == "PUT" and "/metadata/v" not in path and not path.endswith(
+        ("/metadata/timelake-c-head", "/metadata/version-hint.text"))
 
 
 def three_days(n):
@@ -57,12 +59,16 @@ def concat(tables):
 
 def test_append_is_three_round_trips(s3):
     url = s3.url()
-    with SlowProxy(s3.endpoint) as proxy:
+    with WaveProxy(s3.endpoint) as proxy:
         opts = s3.option_list(aws_endpoint=proxy.endpoint)
         t = tlc.Lake(url, opts).create_table("iot.r", READINGS, time_column="time", series_key=["device_id"])
         for k in range(3):
             rows = concat(three_days(20 + k))
-            trips, reqs = trips_of(proxy, lambda: t.append(rows, batch_id=f"b{k}", maintain=False))
+            parent_get = (lambda k: lambda m, p: m == "GET" and p.endswith(f"/metadata/v{k + 1}.metadata.json"))(k)
+            trips, reqs = trips_of(proxy, lambda: t.append(rows, batch_id=f"b{k}", maintain=False),
+                                   [("batch", is_batch, 6)],
+                                   [("create", put_of(f"v{k + 2}.metadata.json"), 1), ("head", put_of("timelake-c-head"), 1)],
+                                   [("parent", parent_get, 1), ("hint", put_of("version-hint.text"), 1)])
             paths = [r[3] for r in reqs]
             # The batch: 3 data files, manifest, manifest list, index; then the
             # commit and, in parallel with it, the head; then the start of
@@ -90,7 +96,9 @@ def test_append_is_three_round_trips(s3):
             assert sum("/metadata/lvi-" in p for p in paths) == 1
             assert round_trips(parent + hint) == 1, reqs
         # A cold open: list the versions and read the head at once.
-        trips, reqs = trips_of(proxy, lambda: tlc.Lake(url, opts).table("iot.r"))
+        trips, reqs = trips_of(proxy, lambda: tlc.Lake(url, opts).table("iot.r"),
+                               [("list", lambda m, p: m == "GET" and "list-type=2" in p, 1),
+                                ("head", lambda m, p: m == "GET" and p.endswith("/metadata/timelake-c-head"), 1)])
         assert trips == 1, [r[3] for r in reqs]
         assert sorted((r[2], "list-type=2" in r[3] or r[3].endswith("/timelake-c-head")) for r in reqs) == [
             ("GET", True), ("GET", True)]
@@ -101,7 +109,7 @@ def test_append_is_three_round_trips(s3):
 def test_lost_race_reuploads_only_list_and_index(s3):
     url = s3.url()
     tlc.Lake(url, s3.options).create_table("t", READINGS, time_column="time", series_key=["device_id"])
-    with SlowProxy(s3.endpoint) as proxy:
+    with WaveProxy(s3.endpoint) as proxy:
         opts = s3.option_list(aws_endpoint=proxy.endpoint)
         winner, loser = tlc.Lake(url, opts).table("t"), tlc.Lake(url, opts).table("t")
         winner.append(readings(10, device="w"), batch_id="w", maintain=False)
