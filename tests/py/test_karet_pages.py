@@ -224,8 +224,9 @@ def test_jobs_page_live_run_button_and_countdown(server, browsers):
     assert countdown.startswith("runs in ") and countdown.endswith(" s"), countdown
     b.check_page("jobs-countdown")
     b.wait(lambda: not b.all("#scheduled") and len(job_rows(b)) == 3, timeout=30, what="the webhook run")
-    top = job_rows(b)[0]
-    assert top.find_element("css selector", "td:nth-child(3)").text == "webhook"
+    # Rows are drawn again as runs change state: each look finds them afresh.
+    b.wait(lambda: job_rows(b)[0].find_element("css selector", "td:nth-child(3)").text == "webhook",
+           what="the webhook run on top")
     # Open a run: its details; a full run asked for from the checkbox.
     b.css("#full-run").click()
     b.css("#run").click()
@@ -234,13 +235,13 @@ def test_jobs_page_live_run_button_and_countdown(server, browsers):
     assert jobs[0]["clean"] is True and all(not j["clean"] for j in jobs[1:])
     b.wait(lambda: job_rows(b)[0].get_attribute("data-status") in ("completed", "failed"), what="it to finish")
     b.click("#jobs-live tbody tr[data-status] button.toggle")
-    details = b.css(f"#d-{jobs[0]['id']}")
-    assert details.is_displayed() and "Files processed" in details.text and "a full run" in details.text
+    b.wait(lambda: (lambda d: d.is_displayed() and "Files processed" in d.text and "a full run" in d.text)(
+        b.css(f"#d-{jobs[0]['id']}")), what="the run's details")
     b.check_page("jobs-opened")
     # The opened run stays open when the list refreshes.
     api.post(f"/api/p/{slug}/jobs")
     b.wait(lambda: len(job_rows(b)) == 5, what="a fifth run")
-    assert b.css(f"#d-{jobs[0]['id']}").is_displayed()
+    b.wait(lambda: b.css(f"#d-{jobs[0]['id']}").is_displayed(), what="the details still open")
     # Its own page.
     b.get(f"/p/{slug}/jobs/{jobs[0]['id']}")
     assert "Files processed" in b.text("#job-one")
