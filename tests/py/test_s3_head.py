@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 
 import tlc
-from fault_proxy import FaultProxy, round_trips
+from fault_proxy import FaultProxy, WaveProxy, round_trips
 from store_servers import azure_request, server_fixture
 from test_s3 import READINGS, readings
 
@@ -42,12 +42,23 @@ class SlowProxy(FaultProxy):
         return "delay", 0.2
 
 
-def traced(proxy, fn):
-    time.sleep(0.1)
-    start = time.monotonic()
+def traced(proxy, fn, *waves):
+    """What fn returns and the requests it made (the proxy logs a request
+    before answering it: all are in when fn returns). With waves, the proxy
+    (WaveProxy) holds each until all of it has arrived, so requests sent in
+    parallel overlap in the log however the client's threads are scheduled."""
+    if waves:
+        proxy.expect(*waves)
+    mark, start = proxy.mark(), time.monotonic()
     out = fn()
-    time.sleep(0.1)
-    return out, sorted(r for r in proxy.requests_since(0) if r[0] >= start)
+    if waves:
+        assert proxy.incomplete == [], proxy.incomplete
+    return out, sorted(r for r in proxy.requests_since(mark) if r[0] >= start)
+
+
+# A cold open on S3: the listing of the versions and the head, at once.
+COLD = [("listing", lambda m, p: m == "GET" and "list-type=2" in p, 1),
+        ("head", lambda m, p: m == "GET" and p.endswith("/" + HEAD), 1)]
 
 
 def bucket(s3):
@@ -83,18 +94,18 @@ def test_cold_reads_in_one_round_trip(s3):
     t.close()
     expect_latest = newest(tlc.Lake(url, s3.options))
     assert [d for d, *_ in expect_latest] == ["d0", "d1", "d2"]
-    with SlowProxy(s3.endpoint) as proxy:
+    with WaveProxy(s3.endpoint) as proxy:
         opts = s3.option_list(aws_endpoint=proxy.endpoint)
-        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)))
+        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)), COLD)
         assert got == expect_latest
         assert round_trips(reqs) == 1, [r[2:4] for r in reqs]
         assert sorted(r[2] for r in reqs) == ["GET", "GET"]  # the listing and the head
 
-        info, reqs = traced(proxy, lambda: tlc.Lake(url, opts).table("iot.r").info())
+        info, reqs = traced(proxy, lambda: tlc.Lake(url, opts).table("iot.r").info(), COLD)
         assert info["version"] == 4 and info["rows"] == 3 * (10 + 11 + 12)
         assert round_trips(reqs) == 1, [r[2:4] for r in reqs]
 
-        n, reqs = traced(proxy, lambda: tlc.Lake(url, opts).sql(QUERY).column("n")[0].as_py())
+        n, reqs = traced(proxy, lambda: tlc.Lake(url, opts).sql(QUERY).column("n")[0].as_py(), COLD)
         assert n == 10  # d1's rows of the first append fall before 00:10 on day 2 (one a minute)
         meta = [r for r in reqs if "/data/" not in r[3]]
         data = [r for r in reqs if "/data/" in r[3]]
@@ -150,11 +161,11 @@ def test_cold_read_after_maintain_is_one_round_trip(s3):
     assert t.version > before, report
     t.close()
     expect = newest(tlc.Lake(url, s3.options))
-    with SlowProxy(s3.endpoint) as proxy:
+    with WaveProxy(s3.endpoint) as proxy:
         opts = s3.option_list(aws_endpoint=proxy.endpoint)
-        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)))
+        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)), COLD)
         assert round_trips(reqs) == 1, [r[2:4] for r in reqs]
-        info, reqs = traced(proxy, lambda: tlc.Lake(url, opts).table("iot.r").info())
+        info, reqs = traced(proxy, lambda: tlc.Lake(url, opts).table("iot.r").info(), COLD)
         assert round_trips(reqs) == 1, [r[2:4] for r in reqs]
     assert got == expect
     assert info["version"] == before + 1 and info["rows"] == 3 * (10 + 11 + 12)
@@ -173,13 +184,13 @@ def test_cold_read_after_snapshot_expiry_is_one_round_trip(s3):
     t.close()
     direct = tlc.Lake(url, s3.options)
     expect_latest, expect_n = newest(direct), direct.sql(QUERY).column("n")[0].as_py()
-    with SlowProxy(s3.endpoint) as proxy:
+    with WaveProxy(s3.endpoint) as proxy:
         opts = s3.option_list(aws_endpoint=proxy.endpoint)
-        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)))
+        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)), COLD)
         assert round_trips(reqs) == 1, [r[2:4] for r in reqs]
-        info, reqs = traced(proxy, lambda: tlc.Lake(url, opts).table("iot.r").info())
+        info, reqs = traced(proxy, lambda: tlc.Lake(url, opts).table("iot.r").info(), COLD)
         assert round_trips(reqs) == 1, [r[2:4] for r in reqs]
-        n, reqs = traced(proxy, lambda: tlc.Lake(url, opts).sql(QUERY).column("n")[0].as_py())
+        n, reqs = traced(proxy, lambda: tlc.Lake(url, opts).sql(QUERY).column("n")[0].as_py(), COLD)
         assert round_trips([r for r in reqs if "/data/" not in r[3]]) == 1, [r[2:4] for r in reqs]
     assert got == expect_latest and n == expect_n == 10
     assert info["version"] == before + 1 and info["snapshots"] <= 2
@@ -358,9 +369,9 @@ def test_reference_maintain_leaves_no_trusted_stale_head(s3, reference):
     assert lake.sql("SELECT count(*) AS n FROM iot.r").column("n")[0].as_py() == 3 * (10 + 11 + 12)
     t.append(readings(1, start=T0 + dt.timedelta(days=4), device="z"), batch_id="z", maintain=False)
     t.close()
-    with SlowProxy(s3.endpoint) as proxy:
+    with WaveProxy(s3.endpoint) as proxy:
         opts = s3.option_list(aws_endpoint=proxy.endpoint)
-        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)))
+        got, reqs = traced(proxy, lambda: newest(tlc.Lake(url, opts)), COLD)
         assert round_trips(reqs) == 1
     assert [d for d, *_ in got] == ["d0", "d1", "d2", "z"]
 
