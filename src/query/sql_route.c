@@ -405,10 +405,7 @@ static bool group_keys(query_shape *q)
         const json_t *g = tl_shape_group_expr(&q->x, json_array_get(groups, i));
         const char *col = g ? column_of(q, g) : NULL;
         if (g && tl_shape_is_bucket(&q->x, g) && q->bucket == NULL) {
-            int64_t origin = 0;
-            if (!tl_shape_bucket_geometry(&q->x, g, &q->width, &origin) || origin != 0)
-                return false;
-            q->bucket = g;
+            q->bucket = g; /* its width is read last (bucket_width) */
         } else if (col == NULL || strcmp(col, q->x.time) == 0 || !add_name(&q->group_keys, col)) {
             return false;
         }
@@ -460,15 +457,20 @@ static bool has_aggregate(const json_t *e)
     return false;
 }
 
+/* Whether the select groups by ALL (no grouping expressions of its own). */
+static bool groups_all(const json_t *select)
+{
+    return strcmp(tl_js_str(select, "aggregate_handling"), "FORCE_AGGREGATES") == 0 &&
+           json_array_size(json_object_get(select, "group_expressions")) == 0;
+}
+
 /* GROUP BY ALL made explicit in the query's copy: each select item without
  * an aggregate becomes a grouping expression, as DuckDB binds it (an item
  * that is no column or bucket then keeps the query from routing). False
  * when out of memory. */
 static bool expand_group_all(json_t *select)
 {
-    if (strcmp(tl_js_str(select, "aggregate_handling"), "FORCE_AGGREGATES") != 0 ||
-        json_array_size(json_object_get(select, "group_expressions")) != 0)
-        return true;
+    if (!groups_all(select)) return true;
     json_t *groups = json_array(), *set = json_array(), *sets = json_array();
     bool ok = groups && set && sets && json_array_append(sets, set) == 0;
     size_t i;
@@ -491,12 +493,20 @@ static bool expand_group_all(json_t *select)
     return ok;
 }
 
-/* Reads the query (select: a copy the caller may change) over raw. */
+/* The bucket's width, epoch-aligned: read after every other check, as
+ * a width that is not a plain interval literal costs an engine query. */
+static bool bucket_width(query_shape *q)
+{
+    int64_t origin = 0;
+    return tl_shape_bucket_geometry(&q->x, q->bucket, &q->width, &origin) && origin == 0;
+}
+
+/* Reads the query (select: a copy the caller may change) over raw; the
+ * checks that walk the whole tree, and the width, after the cheap ones. */
 static bool read_query(query_shape *q)
 {
     const json_t *select = q->x.select;
-    if (!tl_shape_plain_select(select) || tl_shape_has_class(select, "SUBQUERY") || !group_keys(q))
-        return false;
+    if (!tl_js_is_type(select, "SELECT_NODE") || !group_keys(q)) return false;
     size_t i;
     const json_t *item;
     json_array_foreach(json_object_get(select, "select_list"), i, item)
@@ -507,7 +517,10 @@ static bool read_query(query_shape *q)
     if (having && !json_is_null(having) && !outer_expr(q, having)) return false;
     const json_t *where = json_object_get(select, "where_clause");
     if (where && !json_is_null(where) && !where_conjunct(q, where)) return false;
-    return modifiers(q) && q->n_aggs > 0;
+    if (!modifiers(q) || q->n_aggs == 0) return false;
+    /* A copy of a tree read before: the same clauses, the same width. */
+    return q->width > 0 || (tl_shape_plain_select(select) &&
+                            !tl_shape_has_class(select, "SUBQUERY") && bucket_width(q));
 }
 
 /* How each need is met from a rollup. */
@@ -1311,33 +1324,46 @@ static tl_status replay(tl_query_engine *e, tl_sql_plan *plan, const struct rout
     return st;
 }
 
-/* Analyses the query and routes it when a rollup fits; fills m. */
-static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, const tl_strlist *names,
-                         tl_sql_lookup lookup, void *ctx, struct route_memo *m, char **routed,
-                         char **explain, tl_error *err)
+/* Reads the plan's statement `stmt` (the plan's own or a copy) into *q:
+ * whether it has the shape routing reads. width: the bucket's, when a
+ * reading of the same tree found it (its whole-tree checks then passed
+ * too), else 0. */
+static bool read_plan(tl_query_engine *e, const tl_sql_plan *plan, json_t *stmt, int64_t width,
+                      query_shape *q)
 {
     const tl_table *raw = plan->refs[0].t;
+    json_t *select = json_object_get(stmt, "node");
+    const json_t *from = json_object_get(select, "from_table");
+    const char *alias = *tl_js_str(from, "alias") ? tl_js_str(from, "alias") : plan->refs[0].table;
+    *q = (query_shape){
+        .x = {e, tl_ice_metadata_current_schema(raw->md), select, alias, raw->contract.time_column},
+        .raw = raw,
+        .width = width,
+        .lo = INT64_MIN,
+        .hi = INT64_MAX};
+    return strcasecmp(tl_js_str(from, "table_name"), plan->refs[0].table) == 0 &&
+           strcmp(tl_js_str(from, "schema_name"), plan->refs[0].schema) == 0 &&
+           !*tl_js_str(from, "catalog_name") && read_query(q);
+}
+
+/* Analyses the query, of the routing shape with this bucket width, and
+ * routes it when a rollup fits; fills m. */
+static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, int64_t width,
+                         const tl_strlist *names, tl_sql_lookup lookup, void *ctx,
+                         struct route_memo *m, char **routed, char **explain, tl_error *err)
+{
+    /* A copy: routing rewrites it in place. */
     json_t *stmt = json_deep_copy(plan->stmt);
     json_t *doc = stmt ? json_pack("{s:b, s:[o]}", "error", 0, "statements", stmt) : NULL;
     if (doc == NULL) return tl_error_nomem(err);
     json_t *select = json_object_get(stmt, "node");
-    const json_t *from = json_object_get(select, "from_table");
-    const char *alias = *tl_js_str(from, "alias") ? tl_js_str(from, "alias") : plan->refs[0].table;
-    query_shape q = {
-        .x = {e, tl_ice_metadata_current_schema(raw->md), select, alias, raw->contract.time_column},
-        .raw = raw,
-        .lo = INT64_MIN,
-        .hi = INT64_MAX};
+    query_shape q = {0};
     candidate best = {0};
-    bool found = false, shape = false;
+    bool found = false;
     tl_status st = TL_OK;
     if (!expand_group_all(select)) st = tl_error_nomem(err);
-    if (st == TL_OK && strcasecmp(tl_js_str(from, "table_name"), plan->refs[0].table) == 0 &&
-        strcmp(tl_js_str(from, "schema_name"), plan->refs[0].schema) == 0 &&
-        !*tl_js_str(from, "catalog_name") && read_query(&q)) {
-        shape = true;
-        st = pick(&q, names, lookup, ctx, &best, &found, err);
-    }
+    bool shape = st == TL_OK && read_plan(e, plan, stmt, width, &q);
+    if (shape) st = pick(&q, names, lookup, ctx, &best, &found, err);
     if (!shape) {
         free(m->rollups); /* routes nowhere, whatever the rollups */
         m->rollups = NULL;
@@ -1373,6 +1399,20 @@ tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
     tl_strlist names = {0};
     tl_status st = TL_OK;
     if (seen && seen->rollups == NULL) goto done; /* its shape routes nowhere */
+    int64_t width = 0;
+    /* The shape first, read in place: no rollup loaded, nothing copied
+     * (GROUP BY ALL is read from the copy, where it is made explicit). */
+    if (seen == NULL && !groups_all(json_object_get(plan->stmt, "node"))) {
+        query_shape q;
+        bool shape = read_plan(e, plan, plan->stmt, 0, &q);
+        width = q.width;
+        shape_free(&q);
+        if (!shape) {
+            memo_keep(e, &m); /* takes it: routes nowhere, whatever the rollups */
+            memset(&m, 0, sizeof m);
+            goto done;
+        }
+    }
     if (tl_rollup_list(raw->md, &names, NULL) != TL_OK) goto done;
     if ((m.rollups = rollups_seen(raw, &names, lookup, ctx)) == NULL) {
         st = tl_error_nomem(err);
@@ -1382,7 +1422,7 @@ tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
         st = replay(e, plan, seen, lookup, ctx, routed, explain, err);
         goto done;
     }
-    st = analyse(e, plan, &names, lookup, ctx, &m, routed, explain, err);
+    st = analyse(e, plan, width, &names, lookup, ctx, &m, routed, explain, err);
     if (st == TL_OK) {
         memo_keep(e, &m); /* takes it */
         memset(&m, 0, sizeof m);

@@ -55,7 +55,8 @@ lake.sql("CREATE MATERIALIZED ROLLUP m.rh AS SELECT host, time_bucket(INTERVAL '
 print(1)
 """
 
-WIDTHS = ["15 minutes", "30 minutes", "1 hour", "2 hours", "1 day", "7 minutes", "45 minutes", "90 minutes"]
+WIDTHS = ["15 minutes", "30 minutes", "1 hour", "2 hours", "1 day", "7 minutes", "45 minutes", "90 minutes",
+          "2 HOURS", "1 hour 30 minutes", "01:00:00", "3600 seconds"]  # 3 and 4 from the end: widths DuckDB evaluates
 AGGS = ["count(*)", "count(v)", "sum(v)", "min(v)", "max(v)", "avg(v)", "count(iv)", "sum(iv)", "min(iv)",
         "max(iv)", "avg(iv)"]
 # Routed from r15 only (its own keys): added to a few queries.
