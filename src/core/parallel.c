@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -19,8 +20,9 @@ struct run {
     void *ctx;
     size_t n;
     bool stop_on_error;
-    pthread_mutex_t lock; /* guards next, st and err */
-    size_t next;
+    atomic_size_t next;   /* the next item to hand out */
+    atomic_bool failed;   /* an item failed */
+    pthread_mutex_t lock; /* guards st and err */
     tl_status st;
     tl_error err;
     /* Guarded by the pool's lock. */
@@ -50,10 +52,8 @@ static struct {
 static void work(run *r)
 {
     for (;;) {
-        pthread_mutex_lock(&r->lock);
-        bool stopped = r->stop_on_error && r->st != TL_OK;
-        size_t i = stopped ? r->n : r->next++;
-        pthread_mutex_unlock(&r->lock);
+        if (r->stop_on_error && atomic_load(&r->failed)) return;
+        size_t i = atomic_fetch_add(&r->next, 1); /* no lock: threads contend per item */
         if (i >= r->n) return;
         tl_error e;
         tl_status st = r->fn(r->ctx, i, &e);
@@ -64,6 +64,7 @@ static void work(run *r)
             r->err = e;
         }
         pthread_mutex_unlock(&r->lock);
+        atomic_store(&r->failed, true);
     }
 }
 
@@ -179,6 +180,8 @@ tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_p
     if (n == 0) return TL_OK;
     size_t threads = max_threads < 1 ? 1 : max_threads > n ? n : max_threads;
     run r = {.fn = fn, .ctx = ctx, .n = n, .stop_on_error = stop_on_error, .st = TL_OK};
+    atomic_init(&r.next, 0);
+    atomic_init(&r.failed, false);
     pthread_mutex_init(&r.lock, NULL);
     if (threads > 1) {
         pthread_once(&fork_once, register_fork_handlers);
