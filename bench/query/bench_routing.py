@@ -8,8 +8,8 @@ two rollups, made by the reference (CREATE MATERIALIZED ROLLUP): per host and
 minute, and per host and hour. Then, after a late append of one hour
 (unrefreshed: those buckets come from raw data), each GROUP BY time_bucket
 query runs `repeat` times in each: ours with routing on (which routes when
-the rollup and the rest of raw hold fewer rows than raw alone, by file),
-ours with routing off, and the reference (which routes as it can); EXPLAIN
+the rollup and the rest of raw hold fewer rows than raw alone, by file)
+and ours with routing off by turns, and the reference (which routes as it can); EXPLAIN
 tells whether each routed.
 Prints median ms and the ratios reference/ours and unrouted/routed.
 """
@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -100,17 +101,20 @@ def main():
         common.run_reference(__file__, "--lake", work, "--make")
         # The last hour arrives after the refresh: routing reads it raw.
         t.append(hour_batch(args.hosts, args.hours - 1), maintain=False)
-        lake = tlc.Lake(work)
+        lake, unrouted = tlc.Lake(work), tlc.Lake(work)
+        unrouted.sql("SET timelake.rollup_routing = false", namespace="tsbs")
         ours, off, routes = {}, {}, {}
         for name, q in qs.items():
             plans = {r["plan_type"] for r in lake.sql("EXPLAIN " + q, namespace="tsbs").to_pylist()}
             routes[name] = "timelake_rollup" in plans
+            # Routing on and off by turns, so that load and caches weigh on both alike.
             lake.sql(q, namespace="tsbs")
-            ours[name] = common.timed(lambda: lake.sql(q, namespace="tsbs"), args.repeat)[0]
-        lake.sql("SET timelake.rollup_routing = false", namespace="tsbs")
-        for name, q in qs.items():
-            lake.sql(q, namespace="tsbs")
-            off[name] = common.timed(lambda: lake.sql(q, namespace="tsbs"), args.repeat)[0]
+            unrouted.sql(q, namespace="tsbs")
+            on_ms, off_ms = [], []
+            for _ in range(args.repeat):
+                on_ms += common.timed(lambda: lake.sql(q, namespace="tsbs"), 1)[1]
+                off_ms += common.timed(lambda: unrouted.sql(q, namespace="tsbs"), 1)[1]
+            ours[name], off[name] = statistics.median(on_ms), statistics.median(off_ms)
         ref = common.run_reference(__file__, "--lake", work, "--hosts", str(args.hosts), "--repeat",
                                    str(args.repeat))
         rows = args.hosts * 360 * args.hours
