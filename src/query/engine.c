@@ -12,6 +12,7 @@
 #include "query/sql_plan.h"
 #include "query/sql_route.h"
 #include "query/sql_session.h"
+#include "query/statement_cache.h"
 #include "query/m4.h"
 #include "query/time_bucket.h"
 #include "query/time_weighted.h"
@@ -131,6 +132,7 @@ static void engine_free(void *p)
     tl_sql_plan_cache_free(e);
     tl_sql_route_cache_free(e);
     tl_sql_sessions_free(e);
+    tl_statement_cache_free(e); /* before the rowsets its statements were bound to */
     tl_rowsets_free(e);
     tl_footer_cache_free(e);
     if (e->conn) duckdb_disconnect(&e->conn);
@@ -166,6 +168,7 @@ tl_status tl_query_exec(tl_query_engine *e, const char *sql, tl_error *err)
 {
     duckdb_result r;
     tl_status st = TL_OK;
+    e->catalog_changes++;
     if (duckdb_query(e->conn, sql, &r) == DuckDBError)
         st = tl_query_error(err, duckdb_result_error(&r));
     duckdb_destroy_result(&r);

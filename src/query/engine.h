@@ -51,6 +51,11 @@ typedef struct tl_query_engine {
     size_t n_sessions;
     struct tl_rowsets *rowsets;      /* rows decoded for the query (rows_function.h) */
     struct tl_footer_cache *footers; /* parsed footers of local files (footer_cache.h) */
+    /* Prepared statements of recent queries (statement_cache.h), and the
+     * number of statements tl_query_exec has run: views, schemas and the
+     * search path, what a prepared statement was bound to. */
+    struct tl_statement_cache *statements;
+    uint64_t catalog_changes;
 } tl_query_engine;
 
 /* Statements run at each engine's start before its configuration is locked
@@ -73,7 +78,8 @@ void tl_query_engine_start(tl_lake *lake);
  * setting, the expression depth limit (whose advice, a SET, is refused). */
 tl_status tl_query_error(tl_error *err, const char *msg);
 
-/* Runs a statement whose result is not needed; a failure is TL_ERR_QUERY
+/* Runs a statement whose result is not needed (and forgets the prepared
+ * statements, which may depend on what it changes); a failure is TL_ERR_QUERY
  * with DuckDB's message. */
 tl_status tl_query_exec(tl_query_engine *e, const char *sql, tl_error *err);
 

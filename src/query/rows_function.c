@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arrow/array.h"
+#include "core/buf.h"
 
 struct tl_rowsets {
     tl_rowset **sets;
@@ -64,15 +65,23 @@ typedef struct block {
     int64_t start, rows;
 } block;
 
-/* Bind data: the rowset (borrowed from the engine) cut into blocks. */
+/* Bind data: which rowset, and the columns it had when bound. A prepared
+ * statement (statement_cache.h) is executed again without binding, after
+ * the rowset it was bound to was freed and a new one took its id: the scan
+ * looks the rowset up when it starts, and refuses one of other columns
+ * (which the statement cache's key rules out). */
 typedef struct bound {
-    const tl_rowset *rs;
-    block *blocks;
-    size_t n_blocks;
+    tl_query_engine *e;
+    int64_t id;
+    size_t n_cols;
+    char **formats; /* of the rowset's columns, copied */
 } bound;
 
 typedef struct scan_state {
     atomic_size_t next;
+    const tl_rowset *rs; /* borrowed from the engine */
+    block *blocks;
+    size_t n_blocks;
     idx_t *cols; /* rowset column of each output vector */
     idx_t n_cols;
 } scan_state;
@@ -81,7 +90,8 @@ static void bound_free(void *p)
 {
     bound *b = p;
     if (b == NULL) return;
-    free(b->blocks);
+    for (size_t c = 0; b->formats && c < b->n_cols; c++) free(b->formats[c]);
+    free(b->formats);
     free(b);
 }
 
@@ -92,20 +102,32 @@ static const tl_rowset *find(const struct tl_rowsets *r, int64_t id)
     return NULL;
 }
 
-static bool cut_blocks(bound *b)
+static bool cut_blocks(scan_state *s)
 {
     idx_t size = duckdb_vector_size();
     size_t n = 0;
-    for (size_t s = 0; s < b->rs->n_segs; s++)
-        n += (size_t)((b->rs->segs[s].rows + (int64_t)size - 1) / (int64_t)size);
-    if ((b->blocks = calloc(n + 1, sizeof *b->blocks)) == NULL) return false;
-    for (size_t s = 0; s < b->rs->n_segs; s++)
-        for (int64_t r = 0; r < b->rs->segs[s].rows; r += (int64_t)size) {
-            int64_t left = b->rs->segs[s].rows - r;
-            b->blocks[b->n_blocks++] = (block){s, r, left < (int64_t)size ? left : (int64_t)size};
+    for (size_t g = 0; g < s->rs->n_segs; g++)
+        n += (size_t)((s->rs->segs[g].rows + (int64_t)size - 1) / (int64_t)size);
+    if ((s->blocks = calloc(n + 1, sizeof *s->blocks)) == NULL) return false;
+    for (size_t g = 0; g < s->rs->n_segs; g++)
+        for (int64_t r = 0; r < s->rs->segs[g].rows; r += (int64_t)size) {
+            int64_t left = s->rs->segs[g].rows - r;
+            s->blocks[s->n_blocks++] = (block){g, r, left < (int64_t)size ? left : (int64_t)size};
         }
     return true;
 }
+
+/* Whether rs has the columns b was bound with. */
+static bool same_columns(const bound *b, const tl_rowset *rs)
+{
+    if (rs->n_cols != b->n_cols) return false;
+    for (size_t c = 0; c < rs->n_cols; c++)
+        if (strcmp(rs->formats[c], b->formats[c]) != 0) return false;
+    return true;
+}
+
+static const char *const gone = "Timelake rows are only available to the query they were "
+                                "prepared for";
 
 static void rows_bind(duckdb_bind_info info)
 {
@@ -115,12 +137,15 @@ static void rows_bind(duckdb_bind_info info)
     duckdb_destroy_value(&v);
     const tl_rowset *rs = find(e->rowsets, id);
     if (rs == NULL) {
-        duckdb_bind_set_error(info, "Timelake rows are only available to the query they were "
-                                    "prepared for");
+        duckdb_bind_set_error(info, gone);
         return;
     }
     bound *b = calloc(1, sizeof *b);
-    if (b == NULL || (b->rs = rs, !cut_blocks(b))) {
+    bool ok = b && (b->formats = calloc(rs->n_cols + 1, sizeof *b->formats)) != NULL;
+    if (ok) *b = (bound){e, id, rs->n_cols, b->formats};
+    for (size_t c = 0; ok && c < rs->n_cols; c++)
+        ok = (b->formats[c] = strdup(rs->formats[c])) != NULL;
+    if (!ok) {
         bound_free(b);
         duckdb_bind_set_error(info, "out of memory");
         return;
@@ -138,6 +163,7 @@ static void state_free(void *p)
 {
     scan_state *s = p;
     if (s == NULL) return;
+    free(s->blocks);
     free(s->cols);
     free(s);
 }
@@ -145,9 +171,15 @@ static void state_free(void *p)
 static void rows_init(duckdb_init_info info)
 {
     const bound *b = duckdb_init_get_bind_data(info);
+    const tl_rowset *rs = find(b->e->rowsets, b->id);
+    if (rs == NULL || !same_columns(b, rs)) {
+        duckdb_init_set_error(info, gone);
+        return;
+    }
     scan_state *s = calloc(1, sizeof *s);
     idx_t n = duckdb_init_get_column_count(info);
-    if (s == NULL || (s->cols = calloc(n + 1, sizeof *s->cols)) == NULL) {
+    if (s == NULL || (s->cols = calloc(n + 1, sizeof *s->cols)) == NULL ||
+        (s->rs = rs, !cut_blocks(s))) {
         state_free(s);
         duckdb_init_set_error(info, "out of memory");
         return;
@@ -155,19 +187,19 @@ static void rows_init(duckdb_init_info info)
     s->n_cols = n;
     for (idx_t i = 0; i < n; i++) {
         s->cols[i] = duckdb_init_get_column_index(info, i);
-        if (s->cols[i] >= b->rs->n_cols) continue; /* the row id: not given */
-        for (size_t g = 0; g < b->rs->n_segs; g++)
-            if (b->rs->segs[g].cols[s->cols[i]].release == NULL) {
+        if (s->cols[i] >= rs->n_cols) continue; /* the row id: not given */
+        for (size_t g = 0; g < rs->n_segs; g++)
+            if (rs->segs[g].cols[s->cols[i]].release == NULL) {
                 char msg[256];
                 snprintf(msg, sizeof msg, "Timelake did not decode column \"%s\"",
-                         b->rs->names[s->cols[i]]);
+                         rs->names[s->cols[i]]);
                 state_free(s);
                 duckdb_init_set_error(info, msg);
                 return;
             }
     }
     atomic_init(&s->next, 0);
-    duckdb_init_set_max_threads(info, b->n_blocks > PARALLEL_BLOCKS ? b->n_blocks : 1);
+    duckdb_init_set_max_threads(info, s->n_blocks > PARALLEL_BLOCKS ? s->n_blocks : 1);
     duckdb_init_set_init_data(info, s, state_free);
 }
 
@@ -214,25 +246,39 @@ static void copy_column(const struct ArrowArray *a, const char *format, int64_t 
 
 static void rows_scan(duckdb_function_info info, duckdb_data_chunk output)
 {
-    const bound *b = duckdb_function_get_bind_data(info);
     scan_state *s = duckdb_function_get_init_data(info);
     size_t i = atomic_fetch_add(&s->next, 1);
-    if (i >= b->n_blocks) {
+    if (i >= s->n_blocks) {
         duckdb_data_chunk_set_size(output, 0);
         return;
     }
-    const block *k = &b->blocks[i];
-    const tl_rows_segment *seg = &b->rs->segs[k->seg];
+    const block *k = &s->blocks[i];
+    const tl_rows_segment *seg = &s->rs->segs[k->seg];
     for (idx_t j = 0; j < s->n_cols; j++) {
         duckdb_vector v = duckdb_data_chunk_get_vector(output, j);
-        if (s->cols[j] >= b->rs->n_cols) {
+        if (s->cols[j] >= s->rs->n_cols) {
             int64_t *ids = duckdb_vector_get_data(v); /* a row id: any distinct number */
             for (int64_t r = 0; r < k->rows; r++) ids[r] = (int64_t)i * 1000000 + r;
             continue;
         }
-        copy_column(&seg->cols[s->cols[j]], b->rs->formats[s->cols[j]], k->start, k->rows, v);
+        copy_column(&seg->cols[s->cols[j]], s->rs->formats[s->cols[j]], k->start, k->rows, v);
     }
     duckdb_data_chunk_set_size(output, (idx_t)k->rows);
+}
+
+int tl_rowsets_signature(const tl_query_engine *e, tl_buf *sig)
+{
+    const struct tl_rowsets *r = e->rowsets;
+    for (size_t i = 0; r && i < r->n; i++) {
+        const tl_rowset *rs = r->sets[i];
+        if (tl_buf_printf(sig, "%lld:", (long long)r->ids[i]) != 0) return -1;
+        for (size_t c = 0; c < rs->n_cols; c++)
+            if (tl_buf_printf(sig, "%zu:%s%s,", strlen(rs->names[c]), rs->names[c],
+                              rs->formats[c]) != 0)
+                return -1;
+        if (tl_buf_append_byte(sig, ';') != 0) return -1;
+    }
+    return 0;
 }
 
 tl_status tl_rows_register_function(tl_query_engine *e, tl_error *err)

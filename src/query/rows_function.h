@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 
+#include "core/buf.h"
 #include "query/engine.h"
 
 #define TL_ROWS_FUNCTION "__timelake_rows"
@@ -35,6 +36,11 @@ typedef struct tl_rowset {
 bool tl_rows_type_mapped(const char *format);
 
 void tl_rowset_free(tl_rowset *rs);
+
+/* Appends to sig what a statement bound to the engine's rowsets depends on
+ * (statement_cache.h): each rowset's id, column names and types. Nonzero
+ * when out of memory. */
+int tl_rowsets_signature(const tl_query_engine *e, tl_buf *sig);
 
 /* Registers the table function on the engine's connection. */
 tl_status tl_rows_register_function(tl_query_engine *e, tl_error *err);

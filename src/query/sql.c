@@ -28,6 +28,7 @@
 #include "query/sql_session.h"
 #include "query/sql_statement.h"
 #include "query/sql_run.h"
+#include "query/statement_cache.h"
 #include "query/sql_topk.h"
 #include "table/settings.h"
 #include "table/time_travel.h"
@@ -338,8 +339,11 @@ static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const 
 tl_status tl_query_run(tl_query_engine *e, const char *query, struct ArrowArrayStream *out,
                        tl_error *err)
 {
+    duckdb_prepared_statement ps = NULL;
+    TL_TRY(tl_statement_get(e, query, &ps, err));
     duckdb_result r;
-    if (duckdb_query(e->conn, query, &r) == DuckDBError) {
+    duckdb_state ran = ps ? duckdb_execute_prepared(ps, &r) : duckdb_query(e->conn, query, &r);
+    if (ran == DuckDBError) {
         tl_status st = tl_query_error(err, duckdb_result_error(&r));
         duckdb_destroy_result(&r);
         return st;
@@ -347,21 +351,22 @@ tl_status tl_query_run(tl_query_engine *e, const char *query, struct ArrowArrayS
     return tl_query_result_stream(&r, out, err);
 }
 
-/* Runs the query, its rows read into memory: all of them (DuckDB's
- * materialised result), or the first max_rows through a streaming one that
- * stops there. */
+/* Runs the query (a prepared statement, statement_cache.h), its rows read
+ * into memory: all of them (DuckDB's materialised result), or the first
+ * max_rows through a streaming one that stops there. */
 static tl_status run(tl_query_engine *e, const char *query, int64_t max_rows,
                      struct ArrowArrayStream *out, bool *truncated, tl_error *err)
 {
     *truncated = false;
     if (max_rows <= 0) return tl_query_run(e, query, out, err);
-    duckdb_prepared_statement ps = NULL;
+    duckdb_prepared_statement ps = NULL, own = NULL;
     duckdb_pending_result pending = NULL;
     duckdb_result r;
-    tl_status st = TL_OK;
-    if (duckdb_prepare(e->conn, query, &ps) == DuckDBError)
-        st = tl_query_error(err, duckdb_prepare_error(ps));
-    else if (duckdb_pending_prepared_streaming(ps, &pending) == DuckDBError)
+    tl_status st = tl_statement_get(e, query, &ps, err);
+    if (st != TL_OK) return st;
+    if (ps == NULL && duckdb_prepare(e->conn, query, &own) == DuckDBError)
+        st = tl_query_error(err, duckdb_prepare_error(own));
+    else if (duckdb_pending_prepared_streaming(ps ? ps : own, &pending) == DuckDBError)
         st = tl_query_error(err, duckdb_pending_error(pending));
     else if (duckdb_execute_pending(pending, &r) == DuckDBError) {
         st = tl_query_error(err, duckdb_result_error(&r));
@@ -370,7 +375,7 @@ static tl_status run(tl_query_engine *e, const char *query, int64_t max_rows,
         st = tl_query_result_collect(&r, max_rows, out, truncated, err);
     }
     duckdb_destroy_pending(&pending);
-    duckdb_destroy_prepare(&ps);
+    duckdb_destroy_prepare(&own);
     return st;
 }
 

@@ -109,3 +109,92 @@ def test_time_bucket_nulls_months_and_bad_widths(lake):
     r = lake.sql("SELECT time_bucket(INTERVAL '-1 hour', TIMESTAMP '2024-05-17 10:42:00') AS a, "
                  "time_bucket(INTERVAL '-1 hour', TIMESTAMP '1969-12-31 22:42:00') AS b").to_pylist()[0]
     assert (r["a"], r["b"]) == (dt.datetime(2024, 5, 17, 10), dt.datetime(1969, 12, 31, 23))
+
+
+# ---- Prepared statements (statement_cache.h): a repeated query text runs the
+# statement prepared the first time; whatever changed in between, it gives
+# what DuckDB gives over the live files.
+
+WIDE = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device_id", pa.string()),
+                  ("temp", pa.float64()), ("hum", pa.float64())])
+
+
+def random_rows(rnd, start_us, n, devices, schema):
+    times = sorted(start_us + rnd.randrange(3600_000_000) for _ in range(n))
+    cols = {"time": pa.array(times, pa.timestamp("us", tz="UTC")),
+            "device_id": [rnd.choice(devices) for _ in range(n)],
+            "temp": [rnd.choice([None, rnd.uniform(-50, 50)]) for _ in range(n)]}
+    if "hum" in schema.names:
+        cols["hum"] = [rnd.uniform(0, 100) for _ in range(n)]
+    return pa.table(cols, schema=schema)
+
+
+def live_parquet(lake_dir, table):
+    from pyiceberg.table import StaticTable
+    from test_codec import newest_metadata
+
+    meta = newest_metadata(lake_dir, table)
+    return sorted(task.file.file_path.removeprefix("file://")
+                  for task in StaticTable.from_metadata(meta).scan().plan_files())
+
+
+def repeated_queries(rnd, hours):
+    h = rnd.randrange(hours)
+    lo = f"TIMESTAMPTZ '2024-03-01 {h:02d}:00:00+00'"
+    hi = f"TIMESTAMPTZ '2024-03-01 {h:02d}:{rnd.randrange(1, 60):02d}:00+00'"
+    dev = f"'d{rnd.randrange(6)}'"
+    return [
+        f"SELECT * FROM m WHERE device_id = {dev} AND time >= {lo} AND time < {hi} ORDER BY time, temp",
+        f"SELECT time_bucket(INTERVAL '10 minutes', time) AS b, device_id, max(temp) AS x, count(*) AS n "
+        f"FROM m WHERE time >= {lo} GROUP BY 1, 2 ORDER BY 1, 2",
+        f"SELECT device_id, count(*) AS n, min(time) AS t FROM m WHERE device_id IN ({dev}, 'd1') "
+        "GROUP BY 1 ORDER BY 1",
+        "SELECT count(*) AS n, count(temp) AS c, min(temp) AS s, max(time) AS t FROM m",
+    ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("selective", ["always", "off"])
+def test_repeated_query_texts_follow_the_lake(lake, lake_dir, monkeypatch, seed, selective):
+    """Appends (each an hour of its own, so that nothing is pending a merge),
+    the rows replaced by others of a wider schema, and each round's query texts run twice before and after
+    the change: every answer is DuckDB's over the live files. With the
+    selective scan always on, the rows come through Timelake's rows function
+    (a rowset that keeps its id from one query to the next); off, through
+    read_parquet views."""
+    monkeypatch.setenv("TL_SELECTIVE_SCAN", selective)
+    rnd = random.Random(seed)
+    devices = [f"d{i}" for i in range(6)]
+    t = lake.create_table("m", SCHEMA, time_column="time", series_key=["device_id"])
+    start = int(T0.timestamp() * 1e6)
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    texts = []
+    for hour in range(6):
+        new = random_rows(rnd, start + hour * 3600_000_000, rnd.randrange(50, 400), devices,
+                          WIDE if hour >= 3 else SCHEMA)
+        if hour == 3:  # a new column: the rowsets' columns change, the texts do not
+            t.replace(new, schema=WIDE)
+        else:
+            t.append(new)
+        texts = texts[:4] + repeated_queries(rnd, hour + 1)  # the first round's again, and new ones
+        files = live_parquet(lake_dir, "default/m")
+        con.execute(f"CREATE OR REPLACE VIEW m AS SELECT * FROM read_parquet({files!r}, union_by_name = true, hive_partitioning = false)")
+        # texts[0] ends each round and starts the next: its view is the same
+        # text from one query to the next, only its rowset changes
+        for q in texts + texts[:1]:
+            want = con.sql(q).to_arrow_table().to_pylist()
+            for _ in range(2):
+                got = lake.sql(q).to_pylist()
+                assert got == want, (hour, q)
+
+
+def test_repeated_query_with_new_inputs(lake):
+    """An input is a rowset too: the same text over other rows of the same
+    columns reads the new rows."""
+    q = "SELECT k, sum(v) AS s FROM inp GROUP BY k ORDER BY k"
+    for n in (3, 7, 2):
+        data = pa.table({"k": [i % 2 for i in range(n)], "v": [float(i) for i in range(n)]})
+        want = duckdb.sql(q.replace("inp", "data")).to_arrow_table().to_pylist()
+        for _ in range(2):
+            assert lake.query(q, inputs={"inp": data}).to_pylist() == want
