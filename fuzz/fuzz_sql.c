@@ -30,6 +30,7 @@
 #include "query/engine.h"
 #include "query/sql_guess.h"
 #include "query/sql_plan_time.h"
+#include "query/statement_cache.h"
 #include "timelake.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -165,6 +166,7 @@ static void setup(void)
     /* Bounds what one query may take of the machine (before the engine's
      * configuration is locked), and starts the engine. */
     tl_query_engine_settings = "SET threads = 1; SET memory_limit = '512MB'";
+    tl_statement_cache_off = true; /* libFuzzer's leak check after each input (statement_cache.h) */
     struct ArrowArrayStream s;
     if (tl_lake_sql(lake, "SELECT 1", NULL, &s, NULL, &err)) die("first query", &err);
     s.release(&s);

@@ -6,11 +6,14 @@
 #include "core/buf.h"
 #include "query/rows_function.h"
 
+bool tl_statement_cache_off = false;
+
 struct tl_statement_cache {
     struct cached_statement {
         char *key; /* rowset signature, a NUL, then the query's text */
         size_t key_len;
         uint64_t catalog; /* e->catalog_changes when prepared */
+        unsigned runs;    /* executions handed out */
         duckdb_prepared_statement ps;
     } slots[TL_STATEMENT_CACHE_SIZE];
     size_t next; /* slot to replace next */
@@ -35,6 +38,7 @@ tl_status tl_statement_get(tl_query_engine *e, const char *query, duckdb_prepare
                            tl_error *err)
 {
     *out = NULL;
+    if (tl_statement_cache_off) return TL_OK;
     if (e->statements == NULL && (e->statements = calloc(1, sizeof *e->statements)) == NULL)
         return tl_error_nomem(err);
     struct tl_statement_cache *sc = e->statements;
@@ -42,9 +46,11 @@ tl_status tl_statement_get(tl_query_engine *e, const char *query, duckdb_prepare
     tl_status st = make_key(e, query, &key, err);
     for (size_t i = 0; st == TL_OK && i < TL_STATEMENT_CACHE_SIZE; i++) {
         struct cached_statement *c = &sc->slots[i];
-        if (c->key && c->catalog != e->catalog_changes) slot_clear(c);
+        if (c->key && (c->catalog != e->catalog_changes || c->runs >= TL_STATEMENT_RUNS_MAX))
+            slot_clear(c);
         if (c->key && c->key_len == key.len && memcmp(c->key, key.data, key.len) == 0) {
             *out = c->ps;
+            c->runs++;
             tl_buf_free(&key);
             return TL_OK;
         }
@@ -63,6 +69,7 @@ tl_status tl_statement_get(tl_query_engine *e, const char *query, duckdb_prepare
         c->key = (char *)tl_buf_detach(&key, NULL);
         c->catalog = e->catalog_changes;
         c->ps = *out = ps;
+        c->runs = 1;
     }
     tl_buf_free(&key);
     return st;

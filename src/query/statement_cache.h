@@ -16,9 +16,22 @@
 #ifndef TL_QUERY_STATEMENT_CACHE_H
 #define TL_QUERY_STATEMENT_CACHE_H
 
+#include <stdbool.h>
+
 #include "query/engine.h"
 
 #define TL_STATEMENT_CACHE_SIZE 16
+
+/* Executions of one prepared statement before it is prepared again: each
+ * execution of a DuckDB (1.4) prepared statement keeps some 600 bytes until
+ * the statement is destroyed (the result collector's state of each run). */
+#define TL_STATEMENT_RUNS_MAX 64
+
+/* Set by a process that checks for leaks after each query (the fuzz
+ * target): a cached statement's last execution state is referenced from
+ * memory of DuckDB's own allocator, which LeakSanitizer does not scan, so it
+ * would be reported as leaked. Then every query is prepared anew. */
+extern bool tl_statement_cache_off;
 
 /* *out is the prepared statement of `query` (owned by the engine, valid
  * until the next call or tl_query_exec), or NULL when DuckDB cannot prepare

@@ -198,3 +198,12 @@ def test_repeated_query_with_new_inputs(lake):
         want = duckdb.sql(q.replace("inp", "data")).to_arrow_table().to_pylist()
         for _ in range(2):
             assert lake.query(q, inputs={"inp": data}).to_pylist() == want
+
+
+def test_a_statement_prepared_again_after_many_runs(lake):
+    """A cached statement is prepared again after TL_STATEMENT_RUNS_MAX (64)
+    runs, which frees what its runs kept: the answer stays the same across it."""
+    t = lake.create_table("m", SCHEMA, time_column="time", series_key=["device_id"])
+    t.append(rows(30))
+    q = "SELECT device_id, count(*) AS n FROM m WHERE device_id = 'd1' GROUP BY 1"
+    assert {tuple(r.values()) for _ in range(150) for r in lake.sql(q).to_pylist()} == {("d1", 10)}
