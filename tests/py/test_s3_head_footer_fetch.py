@@ -76,9 +76,14 @@ def commit_round_trips(proxy, t, day, footers):
     t.append(batch(day, 100, 50 + day), maintain=False)
     reqs = sorted(proxy.requests_since(mark))  # complete: logged before answered
     assert proxy.incomplete == [], proxy.incomplete
+    # The commit's first request: its first upload, the head's manifest read
+    # (the last; a handle without a head read it before, on the same
+    # thread, as the parent's) or a footer read, whichever started first
+    # (the head is built on its own thread, started just before the upload).
     manifest_reads = [i for i, r in enumerate(reqs) if r[2] == "GET" and r[3].endswith("-m0.avro")]
-    first_put = min(i for i, r in enumerate(reqs) if r[2] == "PUT")
-    commit = reqs[manifest_reads[-1] if manifest_reads else first_put:]
+    firsts = [min(i for i, r in enumerate(reqs) if r[2] == "PUT")] + manifest_reads[-1:]
+    firsts += [i for i, r in enumerate(reqs) if is_footer_read(r[2], r[3])][:1]
+    commit = reqs[min(firsts):]
     # The parent version read back after the create (commit_point.h) is not
     # the upload's: counted apart.
     parent = [r for r in commit if r[2] == "GET" and re.search(r"/metadata/v\d+\.metadata\.json$", r[3])]
