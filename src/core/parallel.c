@@ -147,16 +147,9 @@ static void after_fork_child(void)
     pool.wanted = pool.live = pool.idle = 0;
 }
 
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-
-static void register_fork_handlers(void)
-{
-    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-}
-
 /* At exit or unload: idle threads are woken and joined; a thread still
  * working for a run of another thread finishes it and ends by itself. */
-__attribute__((destructor)) static void pool_stop(void)
+static void pool_stop(void)
 {
     pthread_mutex_lock(&pool.lock);
     pool.stopping = true;
@@ -174,6 +167,19 @@ __attribute__((destructor)) static void pool_stop(void)
     }
 }
 
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* pool_stop is an atexit handler (run at unload too, as the library
+ * registers it), not a destructor: registered when the pool first starts,
+ * after libcurl's global init registered OpenSSL's cleanup, it runs before
+ * that cleanup, so the threads leave while OpenSSL can still free their
+ * per-thread state (after it, LeakSanitizer reported that state). */
+static void register_handlers(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    atexit(pool_stop);
+}
+
 tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_parallel_fn fn,
                           void *ctx, tl_error *err)
 {
@@ -184,7 +190,7 @@ tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_p
     atomic_init(&r.failed, false);
     pthread_mutex_init(&r.lock, NULL);
     if (threads > 1) {
-        pthread_once(&fork_once, register_fork_handlers);
+        pthread_once(&once, register_handlers);
         pthread_mutex_lock(&pool.lock);
         r.wanted = threads - 1;
         pool.wanted += r.wanted;
