@@ -386,14 +386,13 @@ static tl_status open_source(tl_table *rollup, const tl_rollup_def *d, tl_table 
     return st;
 }
 
-/* Refreshes rollup d; `finer` (may be NULL) is a finer rollup it can be
- * computed from, used when it was refreshed from the same raw snapshot. */
-static tl_status refresh_def(tl_table *rollup, const tl_rollup_def *d, const listed *finer,
-                             int64_t *rows, tl_error *err)
+/* Refreshes rollup d from raw (its source, opened by the caller); `finer`
+ * (may be NULL) is a finer rollup it can be computed from, used when it was
+ * refreshed from the same raw snapshot. */
+static tl_status refresh_def(tl_table *rollup, const tl_rollup_def *d, const tl_table *raw,
+                             const listed *finer, int64_t *rows, tl_error *err)
 {
     *rows = 0;
-    tl_table *raw = NULL;
-    TL_TRY(open_source(rollup, d, &raw, err));
     const tl_ice_snapshot *cur = tl_ice_metadata_current_snapshot(raw->md);
     int64_t *ranges = NULL;
     size_t n = 0;
@@ -410,11 +409,19 @@ static tl_status refresh_def(tl_table *rollup, const tl_rollup_def *d, const lis
     if (st == TL_OK && rows_stream.release)
         st = tl_rollup_commit(rollup, &rows_stream, full, cur, rows, err);
     free(ranges);
-    tl_table_close(raw);
     return st;
 }
 
 static tl_status open_rollups(tl_table *t, listed **out, size_t *n, tl_error *err);
+
+static void close_rollups(listed *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tl_table_close(l[i].t);
+        tl_rollup_def_free(&l[i].d);
+    }
+    free(l);
+}
 
 tl_status tl_rollup_refresh(tl_table *rollup, int64_t *rows, tl_error *err)
 {
@@ -431,12 +438,8 @@ tl_status tl_rollup_refresh(tl_table *rollup, int64_t *rows, tl_error *err)
     for (size_t i = 0; st == TL_OK && i < n; i++)
         if (strcmp(l[i].t->name.full, rollup->name.full) != 0 && derivable(&l[i].d, &d))
             finer = &l[i];
-    if (st == TL_OK) st = refresh_def(rollup, &d, finer, rows, err);
-    for (size_t i = 0; i < n; i++) {
-        tl_table_close(l[i].t);
-        tl_rollup_def_free(&l[i].d);
-    }
-    free(l);
+    if (st == TL_OK) st = refresh_def(rollup, &d, raw, finer, rows, err);
+    close_rollups(l, n);
     tl_table_close(raw);
     tl_rollup_def_free(&d);
     return st;
@@ -489,6 +492,7 @@ tl_status tl_rollups_refresh_of(tl_table *t, bool inline_mode, tl_maintain_repor
     if (tl_ice_metadata_property(t->md, TL_ROLLUPS_KEY) == NULL) return TL_OK;
     listed *l = NULL;
     size_t n = 0;
+    tl_table *raw = NULL; /* the latest version, opened once for all of them */
     tl_status st = open_rollups(t, &l, &n, err);
     for (size_t i = 0; st == TL_OK && i < n; i++) {
         if (inline_mode && !due(&l[i])) continue;
@@ -496,16 +500,14 @@ tl_status tl_rollups_refresh_of(tl_table *t, bool inline_mode, tl_maintain_repor
         const listed *finer = NULL; /* the widest narrower one it derives from */
         for (size_t j = 0; j < i; j++)
             if (derivable(&l[j].d, &l[i].d)) finer = &l[j];
-        st = refresh_def(l[i].t, &l[i].d, finer, &rows, err);
+        if (raw == NULL) st = open_source(l[i].t, &l[i].d, &raw, err);
+        if (st == TL_OK) st = refresh_def(l[i].t, &l[i].d, raw, finer, &rows, err);
         if (st != TL_OK) tl_error_prefix(err, "%s", l[i].t->name.full);
         r->rollup_rows += rows;
         r->rollups_refreshed += rows > 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        tl_table_close(l[i].t);
-        tl_rollup_def_free(&l[i].d);
-    }
-    free(l);
+    close_rollups(l, n);
+    tl_table_close(raw);
     return st;
 }
 
