@@ -445,7 +445,9 @@ def check_upgrade(tl, work):
     lake = tl.Lake(str(work))
     t = iot(lake)
     empty = t.upgrade(dry_run=True)
-    assert set(empty) == UPGRADE_KEYS and empty["steps"] == [] and empty["snapshot_before"] is None, empty
+    # The reference's head object of a new table may still be on its way
+    # (written in the background), as below.
+    assert set(empty) == UPGRADE_KEYS and set(empty["steps"]) <= {HEAD_STEP} and empty["snapshot_before"] is None, empty
     for i in range(3):
         t.append(readings(4, start=T0 + dt.timedelta(minutes=10 * i)), maintain=False)
     current, _ = snapshot_ids(work / "iot" / "readings")
