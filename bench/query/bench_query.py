@@ -2,7 +2,7 @@
 (Python) over the same Parquet files, side by side in one run.
 
 usage: python bench/query/bench_query.py [--hosts 1000] [--hours 24] [--repeat 5]
-       [--row-group-limit N] [--maintain]
+       [--row-group-limit N] [--maintain] [--query NAME ...] [--keep DIR] [--no-duckdb]
        (the default, 1000 hosts x 24 hours, is the issue's size, ~8.6M rows)
 The table (hosts x 10 metrics every 10 s) is written by our library in hourly
 appends, as they come (24 files), or with --maintain as the writer's inline
@@ -10,6 +10,9 @@ maintenance (the default of an append) compacts them; then each query runs
 `repeat` times in each engine. Prints median ms
 and the ratios reference/ours and ours/DuckDB (ours/DuckDB below 1.5 is the goal),
 then the median CPU time of each process per query (all its threads) and that ratio.
+--query runs only the named queries (repeatable); --keep DIR writes the table
+into DIR once and reuses it in later runs with the same DIR (the layout and size
+are the caller's to keep consistent); --no-duckdb leaves out both DuckDB peers.
 "DuckDB" is the Python duckdb of .venv; "duck144" is the same read_parquet SQL on
 the DuckDB release we embed (1.4.4), in a throwaway virtualenv this script makes
 under .deps/ from PyPI when it is absent: the same engine, so the fair peer.
@@ -150,10 +153,18 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--row-group-limit", type=int, help="write.parquet.row-group-limit of the table")
     ap.add_argument("--maintain", action="store_true", help="append with inline maintenance (compacted files)")
+    ap.add_argument("--query", action="append", help="run only this query (repeatable)")
+    ap.add_argument("--keep", help="write the table into this folder once and reuse it")
+    ap.add_argument("--no-duckdb", action="store_true", help="compare with the reference only")
     ap.add_argument("--lake", help=argparse.SUPPRESS)
     ap.add_argument("--raw", help=argparse.SUPPRESS)
     args = ap.parse_args()
     qs = queries(args.hosts)
+    if args.query:
+        unknown = set(args.query) - set(qs)
+        if unknown:
+            ap.error(f"unknown queries {sorted(unknown)}; choose among {list(qs)}")
+        qs = {name: q for name, q in qs.items() if name in args.query}
     if args.raw:  # the embedded DuckDB release's side, in its own virtualenv
         print(json.dumps(raw_duckdb(json.loads(Path(args.raw).read_text()), qs, args.repeat)))
         return
@@ -163,7 +174,9 @@ def main():
         lake = timelake.Lake(args.lake)
         print(json.dumps(run(lambda q: lake.sql(q, namespace="tsbs"), qs, args.repeat)))
         return
-    work = tempfile.mkdtemp(prefix="tl-bench-query-")
+    work = args.keep or tempfile.mkdtemp(prefix="tl-bench-query-")
+    reuse = args.keep and os.path.isdir(os.path.join(work, "tsbs", "cpu"))
+    picked = [a for name in qs for a in ("--query", name)]
     try:
         if not os.environ.get("TL_LIB"):  # TL_LIB set: an optimised library built elsewhere
             common.release_library()
@@ -172,18 +185,24 @@ def main():
 
         lake = tlc.Lake(work)
         props = {"write.parquet.row-group-limit": str(args.row_group_limit)} if args.row_group_limit else None
-        make_cpu(lake, args.hosts, args.hours, args.maintain, props)
+        if not reuse:
+            make_cpu(lake, args.hosts, args.hours, args.maintain, props)
         rows = args.hosts * 360 * args.hours
         ours = run(lambda q: lake.sql(q, namespace="tsbs"), qs, args.repeat)
-        ref = common.run_reference(__file__, "--lake", work, "--hosts", str(args.hosts), "--repeat", str(args.repeat))
+        ref = common.run_reference(__file__, "--lake", work, "--hosts", str(args.hosts), "--repeat", str(args.repeat),
+                                   *picked)
         files = live_files(work)
-        raw = raw_duckdb(files, qs, args.repeat)
-        listing = Path(work) / "files.json"
-        listing.write_text(json.dumps(files))
-        proc = subprocess.run([str(embedded_duckdb_python()), __file__, "--raw", str(listing), "--hosts",
-                               str(args.hosts), "--repeat", str(args.repeat)], capture_output=True, text=True,
-                              check=True)
-        raw144 = json.loads(proc.stdout.strip().splitlines()[-1])
+        if args.no_duckdb:
+            raw = raw144 = {name: [float("nan"), float("nan")] for name in qs}
+        else:
+            raw = raw_duckdb(files, qs, args.repeat)
+            listing = Path(tempfile.mkdtemp(prefix="tl-bench-query-files-")) / "files.json"
+            listing.write_text(json.dumps(files))
+            proc = subprocess.run([str(embedded_duckdb_python()), __file__, "--raw", str(listing), "--hosts",
+                                   str(args.hosts), "--repeat", str(args.repeat), *picked], capture_output=True,
+                                  text=True, check=True)
+            shutil.rmtree(listing.parent, ignore_errors=True)
+            raw144 = json.loads(proc.stdout.strip().splitlines()[-1])
         size = sum(os.path.getsize(f) for f in files)
         import pyarrow.parquet as pq
 
@@ -198,7 +217,8 @@ def main():
             print(f"{name:<24} {o:>9.2f} {r:>9.2f} {d:>10.2f} {d4:>11.2f} {r / o:>8.2f}x {o / d:>11.2f}x "
                   f"{o / d4:>12.2f}x {oc:>9.2f} {rc:>9.2f} {rc / oc:>12.2f}x")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
