@@ -221,6 +221,17 @@ static tl_status count_pages(count_job *j, count_file *cf, int g, bool time, boo
     tl_status st = tl_page_select(j->t, r, g, j->f, 1, &rr, err);
     int64_t *bytes = &cf->bytes_read;
     cf->row_groups_read += rr.n > 0;
+    if (st == TL_OK && time && !key && rr.n) { /* the time alone: counted as its pages decode */
+        int64_t in = 0;
+        int64_t lo = j->f->has_lo ? j->f->lo : INT64_MIN, hi = j->f->has_hi ? j->f->hi : INT64_MAX;
+        st = tl_parquet_reader_count_rows(r, g, cf->time_leaf, rr.r, rr.n, lo, hi, &in, bytes, err);
+        if (st == TL_OK) {
+            cf->rows += in;
+            tl_row_ranges_free(&rr);
+            return TL_OK;
+        }
+        if (st == TL_ERR_NOT_FOUND) st = TL_OK; /* part of a page: read below */
+    }
     if (st == TL_OK && time && rr.n)
         st = tl_parquet_reader_read_rows(r, g, cf->time_leaf, rr.r, rr.n, &arrays[0], bytes, err);
     if (st == TL_OK && key && rr.n)

@@ -385,6 +385,60 @@ static void test_delta_round_trip(void)
     }
 }
 
+/* The count of values in [lo, hi] without decoding, against the decoded values:
+ * even runs (steady steps, equal values, steps that wrap past INT64's ends),
+ * runs broken by jitter, bounds on, inside and just past the values. */
+static void test_delta_count(void)
+{
+    tl_error err;
+    for (int round = 0; round < 60; round++) {
+        size_t n = rnd() % 2000;
+        int64_t *v = malloc((n + 1) * sizeof *v), *out = malloc((n + 1) * sizeof *v);
+        int64_t step = round % 5 == 0 ? 0 : round % 5 == 1 ? -3 : (int64_t)(rnd() % 10000000);
+        int64_t x = round % 7 == 0 ? INT64_MAX - 100000 : (int64_t)(rnd() % 1000000000);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = rnd();
+            if (round % 3 == 0 && r % 97 == 0)
+                x = (int64_t)((uint64_t)x - r % 500000);                           /* new series */
+            if (round % 4 == 0 && r % 61 == 0) x = (int64_t)((uint64_t)x + r % 9); /* jitter */
+            if (round % 9 == 0 && r % 300 == 0) x = r & 1 ? INT64_MAX : INT64_MIN;
+            v[i] = x;
+            x = (int64_t)((uint64_t)x + (uint64_t)step);
+        }
+        tl_buf b = {0};
+        CHECK(tl_pq_delta_encode(&b, v, n, false) == 0);
+        size_t got, used;
+        CHECK_OK(tl_pq_delta_decode(b.data, b.len, false, out, n, &got, &used, &err), &err);
+        for (int q = 0; q < 20; q++) {
+            int64_t lo, hi;
+            if (q == 0) {
+                lo = INT64_MIN, hi = INT64_MAX;
+            } else {
+                lo = n ? (int64_t)((uint64_t)v[rnd() % n] + rnd() % 3 - 1) : 0;
+                hi = n ? (int64_t)((uint64_t)v[rnd() % n] + rnd() % 3 - 1) : 0;
+                if (q % 4 == 0) hi = lo;
+                if (lo > hi) {
+                    int64_t t = lo;
+                    lo = hi, hi = t;
+                }
+            }
+            size_t want = 0, count = 99, seen = 0;
+            for (size_t i = 0; i < n; i++) want += out[i] >= lo && out[i] <= hi;
+            CHECK_OK(tl_pq_delta_count64(b.data, b.len, n, lo, hi, &seen, &count, &err), &err);
+            CHECK(seen == n);
+            CHECK_INT((int64_t)count, (int64_t)want);
+        }
+        if (n > 0)
+            CHECK_INT(tl_pq_delta_count64(b.data, b.len, n - 1, 0, 1, &got, &used, &err),
+                      TL_ERR_INVALID);
+        for (size_t cut = 0; cut < b.len; cut++)
+            (void)tl_pq_delta_count64(b.data, cut, n, 0, INT64_MAX, &got, &used, &err);
+        tl_buf_free(&b);
+        free(v);
+        free(out);
+    }
+}
+
 /* ---- Byte arrays and BYTE_STREAM_SPLIT ---- */
 
 static void make_views(tl_pq_view *v, size_t n, char (*store)[40])
@@ -484,5 +538,5 @@ UNIT_TESTS(UNIT(test_thrift_known_bytes), UNIT(test_thrift_varints),
            UNIT(test_thrift_nesting_limit), UNIT(test_file_meta_round_trip),
            UNIT(test_page_header_round_trip), UNIT(test_rle_known_vectors),
            UNIT(test_rle_round_trip), UNIT(test_rle_bitmap_levels), UNIT(test_delta_known_vector),
-           UNIT(test_delta_round_trip), UNIT(test_byte_array_encodings),
+           UNIT(test_delta_round_trip), UNIT(test_delta_count), UNIT(test_byte_array_encodings),
            UNIT(test_byte_stream_split), UNIT(test_bit_helpers))

@@ -36,6 +36,9 @@ typedef struct colread {
     uint8_t *storage; /* values rebuilt by DELTA_BYTE_ARRAY */
     /* Leaves of nested columns: each entry's levels (rows counts entries). */
     uint32_t *def, *rep;
+    /* Counting (tl_pq_count_column_pages): values in [range[0], range[1]]. */
+    const int64_t *range;
+    int64_t counted;
 } colread;
 
 /* Whether pages carry definition levels. */
@@ -442,9 +445,39 @@ static tl_status read_reps(colread *c, const uint8_t *p, size_t len, int64_t n, 
     return TL_OK;
 }
 
+/* The page's k INT64 values counted, not stored. */
+static tl_status count_page(colread *c, int32_t enc, const uint8_t *p, size_t len, size_t k,
+                            tl_error *err)
+{
+    int64_t lo = c->range[0], hi = c->range[1];
+    if (enc == TL_PQ_ENC_DELTA_BINARY_PACKED) {
+        size_t got = 0, in = 0;
+        TL_TRY(tl_pq_delta_count64(p, len, k, lo, hi, &got, &in, err));
+        if (got != k)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "DELTA_BINARY_PACKED holds %zu values, expected %zu", got, k);
+        c->counted += (int64_t)in;
+        return TL_OK;
+    }
+    phys_values pv;
+    TL_TRY(decode_values(c, enc, p, len, k, &pv, err));
+    int64_t in = 0;
+    for (size_t i = 0; i < k; i++) {
+        int64_t v = (int64_t)tl_load_le64(pv.fixed + 8 * i);
+        in += v >= lo && v <= hi;
+    }
+    c->counted += in;
+    return TL_OK;
+}
+
 static tl_status finish_page(colread *c, int32_t enc, const uint8_t *p, size_t len, int64_t n,
                              size_t k, tl_error *err)
 {
+    if (c->range) {
+        TL_TRY(count_page(c, enc, p, len, k, err));
+        c->done += n;
+        return TL_OK;
+    }
     phys_values pv;
     TL_TRY(decode_values(c, enc, p, len, k, &pv, err));
     TL_TRY(store_values(c, c->done, n, &pv, (int64_t)k < n ? c->validity : NULL, err));
@@ -619,6 +652,30 @@ tl_status tl_pq_read_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id 
     if (st == TL_OK) st = finish_output(&c, out, err);
     colread_free(&c);
     if (st != TL_OK) tl_array_release(out);
+    return st;
+}
+
+tl_status tl_pq_count_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                   const tl_pq_span *parts, size_t n_parts, int64_t rows,
+                                   tl_pq_codec_ctx *cctx, int64_t lo, int64_t hi, int64_t *count,
+                                   tl_error *err)
+{
+    int64_t range[2] = {lo, hi};
+    colread c = {.d = desc, .codec = codec, .cctx = cctx, .rows = rows, .range = range};
+    *count = 0;
+    if (desc->levels || desc->elem.type != TL_PQ_INT64 || desc->conv != TL_PQ_CONV_COPY64)
+        return tl_error_set(err, TL_ERR_INVALID, "column \"%s\" is not counted by value",
+                            desc->name);
+    if (!tl_pq_codec_supported(codec))
+        return tl_error_set(err, TL_ERR_INVALID, "unsupported compression codec %s",
+                            tl_pq_codec_name(codec));
+    tl_status st = TL_OK;
+    if (has_def(&c) && (c.validity = calloc((size_t)rows / 8 + 1, 1)) == NULL)
+        st = tl_error_nomem(err);
+    if (st == TL_OK) st = read_pages(&c, parts, n_parts, err);
+    if (st == TL_OK) *count = c.counted;
+    free(c.validity);
+    colread_free(&c);
     return st;
 }
 

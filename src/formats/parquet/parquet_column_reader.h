@@ -46,4 +46,13 @@ tl_status tl_pq_read_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id 
                                   const tl_pq_span *parts, size_t n_parts, int64_t rows,
                                   tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err);
 
+/* Of the rows the pages hold (as tl_pq_read_column_pages reads them), how
+ * many values of a flat INT64 column, whose values Arrow holds as they are,
+ * lie in [lo, hi] (nulls never do): the pages are decoded, no value stored,
+ * and even runs of DELTA_BINARY_PACKED values are counted whole. */
+tl_status tl_pq_count_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                   const tl_pq_span *parts, size_t n_parts, int64_t rows,
+                                   tl_pq_codec_ctx *cctx, int64_t lo, int64_t hi, int64_t *count,
+                                   tl_error *err);
+
 #endif

@@ -388,8 +388,32 @@ static tl_status delta_bad(tl_error *err, const char *what)
     return tl_error_set(err, TL_ERR_INVALID, "DELTA_BINARY_PACKED: %s", what);
 }
 
-tl_status tl_pq_delta_decode(const uint8_t *data, size_t len, bool is32, int64_t *out, size_t cap,
-                             size_t *n_out, size_t *consumed, tl_error *err)
+/* Of last + j * step (j = 1..take, INT64 arithmetic), how many lie in
+ * [lo, hi] when the run neither wraps nor straddles a bound: *count, true. */
+static bool run_count(int64_t last, int64_t step, size_t take, int64_t lo, int64_t hi,
+                      size_t *count)
+{
+    int64_t span, first, end;
+    if (__builtin_mul_overflow(step, (int64_t)take, &span) ||
+        __builtin_add_overflow(last, span, &end) || __builtin_add_overflow(last, step, &first))
+        return false;
+    int64_t a = step >= 0 ? first : end, b = step >= 0 ? end : first;
+    if (b < lo || a > hi) {
+        *count = 0;
+        return true;
+    }
+    if (a >= lo && b <= hi) {
+        *count = take;
+        return true;
+    }
+    return false;
+}
+
+/* One stream walked: its values into out, or (out NULL, INT64 only) the
+ * number of them in [range[0], range[1]] into *count. */
+static tl_status delta_walk(const uint8_t *data, size_t len, bool is32, int64_t *out, size_t cap,
+                            const int64_t *range, size_t *count, size_t *n_out, size_t *consumed,
+                            tl_error *err)
 {
     const uint8_t *p = data, *end = data + len;
     uint64_t block = 0, mbs = 0, total = 0, zfirst = 0;
@@ -400,10 +424,17 @@ tl_status tl_pq_delta_decode(const uint8_t *data, size_t len, bool is32, int64_t
         (block / mbs) % 32)
         return delta_bad(err, "bad block layout");
     if (total > cap) return delta_bad(err, "more values than the page holds");
-    size_t per_mb = (size_t)(block / mbs), got = 0;
+    size_t per_mb = (size_t)(block / mbs), got = 0, in = 0;
     uint64_t last = (uint64_t)tl_unzigzag64(zfirst);
+    int64_t lo = range ? range[0] : 0, hi = range ? range[1] : 0;
     int max_w = 64; /* DuckDB computes INT32 deltas in 64 bits: wider widths occur */
-    if (total > 0) out[got++] = is32 ? (int32_t)(uint32_t)last : (int64_t)last;
+    if (total > 0) {
+        if (out)
+            out[got] = is32 ? (int32_t)(uint32_t)last : (int64_t)last;
+        else
+            in += (int64_t)last >= lo && (int64_t)last <= hi;
+        got++;
+    }
     while (got < total) {
         uint64_t zmin = 0;
         if (tl_thrift_get_uvarint(&p, end, &zmin)) return delta_bad(err, "block truncated");
@@ -417,17 +448,44 @@ tl_status tl_pq_delta_decode(const uint8_t *data, size_t len, bool is32, int64_t
             size_t take = per_mb < total - got ? per_mb : (size_t)(total - got);
             size_t mb_bytes = per_mb * (size_t)w / 8, left = (size_t)(end - p);
             if ((take * (size_t)w + 7) / 8 > left) return delta_bad(err, "miniblock truncated");
-            size_t avail = mb_bytes < left ? mb_bytes : left;
-            for (size_t k = 0; k < take; k++) {
-                last += min + (w ? unpack_one64(p, avail, k * (size_t)w, w) : 0);
-                out[got++] = is32 ? (int32_t)(uint32_t)last : (int64_t)last;
+            size_t avail = mb_bytes < left ? mb_bytes : left, whole = 0;
+            if (out) {
+                for (size_t k = 0; k < take; k++) {
+                    last += min + (w ? unpack_one64(p, avail, k * (size_t)w, w) : 0);
+                    out[got++] = is32 ? (int32_t)(uint32_t)last : (int64_t)last;
+                }
+            } else if (w == 0 && run_count((int64_t)last, (int64_t)min, take, lo, hi, &whole)) {
+                in += whole; /* an even run (steady readings): counted whole */
+                last += min * take;
+                got += take;
+            } else {
+                for (size_t k = 0; k < take; k++) {
+                    last += min + (w ? unpack_one64(p, avail, k * (size_t)w, w) : 0);
+                    in += (int64_t)last >= lo && (int64_t)last <= hi;
+                }
+                got += take;
             }
             p += avail;
         }
     }
+    if (count) *count = in;
     *n_out = (size_t)total;
     *consumed = (size_t)(p - data);
     return TL_OK;
+}
+
+tl_status tl_pq_delta_decode(const uint8_t *data, size_t len, bool is32, int64_t *out, size_t cap,
+                             size_t *n_out, size_t *consumed, tl_error *err)
+{
+    return delta_walk(data, len, is32, out, cap, NULL, NULL, n_out, consumed, err);
+}
+
+tl_status tl_pq_delta_count64(const uint8_t *data, size_t len, size_t cap, int64_t lo, int64_t hi,
+                              size_t *n, size_t *count, tl_error *err)
+{
+    int64_t range[2] = {lo, hi};
+    size_t consumed = 0;
+    return delta_walk(data, len, false, NULL, cap, range, count, n, &consumed, err);
 }
 
 /* ---- Byte arrays ---- */

@@ -52,6 +52,11 @@ int tl_pq_delta_encode_i32(tl_buf *out, const int32_t *values, size_t n);
 /* Decodes the stream's values (at most `cap`) into out; *n gets how many, *consumed the bytes. */
 tl_status tl_pq_delta_decode(const uint8_t *data, size_t len, bool is32, int64_t *out, size_t cap,
                              size_t *n, size_t *consumed, tl_error *err);
+/* Of the values of an INT64 stream (at most `cap`: *n gets how many), how
+ * many lie in [lo, hi] (*count), without storing them: even runs (a miniblock
+ * of equal deltas) count whole. The same validation as the decode. */
+tl_status tl_pq_delta_count64(const uint8_t *data, size_t len, size_t cap, int64_t lo, int64_t hi,
+                              size_t *n, size_t *count, tl_error *err);
 
 /* ---- Byte arrays ---- */
 int tl_pq_plain_bytes_encode(tl_buf *out, const tl_pq_view *values, size_t n);

@@ -815,3 +815,45 @@ tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
     if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
     return st;
 }
+
+tl_status tl_parquet_reader_count_rows(tl_parquet_reader *r, int rg, int column,
+                                       const tl_pq_row_range *ranges, size_t n_ranges, int64_t lo,
+                                       int64_t hi, int64_t *count, int64_t *bytes_read,
+                                       tl_error *err)
+{
+    *count = 0;
+    TL_TRY(check_rg_column(r, rg, column, err));
+    const tl_pq_row_group *g = &r->meta.row_groups[rg];
+    const tl_pq_column_chunk *cc = &g->columns[r->leaf_of[column]];
+    const tl_pq_column_desc *d = &r->cols[column];
+    if (r->nested[column] || d->elem.type != TL_PQ_INT64 || d->conv != TL_PQ_CONV_COPY64)
+        return TL_ERR_NOT_FOUND;
+    TL_TRY(check_ranges(ranges, n_ranges, g->num_rows, err));
+    uint64_t start = 0, len = 0;
+    TL_TRY(chunk_range(r, cc, d, &start, &len, err));
+    tl_pq_column_index ci;
+    tl_pq_offset_index oi;
+    tl_status st = tl_parquet_reader_page_index(r, rg, column, &ci, &oi, err);
+    if (st == TL_ERR_NOT_FOUND || (st == TL_OK && oi.n_pages == 0)) return TL_ERR_NOT_FOUND;
+    TL_TRY(st);
+    TL_TRY(check_offset_index(&oi, start, len, g->num_rows, err));
+    bool *sel = calloc(oi.n_pages + 1, sizeof *sel);
+    tl_pq_span *parts = calloc(oi.n_pages + 2, sizeof *parts);
+    uint8_t *buf = NULL;
+    size_t n_parts = 0;
+    st = sel && parts ? TL_OK : tl_error_nomem(err);
+    int64_t rows = st == TL_OK ? select_pages(&oi, g->num_rows, ranges, n_ranges, sel) : 0,
+            want = 0;
+    for (size_t i = 0; i < n_ranges; i++) want += ranges[i].end - ranges[i].start;
+    if (st == TL_OK && rows != want) st = TL_ERR_NOT_FOUND; /* part of a page: not counted here */
+    if (st == TL_OK) st = read_parts(r, &oi, sel, start, &buf, parts, &n_parts, bytes_read, err);
+    if (st == TL_OK)
+        st = tl_pq_count_column_pages(d, cc->meta.codec, parts, n_parts, rows, r->cctx, lo, hi,
+                                      count, err);
+    free(buf);
+    free(parts);
+    free(sel);
+    if (st != TL_OK && st != TL_ERR_NOT_FOUND)
+        tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
+    return st;
+}

@@ -76,4 +76,15 @@ tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
                                       const tl_pq_row_range *ranges, size_t n_ranges,
                                       struct ArrowArray *out, int64_t *bytes_read, tl_error *err);
 
+/* Of the rows of `ranges` of one INT64 column of row group rg (values Arrow
+ * holds as they are, such as microsecond timestamps), how many hold a value
+ * in [lo, hi] (*count; nulls never do): the pages holding them are decoded
+ * (tl_pq_count_column_pages), no value stored. TL_ERR_NOT_FOUND, nothing
+ * counted, when the column is of another kind, has no offset index, or a
+ * range holds part of a page only (then read the rows). */
+tl_status tl_parquet_reader_count_rows(tl_parquet_reader *r, int rg, int column,
+                                       const tl_pq_row_range *ranges, size_t n_ranges, int64_t lo,
+                                       int64_t hi, int64_t *count, int64_t *bytes_read,
+                                       tl_error *err);
+
 #endif
