@@ -28,6 +28,7 @@
 typedef struct chunk {
     tl_rows rows;
     tl_array_view keys[MAX_KEYS], ingest;
+    int8_t key_width[MAX_KEYS]; /* bits of an integer key, 0 for bytes: resolved once */
     size_t n_keys;
     bool has_ingest;
     tl_array_view *cols; /* every column, made when first written out */
@@ -98,18 +99,36 @@ static bool key_type_ok(const tl_array_view *v)
     }
 }
 
-/* Nulls first, integers by value, bytes lexicographically: the sort's order. */
-static int cmp_value(const tl_array_view *a, int64_t i, const tl_array_view *b, int64_t j)
+/* Element i of an integer view whose width is known (tl_view_int without
+ * looking the width up: the merge compares keys several times a row). */
+static inline int64_t int_at(const tl_array_view *v, int width, int64_t i)
 {
-    bool na = tl_view_is_null(a, i), nb = tl_view_is_null(b, j);
+    int64_t j = v->offset + i;
+    switch (width) {
+    case 8:
+        return ((const int8_t *)v->values)[j];
+    case 16:
+        return ((const int16_t *)v->values)[j];
+    case 32:
+        return ((const int32_t *)v->values)[j];
+    default:
+        return ((const int64_t *)v->values)[j];
+    }
+}
+
+/* Nulls first, integers by value, bytes lexicographically: the sort's order. */
+static inline int cmp_value(const chunk *a, int64_t i, const chunk *b, int64_t j, size_t k)
+{
+    const tl_array_view *va = &a->keys[k], *vb = &b->keys[k];
+    bool na = tl_view_is_null(va, i), nb = tl_view_is_null(vb, j);
     if (na || nb) return nb - na;
-    if (tl_atype_is_varbinary(a->type.id)) {
+    if (a->key_width[k] == 0) {
         int64_t la, lb;
-        const uint8_t *pa = tl_view_bytes(a, i, &la), *pb = tl_view_bytes(b, j, &lb);
+        const uint8_t *pa = tl_view_bytes(va, i, &la), *pb = tl_view_bytes(vb, j, &lb);
         int c = memcmp(pa, pb, (size_t)(la < lb ? la : lb));
         return c ? (c < 0 ? -1 : 1) : (la > lb) - (la < lb);
     }
-    int64_t x = tl_view_int(a, i), y = tl_view_int(b, j);
+    int64_t x = int_at(va, a->key_width[k], i), y = int_at(vb, b->key_width[k], j);
     return (x > y) - (x < y);
 }
 
@@ -118,7 +137,7 @@ static int cmp_rows(const chunk *a, int64_t i, const chunk *b, int64_t j)
     /* Time, the last key, differs most often between neighbours, but the
      * order is by series first: compare in key order. */
     for (size_t k = 0; k < a->n_keys; k++) {
-        int c = cmp_value(&a->keys[k], i, &b->keys[k], j);
+        int c = cmp_value(a, i, b, j, k);
         if (c) return c;
     }
     return 0;
@@ -158,6 +177,8 @@ static tl_status make_views(merge *m, chunk *ch, tl_error *err)
                                   r->array.children[idx[k]], err));
         ch->n_keys++;
         if (!key_type_ok(&ch->keys[k])) m->unsorted = true;
+        bool bytes = tl_atype_is_varbinary(ch->keys[k].type.id);
+        ch->key_width[k] = (int8_t)(bytes ? 0 : tl_arrow_type_bit_width(&ch->keys[k].type));
     }
     if (ct->ingest_index >= 0) {
         TL_TRY(tl_array_view_init(&ch->ingest, r->schema.children[ct->ingest_index],
@@ -193,8 +214,9 @@ static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
 }
 
 /* Moves the cursor to its next non-empty row group (or marks it exhausted),
- * checking that it continues the order of the previous one. */
-static tl_status next_row_group(merge *m, cursor *c, tl_error *err)
+ * checking that it continues the order of the previous one; *rel is how the
+ * previous row compares with the new one (-1 when there is none). */
+static tl_status next_row_group(merge *m, cursor *c, int *rel, tl_error *err)
 {
     chunk *prev = c->cur, *next = NULL;
     tl_status st = TL_OK;
@@ -203,8 +225,8 @@ static tl_status next_row_group(merge *m, cursor *c, tl_error *err)
         tl_parquet_reader_free(c->reader);
         c->reader = NULL;
     }
-    if (next && prev && cmp_rows(prev, prev->rows.array.length - 1, next, 0) > 0)
-        m->unsorted = true;
+    *rel = next && prev ? cmp_rows(prev, prev->rows.array.length - 1, next, 0) : -1;
+    if (*rel > 0) m->unsorted = true;
     chunk_unref(prev);
     c->cur = next;
     c->pos = 0;
@@ -225,7 +247,8 @@ static tl_status open_cursor(merge *m, cursor *c, const tl_live_file *f, tl_erro
     TL_TRY(tl_parquet_reader_open(&src, &c->reader, err));
     TL_TRY(tl_parquet_reader_schema(c->reader, &c->file_schema, err));
     c->n_rg = tl_parquet_reader_num_row_groups(c->reader);
-    return next_row_group(m, c, err);
+    int rel;
+    return next_row_group(m, c, &rel, err);
 }
 
 static void close_cursor(cursor *c)
@@ -412,39 +435,47 @@ static tl_status emit(merge *m, chunk *c, int64_t row, tl_error *err)
 
 /* ---- Merging ---- */
 
-/* Moves the cursor one row on, checking the order within the row group. */
-static tl_status advance(merge *m, cursor *c, tl_error *err)
+/* Moves the cursor one row on, checking the order; *rel is how the row left
+ * compares with the new one (0: the same keys; -1 also when exhausted). */
+static tl_status advance(merge *m, cursor *c, int *rel, tl_error *err)
 {
     if (++c->pos < c->cur->rows.array.length) {
-        if (cmp_rows(c->cur, c->pos - 1, c->cur, c->pos) > 0) m->unsorted = true;
+        *rel = cmp_rows(c->cur, c->pos - 1, c->cur, c->pos);
+        if (*rel > 0) m->unsorted = true;
         return TL_OK;
     }
-    return next_row_group(m, c, err);
+    return next_row_group(m, c, rel, err);
 }
 
 /* Without dedup every row stays; equal keys keep commit order. */
 static tl_status emit_next(merge *m, tl_error *err)
 {
     cursor *c = m->heap[0];
+    int rel;
     TL_TRY(emit(m, c->cur, c->pos, err));
-    TL_TRY(advance(m, c, err));
+    TL_TRY(advance(m, c, &rel, err));
     settle_top(m);
     return TL_OK;
 }
 
 /* Emits the winner among the rows whose keys equal the top cursor's row.
  * Cursors holding those keys come to the top in commit order and each holds
- * them in consecutive rows, so `>=` lets the later write win a tie. */
+ * them in consecutive rows, so `>=` lets the later write win a tie. The
+ * comparisons are the merge's cost: a cursor's next row is compared with the
+ * row it leaves only (equal keys are equal to the best's), and the top's
+ * first row is the best. */
 static tl_status emit_latest(merge *m, tl_error *err)
 {
-    cursor *top = m->heap[0];
+    cursor *top = m->heap[0], *last = NULL;
     chunk *best = top->cur;
     int64_t best_row = top->pos, best_ingest = ingest_at(best, best_row);
     best->refs++;
     tl_status st = TL_OK;
+    int rel = 0;
     while (st == TL_OK && !m->unsorted && m->n_heap > 0) {
         cursor *c = m->heap[0];
-        if (cmp_rows(c->cur, c->pos, best, best_row) != 0) break;
+        /* Back on top, the cursor that just moved past the keys: not equal. */
+        if (c == last || (last && cmp_rows(c->cur, c->pos, best, best_row) != 0)) break;
         do {
             int64_t ingest = ingest_at(c->cur, c->pos);
             if (ingest >= best_ingest) {
@@ -454,9 +485,9 @@ static tl_status emit_latest(merge *m, tl_error *err)
                 best_row = c->pos;
                 best_ingest = ingest;
             }
-            st = advance(m, c, err);
-        } while (st == TL_OK && !m->unsorted && c->cur &&
-                 cmp_rows(c->cur, c->pos, best, best_row) == 0);
+            st = advance(m, c, &rel, err);
+        } while (st == TL_OK && !m->unsorted && c->cur && rel == 0);
+        last = c;
         if (st == TL_OK) settle_top(m);
     }
     if (st == TL_OK && !m->unsorted) st = emit(m, best, best_row, err);
