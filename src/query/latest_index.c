@@ -14,6 +14,7 @@
 #include "arrow/nested.h"
 #include "arrow/stream.h"
 #include "formats/parquet/parquet_reader.h"
+#include "query/projection.h"
 #include "table/live_files.h"
 
 /* The format DuckDB exports a Parquet column of this Arrow type as, or false
@@ -124,12 +125,15 @@ static tl_status convert_group(const struct ArrowSchema *fs, const struct ArrowA
     return st;
 }
 
-static tl_status read_file(tl_parquet_reader *r, bool *done, struct ArrowArrayStream *out,
-                           tl_error *err)
+static tl_status read_file(const tl_table *t, tl_parquet_reader *r, bool *done,
+                           struct ArrowArrayStream *out, tl_error *err)
 {
     struct ArrowSchema fs = {0}, schema = {0};
     TL_TRY(tl_parquet_reader_schema(r, &fs, err));
-    tl_status st = output_schema(&fs, done, &schema, err);
+    /* An index of an older schema (a rollback past a schema change) is read
+     * by the engine, which projects it onto the current one. */
+    *done = tl_projection_fits(t, &fs);
+    tl_status st = *done ? output_schema(&fs, done, &schema, err) : TL_OK;
     int n = tl_parquet_reader_num_row_groups(r), made = 0;
     struct ArrowArray *batches = NULL;
     if (st == TL_OK && *done) {
@@ -164,7 +168,7 @@ tl_status tl_latest_from_index(const tl_table *t, const char *url, bool *done,
         tl_parquet_source_from_memory(&src, file.data, file.len);
         st = tl_parquet_reader_open(&src, &r, err);
     }
-    if (st == TL_OK) st = read_file(r, done, out, err);
+    if (st == TL_OK) st = read_file(t, r, done, out, err);
     if (st != TL_OK) tl_error_prefix(err, "reading the last-value index %s", url);
     tl_parquet_reader_free(r);
     tl_buf_free(&file);

@@ -12,7 +12,8 @@
  * time zones written UTC, one batch per row group, rows in file order. Reads
  * the file through the handle (from the head object's copy when it carries
  * it). *done is false, with nothing done, when a column's type is not one
- * whose engine form is certain here: the caller asks the engine then. */
+ * whose engine form is certain here, or when the file's columns are not the
+ * table's current schema (projection.h): the caller asks the engine then. */
 tl_status tl_latest_from_index(const tl_table *t, const char *url, bool *done,
                                struct ArrowArrayStream *out, tl_error *err);
 

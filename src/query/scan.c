@@ -7,6 +7,7 @@
 #include "core/strlist.h"
 #include "query/engine.h"
 #include "query/local_file.h"
+#include "query/projection.h"
 #include "query/query_columns.h"
 #include "query/remote_fetch.h"
 #include "query/rows_function.h"
@@ -279,8 +280,8 @@ static tl_status rank_window(const tl_table *t, tl_buf *sql, tl_error *err)
 /* The rows of the overlapping files with `cols`, their file (__tl_file) and
  * row (file_row_number), and with `seq` the file's data sequence number
  * (__tl_seq). */
-static tl_status overlapping_rows(const picked *p, size_t n, const char *cols, bool seq,
-                                  tl_buf *sql, tl_error *err)
+static tl_status overlapping_rows(const tl_table *t, const picked *p, size_t n, const char *cols,
+                                  bool seq, tl_buf *sql, tl_error *err)
 {
     bool ok = tl_buf_printf(sql, "(SELECT %s%s", cols, seq ? ", CASE __tl_file" : "") == 0;
     for (size_t i = 0; ok && seq && i < n; i++) {
@@ -294,6 +295,7 @@ static tl_status overlapping_rows(const picked *p, size_t n, const char *cols, b
                                           : " FROM read_parquet(") == 0;
     if (!ok) return tl_error_nomem(err);
     TL_TRY(append_list(sql, p, n, true, err));
+    TL_TRY(tl_projection_option(t, sql, err));
     ok = tl_buf_append_str(sql, ", " TL_SCAN_OPTIONS ", filename = '__tl_file', "
                                 "file_row_number = true))") == 0;
     return ok ? TL_OK : tl_error_nomem(err);
@@ -308,7 +310,7 @@ static tl_status dedup_merge_sql(const tl_table *t, const picked *p, size_t n, t
                                      "__tl_rn) FROM (SELECT *, ") == 0;
     tl_status st = ok ? rank_window(t, sql, err) : tl_error_nomem(err);
     if (st == TL_OK && tl_buf_append_str(sql, " FROM ") != 0) st = tl_error_nomem(err);
-    if (st == TL_OK) st = overlapping_rows(p, n, "*", true, sql, err);
+    if (st == TL_OK) st = overlapping_rows(t, p, n, "*", true, sql, err);
     if (st == TL_OK && tl_buf_append_str(sql, ") WHERE __tl_rn = 1") != 0) st = tl_error_nomem(err);
     return st;
 }
@@ -337,14 +339,14 @@ static tl_status dedup_keys_first_sql(const tl_table *t, const picked *p, size_t
     ok = ok && tl_buf_append_str(&cols, "__tl_file, file_row_number") == 0 &&
          tl_buf_append_byte(&cols, 0) == 0;
     ok = ok && tl_buf_append_str(sql, "SELECT * EXCLUDE (__tl_file, file_row_number) FROM ") == 0;
-    tl_status st = ok ? overlapping_rows(p, n, "*", false, sql, err) : tl_error_nomem(err);
+    tl_status st = ok ? overlapping_rows(t, p, n, "*", false, sql, err) : tl_error_nomem(err);
     if (st == TL_OK && tl_buf_append_str(sql, " AS __tl_all ANTI JOIN (SELECT __tl_file AS __tl_f, "
                                               "file_row_number AS __tl_r FROM (SELECT __tl_file, "
                                               "file_row_number, ") != 0)
         st = tl_error_nomem(err);
     if (st == TL_OK) st = rank_window(t, sql, err);
     if (st == TL_OK && tl_buf_append_str(sql, " FROM ") != 0) st = tl_error_nomem(err);
-    if (st == TL_OK) st = overlapping_rows(p, n, (const char *)cols.data, true, sql, err);
+    if (st == TL_OK) st = overlapping_rows(t, p, n, (const char *)cols.data, true, sql, err);
     if (st == TL_OK && tl_buf_append_str(sql, ") WHERE __tl_rn > 1) AS __tl_old ON "
                                               "__tl_all.__tl_file = __tl_old.__tl_f AND "
                                               "__tl_all.file_row_number = __tl_old.__tl_r") != 0)
@@ -562,6 +564,7 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
         st = tl_buf_append_str(sql, "SELECT * FROM read_parquet(") == 0 ? TL_OK
                                                                         : tl_error_nomem(err);
         if (st == TL_OK) st = append_list(sql, p, n, false, err);
+        if (st == TL_OK) st = tl_projection_option(t, sql, err);
         if (st == TL_OK && tl_buf_append_str(sql, ", " TL_SCAN_OPTIONS ")") != 0)
             st = tl_error_nomem(err);
     }

@@ -8,6 +8,7 @@
 #include "formats/input/text_batch.h"
 #include "query/footer_cache.h"
 #include "query/page_select.h"
+#include "query/projection.h"
 #include "query/query_columns.h"
 #include "query/row_group_prune.h"
 #include "query/row_refine.h"
@@ -244,6 +245,8 @@ static tl_status plan_files(tl_query_engine *e, plan *p, tl_selective_file *file
         fp->out = &files[i];
         st = tl_footer_get(e, files[i].path, &fp->fe, err);
         if (st == TL_OK) *ok = same_schema(&p->files[0].fe->schema, &fp->fe->schema);
+        /* Files of an older schema are projected onto the current one by read_parquet. */
+        if (st == TL_OK && *ok && i == 0) *ok = tl_projection_fits(p->t, &fp->fe->schema);
         /* Rows of nested columns are read by row group: read_parquet's part. */
         if (st == TL_OK && *ok) *ok = tl_pq_subset_flat(tl_parquet_reader_meta(fp->fe->reader));
         if (st == TL_OK && *ok) st = plan_file(p, fp, fields, chosen, total, err);

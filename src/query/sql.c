@@ -13,6 +13,7 @@
 #include "arrow/stream.h"
 #include "query/engine.h"
 #include "query/local_file.h"
+#include "query/projection.h"
 #include "query/query_cache.h"
 #include "query/result_stream.h"
 #include "query/rollup.h"
@@ -192,11 +193,13 @@ tl_status tl_query_lvi_sql(tl_query_engine *e, const tl_table *t, tl_buf *sql, t
     if (st != TL_OK)
         return tl_error_prefix(err, "reading the last-value index of %s", t->name.full);
     char *lit = tl_sql_literal(path);
-    bool ok =
-        lit && tl_buf_printf(sql, "SELECT * FROM read_parquet(%s, " TL_SCAN_OPTIONS ")", lit) == 0;
+    bool ok = lit && tl_buf_printf(sql, "SELECT * FROM read_parquet(%s", lit) == 0;
     free(path);
     free(lit);
-    return ok ? TL_OK : tl_error_nomem(err);
+    if (!ok) return tl_error_nomem(err);
+    /* An index written under an older schema (a rollback past a schema change). */
+    TL_TRY(tl_projection_option(t, sql, err));
+    return tl_buf_append_str(sql, ", " TL_SCAN_OPTIONS ")") == 0 ? TL_OK : tl_error_nomem(err);
 }
 
 /* Whether the index has a null in any of `cols` (then arg_max over the data
