@@ -198,8 +198,14 @@ static char *select_sql(const tl_rollup_def *d, const tl_table *raw, const int64
         rc = tl_buf_append_str(&b, ", ") || append_agg(&b, &d->aggs[i], raw, time_q, fine);
     if (rc == 0) rc = tl_buf_printf(&b, " FROM %s.%s", ns, tbl);
     /* At the handle's snapshot, the one the refresh records: a commit
-     * since (an append, a rollback) is not read. */
+     * since (an append, a rollback) is not read. Unless that snapshot was
+     * taken under another schema than the current one (a rollback past a
+     * schema change): time travel would read it under its own schema, and
+     * the aggregates name the current one's columns. The table as it is
+     * then, whose snapshot is the handle's unless a commit came since, in
+     * which case the buckets read are computed again at the next refresh. */
     const tl_ice_snapshot *at = tl_ice_metadata_current_snapshot(from->md);
+    if (at && at->has_schema_id && at->schema_id != from->md->current_schema_id) at = NULL;
     if (rc == 0 && at) rc = tl_buf_printf(&b, " AT (VERSION => %" PRId64 ")", at->snapshot_id);
     if (rc == 0 && ranges) rc = tl_buf_append_str(&b, n ? " WHERE " : " WHERE false");
     for (size_t i = 0; rc == 0 && ranges && i < n; i++)

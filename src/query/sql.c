@@ -135,7 +135,14 @@ static tl_status travel(lookup_ctx *c, tl_table *t, const tl_sql_at *at, tl_tabl
     TL_TRY(st);
     const tl_ice_snapshot *now = tl_ice_metadata_current_snapshot(t->md);
     *out = t;
-    if (now && now->snapshot_id == id) return TL_OK;
+    /* The current snapshot is the table itself, unless the schema changed
+     * since it was taken (a rollback past a schema change, or a change that
+     * wrote no snapshot): a snapshot reads under its own schema, as in
+     * pyiceberg's scan(snapshot_id=...), while the table reads under the
+     * current one. */
+    if (now && now->snapshot_id == id &&
+        (!now->has_schema_id || now->schema_id == t->md->current_schema_id))
+        return TL_OK;
     for (size_t i = 0; i < c->n; i++)
         if (c->tables[i]->pinned_snapshot == id &&
             strcmp(c->tables[i]->name.full, t->name.full) == 0) {
