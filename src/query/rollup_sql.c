@@ -469,6 +469,37 @@ static tl_status check_group_by(const create_stmt *c, const tl_table *raw, span 
 }
 
 /* WITH (key = value, ...) into c->with. */
+/* A time-weighted mean holds each reading until the next one, so it means
+ * something for one series only: grouped by fewer keys than the series key,
+ * the readings of several series interleave in time and each would hold
+ * another's value. The reference fails at run time when their runs overlap
+ * (RuntimeError); we refuse the statement before anything is written, the
+ * data notwithstanding, so that no later refresh can fail the same way. */
+static tl_status check_one_series(const create_stmt *c, const tl_table *raw, tl_error *err)
+{
+    const tl_strlist *sk = &raw->contract.series_key;
+    char missing[512] = "", keys[512] = "";
+    for (size_t i = 0; i < sk->len; i++) {
+        snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", i ? ", " : "",
+                 sk->items[i]);
+        if (!tl_strlist_contains(&c->def.keys, sk->items[i]))
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+                     missing[0] ? ", " : "", sk->items[i]);
+    }
+    for (size_t a = 0; missing[0] && a < c->def.n_aggs; a++) {
+        tl_rollup_fn fn = c->def.aggs[a].fn;
+        if (fn != TL_ROLLUP_TWM && fn != TL_ROLLUP_TWM_LINEAR) continue;
+        return tl_error_set(err, TL_ERR_QUERY,
+                            "rollup %s: time_weighted_mean(%s, %s) would mix the readings of "
+                            "several series, each held until another's reading (series key "
+                            "%s; not grouped by %s). Group by the series key (each series is "
+                            "one signal): add %s to the SELECT and GROUP BY",
+                            c->name.full, c->raw_time, c->def.aggs[a].column, keys, missing,
+                            missing);
+    }
+    return TL_OK;
+}
+
 static tl_status read_with(create_stmt *c, const char *p, tl_error *err)
 {
     if (!tl_sql_is_char(tl_sql_next(&p), '('))
@@ -569,6 +600,7 @@ static tl_status read_select(tl_lake *lake, tl_query_engine *e, const char *ns, 
         else
             st = check_group_by(c, *raw, (span){g, with ? with : end}, items, n, grouped, err);
     }
+    if (st == TL_OK) st = check_one_series(c, *raw, err);
     if (st == TL_OK && with) st = read_with(c, with + 4, err);
     for (int i = 0; i < read; i++) free(items[i].alias);
     return st;
