@@ -322,14 +322,17 @@ static bool referenced(const tl_sql_plan *plan, const tl_table *t)
     return plan->query == NULL; /* without time travel, every table looked up is read */
 }
 
-/* Registers each table's view; with `reads` (c->n of them), tells what
- * each reads, for EXPLAIN (*n_reads of them). */
-static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const tl_sql_plan *plan,
+/* Registers the view of each of the first n tables the query looked up
+ * (those of its plan: rollup routing looks up more, and registers their
+ * views itself) but skip's (a raw table whose query routing rewrote); with
+ * `reads` (n of them), tells what each reads, for EXPLAIN (*n_reads). */
+static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, size_t n,
+                                 const tl_sql_plan *plan, const tl_table *skip,
                                  tl_scan_stats *stats, tl_sql_table_read *reads, size_t *n_reads,
                                  tl_error *err)
 {
-    for (size_t i = 0; i < c->n; i++) {
-        if (!referenced(plan, c->tables[i])) continue;
+    for (size_t i = 0; i < n; i++) {
+        if (!referenced(plan, c->tables[i]) || c->tables[i] == skip) continue;
         tl_buf sql = {0};
         tl_scan_stats own = {.exact = true};
         bool from_index = false;
@@ -338,8 +341,8 @@ static tl_status register_tables(tl_query_engine *e, const lookup_ctx *c, const 
         if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
         if (st == TL_OK) st = tl_query_register(e, c->tables[i], (const char *)sql.data, err);
         if (st == TL_OK && reads)
-            reads[(*n_reads)++] = (tl_sql_table_read){c->tables[i], from_index, own,
-                                                      (char *)tl_buf_detach(&sql, NULL)};
+            reads[(*n_reads)++] = (tl_sql_table_read){
+                c->tables[i], from_index, own, (char *)tl_buf_detach(&sql, NULL), NULL, 0, NULL};
         tl_buf_free(&sql);
         TL_TRY(st);
     }
@@ -516,13 +519,18 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
         tl_sql_count_where_shape(&plan, &count_name, &where))
         st = tl_query_count_where(e, &plan, count_name, &where, out, &ss, &answered, err);
     tl_scan_filter_clear(&where);
-    if (st == TL_OK && explain && (reads = calloc(c->n + 1, sizeof *reads)) == NULL)
+    if (st == TL_OK && explain && (reads = calloc(c->n + 3, sizeof *reads)) == NULL)
         st = tl_error_nomem(err);
-    if (st == TL_OK && !answered) st = register_tables(e, c, &plan, &ss, reads, &n_reads, err);
-    e->query_text = NULL;
     if (st == TL_OK && !answered) st = tl_query_use_namespace(e, ns, err);
+    /* Routing first: a routed query reads the rollup and raw's rows outside
+     * its clean buckets, and raw's own view (its scan) is not made. */
+    size_t planned = c->n;
     if (st == TL_OK && !answered)
-        st = tl_sql_route(e, query, &plan, lookup, c, &routed, &routing, err);
+        st = tl_sql_route(e, query, &plan, lookup, c, reads, &n_reads, &ss, &routed, &routing, err);
+    if (st == TL_OK && !answered)
+        st = register_tables(e, c, planned, &plan, routed ? plan.refs[0].t : NULL, &ss, reads,
+                             &n_reads, err);
+    e->query_text = NULL;
     if (routed) query = routed;
     if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK && explain) {
@@ -540,7 +548,10 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (st == TL_OK && stats)
         *stats = (tl_query_stats){ss.files_total,     ss.files_read, ss.row_groups_total,
                                   ss.row_groups_read, ss.bytes_read, truncated};
-    for (size_t i = 0; reads && i < n_reads; i++) free(reads[i].view_sql);
+    for (size_t i = 0; reads && i < n_reads; i++) {
+        free(reads[i].view_sql);
+        free(reads[i].filters);
+    }
     free(reads);
     tl_sql_plan_free(&plan);
     free(rewritten);

@@ -44,6 +44,7 @@ static tl_status scan_text(tl_query_engine *e, const tl_sql_explain_input *x,
                  : tl_buf_printf(b, "%s at version %" PRId64, t->name.full, t->version);
     if (snap && !t->pinned_snapshot)
         rc |= tl_buf_printf(b, ", snapshot %" PRId64, snap->snapshot_id);
+    if (read->note) rc |= tl_buf_printf(b, " (%s)", read->note);
     if (read->from_index) {
         const char *url = tl_ice_snapshot_summary(snap, TL_SUMMARY_LVI);
         rc |= tl_buf_printf(b,
@@ -61,10 +62,11 @@ static tl_status scan_text(tl_query_engine *e, const tl_sql_explain_input *x,
     const tl_live_files *lf = NULL;
     TL_TRY(tl_query_live_files(e, t, &lf, err));
     const tl_sql_ref *ref = ref_of(x->plan, t);
+    const tl_scan_filter *filters = read->filters ? read->filters : ref ? ref->filters : NULL;
+    size_t n_filters = read->filters ? read->n_filters : ref ? ref->n_filters : 0;
     for (size_t i = 0; rc == 0 && i < lf->n; i++) {
         const tl_ice_data_file *f = &lf->files[i].file;
-        if (ref && ref->n_filters && !tl_scan_file_needed(t, f, ref->filters, ref->n_filters))
-            continue;
+        if (n_filters && !tl_scan_file_needed(t, f, filters, n_filters)) continue;
         rc |= tl_buf_printf(b, "\n  %s (%" PRId64 " rows)", f->file_path, f->record_count);
     }
     return rc == 0 ? TL_OK : tl_error_nomem(err);

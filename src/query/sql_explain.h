@@ -26,6 +26,12 @@ typedef struct tl_sql_table_read {
     bool from_index; /* the last-value index answers */
     tl_scan_stats stats;
     char *view_sql;
+    /* A view rollup routing registered (sql_route.h): the filters it read
+     * with (owned, borrowing the plan's keys), in place of the query's, and
+     * what it is for; both NULL otherwise. */
+    tl_scan_filter *filters;
+    size_t n_filters;
+    const char *note;
 } tl_sql_table_read;
 
 typedef struct tl_sql_explain_input {

@@ -973,13 +973,27 @@ static char *describe(tl_query_engine *e, const char *query)
     return v;
 }
 
-/* Whether routed query b gives the columns (names, types) of a; kept for
- * the engine's recent routed queries, which repeat. */
-static bool same_result(tl_query_engine *e, const char *a, const char *b)
+/* Registers raw's own view with its columns and no rows: routing runs
+ * before the query's views are registered (a routed query does not read
+ * raw's), and the original query is described against it. */
+static tl_status schema_view(tl_query_engine *e, const tl_table *raw, tl_error *err)
+{
+    tl_buf sql = {0};
+    tl_status st = tl_scan_empty_sql(raw, &sql, err);
+    if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) st = tl_query_register(e, raw, (const char *)sql.data, err);
+    tl_buf_free(&sql);
+    return st;
+}
+
+/* Whether routed query b gives the columns (names, types) of a, a query of
+ * raw; kept for the engine's recent routed queries, which repeat. */
+static bool same_result(tl_query_engine *e, const tl_table *raw, const char *a, const char *b)
 {
     size_t n = sizeof e->routes_checked / sizeof e->routes_checked[0];
     for (size_t i = 0; i < n; i++)
         if (e->routes_checked[i] && strcmp(e->routes_checked[i], b) == 0) return true;
+    if (schema_view(e, raw, NULL) != TL_OK) return false;
     char *x = describe(e, a), *y = describe(e, b);
     bool same = x && y && strcmp(x, y) == 0;
     free(x);
@@ -1042,18 +1056,74 @@ static tl_status rows_needed(tl_query_engine *e, const tl_table *t, const tl_sca
     return TL_OK;
 }
 
+/* Where the routed views' reads go: EXPLAIN's rows, or the query's stats. */
+typedef struct view_reads {
+    tl_sql_table_read *reads; /* NULL: counted into stats */
+    size_t *n;
+    tl_scan_stats *stats;
+    bool exact; /* reads: counted from the footers (stats say for themselves) */
+} view_reads;
+
 static tl_status register_view(tl_query_engine *e, const tl_table *t, const char *suffix,
-                               const tl_scan_filter *f, size_t k, tl_error *err)
+                               const tl_scan_filter *f, size_t k, const char *note,
+                               const view_reads *vr, tl_error *err)
 {
     const tl_live_files *lf = NULL;
     tl_buf sql = {0};
-    tl_scan_stats stats = {0};
+    tl_scan_stats own = {.exact = vr->exact};
+    tl_scan_stats *stats = vr->reads ? &own : vr->stats;
     tl_status st = tl_query_live_files(e, t, &lf, err);
-    if (st == TL_OK) st = tl_scan_sql(e, t, lf, f, k, false, &sql, &stats, err);
+    if (st == TL_OK) st = tl_scan_sql(e, t, lf, f, k, false, &sql, stats, err);
     if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
     if (st == TL_OK) st = tl_query_register_as(e, t, suffix, (const char *)sql.data, err);
+    tl_scan_filter *copy = st == TL_OK && vr->reads ? calloc(k + 1, sizeof *copy) : NULL;
+    if (st == TL_OK && vr->reads && copy == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK && vr->reads) {
+        memcpy(copy, f, k * sizeof *copy); /* borrowing the plan's keys, as f does */
+        vr->reads[(*vr->n)++] =
+            (tl_sql_table_read){t, false, own, (char *)tl_buf_detach(&sql, NULL), copy, k, note};
+    }
     tl_buf_free(&sql);
     return st;
+}
+
+/* Moves the reads into vr (NULL: drops them). */
+static void publish(tl_sql_table_read *r, size_t n, const view_reads *vr)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (vr && vr->reads) {
+            vr->reads[(*vr->n)++] = r[i];
+            continue;
+        }
+        if (vr) {
+            tl_scan_stats *s = vr->stats;
+            s->files_total += r[i].stats.files_total;
+            s->files_read += r[i].stats.files_read;
+            s->row_groups_total += r[i].stats.row_groups_total;
+            s->row_groups_read += r[i].stats.row_groups_read;
+            s->bytes_read += r[i].stats.bytes_read;
+        }
+        free(r[i].view_sql);
+        free(r[i].filters);
+    }
+}
+
+#define ROLLUP_NOTE "rollup: the clean buckets"
+#define RAW_NOTE "outside the rollup's clean buckets"
+
+/* The rollup's view over the clean ranges and raw's outside them. Raw's
+ * decodes (or fetches) the columns the query names (e->query_text: the
+ * routed query reads no others of raw); the rollup's stored columns have
+ * names of their own: all of them. */
+static tl_status register_views(tl_query_engine *e, const tl_table *raw, const tl_table *rollup,
+                                const tl_scan_filter *rf, size_t nrf, const tl_scan_filter *wf,
+                                size_t nwf, const view_reads *vr, tl_error *err)
+{
+    const char *text = e->query_text;
+    e->query_text = NULL;
+    tl_status st = register_view(e, rollup, "", rf, nrf, ROLLUP_NOTE, vr, err);
+    e->query_text = text;
+    return st == TL_OK ? register_view(e, raw, RAW_VIEW, wf, nwf, RAW_NOTE, vr, err) : st;
 }
 
 /* The complement of the clean ranges: what raw still reads. */
@@ -1182,7 +1252,8 @@ static bool split_filters(const tl_sql_ref *ref, const tl_table *rollup, const s
  * records the clean ranges. */
 static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *plan_doc,
                           query_shape *q, json_t *doc, json_t *select, candidate *c,
-                          struct route_memo *m, char **routed, char **explain, tl_error *err)
+                          struct route_memo *m, const view_reads *vr, char **routed, char **explain,
+                          tl_error *err)
 {
     span *ranges = m->ranges;
     size_t n = 0, nrf = 0, nwf = 0;
@@ -1200,9 +1271,14 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
     free(from);
     char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
     char *original = text ? tl_sql_tree_text(e, plan_doc) : NULL;
-    if (st == TL_OK && original) st = register_view(e, c->t, "", rf, nrf, err);
-    if (st == TL_OK && original) st = register_view(e, q->raw, RAW_VIEW, wf, nwf, err);
-    if (st == TL_OK && original && same_result(e, original, text)) {
+    /* Registered for the check below; what they read counts once routed. */
+    tl_sql_table_read own[2] = {{0}};
+    size_t n_own = 0;
+    view_reads ov = {own, &n_own, NULL, vr->reads != NULL || vr->stats->exact};
+    if (st == TL_OK && original) st = register_views(e, q->raw, c->t, rf, nrf, wf, nwf, &ov, err);
+    bool same = st == TL_OK && original && same_result(e, q->raw, original, text);
+    publish(own, n_own, same ? vr : NULL);
+    if (st == TL_OK && same) {
         if ((*explain = explain_text(q, c->t, &c->def, ranges, n)) == NULL)
             st = tl_error_nomem(err);
         if (st == TL_OK) {
@@ -1297,8 +1373,8 @@ static char *rollups_seen(const tl_table *raw, const tl_strlist *names, tl_sql_l
 /* Routes the query as m found, over the same versions: the rollup's view,
  * raw's narrowed, the text kept. */
 static tl_status replay(tl_query_engine *e, tl_sql_plan *plan, const struct route_memo *m,
-                        tl_sql_lookup lookup, void *ctx, char **routed, char **explain,
-                        tl_error *err)
+                        tl_sql_lookup lookup, void *ctx, const view_reads *vr, char **routed,
+                        char **explain, tl_error *err)
 {
     tl_qname qn;
     tl_table *rollup = NULL;
@@ -1310,8 +1386,7 @@ static tl_status replay(tl_query_engine *e, tl_sql_plan *plan, const struct rout
     tl_status st = split_filters(&plan->refs[0], rollup, m->ranges, m->n, &rf, &nrf, &wf, &nwf)
                        ? TL_OK
                        : tl_error_nomem(err);
-    if (st == TL_OK) st = register_view(e, rollup, "", rf, nrf, err);
-    if (st == TL_OK) st = register_view(e, plan->refs[0].t, RAW_VIEW, wf, nwf, err);
+    if (st == TL_OK) st = register_views(e, plan->refs[0].t, rollup, rf, nrf, wf, nwf, vr, err);
     if (st == TL_OK &&
         ((*routed = strdup(m->routed)) == NULL || (*explain = strdup(m->explain)) == NULL))
         st = tl_error_nomem(err);
@@ -1350,7 +1425,8 @@ static bool read_plan(tl_query_engine *e, const tl_sql_plan *plan, json_t *stmt,
  * routes it when a rollup fits; fills m. */
 static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, int64_t width,
                          const tl_strlist *names, tl_sql_lookup lookup, void *ctx,
-                         struct route_memo *m, char **routed, char **explain, tl_error *err)
+                         struct route_memo *m, const view_reads *vr, char **routed, char **explain,
+                         tl_error *err)
 {
     /* A copy: routing rewrites it in place. */
     json_t *stmt = json_deep_copy(plan->stmt);
@@ -1372,7 +1448,7 @@ static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, int64_t width,
         found ? json_pack("{s:b, s:[O]}", "error", 0, "statements", plan->stmt) : NULL;
     if (found && plan_doc == NULL) st = tl_error_nomem(err);
     if (st == TL_OK && found)
-        st = route_to(e, plan, plan_doc, &q, doc, select, &best, m, routed, explain, err);
+        st = route_to(e, plan, plan_doc, &q, doc, select, &best, m, vr, routed, explain, err);
     if (st == TL_OK && *routed &&
         ((m->rollup = strdup(best.t->name.full)) == NULL || (m->routed = strdup(*routed)) == NULL ||
          (m->explain = strdup(*explain)) == NULL))
@@ -1385,10 +1461,11 @@ static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, int64_t width,
 }
 
 tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
-                       tl_sql_lookup lookup, void *ctx, char **routed, char **explain,
-                       tl_error *err)
+                       tl_sql_lookup lookup, void *ctx, tl_sql_table_read *reads, size_t *n_reads,
+                       tl_scan_stats *stats, char **routed, char **explain, tl_error *err)
 {
     *routed = *explain = NULL;
+    view_reads vr = {reads, n_reads, stats, true};
     if (plan->n_refs != 1 || plan->refs[0].t == NULL || plan->query /* time travel */ ||
         !routing_on(e, plan->refs[0].t))
         return TL_OK;
@@ -1419,10 +1496,10 @@ tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
         goto done;
     }
     if (seen && strcmp(seen->rollups, m.rollups) == 0) {
-        st = replay(e, plan, seen, lookup, ctx, routed, explain, err);
+        st = replay(e, plan, seen, lookup, ctx, &vr, routed, explain, err);
         goto done;
     }
-    st = analyse(e, plan, width, &names, lookup, ctx, &m, routed, explain, err);
+    st = analyse(e, plan, width, &names, lookup, ctx, &m, &vr, routed, explain, err);
     if (st == TL_OK) {
         memo_keep(e, &m); /* takes it */
         memset(&m, 0, sizeof m);

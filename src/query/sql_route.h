@@ -39,19 +39,23 @@
 #ifndef TL_QUERY_SQL_ROUTE_H
 #define TL_QUERY_SQL_ROUTE_H
 
+#include "query/sql_explain.h"
 #include "query/sql_plan.h"
 
-/* After the plan's tables are registered: *routed is the query to run
+/* Before the plan's tables are registered: *routed is the query to run
  * instead (malloc'd) and *explain what routing did (malloc'd), or both NULL
  * when the query is not routed. Loads rollups through lookup (which keeps
- * them), registers the rollup's view and narrows the raw table's. Fails
- * only when a view cannot be registered. query: the text the plan was made
- * from; what routing found is kept by it, the session's settings and the
- * versions of the raw table and its rollups, so that a repeated query
- * neither analyses its syntax tree nor rewrites it again. */
+ * them), registers the rollup's view and raw's narrowed to the rows outside
+ * the clean buckets (raw's own view, which a routed query does not read, is
+ * then left to the caller: register it only when not routed). What those
+ * two views read goes to reads[*n_reads] (room for two more; NULL: added
+ * into *stats instead). Fails only when a view cannot be registered. query: the text the plan was
+ * made from; what routing found is kept by it, the session's settings and the versions of the raw
+ * table and its rollups, so that a repeated query neither analyses its syntax tree nor rewrites it
+ * again. */
 tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
-                       tl_sql_lookup lookup, void *ctx, char **routed, char **explain,
-                       tl_error *err);
+                       tl_sql_lookup lookup, void *ctx, tl_sql_table_read *reads, size_t *n_reads,
+                       tl_scan_stats *stats, char **routed, char **explain, tl_error *err);
 
 /* Frees what the engine remembers of routed queries. */
 void tl_sql_route_cache_free(tl_query_engine *e);
