@@ -9,6 +9,7 @@ import json
 import math
 import os
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -201,6 +202,16 @@ def test_explain_shows_the_rollup(made):
     plans = {r["plan_type"]: r["plan"] for r in lake.sql("EXPLAIN " + q).to_pylist()}
     assert "rollup m.rh" in plans["timelake_rollup"]
     assert "2024-03-01 11:00:00" in plans["timelake_rollup"]  # the first whole hour of the range
+    # What the routed query reads: the rollup, and raw outside the clean
+    # buckets (no scan of raw for the query as written), each with its files.
+    scans = [r["plan"] for r in lake.sql("EXPLAIN " + q).to_pylist() if r["plan_type"] == "timelake_scan"]
+    assert [s.split(" at version")[0] for s in scans] == ["m.rh", "m.raw"], scans
+    assert "(rollup: the clean buckets)" in scans[0] and "/m/rh/data/" in scans[0], scans[0]
+    assert "(outside the rollup's clean buckets)" in scans[1], scans[1]
+    off = timelake.Lake(made, settings={"rollup_routing": "false"})
+    raw_scan = [r["plan"] for r in off.sql("EXPLAIN " + q).to_pylist() if r["plan_type"] == "timelake_scan"]
+    files = [int(re.search(r": (\d+) of \d+ files", s).group(1)) for s in (scans[1], raw_scan[0])]
+    assert files[0] < files[1], (scans[1], raw_scan[0])
     # Same widths but keys the rollup lacks, an aggregate it does not store,
     # a width no multiple of a rollup's, a filter on a value: raw only.
     for q in ["SELECT iv, time_bucket(INTERVAL '1 hour', time) AS b, count(*) FROM m.raw GROUP BY iv, b",
