@@ -4,6 +4,7 @@
 #include <brotli/encode.h>
 #include <limits.h>
 #include <lz4.h>
+#include <pthread.h>
 #include <snappy-c.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,84 @@ struct tl_pq_codec_ctx {
     ZSTD_DCtx *zd;
 };
 
+/* zstd contexts outlive the writers and readers that used them: creating
+ * one runs cpuid (a trap to the hypervisor on a VM), and its first frame
+ * faults in and clears a fresh workspace. A writer makes one per column, so
+ * a small append made a dozen or more per commit (a few percent of its CPU).
+ * Up to POOL_MAX of each kind wait here for the next user, reset. They stay
+ * reachable until exit (zstd itself shrinks a workspace that stays far
+ * larger than its frames need). */
+#define POOL_MAX 32
+
+static struct {
+    pthread_mutex_t lock;
+    ZSTD_CCtx *c[POOL_MAX];
+    ZSTD_DCtx *d[POOL_MAX];
+    size_t n_c, n_d;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+/* A fork while another thread holds the lock must not leave it held in the
+ * child (the pooled contexts are the child's too). */
+static void pool_before_fork(void)
+{
+    pthread_mutex_lock(&pool.lock);
+}
+
+static void pool_after_fork(void)
+{
+    pthread_mutex_unlock(&pool.lock);
+}
+
+static void pool_after_fork_child(void)
+{
+    pthread_mutex_init(&pool.lock, NULL);
+}
+
+static void pool_register(void)
+{
+    pthread_atfork(pool_before_fork, pool_after_fork, pool_after_fork_child);
+}
+
+static ZSTD_CCtx *take_cctx(void)
+{
+    ZSTD_CCtx *z = NULL;
+    pthread_once(&pool_once, pool_register);
+    pthread_mutex_lock(&pool.lock);
+    if (pool.n_c > 0) z = pool.c[--pool.n_c];
+    pthread_mutex_unlock(&pool.lock);
+    return z ? z : ZSTD_createCCtx();
+}
+
+static ZSTD_DCtx *take_dctx(void)
+{
+    ZSTD_DCtx *z = NULL;
+    pthread_once(&pool_once, pool_register);
+    pthread_mutex_lock(&pool.lock);
+    if (pool.n_d > 0) z = pool.d[--pool.n_d];
+    pthread_mutex_unlock(&pool.lock);
+    return z ? z : ZSTD_createDCtx();
+}
+
+static void give_back(ZSTD_CCtx *zc, ZSTD_DCtx *zd)
+{
+    if (zc) ZSTD_CCtx_reset(zc, ZSTD_reset_session_and_parameters);
+    if (zd) ZSTD_DCtx_reset(zd, ZSTD_reset_session_and_parameters);
+    pthread_mutex_lock(&pool.lock);
+    if (zc && pool.n_c < POOL_MAX) {
+        pool.c[pool.n_c++] = zc;
+        zc = NULL;
+    }
+    if (zd && pool.n_d < POOL_MAX) {
+        pool.d[pool.n_d++] = zd;
+        zd = NULL;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    ZSTD_freeCCtx(zc); /* the pool is full */
+    ZSTD_freeDCtx(zd);
+}
+
 tl_pq_codec_ctx *tl_pq_codec_ctx_new(void)
 {
     return calloc(1, sizeof(tl_pq_codec_ctx));
@@ -23,8 +102,7 @@ tl_pq_codec_ctx *tl_pq_codec_ctx_new(void)
 void tl_pq_codec_ctx_free(tl_pq_codec_ctx *c)
 {
     if (c == NULL) return;
-    ZSTD_freeCCtx(c->zc);
-    ZSTD_freeDCtx(c->zd);
+    if (c->zc || c->zd) give_back(c->zc, c->zd);
     free(c);
 }
 
@@ -116,7 +194,7 @@ tl_status tl_pq_compress(tl_pq_codec_ctx *c, tl_pq_codec_id codec, int level, co
     case TL_PQ_CODEC_BROTLI:
         return brotli_compress(level, src, len, out, err);
     case TL_PQ_CODEC_ZSTD: {
-        if (c->zc == NULL && (c->zc = ZSTD_createCCtx()) == NULL) return tl_error_nomem(err);
+        if (c->zc == NULL && (c->zc = take_cctx()) == NULL) return tl_error_nomem(err);
         size_t bound = ZSTD_compressBound(len);
         if (tl_buf_reserve(out, bound) != 0) return tl_error_nomem(err);
         size_t n = ZSTD_compressCCtx(c->zc, out->data + out->len, bound, src, len,
@@ -239,7 +317,7 @@ tl_status tl_pq_decompress(tl_pq_codec_ctx *c, tl_pq_codec_id codec, const uint8
     case TL_PQ_CODEC_BROTLI:
         return brotli_decompress(src, len, dst, dst_len, err);
     case TL_PQ_CODEC_ZSTD: {
-        if (c->zd == NULL && (c->zd = ZSTD_createDCtx()) == NULL) return tl_error_nomem(err);
+        if (c->zd == NULL && (c->zd = take_dctx()) == NULL) return tl_error_nomem(err);
         size_t n = ZSTD_decompressDCtx(c->zd, dst, dst_len, src, len);
         if (ZSTD_isError(n))
             return tl_error_set(err, TL_ERR_INVALID, "corrupt ZSTD data: %s", ZSTD_getErrorName(n));
