@@ -595,12 +595,30 @@ static void drop_codec(tl_pq_column_writer *w)
     w->comp.len = 0;
 }
 
+/* Whether no compressed size could pay for a page of `raw` bytes (see
+ * codec_pays): one smaller than the saving a page must make. Its trial
+ * compressions are skipped, with the outcome they would have had: small
+ * appends (a thousand rows, 8,000-byte float pages) and the last-value
+ * index compressed every such page up to three times for nothing, a fifth
+ * of a small append's CPU. */
+static bool codec_cannot_pay(const tl_pq_column_writer *w, size_t raw)
+{
+    return w->codec_trial && w->min_saving_pct > 0 && raw < TL_PQ_CODEC_MIN_PAGE_SAVING;
+}
+
 /* Whether BYTE_STREAM_SPLIT beats PLAIN depends on the data (it wins on noisy
  * full-precision floats and loses on rounded ones): the chunk's first page decides,
  * and whether the codec stays with it. Uncompressed, both are the same size and
  * PLAIN is the cheaper to read. */
 static tl_status choose_float_encoding(tl_pq_column_writer *w, tl_error *err)
 {
+    w->value_encoding = TL_PQ_ENC_PLAIN;
+    TL_TRY(assemble_page(w, false, err));
+    if (codec_cannot_pay(w, w->scratch.len)) {
+        w->float_trial = w->codec_trial = false;
+        drop_codec(w);
+        return TL_OK; /* PLAIN, as the trials would have decided */
+    }
     size_t split = 0, plain = 0;
     TL_TRY(trial_size(w, TL_PQ_ENC_BYTE_STREAM_SPLIT, &split, err));
     TL_TRY(trial_size(w, TL_PQ_ENC_PLAIN, &plain, err));
@@ -618,8 +636,13 @@ static tl_status choose_float_encoding(tl_pq_column_writer *w, tl_error *err)
  * all null: those keep the codec (their values are not yet seen). */
 static tl_status choose_codec(tl_pq_column_writer *w, tl_error *err)
 {
+    bool cannot_pay = codec_cannot_pay(w, w->scratch.len);
     w->codec_trial = false;
     if ((w->desc->levels ? w->page_levels : w->page_rows) == w->page_nulls) return TL_OK;
+    if (cannot_pay) {
+        drop_codec(w);
+        return TL_OK;
+    }
     w->comp.len = 0;
     TL_TRY(tl_pq_compress(w->cctx, w->codec, w->level, w->scratch.data, w->scratch.len, &w->comp,
                           err));
