@@ -219,6 +219,9 @@ static tl_status encode(const tl_table *t, const struct ArrowSchema *schema,
     tl_parquet_write_options o = {
         .codec = TL_PARQUET_ZSTD,
         .compression_level = 3,
+        /* As the data files: a page the codec barely shrinks stays plain, and
+         * the small pages of a small table's index are not even tried. */
+        .min_saving_pct = t->contract.codec_min_saving,
         .field_ids = field_ids,
         .created_by = CREATED_BY,
         .threads = 1, /* a small file: threads cost more than they save */
