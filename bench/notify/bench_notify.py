@@ -6,7 +6,8 @@ usage: .venv/bin/python bench/notify/bench_notify.py [--files 60] [--mb 1] [--se
 Prints, for 1 MB CSV files: notifications/s with one sender (each request one
 file, answered once it is committed), p50/p99 time to commit, and notifications/s
 with several concurrent senders; the ratio is ours over the reference's
-(above 1 means we are faster). TL_BUILD=DIR uses one's own optimised build instead
+(above 1 means we are faster), and each server's CPU time (all its threads,
+the work it does after replying included). TL_BUILD=DIR uses one's own optimised build instead
 of building build/; TL_BUILD_BASELINE=DIR runs an older build alongside ("before").
 """
 
@@ -81,26 +82,61 @@ def send(url, key):
     return (time.perf_counter() - t0) * 1000
 
 
-def phases(urls, n, senders):
+def cpu_s(proc):
+    """CPU time of a process, all its threads (utime + stime)."""
+    fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def until_quiet(proc):
+    """Waits until a server has done the work it left after answering (our
+    maintainer runs after the reply), so that it never lands in the other
+    server's turn; returns when its CPU time last rose."""
+    last, last_t, t = cpu_s(proc), time.perf_counter(), time.perf_counter()
+    while time.perf_counter() - last_t < 0.05 and time.perf_counter() - t < 30:
+        time.sleep(0.005)
+        now = cpu_s(proc)
+        if now != last:
+            last, last_t = now, time.perf_counter()
+    return last_t
+
+
+def phases(servers, n, senders):
     """Both servers take turns, file by file (then chunk by chunk with several
-    senders), so that load from elsewhere on the machine hits both alike."""
-    lat = {name: [] for name in urls}
-    conc_s = {name: 0.0 for name in urls}
+    senders), so that load from elsewhere on the machine hits both alike; who
+    goes first alternates. A turn ends once its server is quiet, so work a
+    server defers past its replies (our maintainer's) never lands in the other's
+    turn: it counts in the server's CPU time, and in the concurrent phase's
+    wall time too. Latency is to the reply, as a sender sees it."""
+    names = list(servers)
+    for url, proc in servers.values():
+        until_quiet(proc)
+    lat = {name: [] for name in names}
+    conc_s = {name: 0.0 for name in names}
+    cpu = {name: [0.0, 0.0] for name in names}
     for i in range(n):
-        for name, url in urls.items():
+        for name in names if i % 2 == 0 else names[::-1]:
+            url, proc = servers[name]
+            c0 = cpu_s(proc)
             lat[name].append(send(url, f"seq/{i:05d}.csv"))
-    for lo in range(0, n, 2 * senders):
+            until_quiet(proc)
+            cpu[name][0] += cpu_s(proc) - c0
+    for k, lo in enumerate(range(0, n, 2 * senders)):
         chunk = range(lo, min(n, lo + 2 * senders))
-        for name, url in urls.items():
-            t0 = time.perf_counter()
+        for name in names if k % 2 == 0 else names[::-1]:
+            url, proc = servers[name]
+            c0, t0 = cpu_s(proc), time.perf_counter()
             with concurrent.futures.ThreadPoolExecutor(senders) as pool:
                 list(pool.map(lambda i: send(url, f"conc/{i:05d}.csv"), chunk))
-            conc_s[name] += time.perf_counter() - t0
+            replied = time.perf_counter()
+            conc_s[name] += max(until_quiet(proc), replied) - t0
+            cpu[name][1] += cpu_s(proc) - c0
     out = {}
-    for name in urls:
+    for name in names:
         ms = sorted(lat[name])
         out[name] = {"rate": n / (sum(ms) / 1000), "p50": statistics.median(ms),
-                     "p99": ms[min(n - 1, int(n * 0.99))], "rate_conc": n / conc_s[name]}
+                     "p99": ms[min(n - 1, int(n * 0.99))], "rate_conc": n / conc_s[name],
+                     "cpu": cpu[name][0], "cpu_conc": cpu[name][1]}
     return out
 
 
@@ -145,7 +181,7 @@ def main():
         base = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "TL_LIB", "ASAN_OPTIONS")}
         base.update(NOTIFY_TOKEN=TOKEN, TIMELAKE_TABLE="bench.notify", AWS_ENDPOINT_URL_S3=backend.endpoint,
                     AWS_REGION="us-east-1", AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
-        urls, procs, logs = {}, [], []
+        servers, procs, logs = {}, [], []
         try:
             # TL_BUILD_BASELINE: an older build of ours, run alongside as "before".
             baseline = os.environ.get("TL_BUILD_BASELINE")
@@ -161,8 +197,8 @@ def main():
                     cmd = [str(common.REF_PYTHON), str(ns.seed_notify_script(Path(work) / "notify.py"))]
                 logs.append(open(Path(work) / f"{name}.log", "w"))
                 procs.append(start(cmd, env, port, logs[-1]))
-                urls[name] = f"http://127.0.0.1:{port}/"
-            results = phases(urls, args.files, args.senders)
+                servers[name] = (f"http://127.0.0.1:{port}/", procs[-1])
+            results = phases(servers, args.files, args.senders)
         finally:
             for proc in procs:
                 store_servers.stop(proc)
@@ -177,6 +213,9 @@ def main():
         print(f"{'p99 ms to commit':24} {o['p99']:>10.1f} {r['p99']:>10.1f} {r['p99'] / o['p99']:>6.2f}x")
         label = f"notifications/s ({args.senders})"
         print(f"{label:24} {o['rate_conc']:>10.2f} {r['rate_conc']:>10.2f} {o['rate_conc'] / r['rate_conc']:>6.2f}x")
+        print(f"{'server CPU s (1)':24} {o['cpu']:>10.2f} {r['cpu']:>10.2f} {r['cpu'] / o['cpu']:>6.2f}x")
+        print(f"{f'server CPU s ({args.senders})':24} {o['cpu_conc']:>10.2f} {r['cpu_conc']:>10.2f} "
+              f"{r['cpu_conc'] / o['cpu_conc']:>6.2f}x")
         if "before" in results:
             b = results["before"]
             print(f"before (TL_BUILD_BASELINE), against the same reference run:")
