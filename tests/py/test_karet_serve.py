@@ -29,37 +29,94 @@ def local(tmp_path):
 
 
 # ---- debounce ----
+#
+# The windows are the service's settings KARET_DEBOUNCE_QUIET_MS (5 s) and
+# KARET_DEBOUNCE_MAX_MS (30 s). Their defaults are read off the jobs list's
+# `scheduled.runAt` at once; the behaviour over time runs with shorter windows
+# (the same code, a smaller scale), so the tests do not wait out 30 s.
+
+QUIET, CAP = 3.0, 7.0  # the shorter windows, in seconds
 
 
-def test_events_every_second_for_ten_seconds_make_one_run(local):
-    api = local.worker()
-    make_pipeline(api)
-    for i in range(10):
-        key = f"{PREFIX}d_{i:04d}.csv"
-        assert post_event(api, s3_event("lake", key)).json()["scheduled"] == [SLUG]
-        time.sleep(1)
-    last = time.time()
-    js = wait_jobs(api, lambda js: finished(js, 1))
-    time.sleep(6)  # a second run would have been queued by now
-    js = jobs(api)
-    assert len(js) == 1 and js[0]["trigger"] == "webhook", js
-    assert iso_ms(js[0]["enqueuedAt"]) >= last + 3.5
+def short_windows(tmp_path, quiet=QUIET, cap=CAP):
+    return Server(tmp_path / "data", tmp_path / "lake",
+                  env={"KARET_DEBOUNCE_QUIET_MS": str(int(quiet * 1000)),
+                       "KARET_DEBOUNCE_MAX_MS": str(int(cap * 1000))}).start()
 
 
-def test_events_without_pause_run_at_the_max_wait(local):
-    api = local.worker()
-    make_pipeline(api)
-    key = f"{PREFIX}steady.csv"
-    first = time.time()
-    while time.time() - first < 34:
-        post_event(api, {"events": [{"eventName": "OBJECT_CREATED_PUT", "bucket": "any",
-                                     "object": {"key": key}}]})
-        time.sleep(0.5)
-    js = wait_jobs(api, lambda js: len(js) >= 1)
-    # The run was queued while events still arrived every half second: only
-    # the 30 s cap can have fired it.
-    assert iso_ms(js[-1]["enqueuedAt"]) < first + 33.5
-    assert iso_ms(js[-1]["enqueuedAt"]) >= first + 25
+def scheduled(api):
+    r = api.get(f"/api/p/{SLUG}/jobs")
+    assert r.status == 200, r.body
+    return r.json()["scheduled"]
+
+
+def test_the_default_windows_are_5_s_quiet_and_30_s_at_most(tmp_path):
+    srv = Server(tmp_path / "data", tmp_path / "lake").start()
+    try:
+        api = srv.worker()
+        make_pipeline(api)
+        sent = time.time()
+        assert post_event(api, s3_event("lake", f"{PREFIX}a.csv")).json()["scheduled"] == [SLUG]
+        got = scheduled(api)
+        assert got["events"] == 1 and sent + 5 - 0.01 <= iso_ms(got["runAt"]) <= time.time() + 5, got
+    finally:
+        srv.stop()
+    # A quiet window longer than the cap: the cap alone sets the run's time.
+    env = {"KARET_DEBOUNCE_QUIET_MS": "600000"}
+    srv = Server(tmp_path / "data", tmp_path / "lake", env=env).start()
+    try:
+        api = srv.worker()
+        sent = time.time()
+        assert post_event(api, s3_event("lake", f"{PREFIX}b.csv")).json()["scheduled"] == [SLUG]
+        got = scheduled(api)
+        assert got["events"] == 1 and sent + 30 - 0.01 <= iso_ms(got["runAt"]) <= time.time() + 30, got
+    finally:
+        srv.stop()
+
+
+def test_events_spread_over_twice_the_quiet_window_make_one_run(tmp_path):
+    srv = short_windows(tmp_path, cap=600)
+    try:
+        api = srv.worker()
+        make_pipeline(api)
+        for i in range(10):  # one every fifth of the window, for two windows
+            last = time.time()
+            key = f"{PREFIX}d_{i:04d}.csv"
+            assert post_event(api, s3_event("lake", key)).json()["scheduled"] == [SLUG]
+            time.sleep(QUIET / 5)
+        js = wait_jobs(api, lambda js: finished(js, 1))
+        # Nothing is left waiting to run: no second run can come.
+        r = api.get(f"/api/p/{SLUG}/jobs?pageSize=100").json()
+        js = r["jobs"]
+        assert r["scheduled"] is None and len(js) == 1 and js[0]["trigger"] == "webhook", r
+        assert iso_ms(js[0]["enqueuedAt"]) >= last + QUIET - 0.01
+    finally:
+        srv.stop()
+
+
+def test_events_without_pause_run_at_the_max_wait(tmp_path):
+    srv = short_windows(tmp_path)
+    try:
+        api = srv.worker()
+        make_pipeline(api)
+        key = f"{PREFIX}steady.csv"
+        first, sent = time.time(), []
+        # Events every tenth of the quiet window until a run is queued (the
+        # backstop: four times the cap).
+        while not jobs(api):
+            assert time.time() < first + 4 * CAP, "no run was queued"
+            sent.append(time.time())
+            post_event(api, {"events": [{"eventName": "OBJECT_CREATED_PUT", "bucket": "any",
+                                         "object": {"key": key}}]})
+            time.sleep(QUIET / 10)
+        at = iso_ms(jobs(api)[-1]["enqueuedAt"])
+        # Not before the cap, and while events still arrived: less than the
+        # quiet window after the last event before it, so only the cap can
+        # have fired it.
+        prior = max(t for t in sent if t <= at)
+        assert first + CAP - 0.01 <= at < prior + QUIET, (first, at, sent)
+    finally:
+        srv.stop()
 
 
 def test_a_stop_turns_pending_upload_batches_into_jobs(tmp_path):
