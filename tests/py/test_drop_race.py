@@ -26,6 +26,7 @@ s3 = pytest.fixture(scope="module")(server_fixture("s3"))
 
 CLI = Path(os.environ.get("TL_BUILD", ROOT / "build-asan")) / "timelake"
 WRITER = str(Path(__file__).with_name("drop_race_writer.py"))
+AFTER = 3  # appends each writer tries after the drop
 
 
 def wait_until(pred, timeout=60):
@@ -63,6 +64,14 @@ def collect(stop, procs):
         assert p.returncode == 0, Path(err.name).read_text()[-3000:]
         results += [json.loads(line) for line in Path(out.name).read_text().splitlines()]
     return results
+
+
+def tries_after(path, dropped_at):
+    """How many appends the writer printing to `path` started after the drop
+    (and finished: complete lines only)."""
+    text = Path(path).read_text()
+    lines = text.splitlines()[:text.count("\n")]
+    return sum(json.loads(line)["start"] > dropped_at for line in lines)
 
 
 def check_outcomes(results, dropped_at):
@@ -110,7 +119,9 @@ def race(url, options, tmp_path, modes, versions, enough):
         wait_until(lambda: versions() > enough)
         lake.drop_table("t")
         dropped_at = time.time()
-        time.sleep(2)
+        # The writers go on until each has tried a few appends after the drop.
+        wait_until(lambda: all(p.poll() is not None or tries_after(out.name, dropped_at) >= AFTER
+                               for p, out, _ in procs), timeout=120)
     finally:
         results = collect(stop, procs)
     check_outcomes(results, dropped_at)
@@ -161,9 +172,9 @@ def test_drop_wins_over_appending_threads(lake_dir):
                 after = dropped.is_set()
                 try:
                     t.append(batch([(k, i, 1.0)]), maintain=i % 7 == 6)
-                    results.append((after, "ok", ""))
+                    results.append((after, "ok", "", k))
                 except Exception as e:
-                    results.append((after, type(e).__name__, str(e)))
+                    results.append((after, type(e).__name__, str(e), k))
                 i += 1
         except Exception as e:
             errors.append(e)
@@ -174,7 +185,9 @@ def test_drop_wins_over_appending_threads(lake_dir):
     wait_until(lambda: sum(r[1] == "ok" for r in results) > 20)
     lake.drop_table("t")
     dropped.set()
-    time.sleep(1)
+    # The writers go on until each has tried a few appends after the drop.
+    wait_until(lambda: errors or all(sum(r[0] and r[3] == k for r in results) >= AFTER for k in range(4)),
+               timeout=120)
     stop.set()
     for th in threads:
         th.join()
