@@ -216,7 +216,10 @@ def test_storage_failures_are_retried_with_backoff(tmp_path, moto):
 
     prefix = uuid.uuid4().hex[:10]
     with FaultProxy(moto.endpoint) as proxy:
-        opts = moto.option_list(aws_endpoint=proxy.endpoint)
+        # The library's own retries of a request (ten, as by default) wait at
+        # most 200 ms each, not up to 5 s: the run still fails as transient
+        # storage trouble, and the job's retry with backoff is what is tested.
+        opts = moto.option_list(aws_endpoint=proxy.endpoint, retry_max_backoff="200ms")
         srv = Server(tmp_path / "data", f"s3://{moto.bucket}/{prefix}", opts,
                      env={"KARET_RETRY_BACKOFF_MS": "1000"}).start()
         try:
