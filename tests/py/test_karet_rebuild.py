@@ -116,7 +116,8 @@ def test_a_rebuild_failing_midway_leaves_the_old_table(tmp_path, s3):
         # The last file cannot be read: the rebuild has read, mapped and
         # (in small chunks) uploaded the others' rows when it fails.
         proxy.refuse(lambda path: path.split("?")[0].endswith("/2026-06.csv"), 503)
-        lake.options = s3.through(proxy)
+        # Its ten retries (as by default) wait at most 200 ms each, not up to 5 s.
+        lake.options = s3.through(proxy, retry_max_backoff="200ms")
         path = tmp_path / "new.json"
         path.write_text(json.dumps(new))
         args = [str(KARET), "run", "--lake", lake.url, "--slug", "bank", "--pipeline", str(path), "--json"]
