@@ -413,15 +413,25 @@ def test_routing(tmp_path):
                  "FROM iot.raw GROUP BY device, site, b",
                  "SELECT upper(site) AS s, device, time_bucket(INTERVAL '1 hour', time) AS b, m4(time, temp) "
                  "FROM iot.raw GROUP BY ALL"]  # a grouping key that is no column
+    # The raw answers (routing off) do not change with the refresh, which
+    # writes the rollup only: each is computed once and compared with the
+    # routed answer before and after it.
+    raw_answer = {}
+
+    def raw_of(q):
+        if q not in raw_answer:
+            raw_answer[q] = answers(lake, q, False)
+        return raw_answer[q]
+
     for refreshed in (False, True):
         if refreshed:
             lake.sql("REFRESH MATERIALIZED ROLLUP iot.q")
         for q in routed_q:
             assert routed(lake, q), q
-            same_rows(answers(lake, q, True), answers(lake, q, False))
+            same_rows(answers(lake, q, True), raw_of(q))
         for q in raw_only:
             assert not routed(lake, q), q
-        same_rows(answers(lake, raw_only[-1], True), answers(lake, raw_only[-1], False))
+        same_rows(answers(lake, raw_only[-1], True), raw_of(raw_only[-1]))
     # The raw answers at fewer keys, against the oracle.
     rows = raw_rows(lake)
     for q, keys in ((raw_only[0], []), (raw_only[2], ["device"])):
