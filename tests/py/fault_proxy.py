@@ -38,6 +38,7 @@ class FaultProxy:
         self.authorizations = []  # Authorization header values seen
         self.requests = []  # (method, path, {lower-case header name: value}) of every request
         self._lock = threading.Lock()
+        self._inflight = 0  # requests read and not yet answered
         self._loop = None
         self._server = None
         self.endpoint = None
@@ -142,31 +143,37 @@ class FaultProxy:
                 except (asyncio.IncompleteReadError, ConnectionError, ValueError):
                     return
                 start = time.monotonic()
-                await self._hold(method, path)
-                outcome, delay = self._choose()
                 with self._lock:
-                    self.counts[outcome] = self.counts.get(outcome, 0) + 1
-                if outcome in ("error500", "error503"):
-                    code = 500 if outcome == "error500" else 503
-                    msg = b"<Error><Code>InternalError</Code></Error>"
+                    self._inflight += 1
+                try:
+                    await self._hold(method, path)
+                    outcome, delay = self._choose()
+                    with self._lock:
+                        self.counts[outcome] = self.counts.get(outcome, 0) + 1
+                    if outcome in ("error500", "error503"):
+                        code = 500 if outcome == "error500" else 503
+                        msg = b"<Error><Code>InternalError</Code></Error>"
+                        self._record(start, method, path, outcome)
+                        writer.write(f"HTTP/1.1 {code} Injected\r\nContent-Length: {len(msg)}\r\n"
+                                     "Connection: close\r\n\r\n".encode() + msg)
+                        await writer.drain()
+                        return
+                    if outcome == "drop":
+                        self._record(start, method, path, outcome)
+                        return
+                    if outcome == "delay":
+                        await asyncio.sleep(delay)
+                    answer = await self._forward(method, path, headers, body)
+                    if outcome == "cut":
+                        self._record(start, method, path, outcome)
+                        return
                     self._record(start, method, path, outcome)
-                    writer.write(f"HTTP/1.1 {code} Injected\r\nContent-Length: {len(msg)}\r\n"
-                                 "Connection: close\r\n\r\n".encode() + msg)
+                    writer.write(answer)
                     await writer.drain()
-                    return
-                if outcome == "drop":
-                    self._record(start, method, path, outcome)
-                    return
-                if outcome == "delay":
-                    await asyncio.sleep(delay)
-                answer = await self._forward(method, path, headers, body)
-                if outcome == "cut":
-                    self._record(start, method, path, outcome)
-                    return
-                self._record(start, method, path, outcome)
-                writer.write(answer)
-                await writer.drain()
-                return  # the answer carried the upstream's Connection: close
+                    return  # the answer carried the upstream's Connection: close
+                finally:
+                    with self._lock:
+                        self._inflight -= 1
         except (ConnectionError, OSError):
             return
         finally:
@@ -191,6 +198,17 @@ class FaultProxy:
     def requests_since(self, mark):
         with self._lock:
             return list(self.log[mark:])
+
+    def wait_idle(self, timeout=60):
+        """Until no request is in flight (each one read has been answered or
+        refused): what a client sent before this call is then in the log."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if self._inflight == 0:
+                    return
+            assert time.monotonic() < deadline, "the proxy still had requests in flight"
+            time.sleep(0.01)
 
 
 class WaveProxy(FaultProxy):

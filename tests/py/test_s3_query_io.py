@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tlc
-from fault_proxy import FaultProxy, round_trips
+from fault_proxy import FaultProxy, WaveProxy, round_trips
 from store_servers import server_fixture
 
 SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("host", pa.string()), ("region", pa.string())] +
@@ -184,16 +184,12 @@ def file_bytes(s3, url, day):
     return max(o["Size"] for o in objs)
 
 
-class RangeProxy(FaultProxy):
-    """Holds every request for HOLD seconds (so parallel requests overlap in
-    the log and sequential ones cannot) and records each GET's Range header."""
+class RangeLog:
+    """Records each GET's Range header."""
 
     def __init__(self, upstream):
         super().__init__(upstream)
         self.ranges = []  # (path, range header or None) of each GET
-
-    def _choose(self):
-        return "delay", HOLD
 
     async def _read_request(self, reader):
         method, path, headers, body = await super()._read_request(reader)
@@ -204,38 +200,87 @@ class RangeProxy(FaultProxy):
         return method, path, headers, body
 
 
+class RangeProxy(RangeLog, FaultProxy):
+    """Holds every request for HOLD seconds (so parallel requests overlap in
+    the log and sequential ones cannot): for the one count of round trips
+    whose waves cannot be named by what they read (wave_round_trips)."""
+
+    def _choose(self):
+        return "delay", HOLD
+
+
+class WaveRangeProxy(RangeLog, WaveProxy):
+    pass
+
+
+def is_data(method, path):
+    return "/data/" in path
+
+
+def is_other(method, path):
+    return "/data/" not in path
+
+
+def request_counts(backend, run):
+    """How many requests for data files, and others, run(options) makes
+    through a proxy that only passes them on (it opens the lake anew: cold)."""
+    with FaultProxy(backend.endpoint) as proxy:
+        run(backend.option_list(aws_endpoint=proxy.endpoint))
+        proxy.wait_idle()
+        reqs = proxy.requests_since(0)
+    data = sum(is_data(r[2], r[3]) for r in reqs)
+    return data, len(reqs) - data
+
+
+def wave_round_trips(backend, run, data_only=False):
+    """Runs run(options) cold twice: once to count its requests, then with the
+    others (the head, the listing) held until all of them have arrived and the
+    data requests likewise (fault_proxy.WaveProxy). A wave that completes was
+    in flight at once, however the client's threads are scheduled; one sent
+    a request at a time cannot complete (`incomplete`) and its requests count
+    as sequential round trips. Returns run's result, the round trips of the
+    requests (of the data requests only with data_only) and the proxy."""
+    data, other = request_counts(backend, run)
+    waves = ([] if data_only or not other else [[("other", is_other, other)]]) + [[("data", is_data, data)]]
+    with WaveRangeProxy(backend.endpoint) as proxy:
+        proxy.expect(*waves)
+        got = run(backend.option_list(aws_endpoint=proxy.endpoint))
+        proxy.wait_idle()
+        reqs = [r for r in proxy.requests_since(0) if not data_only or is_data(r[2], r[3])]
+    assert proxy.incomplete == [], proxy.incomplete
+    return got, round_trips(reqs), proxy
+
+
 def data_requests(proxy, since):
     return [r for r in proxy.requests_since(since) if "/data/" in r[3]]
 
 
 def test_cold_query_fetches_data_in_one_batch_by_ranges(s3, s3_lake):
-    with RangeProxy(s3.endpoint) as proxy:
-        opts = s3.option_list(aws_endpoint=proxy.endpoint)
-        # Both large files and the small ones: the small files whole, and of each
-        # large file its tail (footer) with the column chunks the manifest's
-        # column sizes place, all at once; the footer confirms the guess.
-        mark, n_ranges = proxy.mark(), len(proxy.ranges)
-        start = time.monotonic()
-        stats = {}
+    # Both large files and the small ones: the small files whole, and of each
+    # large file its tail (footer) with the column chunks the manifest's
+    # column sizes place, all at once; the footer confirms the guess.
+    stats = {}
+
+    def grouped(opts):
+        stats.clear()
         tlc.Lake(s3_lake, opts).sql("SELECT host, avg(m2) FROM m.cpu GROUP BY host", stats=stats)
-        time.sleep(0.1)
-        reqs = [r for r in proxy.requests_since(mark) if r[0] >= start]
-        data = [r for r in reqs if "/data/" in r[3]]
-        assert round_trips(data) == 1, sorted(data)
-        print(f"\ncold grouped query: {round_trips(reqs)} round trips in all, "
-              f"{round_trips(data)} for data; {stats['bytes_read']} bytes read")
-        ranges = [(p, r) for p, r in proxy.ranges[n_ranges:] if "/data/" in p]
-        large = [p for p, r in ranges if r is not None]
-        assert len(set(large)) == 2, ranges  # the two large files, by ranges only
-        assert all(r is None for p, r in ranges if p not in large)  # small files whole
-        assert sum(1 for p, r in ranges if r is not None) <= 2 * 3  # tail + coalesced chunk ranges
-        assert stats["bytes_read"] < 0.5 * sum(file_bytes(s3, s3_lake, day) for day in (0, 1))
-        # Only the small file of day 2: one request, one round trip.
-        mark = proxy.mark()
-        start = time.monotonic()
-        tlc.Lake(s3_lake, opts).sql("SELECT count(*) FROM m.cpu WHERE time >= '2026-01-03'")
-        time.sleep(0.1)
-        data = [r for r in proxy.requests_since(mark) if r[0] >= start and "/data/" in r[3]]
+
+    _, trips, proxy = wave_round_trips(s3, grouped, data_only=True)
+    assert trips == 1, sorted(data_requests(proxy, 0))
+    print(f"\ncold grouped query: {round_trips(proxy.requests_since(0))} round trips in all, "
+          f"{trips} for data; {stats['bytes_read']} bytes read")
+    ranges = [(p, r) for p, r in proxy.ranges if "/data/" in p]
+    large = [p for p, r in ranges if r is not None]
+    assert len(set(large)) == 2, ranges  # the two large files, by ranges only
+    assert all(r is None for p, r in ranges if p not in large)  # small files whole
+    assert sum(1 for p, r in ranges if r is not None) <= 2 * 3  # tail + coalesced chunk ranges
+    assert stats["bytes_read"] < 0.5 * sum(file_bytes(s3, s3_lake, day) for day in (0, 1))
+    # Only the small file of day 2: one request, one round trip.
+    with FaultProxy(s3.endpoint) as proxy:
+        tlc.Lake(s3_lake, s3.option_list(aws_endpoint=proxy.endpoint)).sql(
+            "SELECT count(*) FROM m.cpu WHERE time >= '2026-01-03'")
+        proxy.wait_idle()
+        data = data_requests(proxy, 0)
         assert len(data) == 1 and round_trips(data) == 1, data
 
 
@@ -255,7 +300,7 @@ Q_SHARED = "SELECT host, min(m3), max(m3), count(*) FROM m.cpu WHERE time >= '20
 
 def test_cache_dir_shared_by_processes(s3, s3_lake, tmp_path):
     cache = tmp_path / "cache"
-    with RangeProxy(s3.endpoint) as proxy:
+    with FaultProxy(s3.endpoint) as proxy:
         opts = s3.option_list(aws_endpoint=proxy.endpoint, cache_dir=str(cache))
         # Two processes at once on an empty directory: same answers.
         a, b = run_query_proc(s3_lake, opts, Q_SHARED), run_query_proc(s3_lake, opts, Q_SHARED)
@@ -265,7 +310,7 @@ def test_cache_dir_shared_by_processes(s3, s3_lake, tmp_path):
         # A third process reads every data byte from the directory.
         mark = proxy.mark()
         rc = result_of(run_query_proc(s3_lake, opts, Q_SHARED))
-        time.sleep(0.1)
+        proxy.wait_idle()
         assert rc["rows"] == ra["rows"]
         assert data_requests(proxy, mark) == []
     con = oracle()
@@ -393,15 +438,26 @@ FILTERED = "SELECT host, avg(m2) FROM m.cpu WHERE host IN ('h07', 'h08') AND tim
 
 
 def cold_round_trips(backend, url, query):
+    """A cold query's answer, its round trips (wave_round_trips) and stats."""
+    stats = {}
+
+    def run(opts):
+        stats.clear()
+        return tlc.Lake(url, opts).sql(query, stats=stats)
+
+    got, trips, _ = wave_round_trips(backend, run)
+    return got, trips, stats
+
+
+def held_round_trips(backend, url, query):
+    """The same with every request held HOLD seconds: for a query whose data
+    requests come in two waves that their paths do not tell apart."""
     with RangeProxy(backend.endpoint) as proxy:
         opts = backend.option_list(aws_endpoint=proxy.endpoint)
-        time.sleep(0.1)
-        start = time.monotonic()
         stats = {}
         got = tlc.Lake(url, opts).sql(query, stats=stats)
-        time.sleep(0.1)
-        reqs = [r for r in proxy.requests_since(0) if r[0] >= start]
-        return got, round_trips(reqs), stats
+        proxy.wait_idle()
+        return got, round_trips(proxy.requests_since(0)), stats
 
 
 def test_footers_in_the_head_make_a_cold_filtered_query_two_round_trips(s3):
@@ -451,7 +507,7 @@ def test_a_head_without_good_footers_still_reads_by_the_tail(s3, damage):
         return rest + [(u, raw[-8 - n:]) for u, _ in footers]
 
     rewrite_head(s3, url, change)
-    got, trips, stats = cold_round_trips(s3, url, FILTERED)
+    got, trips, stats = held_round_trips(s3, url, FILTERED)
     assert trips == 3
     want = oracle().sql(FILTERED).arrow()
     assert normal(got) == normal(want.read_all() if hasattr(want, "read_all") else want)
@@ -525,12 +581,8 @@ def test_after_a_full_maintain_a_cold_filtered_query_is_two_round_trips(s3):
     assert not [g for g in gets if any(p.split("/", 3)[3] in g for p in large)], gets
     # A fresh process: the head, then the chunks of the row groups the
     # filter keeps, read in one batch with the footers the head carries.
-    with RangeProxy(s3.endpoint) as proxy:
-        time.sleep(0.1)
-        mark = proxy.mark()
-        got = result_of(run_query_proc(url, s3.option_list(aws_endpoint=proxy.endpoint), EXACT))
-        reqs = proxy.requests_since(mark)
-    assert round_trips(reqs) == 2, sorted(reqs)
+    got, trips, proxy = wave_round_trips(s3, lambda opts: result_of(run_query_proc(url, opts, EXACT)))
+    assert trips == 2, sorted(proxy.requests_since(0))
     assert got["stats"]["row_groups_read"] < got["stats"]["row_groups_total"], got["stats"]
     want = files_oracle(s3, url).sql(EXACT).arrow()
     want = want.read_all() if hasattr(want, "read_all") else want
