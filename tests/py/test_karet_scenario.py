@@ -66,7 +66,9 @@ def rows_shown(b, table):
 
 def test_scenario(lake, tmp_path, request):
     url, options = lake
-    srv = Server(tmp_path / "data", url, options=options).start()
+    # Uploads start a run after a 1 s quiet window, not the default 5 s
+    # (test_karet_serve checks the defaults and the debounce itself).
+    srv = Server(tmp_path / "data", url, options=options, env={"KARET_DEBOUNCE_QUIET_MS": "1000"}).start()
     browsers = []
     try:
         api = srv.worker()
