@@ -9,6 +9,7 @@
 #include "query/local_file.h"
 #include "query/query_cache.h"
 #include "query/rows_function.h"
+#include "query/sql_exact_where.h"
 #include "query/sql_plan.h"
 #include "query/sql_route.h"
 #include "query/sql_session.h"
@@ -131,6 +132,7 @@ static void engine_free(void *p)
     tl_query_cache_free(e);
     tl_sql_plan_cache_free(e);
     tl_sql_route_cache_free(e);
+    tl_sql_exact_where_cache_free(e);
     tl_sql_sessions_free(e);
     tl_statement_cache_free(e); /* before the rowsets its statements were bound to */
     tl_rowsets_free(e);

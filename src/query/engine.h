@@ -47,6 +47,12 @@ typedef struct tl_query_engine {
      * (sql_route.c: struct route_memo), and the slot to replace next. */
     struct route_memo *route_memos;
     size_t next_route_memo;
+    /* Recent queries as they run without their exact WHERE
+     * (sql_exact_where.c), by text, and the slot to replace next. */
+    struct tl_query_unfiltered {
+        char *query, *text;
+    } unfiltered[16];
+    size_t next_unfiltered;
     struct tl_sql_session *sessions; /* SET per namespace (sql_session.h) */
     size_t n_sessions;
     struct tl_rowsets *rowsets;      /* rows decoded for the query (rows_function.h) */

@@ -93,6 +93,22 @@ static bool passes(judge *j, int64_t i)
     return false;
 }
 
+/* Whether cv holds a value, of the kind compared exactly, at every row: a
+ * time in microseconds, or a string. */
+static bool exact_values(const column_values *cv, bool time)
+{
+    if (cv->elem == NULL || (cv->a.null_count != 0 && cv->a.buffers[0] != NULL)) return false;
+    const tl_pq_schema_element *e = cv->elem;
+    if (!time)
+        return cv->kind == 1 && e->type == TL_PQ_BYTE_ARRAY &&
+               e->logical.kind != TL_PQ_LT_DECIMAL &&
+               !(e->has_converted && e->converted == TL_PQ_CT_DECIMAL);
+    return cv->kind == 8 && e->type == TL_PQ_INT64 &&
+           ((e->logical.kind == TL_PQ_LT_TIMESTAMP && e->logical.unit == TL_PQ_MICROS) ||
+            (e->logical.kind == TL_PQ_LT_NONE && e->has_converted &&
+             e->converted == TL_PQ_CT_TIMESTAMP_MICROS));
+}
+
 static bool restricts(const tl_scan_filter *f, size_t n, bool time)
 {
     for (size_t i = 0; i < n; i++)
@@ -102,9 +118,11 @@ static bool restricts(const tl_scan_filter *f, size_t n, bool time)
 
 tl_status tl_row_refine(const tl_table *t, tl_parquet_reader *r, int g,
                         const tl_scan_filter *filters, size_t n_filters, tl_row_ranges *rr,
-                        int64_t *bytes, bool *read, tl_error *err)
+                        int64_t *bytes, bool *read, bool *exact, tl_error *err)
 {
-    if (rr->n == 0 || n_filters == 0) return TL_OK;
+    if (rr->n == 0) return TL_OK;
+    if (n_filters != 1) *exact = false;
+    if (n_filters == 0) return TL_OK;
     const tl_pq_file_meta *m = tl_parquet_reader_meta(r);
     const tl_contract *c = &t->contract;
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
@@ -114,12 +132,18 @@ tl_status tl_row_refine(const tl_table *t, tl_parquet_reader *r, int g,
     int kl = c->series_key.len && restricts(filters, n_filters, false)
                  ? tl_pq_leaf_of_field(m, &s->fields[c->series_index[0]])
                  : -1;
+    if ((restricts(filters, n_filters, true) && tl < 0) ||
+        (restricts(filters, n_filters, false) && kl < 0))
+        *exact = false; /* a restriction left to DuckDB */
     if (tl < 0 && kl < 0) return TL_OK;
     judge j = {.filters = filters, .n = n_filters, .key_ok = calloc(n_filters, sizeof(bool))};
     tl_row_ranges out = {0};
     tl_status st = j.key_ok ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK) st = read_values(r, g, tl, rr, &j.time, bytes, read, err);
     if (st == TL_OK) st = read_values(r, g, kl, rr, &j.key, bytes, read, err);
+    if (st == TL_OK &&
+        ((tl >= 0 && !exact_values(&j.time, true)) || (kl >= 0 && !exact_values(&j.key, false))))
+        *exact = false;
     int64_t at = 0; /* row of the values */
     for (size_t k = 0; st == TL_OK && k < rr->n; k++)
         for (int64_t row = rr->r[k].start; row < rr->r[k].end; row++, at++)

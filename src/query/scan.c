@@ -473,7 +473,9 @@ static tl_status try_selective(tl_query_engine *e, const tl_table *t, tl_fetch_f
             of[k] = i;
             sf[k++].path = ff[i].path;
         }
-    if (st == TL_OK) st = tl_selective_scan(e, t, sf, k, filters, n_filters, id, err);
+    bool exact = false;
+    if (st == TL_OK) st = tl_selective_scan(e, t, sf, k, filters, n_filters, id, &exact, err);
+    if (st == TL_OK && *id && exact) stats->exact_views++;
     for (size_t j = 0; st == TL_OK && *id && j < k; j++) {
         const tl_fetch_file *f = &ff[of[j]];
         if (tl_scan_is_local(t, f->f->file.file_path)) {

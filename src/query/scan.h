@@ -72,6 +72,9 @@ typedef struct tl_scan_stats {
      * no cost to the query */
     bool exact;
     int64_t files_total, files_read, row_groups_total, row_groups_read, bytes_read;
+    /* out: views that hold exactly the rows their one filter selects, no
+     * superset (a selective scan, selective_scan.h) */
+    int64_t exact_views;
 } tl_scan_stats;
 
 /* Appends to *sql the SELECT of table t over the live files that pass the

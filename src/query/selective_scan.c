@@ -43,6 +43,7 @@ typedef struct file_plan {
     bool *refined;         /* per row group and column: its pages were read by the refinement */
     tl_rows_segment *segs; /* per row group with ranges, once decoded */
     size_t n_segs;
+    bool exact; /* the refinement left exactly the rows the filter selects */
 } file_plan;
 
 typedef struct plan {
@@ -115,10 +116,12 @@ static tl_status refine_file(void *ctx, size_t i, tl_error *err)
     file_plan *fp = &p->files[i];
     tl_parquet_reader *r = fp->fe->reader;
     fp->out->rows_read = fp->out->row_groups_read = 0;
+    fp->exact = true;
     for (int g = 0; g < tl_parquet_reader_num_row_groups(r); g++) {
         size_t n_cols = (size_t)fp->fe->schema.n_children;
-        tl_status st = tl_row_refine(p->t, r, g, p->filters, p->n_filters, &fp->ranges[g],
-                                     &fp->out->bytes_read, &fp->refined[(size_t)g * n_cols], err);
+        tl_status st =
+            tl_row_refine(p->t, r, g, p->filters, p->n_filters, &fp->ranges[g],
+                          &fp->out->bytes_read, &fp->refined[(size_t)g * n_cols], &fp->exact, err);
         if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
         int64_t rows = tl_row_ranges_rows(&fp->ranges[g]);
         fp->out->rows_read += rows;
@@ -262,9 +265,10 @@ bool tl_filter_pushdown_off(const tl_query_engine *e, const tl_table *t)
 
 tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_file *files,
                             size_t n, const tl_scan_filter *filters, size_t n_filters, int64_t *id,
-                            tl_error *err)
+                            bool *exact, tl_error *err)
 {
     *id = 0;
+    *exact = false;
     mode m = mode_of(e, t);
     /* Beyond the footer cache's size, read_parquet (which keeps its own) does
      * as well, without holding as many files open. */
@@ -281,10 +285,12 @@ tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_
     tl_status st = plan_files(e, &p, files, &ok, &chosen, &total, err);
     /* Pages hold neighbours of the rows wanted: the values of the filtered
      * columns tell them apart, unless the pages are most of the rows. */
+    bool refined = false;
     if (st == TL_OK && ok && (m == MODE_ALWAYS || chosen <= total / 4 * 3)) {
         st = tl_parallel_run(n, threads_for(n), true, refine_file, &p, err);
         chosen = 0;
         for (size_t i = 0; st == TL_OK && i < n; i++) chosen += files[i].rows_read;
+        refined = st == TL_OK;
     }
     if (st == TL_OK && ok && m == MODE_AUTO)
         ok = chosen <= total / 4 && chosen <= TL_SELECTIVE_MAX_ROWS;
@@ -298,6 +304,8 @@ tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_
     tl_rowset *rs = NULL;
     if (st == TL_OK && ok) st = make_rowset(&p, &rs, err);
     if (st == TL_OK && ok) st = tl_rowsets_add(e, rs, id, err);
+    *exact = st == TL_OK && ok && refined && *id != 0;
+    for (size_t i = 0; *exact && i < n; i++) *exact = p.files[i].exact;
     plan_free(&p);
     tl_footer_cache_end(e);
     return st;

@@ -36,9 +36,10 @@ typedef struct tl_selective_file {
 bool tl_filter_pushdown_off(const tl_query_engine *e, const tl_table *t);
 
 /* On success *id is the rowset to scan (rows_function.h), or 0 when the scan
- * is declined. n_filters > 0. */
+ * is declined. n_filters > 0. *exact: the rowset holds exactly the rows that
+ * pass the one filter (row_refine.h), not a superset. */
 tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_file *files,
                             size_t n, const tl_scan_filter *filters, size_t n_filters, int64_t *id,
-                            tl_error *err);
+                            bool *exact, tl_error *err);
 
 #endif

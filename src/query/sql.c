@@ -18,6 +18,7 @@
 #include "query/result_stream.h"
 #include "query/rollup.h"
 #include "query/sql_count.h"
+#include "query/sql_exact_where.h"
 #include "query/rows_function.h"
 #include "query/sql_deadline.h"
 #include "query/sql_guess.h"
@@ -495,6 +496,7 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     tl_sql_topk topk;
     char *rewritten = NULL;               /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
     char *routed = NULL, *routing = NULL; /* through a rollup (sql_route.h) */
+    const char *unfiltered = NULL;        /* without its exact WHERE (sql_exact_where.h) */
     tl_sql_table_read *reads = NULL;
     size_t n_reads = 0;
     tl_sql_scope scope = {c->lake, ns, o->only_namespace, c->settings};
@@ -527,11 +529,18 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     size_t planned = c->n;
     if (st == TL_OK && !answered)
         st = tl_sql_route(e, query, &plan, lookup, c, reads, &n_reads, &ss, &routed, &routing, err);
+    int64_t exact_views = ss.exact_views; /* routing's own scans are not the query's views */
     if (st == TL_OK && !answered)
         st = register_tables(e, c, planned, &plan, routed ? plan.refs[0].t : NULL, &ss, reads,
                              &n_reads, err);
+    exact_views = ss.exact_views - exact_views;
     e->query_text = NULL;
     if (routed) query = routed;
+    /* A view holding exactly the rows the WHERE selects: DuckDB need not
+     * test them again (an IN list of keys costs it a join). */
+    if (st == TL_OK && !answered && !explain && !routed && planned == 1 && exact_views == 1)
+        st = tl_sql_without_exact_where(e, query, &plan, &unfiltered, err);
+    if (unfiltered) query = unfiltered;
     if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK && explain) {
         tl_sql_explain_input x = {stmt->query, query,        reads,

@@ -288,7 +288,9 @@ static void selected(const tl_table *t, tl_parquet_reader *r, const tl_scan_filt
         bool read[2] = {false, false};
         CHECK_OK(tl_page_select(t, r, g, f, n, &rr, &err), &err);
         if (refine && rr.n > 0) { /* reads the time and key pages of the ranges */
-            CHECK_OK(tl_row_refine(t, r, g, f, n, &rr, &bytes, read, &err), &err);
+            bool exact = true;    /* micros and strings, no null: exact for one filter */
+            CHECK_OK(tl_row_refine(t, r, g, f, n, &rr, &bytes, read, &exact, &err), &err);
+            CHECK(exact == (n == 1));
             CHECK(read[0] == (f->has_lo || f->has_hi || (n > 1 && (f[1].has_lo || f[1].has_hi))));
             CHECK(read[1] == (f->has_keys || (n > 1 && f[1].has_keys)));
             CHECK(bytes > 0);
