@@ -543,7 +543,8 @@ def test_tables_rows_and_read_only_sql(tmp_path):
 
 
 def test_demo_seeds_a_pipeline_and_files_that_start_a_run(tmp_path):
-    srv = Server(tmp_path / "data", tmp_path / "lake", extra=["--demo"]).start()
+    # The demo's files start a run after a 1 s quiet window, not the default 5 s.
+    srv = Server(tmp_path / "data", tmp_path / "lake", extra=["--demo"], env={"KARET_DEBOUNCE_QUIET_MS": "1000"}).start()
     try:
         api = srv.worker()
         assert [p["slug"] for p in api.get("/api/pipelines").json()["pipelines"]] == ["demo"]
