@@ -199,7 +199,8 @@ def test_twenty_concurrent_clients_while_runs_go_on(local):
 
 
 def test_demo_run_finishes_with_a_table(tmp_path):
-    srv = Server(tmp_path / "data", tmp_path / "lake", extra=["--demo"]).start()
+    # The demo's files start a run after a 1 s quiet window, not the default 5 s.
+    srv = Server(tmp_path / "data", tmp_path / "lake", extra=["--demo"], env={"KARET_DEBOUNCE_QUIET_MS": "1000"}).start()
     try:
         api = srv.worker()
         js = wait_jobs(api, lambda js: finished(js, 1), slug="demo")
