@@ -73,12 +73,18 @@ typedef struct judge {
     tl_pq_bytes last_key;
     bool have_last;
     bool *key_ok; /* per filter, for last_key */
+    /* One filter over microsecond times, none NULL: the times as numbers,
+     * and the filter's bounds (most rows are judged by these alone). */
+    const int64_t *times;
+    int64_t lo, hi;
 } judge;
 
 static bool passes(judge *j, int64_t i)
 {
+    if (j->times && (j->times[i] < j->lo || j->times[i] > j->hi)) return false;
     tl_pq_bytes tv, kv;
-    bool has_t = value_at(&j->time, i, &tv), has_k = value_at(&j->key, i, &kv);
+    /* With times, row i passed the one filter's time bounds above. */
+    bool has_t = !j->times && value_at(&j->time, i, &tv), has_k = value_at(&j->key, i, &kv);
     if (has_k && !(j->have_last && same(&kv, &j->last_key))) {
         for (size_t f = 0; f < j->n; f++)
             j->key_ok[f] = tl_key_bounds_match(&j->filters[f], j->key.elem, &kv, &kv);
@@ -141,9 +147,14 @@ tl_status tl_row_refine(const tl_table *t, tl_parquet_reader *r, int g,
     tl_status st = j.key_ok ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK) st = read_values(r, g, tl, rr, &j.time, bytes, read, err);
     if (st == TL_OK) st = read_values(r, g, kl, rr, &j.key, bytes, read, err);
-    if (st == TL_OK &&
-        ((tl >= 0 && !exact_values(&j.time, true)) || (kl >= 0 && !exact_values(&j.key, false))))
+    bool exact_time = st == TL_OK && tl >= 0 && exact_values(&j.time, true);
+    if (st == TL_OK && ((tl >= 0 && !exact_time) || (kl >= 0 && !exact_values(&j.key, false))))
         *exact = false;
+    if (exact_time && n_filters == 1) {
+        j.times = (const int64_t *)j.time.a.buffers[1] + j.time.a.offset;
+        j.lo = filters->has_lo ? filters->lo : INT64_MIN;
+        j.hi = filters->has_hi ? filters->hi : INT64_MAX;
+    }
     int64_t at = 0; /* row of the values */
     for (size_t k = 0; st == TL_OK && k < rr->n; k++)
         for (int64_t row = rr->r[k].start; row < rr->r[k].end; row++, at++)
