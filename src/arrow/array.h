@@ -103,11 +103,12 @@ static inline bool tl_view_is_null(const tl_array_view *v, int64_t i)
     return v->validity != NULL && !tl_bit_get(v->validity, v->offset + i);
 }
 
-/* Element i of a view of signed integers (or temporal values) of 8 to 64 bits. */
-static inline int64_t tl_view_int(const tl_array_view *v, int64_t i)
+/* Element i of a view of signed integers of the given bit width (8 to 64),
+ * for loops that look the width up once. */
+static inline int64_t tl_view_int_of_width(const tl_array_view *v, int width, int64_t i)
 {
     int64_t j = v->offset + i;
-    switch (tl_arrow_type_bit_width(&v->type)) {
+    switch (width) {
     case 8:
         return ((const int8_t *)v->values)[j];
     case 16:
@@ -117,6 +118,12 @@ static inline int64_t tl_view_int(const tl_array_view *v, int64_t i)
     default:
         return ((const int64_t *)v->values)[j];
     }
+}
+
+/* Element i of a view of signed integers (or temporal values) of 8 to 64 bits. */
+static inline int64_t tl_view_int(const tl_array_view *v, int64_t i)
+{
+    return tl_view_int_of_width(v, tl_arrow_type_bit_width(&v->type), i);
 }
 
 /* Start and length of element i of a var-width view. */

@@ -99,23 +99,6 @@ static bool key_type_ok(const tl_array_view *v)
     }
 }
 
-/* Element i of an integer view whose width is known (tl_view_int without
- * looking the width up: the merge compares keys several times a row). */
-static inline int64_t int_at(const tl_array_view *v, int width, int64_t i)
-{
-    int64_t j = v->offset + i;
-    switch (width) {
-    case 8:
-        return ((const int8_t *)v->values)[j];
-    case 16:
-        return ((const int16_t *)v->values)[j];
-    case 32:
-        return ((const int32_t *)v->values)[j];
-    default:
-        return ((const int64_t *)v->values)[j];
-    }
-}
-
 /* Nulls first, integers by value, bytes lexicographically: the sort's order. */
 static inline int cmp_value(const chunk *a, int64_t i, const chunk *b, int64_t j, size_t k)
 {
@@ -128,7 +111,8 @@ static inline int cmp_value(const chunk *a, int64_t i, const chunk *b, int64_t j
         int c = memcmp(pa, pb, (size_t)(la < lb ? la : lb));
         return c ? (c < 0 ? -1 : 1) : (la > lb) - (la < lb);
     }
-    int64_t x = int_at(va, a->key_width[k], i), y = int_at(vb, b->key_width[k], j);
+    int64_t x = tl_view_int_of_width(va, a->key_width[k], i),
+            y = tl_view_int_of_width(vb, b->key_width[k], j);
     return (x > y) - (x < y);
 }
 
