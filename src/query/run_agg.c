@@ -1,0 +1,243 @@
+#include "query/run_agg.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/time_floor.h"
+
+static bool valid(const struct ArrowArray *a, int64_t i)
+{
+    return a->null_count == 0 || a->buffers[0] == NULL || tl_bit_get(a->buffers[0], a->offset + i);
+}
+
+/* Whether two values of the same length are equal: short keys (host
+ * names, tags) compared inline, eight bytes at a time. */
+static bool same_bytes(const uint8_t *a, const uint8_t *b, int32_t len)
+{
+    if (len > 32) return memcmp(a, b, (size_t)len) == 0;
+    uint64_t x, y;
+    for (; len >= 8; len -= 8, a += 8, b += 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return false;
+    }
+    for (; len > 0; len--)
+        if (*a++ != *b++) return false;
+    return true;
+}
+
+static bool same_key(const struct ArrowArray *a, int64_t i, int64_t j)
+{
+    if (a->null_count != 0 && a->buffers[0] != NULL) {
+        bool vi = valid(a, i), vj = valid(a, j);
+        if (!vi || !vj) return vi == vj;
+    }
+    const int32_t *off = (const int32_t *)a->buffers[1] + a->offset;
+    const uint8_t *d = a->buffers[2];
+    int32_t li = off[i + 1] - off[i], lj = off[j + 1] - off[j];
+    return li == lj && same_bytes(d + off[i], d + off[j], li);
+}
+
+/* Which of the time range's three parts (before, inside, after) t is in. */
+static int side(const tl_run_split *s, int64_t t)
+{
+    return t < s->lo ? 0 : t > s->hi ? 2 : 1;
+}
+
+/* The first row of each run, then n: malloc'd, *n_runs of them (+1). */
+static int64_t *run_starts(const tl_run_split *s, const tl_run_input *in, int64_t *n_runs)
+{
+    int64_t *starts = malloc((size_t)(in->n + 1) * sizeof *starts), k = 0;
+    if (starts == NULL) return NULL;
+    const int64_t *tv = (const int64_t *)in->time->buffers[1] + in->time->offset;
+    bool tnull = false, tnulls = in->time->null_count != 0 && in->time->buffers[0] != NULL;
+    int64_t b_lo = 0, b_hi = 0; /* the current run's bucket, [b_lo, b_hi) */
+    int part = 0;
+    for (int64_t i = 0; i < in->n; i++) {
+        bool tvalid = !tnulls || valid(in->time, i), fresh = i == 0 || tvalid == tnull;
+        if (!fresh && tvalid) {
+            int64_t t = tv[i];
+            fresh = t < b_lo || t >= b_hi || side(s, t) != part;
+        }
+        for (size_t c = 0; !fresh && c < in->n_keys; c++) fresh = !same_key(in->keys[c], i, i - 1);
+        if (!fresh) continue;
+        starts[k++] = i;
+        tnull = !tvalid;
+        if (tvalid) {
+            int64_t t = tv[i];
+            /* At the ends of time (and DuckDB's infinities) a run may end
+             * early: more runs, the same answer. */
+            if (!tl_time_floor_exact(t, s->width, &b_lo)) b_lo = INT64_MIN;
+            if (__builtin_add_overflow(b_lo, s->width, &b_hi)) b_hi = INT64_MAX;
+            part = side(s, t);
+        }
+    }
+    starts[k] = in->n;
+    *n_runs = k;
+    return starts;
+}
+
+static tl_status gather_strings(const struct ArrowArray *a, const int64_t *rows, int64_t n,
+                                struct ArrowArray *out, tl_error *err)
+{
+    const int32_t *off = (const int32_t *)a->buffers[1] + a->offset;
+    size_t bytes = 0;
+    int64_t nulls = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (valid(a, rows[i]))
+            bytes += (size_t)(off[rows[i] + 1] - off[rows[i]]);
+        else
+            nulls++;
+    }
+    if (bytes > INT32_MAX) return tl_error_set(err, TL_ERR_INVALID, "partial states too large");
+    TL_TRY(tl_array_init(out, 3, 0, err));
+    out->length = n;
+    out->null_count = nulls;
+    uint8_t *validity = nulls ? tl_array_alloc_buffer(out, 0, (size_t)(n + 7) / 8) : NULL;
+    int32_t *o = tl_array_alloc_buffer(out, 1, (size_t)(n + 1) * sizeof *o);
+    uint8_t *d = tl_array_alloc_buffer(out, 2, bytes + 1);
+    if ((nulls && !validity) || !o || !d) {
+        tl_array_release(out);
+        return tl_error_nomem(err);
+    }
+    if (validity) memset(validity, 0, (size_t)(n + 7) / 8);
+    int32_t at = 0;
+    for (int64_t i = 0; i < n; i++) {
+        o[i] = at;
+        if (!valid(a, rows[i])) continue;
+        if (validity) tl_bit_set(validity, i);
+        int32_t len = off[rows[i] + 1] - off[rows[i]];
+        memcpy(d + at, (const uint8_t *)a->buffers[2] + off[rows[i]], (size_t)len);
+        at += len;
+    }
+    o[n] = at;
+    return TL_OK;
+}
+
+/* An int64-wide array of n values with validity (NULL: all valid). */
+static tl_status fixed_array(int64_t n, void **values, uint8_t **validity, struct ArrowArray *out,
+                             tl_error *err)
+{
+    TL_TRY(tl_array_init(out, 2, 0, err));
+    out->length = n;
+    *values = tl_array_alloc_buffer(out, 1, (size_t)(n + 1) * 8);
+    *validity = tl_array_alloc_buffer(out, 0, (size_t)(n + 7) / 8 + 1);
+    if (*values == NULL || *validity == NULL) {
+        tl_array_release(out);
+        return tl_error_nomem(err);
+    }
+    memset(*validity, 0xff, (size_t)(n + 7) / 8 + 1);
+    return TL_OK;
+}
+
+static void set_null(struct ArrowArray *a, uint8_t *validity, int64_t i)
+{
+    tl_bit_clear(validity, i);
+    a->null_count++;
+}
+
+static tl_status gather_time(const struct ArrowArray *a, const int64_t *rows, int64_t n,
+                             struct ArrowArray *out, tl_error *err)
+{
+    void *values;
+    uint8_t *validity;
+    TL_TRY(fixed_array(n, &values, &validity, out, err));
+    const int64_t *tv = (const int64_t *)a->buffers[1] + a->offset;
+    int64_t *v = values;
+    for (int64_t i = 0; i < n; i++) {
+        v[i] = tv[rows[i]];
+        if (!valid(a, rows[i])) set_null(out, validity, i);
+    }
+    return TL_OK;
+}
+
+/* NaN above every number, as DuckDB orders doubles. */
+static bool above(double a, double b)
+{
+    return isnan(a) ? !isnan(b) : !isnan(b) && a > b;
+}
+
+static tl_status state_column(const tl_run_state *s, const tl_run_input *in, const int64_t *starts,
+                              int64_t n_runs, struct ArrowArray *out, tl_error *err)
+{
+    void *values;
+    uint8_t *validity;
+    TL_TRY(fixed_array(n_runs, &values, &validity, out, err));
+    if (s->op == TL_RUN_COUNT_STAR) {
+        for (int64_t r = 0; r < n_runs; r++) ((int64_t *)values)[r] = starts[r + 1] - starts[r];
+        return TL_OK;
+    }
+    const struct ArrowArray *a = in->values[s->value];
+    const double *x = (const double *)a->buffers[1] + a->offset;
+    bool nulls = a->null_count != 0 && a->buffers[0] != NULL;
+    if (!nulls && (s->op == TL_RUN_COUNT || s->op == TL_RUN_SUM)) { /* the common case, fast */
+        for (int64_t r = 0; r < n_runs; r++) {
+            if (s->op == TL_RUN_COUNT) {
+                ((int64_t *)values)[r] = starts[r + 1] - starts[r];
+                continue;
+            }
+            double acc = 0;
+            for (int64_t i = starts[r]; i < starts[r + 1]; i++) acc += x[i];
+            ((double *)values)[r] = acc;
+        }
+        return TL_OK;
+    }
+    for (int64_t r = 0; r < n_runs; r++) {
+        int64_t count = 0;
+        double acc = 0;
+        for (int64_t i = starts[r]; i < starts[r + 1]; i++) {
+            if (nulls && !valid(a, i)) continue;
+            double v = x[i];
+            if (s->op == TL_RUN_SUM || count == 0)
+                acc = s->op == TL_RUN_SUM ? acc + v : v;
+            else if (s->op == TL_RUN_MIN ? above(acc, v) : above(v, acc))
+                acc = v;
+            count++;
+        }
+        if (s->op == TL_RUN_COUNT) {
+            ((int64_t *)values)[r] = count;
+            continue;
+        }
+        ((double *)values)[r] = acc;
+        if (count == 0) set_null(out, validity, r);
+    }
+    return TL_OK;
+}
+
+static bool has_format(const struct ArrowArray *a, int64_t n, int64_t buffers)
+{
+    return a && a->length >= n && a->n_buffers == buffers && a->buffers[buffers - 1] != NULL;
+}
+
+tl_status tl_run_aggregate(const tl_run_split *split, const tl_run_input *in,
+                           const tl_run_state *states, size_t n_states, struct ArrowArray *out,
+                           int64_t *runs, tl_error *err)
+{
+    bool ok = split->width > 0 && has_format(in->time, in->n, 2);
+    for (size_t c = 0; ok && c < in->n_keys; c++) ok = has_format(in->keys[c], in->n, 3);
+    for (size_t c = 0; ok && c < in->n_values; c++) ok = has_format(in->values[c], in->n, 2);
+    for (size_t c = 0; ok && c < n_states; c++)
+        ok = states[c].op == TL_RUN_COUNT_STAR || states[c].value < in->n_values;
+    if (!ok)
+        return tl_error_set(err, TL_ERR_INVALID, "partial aggregation: columns of other types");
+    int64_t n_runs = 0;
+    int64_t *starts = run_starts(split, in, &n_runs);
+    if (starts == NULL) return tl_error_nomem(err);
+    size_t n_out = in->n_keys + 1 + n_states, done = 0;
+    memset(out, 0, n_out * sizeof *out);
+    tl_status st = TL_OK;
+    for (; st == TL_OK && done < in->n_keys; done++)
+        st = gather_strings(in->keys[done], starts, n_runs, &out[done], err);
+    if (st == TL_OK) st = gather_time(in->time, starts, n_runs, &out[done++], err);
+    for (size_t c = 0; st == TL_OK && c < n_states; c++, done++)
+        st = state_column(&states[c], in, starts, n_runs, &out[done], err);
+    free(starts);
+    if (st != TL_OK) {
+        for (size_t c = 0; c < n_out && c < done; c++) tl_array_release(&out[c]);
+        return st;
+    }
+    *runs = n_runs;
+    return TL_OK;
+}
