@@ -138,7 +138,7 @@ static size_t threads_for(size_t n)
 /* DuckDB takes VARCHAR values on trust (invalid UTF-8 is undefined behaviour
  * later), while its read_parquet checks them: the values, as one run of
  * bytes, must be valid and no value may start inside a character. */
-static bool strings_valid(const struct ArrowArray *a)
+bool tl_strings_valid(const struct ArrowArray *a)
 {
     const int32_t *off = a->buffers[1];
     const uint8_t *data = a->buffers[2];
@@ -173,7 +173,7 @@ static tl_status decode_file(void *ctx, size_t i, tl_error *err)
                                             counted ? &again : &fp->out->bytes_read, err);
             if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
             if (strcmp(fp->fe->schema.children[c]->format, "u") == 0 &&
-                !strings_valid(&seg->cols[c]))
+                !tl_strings_valid(&seg->cols[c]))
                 return tl_error_set(err, TL_ERR_INVALID, "%s: column %s is not valid UTF-8",
                                     fp->fe->path, fp->fe->schema.children[c]->name);
         }

@@ -35,6 +35,10 @@ typedef struct tl_selective_file {
 /* Whether the setting (or TL_SELECTIVE_SCAN) turns filter pushdown off. */
 bool tl_filter_pushdown_off(const tl_query_engine *e, const tl_table *t);
 
+/* Whether a utf8 array's values are valid UTF-8, as DuckDB, which takes
+ * VARCHAR values on trust, needs them (its read_parquet checks them). */
+bool tl_strings_valid(const struct ArrowArray *a);
+
 /* On success *id is the rowset to scan (rows_function.h), or 0 when the scan
  * is declined. n_filters > 0. *exact: the rowset holds exactly the rows that
  * pass the one filter (row_refine.h), not a superset. */

@@ -529,6 +529,8 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     size_t planned = c->n;
     if (st == TL_OK && !answered)
         st = tl_sql_route(e, query, &plan, lookup, c, reads, &n_reads, &ss, &routed, &routing, err);
+    if (st == TL_OK && !answered && !routed && c->n == 1)
+        st = tl_sql_preagg(e, &plan, &ss, &routed, &routing, err);
     int64_t exact_views = ss.exact_views; /* routing's own scans are not the query's views */
     if (st == TL_OK && !answered)
         st = register_tables(e, c, planned, &plan, routed ? plan.refs[0].t : NULL, &ss, reads,

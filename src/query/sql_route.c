@@ -7,7 +7,9 @@
 
 #include "arrow/parse.h"
 #include "core/buf.h"
+#include "query/preagg_scan.h"
 #include "query/query_cache.h"
+#include "query/rows_function.h"
 #include "query/sql_plan_json.h"
 #include "query/sql_plan_time.h"
 #include "query/sql_shape.h"
@@ -1512,6 +1514,168 @@ done:
         free(*explain);
         *routed = *explain = NULL;
     }
+    return st;
+}
+
+/* ---- A rollup computed on the fly from raw pages (preagg_scan.h) ---- */
+
+#define PREAGG_VIEW "@preagg"
+
+static bool field_is(const tl_table *t, const char *name, tl_ice_type_id id)
+{
+    const tl_ice_field *f = tl_ice_schema_find(tl_ice_metadata_current_schema(t->md), name);
+    return f && f->type.id == id;
+}
+
+/* The partial states the query needs (avg: a sum and a count), their
+ * columns and names, and how each need merges them; false when a need or a
+ * key is of a kind the scan does not aggregate. */
+typedef struct preagg_states {
+    tl_run_state states[64];
+    char names[64][16];
+    const char *name_ptrs[64];
+    const char *values[64];
+    size_t n_states, n_values;
+    merge merges[32];
+    const char *keys[64];
+    size_t n_keys;
+} preagg_states;
+
+static size_t value_index(preagg_states *ps, const char *column)
+{
+    for (size_t i = 0; i < ps->n_values; i++)
+        if (strcmp(ps->values[i], column) == 0) return i;
+    ps->values[ps->n_values] = column;
+    return ps->n_values++;
+}
+
+static bool add_state(preagg_states *ps, tl_run_op op, const char *column)
+{
+    if (ps->n_states >= 64) return false;
+    size_t k = ps->n_states++;
+    ps->states[k] = (tl_run_state){op, column ? value_index(ps, column) : 0};
+    snprintf(ps->names[k], sizeof ps->names[k], "__tl_p%zu", k);
+    ps->name_ptrs[k] = ps->names[k];
+    return true;
+}
+
+static bool preagg_states_of(const query_shape *q, preagg_states *ps)
+{
+    for (size_t pass = 0; pass < 2; pass++) {
+        const tl_strlist *keys = pass ? &q->where_keys : &q->group_keys;
+        for (size_t i = 0; i < keys->len; i++) {
+            if (pass && listed(&q->group_keys, keys->items[i])) continue;
+            if (!field_is(q->raw, keys->items[i], TL_ICE_STRING) || ps->n_keys >= 64) return false;
+            ps->keys[ps->n_keys++] = keys->items[i];
+        }
+    }
+    for (size_t i = 0; i < q->n_needs; i++) {
+        const need *nd = &q->needs[i];
+        if (nd->fn != N_COUNT_STAR && !field_is(q->raw, nd->column, TL_ICE_DOUBLE)) return false;
+        bool ok = true;
+        size_t first = ps->n_states;
+        switch (nd->fn) {
+        case N_COUNT_STAR:
+            ok = add_state(ps, TL_RUN_COUNT_STAR, NULL);
+            break;
+        case N_COUNT:
+            ok = add_state(ps, TL_RUN_COUNT, nd->column);
+            break;
+        case N_SUM:
+            ok = add_state(ps, TL_RUN_SUM, nd->column);
+            break;
+        case N_MIN:
+            ok = add_state(ps, TL_RUN_MIN, nd->column);
+            break;
+        case N_MAX:
+            ok = add_state(ps, TL_RUN_MAX, nd->column);
+            break;
+        case N_AVG:
+            ok = add_state(ps, TL_RUN_SUM, nd->column) && add_state(ps, TL_RUN_COUNT, nd->column);
+            break;
+        default:
+            return false;
+        }
+        if (!ok) return false;
+        ps->merges[i] =
+            (merge){{ps->names[first], nd->fn == N_AVG ? ps->names[first + 1] : NULL}, false};
+    }
+    return ps->n_values <= 62;
+}
+
+/* Registers the view of the partial states and rewrites the query over it;
+ * *routed stays NULL when the scan declines or the result would differ in
+ * names or types. */
+static tl_status preagg_route(tl_query_engine *e, tl_sql_plan *plan, query_shape *q, json_t *doc,
+                              json_t *select, preagg_states *ps, tl_scan_stats *stats,
+                              char **routed, char **explain, tl_error *err)
+{
+    const tl_sql_ref *ref = &plan->refs[0];
+    tl_preagg_request r = {q->raw,     ref->filters,  ref->n_filters, {q->width, q->lo, q->hi},
+                           ps->keys,   ps->n_keys,    ps->values,     ps->n_values,
+                           ps->states, ps->name_ptrs, ps->n_states};
+    int64_t id = 0;
+    tl_scan_stats read = {0};
+    TL_TRY(tl_preagg_scan(e, &r, &id, &read, err));
+    if (id == 0) return TL_OK;
+    char *body = tl_strdup_printf("SELECT * FROM " TL_ROWS_FUNCTION "(%lld)", (long long)id);
+    char *view = view_name(q->raw, PREAGG_VIEW);
+    char *from = view ? tl_strdup_printf("SELECT * FROM %s", view) : NULL;
+    tl_status st = body && view && from ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK) st = tl_query_register_as(e, q->raw, PREAGG_VIEW, body, err);
+    json_t *plan_doc =
+        st == TL_OK ? json_pack("{s:b, s:[O]}", "error", 0, "statements", plan->stmt) : NULL;
+    bool ok = plan_doc && rewrite_tree(e, q, select, from, ps->merges);
+    char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
+    char *original = text ? tl_sql_tree_text(e, plan_doc) : NULL;
+    if (st == TL_OK && original && same_result(e, q->raw, original, text)) {
+        *explain = tl_strdup_printf("%s aggregated on the fly from its pages (runs of rows of "
+                                    "one group and bucket of %" PRId64 " microseconds)",
+                                    q->raw->name.full, q->width);
+        if (*explain == NULL) st = tl_error_nomem(err);
+        if (st == TL_OK) {
+            *routed = text;
+            text = NULL;
+            stats->files_total += read.files_total;
+            stats->files_read += read.files_read;
+            stats->row_groups_total += read.row_groups_total;
+            stats->row_groups_read += read.row_groups_read;
+            stats->bytes_read += read.bytes_read;
+        }
+    }
+    json_decref(plan_doc);
+    free(text);
+    free(original);
+    free(body);
+    free(view);
+    free(from);
+    return st;
+}
+
+tl_status tl_sql_preagg(tl_query_engine *e, tl_sql_plan *plan, tl_scan_stats *stats, char **routed,
+                        char **explain, tl_error *err)
+{
+    *routed = *explain = NULL;
+    if (plan->n_refs != 1 || plan->refs[0].t == NULL || plan->query || plan->refs[0].n_filters > 1)
+        return TL_OK;
+    const tl_table *raw = plan->refs[0].t;
+    const tl_contract *c = &raw->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(raw->md);
+    if (c->time_index < 0 || s->fields[c->time_index].type.id != TL_ICE_TIMESTAMPTZ ||
+        tl_preagg_off())
+        return TL_OK;
+    json_t *stmt = json_deep_copy(plan->stmt);
+    json_t *doc = stmt ? json_pack("{s:b, s:[o]}", "error", 0, "statements", stmt) : NULL;
+    if (doc == NULL) return tl_error_nomem(err);
+    json_t *select = json_object_get(stmt, "node");
+    query_shape q = {0};
+    preagg_states *ps = calloc(1, sizeof *ps);
+    tl_status st = ps && expand_group_all(select) ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK && read_plan(e, plan, stmt, 0, &q) && preagg_states_of(&q, ps))
+        st = preagg_route(e, plan, &q, doc, select, ps, stats, routed, explain, err);
+    free(ps);
+    shape_free(&q);
+    json_decref(doc);
     return st;
 }
 

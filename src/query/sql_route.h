@@ -57,6 +57,16 @@ tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
                        tl_sql_lookup lookup, void *ctx, tl_sql_table_read *reads, size_t *n_reads,
                        tl_scan_stats *stats, char **routed, char **explain, tl_error *err);
 
+/* A query of the routing shape that no rollup answers, over one table
+ * whose files hold no pending duplicate: when its keys are strings and its
+ * aggregates count(*), and count, sum, min, max, avg of float64 columns,
+ * the scan aggregates the runs of rows of each group and bucket as it
+ * decodes the pages (preagg_scan.h) into a view of partial states, and
+ * *routed is the query merging them (as rollup rows merge), *explain what
+ * was done; both NULL when not. Call after tl_sql_route found no rollup. */
+tl_status tl_sql_preagg(tl_query_engine *e, tl_sql_plan *plan, tl_scan_stats *stats, char **routed,
+                        char **explain, tl_error *err);
+
 /* Frees what the engine remembers of routed queries. */
 void tl_sql_route_cache_free(tl_query_engine *e);
 

@@ -1,0 +1,284 @@
+#include "query/preagg_scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "core/parallel.h"
+#include "query/footer_cache.h"
+#include "query/page_select.h"
+#include "query/query_cache.h"
+#include "query/row_group_prune.h"
+#include "query/rows_function.h"
+#include "query/selective_scan.h"
+
+#define PREAGG_THREADS 4
+#define MAX_COLS 64
+
+bool tl_preagg_off(void)
+{
+    const char *v = getenv("TL_PREAGG");
+    return v && strcmp(v, "off") == 0;
+}
+
+/* One file: its footer and the leaf of each column the scan reads (time,
+ * keys, values, in that order). */
+typedef struct pre_file {
+    tl_footer_entry *fe;
+    int leaves[MAX_COLS];
+} pre_file;
+
+/* One row group of one file, and what came of it. */
+typedef struct pre_job {
+    pre_file *f;
+    int g;
+    tl_rows_segment seg;
+    int64_t bytes_read;
+    bool read;
+} pre_job;
+
+typedef struct pre_plan {
+    const tl_preagg_request *r;
+    pre_job *jobs;
+    size_t n_cols;     /* 1 + n_keys + n_values */
+    size_t *file_jobs; /* the jobs of file i: [file_jobs[i], file_jobs[i + 1]) */
+} pre_plan;
+
+/* Whether the file's column `leaf` is what the scan decodes: microsecond
+ * timestamps (time), utf8 (keys), float64 (values). */
+static bool leaf_fits(const tl_footer_entry *fe, int leaf, size_t c, size_t n_keys)
+{
+    const tl_pq_file_meta *m = tl_parquet_reader_meta(fe->reader);
+    if (leaf < 0 || leaf >= fe->schema.n_children || !m->schema[leaf + 1].has_type) return false;
+    const char *format = fe->schema.children[leaf]->format;
+    tl_pq_type type = m->schema[leaf + 1].type;
+    if (c == 0) return strncmp(format, "tsu:", 4) == 0 && type == TL_PQ_INT64;
+    if (c <= n_keys)
+        return strcmp(format, "u") == 0 && type == TL_PQ_BYTE_ARRAY &&
+               m->schema[leaf + 1].logical.kind != TL_PQ_LT_DECIMAL;
+    return strcmp(format, "g") == 0 && type == TL_PQ_DOUBLE;
+}
+
+/* Opens the file and finds its leaves; *ok false when it does not fit. */
+static tl_status open_file(tl_query_engine *e, const tl_preagg_request *r, const char *path,
+                           pre_file *pf, bool *ok, tl_error *err)
+{
+    const tl_table *t = r->t;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    tl_status st = tl_footer_get(e, path, &pf->fe, err);
+    if (st == TL_ERR_INVALID || st == TL_ERR_NOT_FOUND) {
+        *ok = false;
+        return TL_OK;
+    }
+    TL_TRY(st);
+    const tl_pq_file_meta *m = tl_parquet_reader_meta(pf->fe->reader);
+    size_t n = 1 + r->n_keys + r->n_values;
+    for (size_t c = 0; *ok && c < n; c++) {
+        const char *name = c == 0           ? t->contract.time_column
+                           : c <= r->n_keys ? r->keys[c - 1]
+                                            : r->values[c - 1 - r->n_keys];
+        const tl_ice_field *f = tl_ice_schema_find(s, name);
+        pf->leaves[c] = f ? tl_pq_leaf_of_field(m, f) : -1;
+        *ok = leaf_fits(pf->fe, pf->leaves[c], c, r->n_keys);
+    }
+    return TL_OK;
+}
+
+static tl_status aggregate_rows(pre_plan *p, pre_job *j, struct ArrowArray *cols, int64_t n,
+                                tl_error *err)
+{
+    const tl_preagg_request *r = p->r;
+    const struct ArrowArray *keys[MAX_COLS], *values[MAX_COLS];
+    for (size_t c = 0; c < r->n_keys; c++) keys[c] = &cols[1 + c];
+    for (size_t c = 0; c < r->n_values; c++) values[c] = &cols[1 + r->n_keys + c];
+    tl_run_input in = {&cols[0], keys, r->n_keys, values, r->n_values, n};
+    size_t n_out = r->n_keys + 1 + r->n_states;
+    if ((j->seg.cols = calloc(n_out, sizeof *j->seg.cols)) == NULL) return tl_error_nomem(err);
+    TL_TRY(
+        tl_run_aggregate(&r->split, &in, r->states, r->n_states, j->seg.cols, &j->seg.rows, err));
+    for (size_t c = 0; c < r->n_keys; c++)
+        if (!tl_strings_valid(&j->seg.cols[c]))
+            return tl_error_set(err, TL_ERR_INVALID, "%s: column %s is not valid UTF-8",
+                                j->f->fe->path, r->keys[c]);
+    return TL_OK;
+}
+
+static tl_status run_row_group(pre_plan *p, pre_job *j, tl_error *err)
+{
+    tl_parquet_reader *rd = j->f->fe->reader;
+    tl_row_ranges rr = {0};
+    struct ArrowArray cols[MAX_COLS] = {{0}};
+    tl_status st = tl_page_select(p->r->t, rd, j->g, p->r->filters, p->r->n_filters, &rr, err);
+    j->read = st == TL_OK && rr.n > 0;
+    int64_t n = tl_row_ranges_rows(&rr);
+    for (size_t c = 0; st == TL_OK && rr.n && c < p->n_cols; c++) {
+        st = tl_parquet_reader_read_rows(rd, j->g, j->f->leaves[c], rr.r, rr.n, &cols[c],
+                                         &j->bytes_read, err);
+        if (st == TL_OK && cols[c].length != n)
+            st = tl_error_set(err, TL_ERR_INVALID, "%s: short column", j->f->fe->path);
+    }
+    if (st == TL_OK && rr.n) st = aggregate_rows(p, j, cols, n, err);
+    for (size_t c = 0; c < p->n_cols; c++) tl_array_release(&cols[c]);
+    tl_row_ranges_free(&rr);
+    return st;
+}
+
+/* The row groups of one file, in turn (a reader is not shared between threads). */
+static tl_status run_file(void *ctx, size_t i, tl_error *err)
+{
+    pre_plan *p = ctx;
+    for (size_t k = p->file_jobs[i]; k < p->file_jobs[i + 1]; k++)
+        TL_TRY(run_row_group(p, &p->jobs[k], err));
+    return TL_OK;
+}
+
+static tl_status make_rowset(pre_plan *p, size_t n_jobs, const char *time_format, tl_rowset **out,
+                             tl_error *err)
+{
+    const tl_preagg_request *r = p->r;
+    size_t n_out = r->n_keys + 1 + r->n_states;
+    tl_rowset *rs = calloc(1, sizeof *rs);
+    if (rs == NULL) return tl_error_nomem(err);
+    rs->n_cols = n_out;
+    rs->names = calloc(n_out + 1, sizeof *rs->names);
+    rs->formats = calloc(n_out + 1, sizeof *rs->formats);
+    rs->segs = calloc(n_jobs + 1, sizeof *rs->segs);
+    bool ok = rs->names && rs->formats && rs->segs;
+    for (size_t c = 0; ok && c < n_out; c++) {
+        const char *name = c < r->n_keys    ? r->keys[c]
+                           : c == r->n_keys ? r->t->contract.time_column
+                                            : r->state_names[c - r->n_keys - 1];
+        const char *format = c < r->n_keys ? "u" : c == r->n_keys ? time_format : NULL;
+        if (format == NULL) {
+            tl_run_op op = r->states[c - r->n_keys - 1].op;
+            format = op == TL_RUN_COUNT_STAR || op == TL_RUN_COUNT ? "l" : "g";
+        }
+        ok = (rs->names[c] = strdup(name)) != NULL && (rs->formats[c] = strdup(format)) != NULL;
+    }
+    if (!ok) {
+        tl_rowset_free(rs);
+        return tl_error_nomem(err);
+    }
+    for (size_t i = 0; i < n_jobs; i++) {
+        if (p->jobs[i].seg.cols == NULL) continue;
+        rs->segs[rs->n_segs++] = p->jobs[i].seg;
+        rs->rows += p->jobs[i].seg.rows;
+        p->jobs[i].seg.cols = NULL;
+    }
+    *out = rs;
+    return TL_OK;
+}
+
+/* The needed files, opened; *ok false when one does not fit. */
+static tl_status open_files(tl_query_engine *e, const tl_preagg_request *r, const tl_live_files *lf,
+                            pre_file *files, size_t *n, bool *ok, tl_error *err)
+{
+    tl_status st = TL_OK;
+    for (size_t i = 0; st == TL_OK && *ok && i < lf->n; i++) {
+        if (!tl_scan_file_needed(r->t, &lf->files[i].file, r->filters, r->n_filters)) continue;
+        if ((*ok = *n < TL_FOOTER_CACHE_MAX) == false) break; /* entries must outlive the scan */
+        char *path = tl_scan_local_path(r->t, lf->files[i].file.file_path);
+        if ((*ok = path != NULL) == false) break;
+        st = open_file(e, r, path, &files[(*n)++], ok, err);
+        free(path);
+    }
+    return st;
+}
+
+static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_file *files,
+                            size_t n, int64_t *id, tl_scan_stats *stats, tl_error *err)
+{
+    size_t n_jobs = 0;
+    for (size_t i = 0; i < n; i++)
+        n_jobs += (size_t)tl_parquet_reader_num_row_groups(files[i].fe->reader);
+    pre_plan p = {r, calloc(n_jobs + 1, sizeof *p.jobs), 1 + r->n_keys + r->n_values,
+                  calloc(n + 1, sizeof *p.file_jobs)};
+    if (p.jobs == NULL || p.file_jobs == NULL) {
+        free(p.jobs);
+        free(p.file_jobs);
+        return tl_error_nomem(err);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        p.file_jobs[i] = k;
+        const tl_pq_file_meta *m = tl_parquet_reader_meta(files[i].fe->reader);
+        for (int g = 0; g < tl_parquet_reader_num_row_groups(files[i].fe->reader); g++)
+            if (m->row_groups[g].num_rows > 0 &&
+                tl_row_group_needed(r->t, m, (size_t)g, r->filters, r->n_filters))
+                p.jobs[k++] = (pre_job){.f = &files[i], .g = g};
+    }
+    p.file_jobs[n] = k;
+    tl_status st = TL_OK;
+    if (k)
+        st = tl_parallel_run(n, n < PREAGG_THREADS ? n : PREAGG_THREADS, true, run_file, &p, err);
+    tl_rowset *rs = NULL;
+    const char *time_format = n ? files[0].fe->schema.children[files[0].leaves[0]]->format : "";
+    if (st == TL_OK) st = make_rowset(&p, k, time_format, &rs, err);
+    if (st == TL_OK) st = tl_rowsets_add(e, rs, id, err);
+    for (size_t i = 0; st == TL_OK && i < k; i++) {
+        stats->row_groups_read += p.jobs[i].read;
+        stats->bytes_read += p.jobs[i].bytes_read;
+    }
+    for (size_t i = 0; i < n && st == TL_OK; i++) {
+        stats->files_read++;
+        stats->row_groups_total += tl_parquet_reader_num_row_groups(files[i].fe->reader);
+    }
+    size_t n_out = r->n_keys + 1 + r->n_states;
+    for (size_t i = 0; i < k; i++) {
+        for (size_t c = 0; p.jobs[i].seg.cols && c < n_out; c++)
+            tl_array_release(&p.jobs[i].seg.cols[c]);
+        free(p.jobs[i].seg.cols);
+    }
+    free(p.jobs);
+    free(p.file_jobs);
+    return st;
+}
+
+/* Whether the time formats of the files agree (the rowset has one). */
+static bool same_time_format(const pre_file *files, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(files[i].fe->schema.children[files[i].leaves[0]]->format,
+                   files[0].fe->schema.children[files[0].leaves[0]]->format) != 0)
+            return false;
+    return true;
+}
+
+tl_status tl_preagg_scan(tl_query_engine *e, const tl_preagg_request *r, int64_t *id,
+                         tl_scan_stats *stats, tl_error *err)
+{
+    *id = 0;
+    if (tl_preagg_off() || tl_filter_pushdown_off(e, r->t) ||
+        1 + r->n_keys + r->n_values > MAX_COLS || r->t->contract.time_column == NULL)
+        return TL_OK;
+    const tl_live_files *lf = NULL;
+    bool known = false;
+    int64_t all = 0;
+    TL_TRY(tl_query_live_files(e, r->t, &lf, err));
+    TL_TRY(tl_scan_count(e, r->t, lf, &known, &all, err)); /* no duplicate pending */
+    if (!known) return TL_OK;
+    pre_file *files = calloc(lf->n + 1, sizeof *files);
+    if (files == NULL) return tl_error_nomem(err);
+    size_t n = 0;
+    bool ok = true;
+    tl_footer_cache_begin(e);
+    tl_status st = open_files(e, r, lf, files, &n, &ok, err);
+    tl_scan_stats read = {0};
+    if (st == TL_OK && ok && n > 0 && same_time_format(files, n))
+        st = scan_files(e, r, files, n, id, &read, err);
+    if (st == TL_ERR_INVALID) { /* a codec or encoding our reader lacks: raw rows, as before */
+        tl_error_clear(err);
+        st = TL_OK;
+        *id = 0;
+    }
+    if (st == TL_OK && *id) {
+        stats->files_total += (int64_t)lf->n;
+        stats->files_read += read.files_read;
+        stats->row_groups_total += read.row_groups_total;
+        stats->row_groups_read += read.row_groups_read;
+        stats->bytes_read += read.bytes_read;
+    }
+    tl_footer_cache_end(e);
+    free(files);
+    return st;
+}
