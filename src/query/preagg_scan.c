@@ -212,7 +212,9 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
     if (k)
         st = tl_parallel_run(n, n < PREAGG_THREADS ? n : PREAGG_THREADS, true, run_file, &p, err);
     tl_rowset *rs = NULL;
-    const char *time_format = n ? files[0].fe->schema.children[files[0].leaves[0]]->format : "";
+    /* No file left (an empty range): no rows, of the time column's type. */
+    const char *time_format =
+        n ? files[0].fe->schema.children[files[0].leaves[0]]->format : "tsu:UTC";
     if (st == TL_OK) st = make_rowset(&p, k, time_format, &rs, err);
     if (st == TL_OK) st = tl_rowsets_add(e, rs, id, err);
     for (size_t i = 0; st == TL_OK && i < k; i++) {
@@ -264,7 +266,7 @@ tl_status tl_preagg_scan(tl_query_engine *e, const tl_preagg_request *r, int64_t
     tl_footer_cache_begin(e);
     tl_status st = open_files(e, r, lf, files, &n, &ok, err);
     tl_scan_stats read = {0};
-    if (st == TL_OK && ok && n > 0 && same_time_format(files, n))
+    if (st == TL_OK && ok && same_time_format(files, n))
         st = scan_files(e, r, files, n, id, &read, err);
     if (st == TL_ERR_INVALID) { /* a codec or encoding our reader lacks: raw rows, as before */
         tl_error_clear(err);

@@ -1603,6 +1603,32 @@ static bool preagg_states_of(const query_shape *q, preagg_states *ps)
     return ps->n_values <= 62;
 }
 
+/* The view's body: its alias names the columns and their types, so that the
+ * view (kept by name from one query to the next, and rowset ids restart at
+ * each query) is replaced whenever they change. */
+static char *preagg_view_sql(const preagg_states *ps, int64_t id)
+{
+    tl_buf b = {0};
+    int rc = tl_buf_printf(&b, "SELECT * FROM " TL_ROWS_FUNCTION "(%lld) AS ", (long long)id);
+    tl_buf alias = {0};
+    for (size_t i = 0; i < ps->n_keys; i++) rc |= tl_buf_printf(&alias, "%s,", ps->keys[i]);
+    for (size_t i = 0; i < ps->n_states; i++)
+        rc |= tl_buf_append_str(&alias, ps->states[i].op == TL_RUN_COUNT_STAR ||
+                                                ps->states[i].op == TL_RUN_COUNT
+                                            ? ";l"
+                                            : ";g");
+    rc |= tl_buf_append_byte(&alias, 0);
+    char *quoted = rc ? NULL : tl_sql_ident((const char *)alias.data);
+    rc |= !quoted || tl_buf_append_str(&b, quoted) || tl_buf_append_byte(&b, 0);
+    free(quoted);
+    tl_buf_free(&alias);
+    if (rc) {
+        tl_buf_free(&b);
+        return NULL;
+    }
+    return (char *)tl_buf_detach(&b, NULL);
+}
+
 /* Registers the view of the partial states and rewrites the query over it;
  * *routed stays NULL when the scan declines or the result would differ in
  * names or types. */
@@ -1618,7 +1644,7 @@ static tl_status preagg_route(tl_query_engine *e, tl_sql_plan *plan, query_shape
     tl_scan_stats read = {0};
     TL_TRY(tl_preagg_scan(e, &r, &id, &read, err));
     if (id == 0) return TL_OK;
-    char *body = tl_strdup_printf("SELECT * FROM " TL_ROWS_FUNCTION "(%lld)", (long long)id);
+    char *body = preagg_view_sql(ps, id);
     char *view = view_name(q->raw, PREAGG_VIEW);
     char *from = view ? tl_strdup_printf("SELECT * FROM %s", view) : NULL;
     tl_status st = body && view && from ? TL_OK : tl_error_nomem(err);
