@@ -42,6 +42,7 @@ typedef struct tl_sql_explain_input {
     const tl_sql_plan *plan; /* the filters of each reference */
     const tl_sql_topk *topk; /* NULL: no top-k shape */
     const char *routing;     /* what rollup routing did (sql_route.h), or NULL */
+    const char *preagg;      /* what the partial aggregation in the scan did, or NULL */
     bool analyze;
 } tl_sql_explain_input;
 

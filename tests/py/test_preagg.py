@@ -102,7 +102,7 @@ def same(a, b, q):
 
 def pre_aggregated(lake, q, **settings):
     plans = {r["plan_type"]: r["plan"] for r in lake.query("EXPLAIN " + q, settings=settings or None).to_pylist()}
-    return "aggregated on the fly" in plans.get("timelake_rollup", "")
+    return "aggregated on the fly" in plans.get("timelake_preagg", "")
 
 
 def oracle(tmp_path):
