@@ -1690,14 +1690,21 @@ tl_status tl_sql_preagg(tl_query_engine *e, tl_sql_plan *plan, tl_scan_stats *st
     if (c->time_index < 0 || s->fields[c->time_index].type.id != TL_ICE_TIMESTAMPTZ ||
         tl_preagg_off())
         return TL_OK;
+    query_shape q = {0};
+    int64_t width = 0;
+    if (!groups_all(json_object_get(plan->stmt, "node"))) { /* the shape first, read in place */
+        bool shape = read_plan(e, plan, plan->stmt, 0, &q);
+        width = q.width;
+        shape_free(&q);
+        if (!shape) return TL_OK;
+    }
     json_t *stmt = json_deep_copy(plan->stmt);
     json_t *doc = stmt ? json_pack("{s:b, s:[o]}", "error", 0, "statements", stmt) : NULL;
     if (doc == NULL) return tl_error_nomem(err);
     json_t *select = json_object_get(stmt, "node");
-    query_shape q = {0};
     preagg_states *ps = calloc(1, sizeof *ps);
     tl_status st = ps && expand_group_all(select) ? TL_OK : tl_error_nomem(err);
-    if (st == TL_OK && read_plan(e, plan, stmt, 0, &q) && preagg_states_of(&q, ps))
+    if (st == TL_OK && read_plan(e, plan, stmt, width, &q) && preagg_states_of(&q, ps))
         st = preagg_route(e, plan, &q, doc, select, ps, stats, routed, explain, err);
     free(ps);
     shape_free(&q);
