@@ -21,6 +21,13 @@ bool tl_preagg_off(void)
     return v && strcmp(v, "off") == 0;
 }
 
+/* TL_PREAGG=always: narrow queries too (tests). */
+static bool preagg_always(void)
+{
+    const char *v = getenv("TL_PREAGG");
+    return v && strcmp(v, "always") == 0;
+}
+
 /* One file: its footer and the leaf of each column the scan reads (time,
  * keys, values, in that order). */
 typedef struct pre_file {
@@ -32,6 +39,7 @@ typedef struct pre_file {
 typedef struct pre_job {
     pre_file *f;
     int g;
+    tl_row_ranges rr; /* the rows its pages may hold that the filters want */
     tl_rows_segment seg;
     int64_t bytes_read;
     bool read;
@@ -106,20 +114,19 @@ static tl_status aggregate_rows(pre_plan *p, pre_job *j, struct ArrowArray *cols
 static tl_status run_row_group(pre_plan *p, pre_job *j, tl_error *err)
 {
     tl_parquet_reader *rd = j->f->fe->reader;
-    tl_row_ranges rr = {0};
+    const tl_row_ranges *rr = &j->rr;
     struct ArrowArray cols[MAX_COLS] = {{0}};
-    tl_status st = tl_page_select(p->r->t, rd, j->g, p->r->filters, p->r->n_filters, &rr, err);
-    j->read = st == TL_OK && rr.n > 0;
-    int64_t n = tl_row_ranges_rows(&rr);
-    for (size_t c = 0; st == TL_OK && rr.n && c < p->n_cols; c++) {
-        st = tl_parquet_reader_read_rows(rd, j->g, j->f->leaves[c], rr.r, rr.n, &cols[c],
+    tl_status st = TL_OK;
+    j->read = rr->n > 0;
+    int64_t n = tl_row_ranges_rows(rr);
+    for (size_t c = 0; st == TL_OK && rr->n && c < p->n_cols; c++) {
+        st = tl_parquet_reader_read_rows(rd, j->g, j->f->leaves[c], rr->r, rr->n, &cols[c],
                                          &j->bytes_read, err);
         if (st == TL_OK && cols[c].length != n)
             st = tl_error_set(err, TL_ERR_INVALID, "%s: short column", j->f->fe->path);
     }
-    if (st == TL_OK && rr.n) st = aggregate_rows(p, j, cols, n, err);
+    if (st == TL_OK && rr->n) st = aggregate_rows(p, j, cols, n, err);
     for (size_t c = 0; c < p->n_cols; c++) tl_array_release(&cols[c]);
-    tl_row_ranges_free(&rr);
     return st;
 }
 
@@ -208,15 +215,25 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
                 p.jobs[k++] = (pre_job){.f = &files[i], .g = g};
     }
     p.file_jobs[n] = k;
+    /* The pages first: a few rows of the files (a narrow query) are the
+     * selective scan's, which refines them by their values before decoding. */
+    int64_t chosen = 0, total = 0;
     tl_status st = TL_OK;
-    if (k)
+    for (size_t i = 0; i < n; i++) total += tl_parquet_reader_num_rows(files[i].fe->reader);
+    for (size_t i = 0; st == TL_OK && i < k; i++) {
+        st = tl_page_select(r->t, p.jobs[i].f->fe->reader, p.jobs[i].g, r->filters, r->n_filters,
+                            &p.jobs[i].rr, err);
+        chosen += tl_row_ranges_rows(&p.jobs[i].rr);
+    }
+    bool wide = chosen > total / 4 || chosen > TL_SELECTIVE_MAX_ROWS || preagg_always();
+    if (st == TL_OK && k && wide)
         st = tl_parallel_run(n, n < PREAGG_THREADS ? n : PREAGG_THREADS, true, run_file, &p, err);
     tl_rowset *rs = NULL;
     /* No file left (an empty range): no rows, of the time column's type. */
     const char *time_format =
         n ? files[0].fe->schema.children[files[0].leaves[0]]->format : "tsu:UTC";
-    if (st == TL_OK) st = make_rowset(&p, k, time_format, &rs, err);
-    if (st == TL_OK) st = tl_rowsets_add(e, rs, id, err);
+    if (st == TL_OK && wide) st = make_rowset(&p, k, time_format, &rs, err);
+    if (st == TL_OK && wide) st = tl_rowsets_add(e, rs, id, err);
     for (size_t i = 0; st == TL_OK && i < k; i++) {
         stats->row_groups_read += p.jobs[i].read;
         stats->bytes_read += p.jobs[i].bytes_read;
@@ -230,6 +247,7 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
         for (size_t c = 0; p.jobs[i].seg.cols && c < n_out; c++)
             tl_array_release(&p.jobs[i].seg.cols[c]);
         free(p.jobs[i].seg.cols);
+        tl_row_ranges_free(&p.jobs[i].rr);
     }
     free(p.jobs);
     free(p.file_jobs);

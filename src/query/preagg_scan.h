@@ -10,7 +10,10 @@
  * be pending (the rule of count(*) from the manifests: tl_scan_count), when a
  * file is remote, lacks a column or holds one of another type or encoding
  * than our reader decodes to utf8, float64 and microsecond timestamps, when
- * filter pushdown is off, or when TL_PREAGG=off. */
+ * filter pushdown is off, or when TL_PREAGG=off; and when the pages the
+ * filters leave are few (at most a quarter of the files' rows and
+ * TL_SELECTIVE_MAX_ROWS: the selective scan's, which refines them by their
+ * values first), unless TL_PREAGG=always. */
 #ifndef TL_QUERY_PREAGG_SCAN_H
 #define TL_QUERY_PREAGG_SCAN_H
 

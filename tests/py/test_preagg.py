@@ -4,7 +4,9 @@ hold no pending duplicate is answered from one partial-state row per run of
 rows, merged as rollup rows are. Each random query is checked against DuckDB
 over the live Parquet files and against the same query with the feature off
 (filter_pushdown = false), with NULLs, NaN, ranges cutting buckets, several
-files of many pages, appended and compacted; pending duplicates fall back."""
+files of many pages, appended and compacted (TL_PREAGG=always: narrow
+queries too); pending duplicates fall back; by default narrow queries are
+left to the selective scan."""
 
 import datetime as dt
 import math
@@ -49,11 +51,11 @@ def hour_rows(rnd, h, hosts=("h0", "h1", "h2"), dcs=("d0", "d1")):
     return pa.table(rows, schema=SCHEMA)
 
 
-def make(lake, rnd, compact):
+def make(lake, rnd, compact, hosts=("h0", "h1", "h2")):
     props = {"timelake.data-page-rows": "97", "write.parquet.row-group-limit": "1000"}
     t = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "dc"], properties=props)
     for h in range(HOURS):
-        t.append(hour_rows(rnd, h), maintain=False)
+        t.append(hour_rows(rnd, h, hosts), maintain=False)
     if compact:
         t.maintain()
     return t
@@ -114,7 +116,8 @@ def oracle(tmp_path):
 
 
 @pytest.mark.parametrize("compact", [False, True], ids=["appended", "compacted"])
-def test_random_queries_as_duckdb_and_as_without(tmp_path, compact):
+def test_random_queries_as_duckdb_and_as_without(tmp_path, monkeypatch, compact):
+    monkeypatch.setenv("TL_PREAGG", "always")
     rnd = random.Random(24 + compact)
     lake = tlc.Lake(str(tmp_path / "lake"))
     make(lake, rnd, compact)
@@ -134,7 +137,8 @@ def test_random_queries_as_duckdb_and_as_without(tmp_path, compact):
     assert used == 80  # every query has the shape
 
 
-def test_pending_duplicates_fall_back(tmp_path):
+def test_pending_duplicates_fall_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("TL_PREAGG", "always")
     rnd = random.Random(5)
     lake = tlc.Lake(str(tmp_path / "lake"))
     t = make(lake, rnd, False)
@@ -168,3 +172,16 @@ def test_other_shapes_read_rows(tmp_path):
               "SELECT iv, time_bucket(INTERVAL '1 hour', time) AS b, sum(v) FROM m.raw GROUP BY 1, 2"]:
         assert not pre_aggregated(lake, q), q
         same(rows_of(lake.query(q)), rows_of(lake.query(q, settings={"filter_pushdown": "false"})), q)
+
+
+def test_narrow_queries_left_to_the_selective_scan(tmp_path):
+    rnd = random.Random(7)
+    lake = tlc.Lake(str(tmp_path / "lake"))
+    make(lake, rnd, False, hosts=[f"h{i}" for i in range(10)])
+    q = "SELECT host, time_bucket(INTERVAL '10 minutes', time) AS b, count(*), max(v) FROM m.raw"
+    wide = f"{q} WHERE time >= '2026-01-01 01:00:00+00' GROUP BY 1, 2"  # most of the rows
+    narrow = f"{q} WHERE time >= '2026-01-01 05:50:00+00' AND host = 'h1' GROUP BY 1, 2"  # a few pages
+    assert pre_aggregated(lake, wide)
+    assert not pre_aggregated(lake, narrow)
+    for x in (wide, narrow):
+        same(rows_of(lake.query(x)), rows_of(lake.query(x, settings={"filter_pushdown": "false"})), x)
