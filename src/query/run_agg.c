@@ -46,32 +46,59 @@ static int side(const tl_run_split *s, int64_t t)
     return t < s->lo ? 0 : t > s->hi ? 2 : 1;
 }
 
-/* The first row of each run, then n: malloc'd, *n_runs of them (+1). */
+/* The times [lo, hi) a run starting at time t may hold: t's bucket and
+ * side of the query's range. */
+static void run_interval(const tl_run_split *s, int64_t t, int64_t *lo, int64_t *hi)
+{
+    if (!tl_time_floor_exact(t, s->width, lo)) *lo = INT64_MIN;
+    if (__builtin_add_overflow(*lo, s->width, hi)) *hi = INT64_MAX;
+    int64_t after = s->hi == INT64_MAX ? INT64_MAX : s->hi + 1; /* the range: [s->lo, after) */
+    switch (side(s, t)) {
+    case 0:
+        if (s->lo < *hi) *hi = s->lo;
+        break;
+    case 1:
+        if (s->lo > *lo) *lo = s->lo;
+        if (after < *hi) *hi = after;
+        break;
+    default:
+        if (after > *lo) *lo = after;
+    }
+}
+
+/* The first row of each run, then n: malloc'd, *n_runs of them (+1).
+ * Grown as runs are found: runs are usually few, and a buffer of n rows
+ * would be mapped and unmapped (page faults) for every row group. */
 static int64_t *run_starts(const tl_run_split *s, const tl_run_input *in, int64_t *n_runs)
 {
-    int64_t *starts = malloc((size_t)(in->n + 1) * sizeof *starts), k = 0;
+    size_t cap = 256;
+    int64_t *starts = malloc(cap * sizeof *starts), k = 0;
     if (starts == NULL) return NULL;
     const int64_t *tv = (const int64_t *)in->time->buffers[1] + in->time->offset;
     bool tnull = false, tnulls = in->time->null_count != 0 && in->time->buffers[0] != NULL;
-    int64_t b_lo = 0, b_hi = 0; /* the current run's bucket, [b_lo, b_hi) */
-    int part = 0;
+    /* The current run's times: its bucket and side of the range, [r_lo, r_hi). */
+    int64_t r_lo = 0, r_hi = 0;
     for (int64_t i = 0; i < in->n; i++) {
         bool tvalid = !tnulls || valid(in->time, i), fresh = i == 0 || tvalid == tnull;
-        if (!fresh && tvalid) {
-            int64_t t = tv[i];
-            fresh = t < b_lo || t >= b_hi || side(s, t) != part;
-        }
+        if (!fresh && tvalid) fresh = tv[i] < r_lo || tv[i] >= r_hi;
         for (size_t c = 0; !fresh && c < in->n_keys; c++) fresh = !same_key(in->keys[c], i, i - 1);
         if (!fresh) continue;
+        if ((size_t)k + 1 >= cap) {
+            int64_t *more = realloc(starts, 2 * cap * sizeof *starts);
+            if (more == NULL) {
+                free(starts);
+                return NULL;
+            }
+            starts = more;
+            cap *= 2;
+        }
         starts[k++] = i;
         tnull = !tvalid;
         if (tvalid) {
             int64_t t = tv[i];
             /* At the ends of time (and DuckDB's infinities) a run may end
              * early: more runs, the same answer. */
-            if (!tl_time_floor_exact(t, s->width, &b_lo)) b_lo = INT64_MIN;
-            if (__builtin_add_overflow(b_lo, s->width, &b_hi)) b_hi = INT64_MAX;
-            part = side(s, t);
+            run_interval(s, t, &r_lo, &r_hi);
         }
     }
     starts[k] = in->n;
