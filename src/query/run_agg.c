@@ -106,6 +106,25 @@ static int64_t *run_starts(const tl_run_split *s, const tl_run_input *in, int64_
     return starts;
 }
 
+/* Keeps the runs whose rows the query's time range holds (none of a null
+ * time when it has a range): starts[] their first rows, ends[] their ends;
+ * returns how many. starts[] holds n_runs + 1 entries on entry. */
+static int64_t keep_in_range(const tl_run_split *s, const tl_run_input *in, int64_t *starts,
+                             int64_t *ends, int64_t n_runs)
+{
+    const struct ArrowArray *time = in->time;
+    const int64_t *tv = (const int64_t *)time->buffers[1] + time->offset;
+    bool ranged = s->lo != INT64_MIN || s->hi != INT64_MAX;
+    int64_t k = 0;
+    for (int64_t r = 0; r < n_runs; r++) {
+        int64_t first = starts[r], end = starts[r + 1];
+        if (ranged && (!valid(time, first) || side(s, tv[first]) != 1)) continue;
+        starts[k] = first;
+        ends[k++] = end;
+    }
+    return k;
+}
+
 static tl_status gather_strings(const struct ArrowArray *a, const int64_t *rows, int64_t n,
                                 struct ArrowArray *out, tl_error *err)
 {
@@ -187,13 +206,14 @@ static bool above(double a, double b)
 }
 
 static tl_status state_column(const tl_run_state *s, const tl_run_input *in, const int64_t *starts,
-                              int64_t n_runs, struct ArrowArray *out, tl_error *err)
+                              const int64_t *ends, int64_t n_runs, struct ArrowArray *out,
+                              tl_error *err)
 {
     void *values;
     uint8_t *validity;
     TL_TRY(fixed_array(n_runs, &values, &validity, out, err));
     if (s->op == TL_RUN_COUNT_STAR) {
-        for (int64_t r = 0; r < n_runs; r++) ((int64_t *)values)[r] = starts[r + 1] - starts[r];
+        for (int64_t r = 0; r < n_runs; r++) ((int64_t *)values)[r] = ends[r] - starts[r];
         return TL_OK;
     }
     const struct ArrowArray *a = in->values[s->value];
@@ -202,11 +222,11 @@ static tl_status state_column(const tl_run_state *s, const tl_run_input *in, con
     if (!nulls && (s->op == TL_RUN_COUNT || s->op == TL_RUN_SUM)) { /* the common case, fast */
         for (int64_t r = 0; r < n_runs; r++) {
             if (s->op == TL_RUN_COUNT) {
-                ((int64_t *)values)[r] = starts[r + 1] - starts[r];
+                ((int64_t *)values)[r] = ends[r] - starts[r];
                 continue;
             }
             double acc = 0;
-            for (int64_t i = starts[r]; i < starts[r + 1]; i++) acc += x[i];
+            for (int64_t i = starts[r]; i < ends[r]; i++) acc += x[i];
             ((double *)values)[r] = acc;
         }
         return TL_OK;
@@ -214,7 +234,7 @@ static tl_status state_column(const tl_run_state *s, const tl_run_input *in, con
     for (int64_t r = 0; r < n_runs; r++) {
         int64_t count = 0;
         double acc = 0;
-        for (int64_t i = starts[r]; i < starts[r + 1]; i++) {
+        for (int64_t i = starts[r]; i < ends[r]; i++) {
             if (nulls && !valid(a, i)) continue;
             double v = x[i];
             if (s->op == TL_RUN_SUM || count == 0)
@@ -251,7 +271,12 @@ tl_status tl_run_aggregate(const tl_run_split *split, const tl_run_input *in,
         return tl_error_set(err, TL_ERR_INVALID, "partial aggregation: columns of other types");
     int64_t n_runs = 0;
     int64_t *starts = run_starts(split, in, &n_runs);
-    if (starts == NULL) return tl_error_nomem(err);
+    int64_t *ends = starts ? malloc((size_t)(n_runs + 1) * sizeof *ends) : NULL;
+    if (ends == NULL) {
+        free(starts);
+        return tl_error_nomem(err);
+    }
+    n_runs = keep_in_range(split, in, starts, ends, n_runs);
     size_t n_out = in->n_keys + 1 + n_states, done = 0;
     memset(out, 0, n_out * sizeof *out);
     tl_status st = TL_OK;
@@ -259,8 +284,9 @@ tl_status tl_run_aggregate(const tl_run_split *split, const tl_run_input *in,
         st = gather_strings(in->keys[done], starts, n_runs, &out[done], err);
     if (st == TL_OK) st = gather_time(in->time, starts, n_runs, &out[done++], err);
     for (size_t c = 0; st == TL_OK && c < n_states; c++, done++)
-        st = state_column(&states[c], in, starts, n_runs, &out[done], err);
+        st = state_column(&states[c], in, starts, ends, n_runs, &out[done], err);
     free(starts);
+    free(ends);
     if (st != TL_OK) {
         for (size_t c = 0; c < n_out && c < done; c++) tl_array_release(&out[c]);
         return st;

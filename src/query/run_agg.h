@@ -4,9 +4,10 @@
  * maximal stretch of rows with equal keys (nulls equal), times in one
  * epoch-aligned bucket of the width and on the same side of each bound of
  * the query's time range (so a WHERE on the time and the keys keeps or drops
- * a whole run); a null time makes runs of its own. Each run becomes one
- * partial-state row: its keys and its first row's time (in the same bucket
- * and the same side of each bound as all its rows), then one state per
+ * a whole run); a null time makes runs of its own. Runs outside the range
+ * (and, when there is a range, of null times) are left out: the WHERE keeps
+ * none of their rows. Each other run becomes one partial-state row: its keys and its first row's
+ * time (in the same bucket and the same side of each bound as all its rows), then one state per
  * aggregate: count(*) and count(x) as int64, sum, min and max of a float64
  * column as float64, null when the run holds no value of it. min and max
  * order NaN above every number, as DuckDB does; sums add in row order. */
