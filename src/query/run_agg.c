@@ -78,8 +78,15 @@ static int64_t *run_starts(const tl_run_split *s, const tl_run_input *in, int64_
     bool tnull = false, tnulls = in->time->null_count != 0 && in->time->buffers[0] != NULL;
     /* The current run's times: its bucket and side of the range, [r_lo, r_hi). */
     int64_t r_lo = 0, r_hi = 0;
+    /* With a range, the rows outside it (or of null times) make one run
+     * whatever their keys: keep_in_range drops it. */
+    bool ranged = s->lo != INT64_MIN || s->hi != INT64_MAX, outside = false;
     for (int64_t i = 0; i < in->n; i++) {
         bool tvalid = !tnulls || valid(in->time, i), fresh = i == 0 || tvalid == tnull;
+        if (!fresh && outside) {
+            if (!tvalid || tv[i] < s->lo || tv[i] > s->hi) continue;
+            fresh = true;
+        }
         if (!fresh && tvalid) fresh = tv[i] < r_lo || tv[i] >= r_hi;
         for (size_t c = 0; !fresh && c < in->n_keys; c++) fresh = !same_key(in->keys[c], i, i - 1);
         if (!fresh) continue;
@@ -94,6 +101,7 @@ static int64_t *run_starts(const tl_run_split *s, const tl_run_input *in, int64_
         }
         starts[k++] = i;
         tnull = !tvalid;
+        outside = ranged && (!tvalid || side(s, tv[i]) != 1);
         if (tvalid) {
             int64_t t = tv[i];
             /* At the ends of time (and DuckDB's infinities) a run may end
