@@ -759,60 +759,116 @@ static tl_status read_plain_rows(tl_parquet_reader *r, const tl_pq_column_desc *
     return TL_OK;
 }
 
+/* A row group's column chunk read by rows through its page index. */
+typedef struct paged_chunk {
+    const tl_pq_row_group *g;
+    const tl_pq_column_chunk *cc;
+    const tl_pq_column_desc *d;
+    uint64_t start, len; /* the chunk's bytes in the file */
+    tl_pq_column_index ci;
+    tl_pq_offset_index oi;
+} paged_chunk;
+
+/* The pages of a paged_chunk that hold rows of the ranges, read. */
+typedef struct page_selection {
+    bool *sel;
+    tl_pq_span *parts;
+    size_t n_parts;
+    uint8_t *buf;
+    int64_t rows; /* rows in the selected pages */
+} page_selection;
+
+static void paged_chunk_locate(const tl_parquet_reader *r, int rg, int column, paged_chunk *c)
+{
+    c->g = &r->meta.row_groups[rg];
+    c->cc = &c->g->columns[r->leaf_of[column]];
+    c->d = &r->cols[column];
+}
+
+/* Checks the ranges and loads the page index; TL_ERR_NOT_FOUND, with err
+ * untouched, when the chunk has none (start and len are set either way). */
+static tl_status paged_chunk_open(tl_parquet_reader *r, int rg, int column,
+                                  const tl_pq_row_range *ranges, size_t n_ranges, paged_chunk *c,
+                                  tl_error *err)
+{
+    TL_TRY(check_ranges(ranges, n_ranges, c->g->num_rows, err));
+    TL_TRY(chunk_range(r, c->cc, c->d, &c->start, &c->len, err));
+    tl_status st = tl_parquet_reader_page_index(r, rg, column, &c->ci, &c->oi, err);
+    if (st == TL_ERR_NOT_FOUND || (st == TL_OK && c->oi.n_pages == 0)) return TL_ERR_NOT_FOUND;
+    TL_TRY(st);
+    return check_offset_index(&c->oi, c->start, c->len, c->g->num_rows, err);
+}
+
+static void page_selection_free(page_selection *p)
+{
+    free(p->buf);
+    free(p->parts);
+    free(p->sel);
+}
+
+/* Selects and reads the pages holding rows of the ranges. With whole_pages,
+ * TL_ERR_NOT_FOUND (nothing read) unless the ranges cover those pages whole. */
+static tl_status page_selection_read(tl_parquet_reader *r, const paged_chunk *c,
+                                     const tl_pq_row_range *ranges, size_t n_ranges,
+                                     bool whole_pages, page_selection *p, int64_t *bytes_read,
+                                     tl_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->sel = calloc(c->oi.n_pages + 1, sizeof *p->sel);
+    p->parts = calloc(c->oi.n_pages + 2, sizeof *p->parts);
+    if (p->sel == NULL || p->parts == NULL) return tl_error_nomem(err);
+    p->rows = select_pages(&c->oi, c->g->num_rows, ranges, n_ranges, p->sel);
+    if (whole_pages) {
+        int64_t want = 0;
+        for (size_t i = 0; i < n_ranges; i++) want += ranges[i].end - ranges[i].start;
+        if (p->rows != want) return TL_ERR_NOT_FOUND;
+    }
+    return read_parts(r, &c->oi, p->sel, c->start, &p->buf, p->parts, &p->n_parts, bytes_read, err);
+}
+
 tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
                                       const tl_pq_row_range *ranges, size_t n_ranges,
                                       struct ArrowArray *out, int64_t *bytes_read, tl_error *err)
 {
     memset(out, 0, sizeof *out);
     TL_TRY(check_rg_column(r, rg, column, err));
-    const tl_pq_row_group *g = &r->meta.row_groups[rg];
-    const tl_pq_column_chunk *cc = &g->columns[r->leaf_of[column]];
-    const tl_pq_column_desc *d = &r->cols[column];
+    paged_chunk c;
+    paged_chunk_locate(r, rg, column, &c);
     if (r->nested[column])
         return tl_error_set(err, TL_ERR_INVALID,
-                            "column \"%s\": rows of nested columns are read by row group", d->name);
-    TL_TRY(check_ranges(ranges, n_ranges, g->num_rows, err));
-    uint64_t start = 0, len = 0;
-    TL_TRY(chunk_range(r, cc, d, &start, &len, err));
-    tl_pq_column_index ci;
-    tl_pq_offset_index oi;
-    tl_status st = tl_parquet_reader_page_index(r, rg, column, &ci, &oi, err);
-    if (st == TL_ERR_NOT_FOUND || (st == TL_OK && oi.n_pages == 0)) {
+                            "column \"%s\": rows of nested columns are read by row group",
+                            c.d->name);
+    tl_status st = paged_chunk_open(r, rg, column, ranges, n_ranges, &c, err);
+    if (st == TL_ERR_NOT_FOUND) {
         struct ArrowArray all = {0};
         st = read_column(r, rg, column, &all, err);
-        if (st == TL_OK) *bytes_read += (int64_t)len;
+        if (st == TL_OK) *bytes_read += (int64_t)c.len;
         if (st == TL_OK)
-            st = slice_ranges(d, NULL, NULL, g->num_rows, ranges, n_ranges, &all, out, err);
+            st = slice_ranges(c.d, NULL, NULL, c.g->num_rows, ranges, n_ranges, &all, out, err);
         tl_array_release(&all);
         return st;
     }
     TL_TRY(st);
-    TL_TRY(check_offset_index(&oi, start, len, g->num_rows, err));
-    if (plain_copy_column(cc, d, &oi, start)) {
+    if (plain_copy_column(c.cc, c.d, &c.oi, c.start)) {
         bool declined = false;
-        st = read_plain_rows(r, d, &ci, &oi, g->num_rows, ranges, n_ranges, out, bytes_read,
+        st = read_plain_rows(r, c.d, &c.ci, &c.oi, c.g->num_rows, ranges, n_ranges, out, bytes_read,
                              &declined, err);
         if (st != TL_OK || !declined) {
-            if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
+            if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", c.d->name, rg);
             return st;
         }
     }
-    bool *sel = calloc(oi.n_pages + 1, sizeof *sel);
-    tl_pq_span *parts = calloc(oi.n_pages + 2, sizeof *parts);
-    uint8_t *buf = NULL;
-    size_t n_parts = 0;
+    page_selection p;
     struct ArrowArray all = {0};
-    st = sel && parts ? TL_OK : tl_error_nomem(err);
-    int64_t rows = st == TL_OK ? select_pages(&oi, g->num_rows, ranges, n_ranges, sel) : 0;
-    if (st == TL_OK) st = read_parts(r, &oi, sel, start, &buf, parts, &n_parts, bytes_read, err);
+    st = page_selection_read(r, &c, ranges, n_ranges, false, &p, bytes_read, err);
     if (st == TL_OK)
-        st = tl_pq_read_column_pages(d, cc->meta.codec, parts, n_parts, rows, r->cctx, &all, err);
-    if (st == TL_OK) st = slice_ranges(d, &oi, sel, g->num_rows, ranges, n_ranges, &all, out, err);
+        st = tl_pq_read_column_pages(c.d, c.cc->meta.codec, p.parts, p.n_parts, p.rows, r->cctx,
+                                     &all, err);
+    if (st == TL_OK)
+        st = slice_ranges(c.d, &c.oi, p.sel, c.g->num_rows, ranges, n_ranges, &all, out, err);
     tl_array_release(&all);
-    free(buf);
-    free(parts);
-    free(sel);
-    if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
+    page_selection_free(&p);
+    if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", c.d->name, rg);
     return st;
 }
 
@@ -823,37 +879,19 @@ tl_status tl_parquet_reader_count_rows(tl_parquet_reader *r, int rg, int column,
 {
     *count = 0;
     TL_TRY(check_rg_column(r, rg, column, err));
-    const tl_pq_row_group *g = &r->meta.row_groups[rg];
-    const tl_pq_column_chunk *cc = &g->columns[r->leaf_of[column]];
-    const tl_pq_column_desc *d = &r->cols[column];
-    if (r->nested[column] || d->elem.type != TL_PQ_INT64 || d->conv != TL_PQ_CONV_COPY64)
+    paged_chunk c;
+    paged_chunk_locate(r, rg, column, &c);
+    if (r->nested[column] || c.d->elem.type != TL_PQ_INT64 || c.d->conv != TL_PQ_CONV_COPY64)
         return TL_ERR_NOT_FOUND;
-    TL_TRY(check_ranges(ranges, n_ranges, g->num_rows, err));
-    uint64_t start = 0, len = 0;
-    TL_TRY(chunk_range(r, cc, d, &start, &len, err));
-    tl_pq_column_index ci;
-    tl_pq_offset_index oi;
-    tl_status st = tl_parquet_reader_page_index(r, rg, column, &ci, &oi, err);
-    if (st == TL_ERR_NOT_FOUND || (st == TL_OK && oi.n_pages == 0)) return TL_ERR_NOT_FOUND;
-    TL_TRY(st);
-    TL_TRY(check_offset_index(&oi, start, len, g->num_rows, err));
-    bool *sel = calloc(oi.n_pages + 1, sizeof *sel);
-    tl_pq_span *parts = calloc(oi.n_pages + 2, sizeof *parts);
-    uint8_t *buf = NULL;
-    size_t n_parts = 0;
-    st = sel && parts ? TL_OK : tl_error_nomem(err);
-    int64_t rows = st == TL_OK ? select_pages(&oi, g->num_rows, ranges, n_ranges, sel) : 0,
-            want = 0;
-    for (size_t i = 0; i < n_ranges; i++) want += ranges[i].end - ranges[i].start;
-    if (st == TL_OK && rows != want) st = TL_ERR_NOT_FOUND; /* part of a page: not counted here */
-    if (st == TL_OK) st = read_parts(r, &oi, sel, start, &buf, parts, &n_parts, bytes_read, err);
+    TL_TRY(paged_chunk_open(r, rg, column, ranges, n_ranges, &c, err));
+    page_selection p;
+    /* Part of a page is not counted here. */
+    tl_status st = page_selection_read(r, &c, ranges, n_ranges, true, &p, bytes_read, err);
     if (st == TL_OK)
-        st = tl_pq_count_column_pages(d, cc->meta.codec, parts, n_parts, rows, r->cctx, lo, hi,
-                                      count, err);
-    free(buf);
-    free(parts);
-    free(sel);
+        st = tl_pq_count_column_pages(c.d, c.cc->meta.codec, p.parts, p.n_parts, p.rows, r->cctx,
+                                      lo, hi, count, err);
+    page_selection_free(&p);
     if (st != TL_OK && st != TL_ERR_NOT_FOUND)
-        tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
+        tl_error_prefix(err, "column \"%s\" row group %d", c.d->name, rg);
     return st;
 }
