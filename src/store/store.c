@@ -130,6 +130,19 @@ size_t tl_store_remove_many(tl_store *s, char *const *keys, size_t n)
     return atomic_load(&job.removed);
 }
 
+size_t tl_store_remove_later(tl_store *s, char *const *keys, size_t n)
+{
+    if (s->ops->remove_later == NULL) return tl_store_remove_many(s, keys, n);
+    size_t queued = 0;
+    for (size_t i = 0; i < n; i++) queued += keys[i] && s->ops->remove_later(s, keys[i]);
+    return queued;
+}
+
+void tl_store_settle(tl_store *s)
+{
+    if (s->ops->settle) s->ops->settle(s);
+}
+
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err)
 {
     tl_strlist keys = {0};

@@ -79,6 +79,11 @@ typedef struct tl_store_ops {
     /* As tl_store_sweep. NULL: the backend leaves nothing of its own behind. */
     tl_status (*sweep)(tl_store *s, const char *prefix, int64_t min_age_ms, int64_t *removed,
                        tl_error *err);
+    /* As tl_store_remove_later for one key: false when it is not there. NULL:
+     * tl_store_remove_many. */
+    bool (*remove_later)(tl_store *s, const char *key);
+    /* As tl_store_settle. NULL: nothing is ever pending. */
+    void (*settle)(tl_store *s);
 } tl_store_ops;
 
 struct tl_store {
@@ -211,6 +216,15 @@ tl_status tl_store_get_first(tl_store *s, const char *key, size_t len, uint8_t *
  * orphan cleanup takes it). Returns how many removals succeeded (as with
  * tl_store_remove, a key already missing succeeds). */
 size_t tl_store_remove_many(tl_store *s, char *const *keys, size_t n);
+
+/* As tl_store_remove_many, for objects nothing references any more and
+ * nobody waits for: locally they are queued for a thread of the store
+ * (local_trash.h) and this returns at once, counting the objects there;
+ * elsewhere it is tl_store_remove_many. */
+size_t tl_store_remove_later(tl_store *s, char *const *keys, size_t n);
+
+/* Waits until the deletions tl_store_remove_later queued are done. */
+void tl_store_settle(tl_store *s);
 
 /* Deletes every object under prefix, and whatever the backend keeps there
  * of its own (tl_store_sweep with no age). */

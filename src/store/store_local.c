@@ -20,14 +20,17 @@
 #include "core/strlist.h"
 #include "store/digest.h"
 #include "store/local_sync.h"
+#include "store/local_trash.h"
 #include "store/store.h"
 
 #define TMP_PREFIX ".tmp-"
+#define MKDIR_TRIES 8
 
 typedef struct local_store {
     tl_store base;
     char *root;           /* absolute directory path, no trailing slash */
     tl_sync_set unsynced; /* puts not yet known to be durable */
+    tl_trash trash;       /* deletions nobody waits for */
 } local_store;
 
 static tl_status io_error(tl_error *err, const char *what, const char *path)
@@ -178,7 +181,9 @@ static tl_status open_temp(local_store *ls, char *path, int *fd_out, char **tmp_
     *slash = '/';
     if (tmp == NULL) return tl_error_nomem(err);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == ENOENT) {
+    /* A deletion that emptied the directory (the trash's, another writer's)
+     * may remove it again between the mkdir and the open: retry. */
+    for (int tries = 0; fd < 0 && errno == ENOENT && tries < MKDIR_TRIES; tries++) {
         tl_status st = make_dirs(ls, path, err);
         if (st != TL_OK) {
             free(tmp);
@@ -326,31 +331,58 @@ static tl_status local_list(tl_store *s, const char *prefix, tl_strlist *out, tl
     return st;
 }
 
+/* Unlinks path (modified), then prunes the directories left empty up to the
+ * root (rmdir refuses non-empty ones). A missing file, or a folder (no
+ * object), is no error. */
+static tl_status remove_path(const local_store *ls, char *path, tl_error *err)
+{
+    if (unlink(path) != 0 && errno != ENOENT && errno != EISDIR)
+        return io_error(err, "deleting", path);
+    size_t root_len = strlen(ls->root);
+    for (char *slash = strrchr(path, '/'); slash && (size_t)(slash - path) > root_len;
+         slash = strrchr(path, '/')) {
+        *slash = '\0';
+        if (rmdir(path) != 0) break;
+    }
+    return TL_OK;
+}
+
 static tl_status local_remove(tl_store *s, const char *key, tl_error *err)
 {
     TL_TRY(check_key(key, err));
-    local_store *ls = (local_store *)s;
-    char *path = path_of(ls, key);
+    char *path = path_of((local_store *)s, key);
     if (path == NULL) return tl_error_nomem(err);
-    tl_status st = TL_OK;
-    if (unlink(path) != 0 && errno != ENOENT && errno != EISDIR) { /* a folder is no object */
-        st = io_error(err, "deleting", path);
-    } else {
-        /* Prune directories left empty, up to the root; rmdir refuses non-empty ones. */
-        size_t root_len = strlen(ls->root);
-        for (char *slash = strrchr(path, '/'); slash && (size_t)(slash - path) > root_len;
-             slash = strrchr(path, '/')) {
-            *slash = '\0';
-            if (rmdir(path) != 0) break;
-        }
-    }
+    tl_status st = remove_path((local_store *)s, path, err);
     free(path);
     return st;
+}
+
+/* The trash's deletion (local_trash.h), on its thread. */
+static void trash_remove(void *ctx, const char *path)
+{
+    char *copy = strdup(path);
+    if (copy) remove_path(ctx, copy, NULL);
+    free(copy);
+}
+
+static bool local_remove_later(tl_store *s, const char *key)
+{
+    local_store *ls = (local_store *)s;
+    char *path = check_key(key, NULL) == TL_OK ? path_of(ls, key) : NULL;
+    bool there = path && tl_trash_add(&ls->trash, path);
+    free(path);
+    return there;
+}
+
+static void local_settle(tl_store *s)
+{
+    tl_trash_settle(&((local_store *)s)->trash);
 }
 
 static void local_free(tl_store *s)
 {
     local_store *ls = (local_store *)s;
+    tl_trash_destroy(&ls->trash);
     tl_sync_set_destroy(&ls->unsynced);
     free(ls->root);
     free(ls->base.url);
@@ -667,6 +699,8 @@ static const tl_store_ops local_ops = {
     .stat = local_stat,
     .writer_open = local_writer_open,
     .sweep = local_sweep,
+    .remove_later = local_remove_later,
+    .settle = local_settle,
 };
 
 /* Makes path absolute and lexically normal ("a/./b/../c" -> "/cwd/a/c"). */
@@ -704,6 +738,7 @@ tl_status tl_store_local_open(const char *path, tl_store **out, tl_error *err)
     if (ls == NULL) return tl_error_nomem(err);
     ls->base.ops = &local_ops;
     tl_sync_set_init(&ls->unsynced);
+    tl_trash_init(&ls->trash, trash_remove, ls);
     ls->root = normalize_path(path);
     ls->base.url =
         ls->root ? tl_strdup_printf("file://%s", strcmp(ls->root, "/") ? ls->root : "") : NULL;

@@ -154,7 +154,8 @@ static void check_alive(after_create *a)
 }
 
 /* Item 0 writes the hint, item 1 checks the table is still there (locally
- * after the hint, in the same item), item 2 deletes the obsolete objects. */
+ * after the hint, in the same item), item 2 hands the obsolete objects to
+ * deletion (locally queued: nobody waits for it, see local_trash.h). */
 static tl_status after_create_step(void *ctx, size_t i, tl_error *err)
 {
     after_create *a = ctx;
@@ -165,7 +166,7 @@ static tl_status after_create_step(void *ctx, size_t i, tl_error *err)
     } else if (i == 1 && !a->local) {
         check_alive(a);
     } else if (i == 2) {
-        tl_store_remove_many(a->t->lake->store, a->obsolete, a->n_obsolete);
+        tl_store_remove_later(a->t->lake->store, a->obsolete, a->n_obsolete);
     }
     return TL_OK;
 }
@@ -200,10 +201,11 @@ tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t le
     TL_TRY(tl_store_put_if_absent(t->lake->store, key, json, len, err));
     /* Landed. On an object store the hint's PUT and the check share one
      * round trip; locally the hint is written first, so that a drop racing
-     * the commit deletes it or the check sees the drop and removes it. The
+     * the commit deletes it or the check sees the drop and removes it, all
+     * on this thread (queuing the deletions waits for no disk). The
      * obsolete objects go meanwhile. */
     after_create a = {t, true, tl_store_is_local(t->lake->store), obsolete, n};
-    tl_parallel_run(n ? 3 : 2, a.local ? (n ? 2 : 1) : 3, false, after_create_step, &a, NULL);
+    tl_parallel_run(n ? 3 : 2, a.local ? 1 : 3, false, after_create_step, &a, NULL);
     if (a.alive) {
         tl_version_cache_note(t, t->version + 1); /* this process's queries see it at once */
         return TL_OK;

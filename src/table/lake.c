@@ -112,6 +112,7 @@ tl_status tl_lake_drop_table(tl_lake *lake, const char *name, tl_error *err)
     snprintf(what, sizeof what, "drop %s", tn.full);
     TL_TRY(tl_store_check_writable(lake->store, what, err));
     tl_version_cache_forget(lake, &tn);
+    tl_store_settle(lake->store); /* this lake's queued deletions run before, not amid, the drop */
     TL_TRY(remove_table_objects(lake->store, &tn, err));
     return tl_registry_remove(lake->store, tn.full, err);
 }

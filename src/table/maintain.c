@@ -52,6 +52,7 @@ tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
     tl_status st = tl_table_reload(t, 0, err);
     if (st == TL_OK) st = repair_index(t, &r, err);
     if (st == TL_OK) st = run(t, o, false, before_expiry, &r, err);
+    tl_store_settle(t->lake->store); /* what it deleted is gone when it returns */
     r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
     if (out) *out = r;
     return st;

@@ -455,8 +455,10 @@ tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool fu
 {
     key_set gone = {0};
     tl_status st = expire_snapshots(t, s, full, &gone, r, err);
+    /* Queued locally: an append's inline expiry does not wait for the disk,
+     * and tl_maintain_run settles them before it returns. */
     if (st == TL_OK)
-        r->objects_deleted += (int64_t)tl_store_remove_many(t->lake->store, gone.slots, gone.cap);
+        r->objects_deleted += (int64_t)tl_store_remove_later(t->lake->store, gone.slots, gone.cap);
     if (st == TL_OK && full) st = delete_orphans(t, s, &gone, r, err);
     set_free(&gone);
     return st;

@@ -1,0 +1,180 @@
+/* Deletions nobody waits for (store/local_trash.h): queued files go, a file
+ * replaced under the same name after it was queued stays, settle waits, and
+ * destroy drains; through the local store too (tl_store_remove_later). */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/local_trash.h"
+#include "store/store.h"
+#include "unit.h"
+
+typedef struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int open;      /* deletions may proceed */
+    int arrived;   /* the first deletion is waiting */
+    int n_removed; /* deletions done */
+} gate;
+
+/* Holds the first deletion until the test opens the gate, so that the test
+ * can change files while they are queued. */
+static void gated_remove(void *ctx, const char *path)
+{
+    gate *g = ctx;
+    pthread_mutex_lock(&g->lock);
+    g->arrived = 1;
+    pthread_cond_broadcast(&g->cond);
+    while (!g->open) pthread_cond_wait(&g->cond, &g->lock);
+    g->n_removed++;
+    pthread_mutex_unlock(&g->lock);
+    unlink(path);
+}
+
+static void gate_init(gate *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cond, NULL);
+}
+
+static void gate_wait_arrived(gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    while (!g->arrived) pthread_cond_wait(&g->cond, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_open(gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->open = 1;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void make_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static char *tmp_dir(const char *name)
+{
+    const char *base = getenv("TL_TEST_TMP") ? getenv("TL_TEST_TMP") : "/tmp";
+    mkdir(base, 0755);
+    char *dir = malloc(4096);
+    snprintf(dir, 4096, "%s/%s-%d", base, name, (int)getpid());
+    mkdir(dir, 0755);
+    return dir;
+}
+
+static void test_queued_files_go_and_replaced_ones_stay(void)
+{
+    char *dir = tmp_dir("trash");
+    char a[4200], b[4200], c[4200];
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/v12.metadata.json", dir);
+    snprintf(c, sizeof c, "%s/c", dir);
+    make_file(a, "a");
+    make_file(b, "old table's version");
+    make_file(c, "c");
+    gate g;
+    gate_init(&g);
+    tl_trash t;
+    tl_trash_init(&t, gated_remove, &g);
+    CHECK(tl_trash_add(&t, a));
+    gate_wait_arrived(&g); /* the thread holds a; b and c wait in the queue */
+    CHECK(tl_trash_add(&t, b));
+    CHECK(tl_trash_add(&t, c));
+    CHECK(!tl_trash_add(&t, dir)); /* a folder is no object */
+    /* The table is dropped and made again: b's name now holds a new file. */
+    char fresh[4300];
+    snprintf(fresh, sizeof fresh, "%s.new", b);
+    make_file(fresh, "new table's version"); /* made while b exists: another inode */
+    CHECK(rename(fresh, b) == 0);
+    gate_open(&g);
+    tl_trash_settle(&t);
+    CHECK(!exists(a) && !exists(c));
+    CHECK(exists(b)); /* not the file that was queued */
+    CHECK(g.n_removed == 2);
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s/never-there", dir);
+    CHECK(!tl_trash_add(&t, missing));
+    tl_trash_destroy(&t);
+    unlink(b);
+    rmdir(dir);
+    free(dir);
+}
+
+static void test_destroy_drains(void)
+{
+    char *dir = tmp_dir("trash-drain");
+    char path[64][4200];
+    gate g;
+    gate_init(&g);
+    tl_trash t;
+    tl_trash_init(&t, gated_remove, &g);
+    for (int i = 0; i < 64; i++) {
+        snprintf(path[i], sizeof path[i], "%s/f%d", dir, i);
+        make_file(path[i], "x");
+        CHECK(tl_trash_add(&t, path[i]));
+    }
+    gate_open(&g);
+    tl_trash_destroy(&t);
+    for (int i = 0; i < 64; i++) CHECK(!exists(path[i]));
+    rmdir(dir);
+    free(dir);
+}
+
+/* Through the store: the keys are queued, counted, gone after settle, and a
+ * forked child's store queues and deletes on its own. */
+static void test_local_store_remove_later(void)
+{
+    char *dir = tmp_dir("trash-store");
+    tl_store *s = NULL;
+    CHECK(tl_store_open(dir, NULL, &s, NULL) == TL_OK);
+    char *keys[4] = {"t/metadata/v1.metadata.json", "t/data/x.parquet", NULL, "t/missing"};
+    CHECK(tl_store_put(s, keys[0], "{}", 2, NULL) == TL_OK);
+    CHECK(tl_store_put(s, keys[1], "PAR1", 4, NULL) == TL_OK);
+    CHECK(tl_store_remove_later(s, keys, 4) == 2);
+    tl_store_settle(s);
+    uint64_t size;
+    CHECK(tl_store_size(s, keys[0], &size, NULL) == TL_ERR_NOT_FOUND);
+    CHECK(tl_store_size(s, keys[1], &size, NULL) == TL_ERR_NOT_FOUND);
+    char data_dir[4200];
+    snprintf(data_dir, sizeof data_dir, "%s/t/data", dir);
+    CHECK(!exists(data_dir)); /* left empty: pruned, as tl_store_remove does */
+    CHECK(tl_store_put(s, keys[1], "PAR1", 4, NULL) == TL_OK);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int ok = tl_store_remove_later(s, keys + 1, 1) == 1;
+        tl_store_settle(s);
+        ok = ok && tl_store_size(s, keys[1], &size, NULL) == TL_ERR_NOT_FOUND;
+        tl_store_free(s);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    tl_store_free(s);
+    free(dir);
+}
+
+UNIT_TESTS(UNIT(test_queued_files_go_and_replaced_ones_stay), UNIT(test_destroy_drains),
+           UNIT(test_local_store_remove_later))
