@@ -22,12 +22,64 @@ static void reset(tl_trash *t)
     t->owner = getpid();
 }
 
+/* The trashes not destroyed: a process that ends without freeing its
+ * stores (a Python interpreter leaving its lakes open) still deletes what it
+ * queued. */
+static struct {
+    pthread_mutex_t lock;
+    tl_trash *head;
+} live = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void settle_all(void)
+{
+    pthread_mutex_lock(&live.lock);
+    for (tl_trash *t = live.head; t; t = t->next_live) tl_trash_settle(t);
+    pthread_mutex_unlock(&live.lock);
+}
+
+static void live_before_fork(void)
+{
+    pthread_mutex_lock(&live.lock);
+}
+
+static void live_after_fork(void)
+{
+    pthread_mutex_unlock(&live.lock);
+}
+
+static void live_after_fork_child(void)
+{
+    pthread_mutex_init(&live.lock, NULL);
+}
+
+static void register_handlers(void)
+{
+    pthread_atfork(live_before_fork, live_after_fork, live_after_fork_child);
+    atexit(settle_all);
+}
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
 void tl_trash_init(tl_trash *t, tl_trash_remove_fn remove, void *ctx)
 {
     memset(t, 0, sizeof *t);
     t->remove = remove;
     t->ctx = ctx;
     reset(t);
+    pthread_once(&once, register_handlers);
+    pthread_mutex_lock(&live.lock);
+    t->next_live = live.head;
+    live.head = t;
+    pthread_mutex_unlock(&live.lock);
+}
+
+static void unregister(tl_trash *t)
+{
+    pthread_mutex_lock(&live.lock);
+    tl_trash **p = &live.head;
+    while (*p && *p != t) p = &(*p)->next_live;
+    if (*p) *p = t->next_live;
+    pthread_mutex_unlock(&live.lock);
 }
 
 /* Still the file that was queued? */
@@ -134,6 +186,7 @@ void tl_trash_settle(tl_trash *t)
 
 void tl_trash_destroy(tl_trash *t)
 {
+    unregister(t);
     adopt_after_fork(t);
     pthread_mutex_lock(&t->lock);
     t->stopping = true;

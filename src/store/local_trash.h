@@ -13,7 +13,8 @@
  * metadata/v12.metadata.json comes back when a table is dropped and created
  * again, and the new file must not go. A process that ends before the
  * thread drains leaves those objects, as a crash right after the commit
- * would; the thread drains when the store is freed and on tl_trash_settle. */
+ * would; the thread drains when the store is freed, on tl_trash_settle, and
+ * at exit for stores never freed. */
 #ifndef TL_STORE_LOCAL_TRASH_H
 #define TL_STORE_LOCAL_TRASH_H
 
@@ -40,6 +41,7 @@ typedef struct tl_trash {
     pthread_t thread;
     tl_trash_remove_fn remove;
     void *ctx;
+    struct tl_trash *next_live; /* every trash not destroyed, drained at exit */
 } tl_trash;
 
 void tl_trash_init(tl_trash *t, tl_trash_remove_fn remove, void *ctx);

@@ -1,6 +1,6 @@
 /* Deletions nobody waits for (store/local_trash.h): queued files go, a file
  * replaced under the same name after it was queued stays, settle waits, and
- * destroy drains; through the local store too (tl_store_remove_later). */
+ * destroy and exit drain; through the local store too (tl_store_remove_later). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -176,5 +176,28 @@ static void test_local_store_remove_later(void)
     free(dir);
 }
 
+/* A process that exits without freeing its store still deletes what it
+ * queued (the Python package's lakes may stay open to the end). */
+static void test_exit_drains_stores_never_freed(void)
+{
+    char *dir = tmp_dir("trash-exit");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/t/metadata/v3.metadata.json", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        tl_store *s = NULL;
+        char *key = "t/metadata/v3.metadata.json";
+        if (tl_store_open(dir, NULL, &s, NULL) != TL_OK || tl_store_put(s, key, "{}", 2, NULL))
+            _exit(2);
+        tl_store_remove_later(s, &key, 1);
+        exit(0); /* the store stays open: its queue drains at exit */
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 2);
+    CHECK(!exists(path));
+    free(dir);
+}
+
 UNIT_TESTS(UNIT(test_queued_files_go_and_replaced_ones_stay), UNIT(test_destroy_drains),
-           UNIT(test_local_store_remove_later))
+           UNIT(test_local_store_remove_later), UNIT(test_exit_drains_stores_never_freed))
