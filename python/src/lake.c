@@ -66,14 +66,6 @@ static PyObject *lake_repr(PyObject *obj)
 
 /* ---- create_table ---- */
 
-/* None -> -1 (the library's default), else 0 or 1; -2 on error. */
-static int tristate(PyObject *obj)
-{
-    if (obj == Py_None) return -1;
-    int v = PyObject_IsTrue(obj);
-    return v < 0 ? -2 : v;
-}
-
 typedef struct {
     PyObject *keys_keep, *props_keep, *schema_cap;
     const char **keys;
@@ -109,7 +101,8 @@ static PyObject *lake_create_table(PyObject *obj, PyObject *args, PyObject *kwar
         tlpy_utf8(retention, "retention", 1, &o.retention) < 0 ||
         tlpy_string_list(series_key, "series_key", &a.keys, &o.series_key_len, &a.keys_keep) < 0 ||
         tlpy_string_pairs(properties, "properties", (const char ***)&props, &a.props_keep) < 0 ||
-        (o.dedup = tristate(dedup)) == -2 || (o.ingest_time = tristate(ingest)) == -2 ||
+        tlpy_bool(dedup, "dedup", 1, &o.dedup) < 0 ||
+        tlpy_bool(ingest, "ingest_time", 1, &o.ingest_time) < 0 ||
         (a.schema_cap = tlpy_schema_capsule(schema, &c_schema)) == NULL)
         goto done;
     o.series_key = a.keys;

@@ -20,6 +20,22 @@ int tlpy_utf8(PyObject *obj, const char *what, int none_ok, const char **out)
     return 0;
 }
 
+int tlpy_bool(PyObject *obj, const char *what, int none_ok, int *out)
+{
+    if (obj == NULL) return 0;
+    if (none_ok && obj == Py_None) {
+        *out = -1;
+        return 0;
+    }
+    if (!PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a bool%s, not %S", what,
+                     none_ok ? " or None" : "", (PyObject *)Py_TYPE(obj));
+        return -1;
+    }
+    *out = obj == Py_True;
+    return 0;
+}
+
 static void free_pointers(PyObject *capsule)
 {
     PyMem_Free(PyCapsule_GetPointer(capsule, NULL));

@@ -113,7 +113,7 @@ static PyObject *table_append(PyObject *obj, PyObject *args, PyObject *kwargs)
         return NULL;
     tl_append_options o = {.batch_id = NULL, .maintain = -1};
     if (tlpy_utf8(batch_id, "batch_id", 1, &o.batch_id) < 0) return NULL;
-    if (maintain != Py_None && (o.maintain = PyObject_IsTrue(maintain)) < 0) return NULL;
+    if (tlpy_bool(maintain, "maintain", 1, &o.maintain) < 0) return NULL;
     struct ArrowArrayStream stream;
     if (tlpy_stream_from_object(data, &stream) < 0) return NULL;
     tlpy_table *self = (tlpy_table *)obj;
@@ -224,8 +224,13 @@ static PyObject *table_maintain(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"compact", "retention", "expire", "rollups", NULL};
     tl_maintain_options o = {1, 1, 1, 1};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pppp:maintain", kwlist, &o.compact,
-                                     &o.retention, &o.expire, &o.rollups))
+    PyObject *compact = NULL, *retention = NULL, *expire = NULL, *rollups = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:maintain", kwlist, &compact, &retention,
+                                     &expire, &rollups) ||
+        tlpy_bool(compact, "compact", 0, &o.compact) < 0 ||
+        tlpy_bool(retention, "retention", 0, &o.retention) < 0 ||
+        tlpy_bool(expire, "expire", 0, &o.expire) < 0 ||
+        tlpy_bool(rollups, "rollups", 0, &o.rollups) < 0)
         return NULL;
     tlpy_table *self = (tlpy_table *)obj;
     tl_maintain_report r;
@@ -301,9 +306,11 @@ static PyObject *table_upgrade(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"dry_run", "compact", "keep_snapshots", NULL};
     tl_upgrade_options o = {.dry_run = 0, .compact = 1};
-    PyObject *keep = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ppO:upgrade", kwlist, &o.dry_run, &o.compact,
+    PyObject *dry_run = NULL, *compact = NULL, *keep = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:upgrade", kwlist, &dry_run, &compact,
                                      &keep) ||
+        tlpy_bool(dry_run, "dry_run", 0, &o.dry_run) < 0 ||
+        tlpy_bool(compact, "compact", 0, &o.compact) < 0 ||
         tlpy_utf8(keep, "keep_snapshots", 0, &o.keep_snapshots) < 0)
         return NULL;
     tlpy_table *self = (tlpy_table *)obj;

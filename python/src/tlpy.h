@@ -45,6 +45,12 @@ PyObject *tlpy_raise(const tl_error *err);
  * none_ok and obj is None. Valid while obj lives. */
 int tlpy_utf8(PyObject *obj, const char *what, int none_ok, const char **out);
 
+/* A bool argument as 0 or 1, or -1 for None when none_ok ("the table's own
+ * setting"). Anything else is a TypeError, as in the reference: truthiness
+ * would read "false" or 1 as true and run a real upgrade for a dry run. obj
+ * NULL (not passed) leaves *out alone. Returns -1 with a Python error. */
+int tlpy_bool(PyObject *obj, const char *what, int none_ok, int *out);
+
 /* A NULL-terminated array of key, value pointers from a dict of str to str,
  * or *out = NULL for None. Pointers stay valid while `keep` (a new list the
  * caller releases) lives. Returns -1 with a Python error. */

@@ -183,7 +183,8 @@ static const tl_setting registry[] = {
      TABLE | SESSION},
     {KEY("time-weighted-mean"),
      {"time-weighted-mean", "auto, segments or merge", "auto", "table,session",
-      "How time_weighted_mean puts each series' readings in time order across files."},
+      "The reference's choice of how time_weighted_mean orders each series' readings; "
+      "accepted for its tables, no effect here: Timelake always orders them (its merge)."},
      TL_SETTING_CHOICE,
      "auto,segments,merge",
      TABLE | SESSION},

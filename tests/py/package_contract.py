@@ -498,6 +498,44 @@ def check_exported_types(tl, work):
     assert set(tl.UpgradeReport.__annotations__) == UPGRADE_KEYS
     assert set(tl.CacheStats.__annotations__) == {"memory_hits", "disk_hits", "misses", "bytes_fetched"}
     assert set(tl.TableInfo.__annotations__) == INFO_KEYS
+    assert tl.AppendResult.__required_keys__ == APPEND_KEYS
+    assert {"maintenance", "maintenance_error"} <= tl.AppendResult.__optional_keys__
+    for proto, member in [("ArrowArrayExportable", "__arrow_c_array__"), ("ArrowStreamExportable", "__arrow_c_stream__"),
+                          ("ArrowSchemaExportable", "__arrow_c_schema__"), ("HasArrowSchema", "schema")]:
+        assert member in vars(getattr(tl, proto)), (proto, member)
+
+
+def check_bool_arguments(tl, work):
+    """A flag takes True or False (or None where it means the table's own
+    setting); anything else is a TypeError naming it, never read for its
+    truthiness: "false" would run a real upgrade for a dry run."""
+    lake = tl.Lake(str(work))
+    t = iot(lake)
+    for i in range(3):
+        t.append(readings(4, start=T0 + dt.timedelta(minutes=10 * i)), maintain=False)
+    before = table_files(work)
+    for bad in ("false", 0, 1):
+        raises(TypeError, t.append, readings(1), maintain=bad, match="maintain")
+        raises(TypeError, t.upgrade, dry_run=bad, match="dry_run")
+        raises(TypeError, t.upgrade, compact=bad, match="compact")
+        for flag in ("compact", "retention", "expire", "rollups"):
+            raises(TypeError, t.maintain, **{flag: bad}, match=flag)
+        raises(TypeError, iot, lake, "b.d", dedup=bad, match="dedup")
+        raises(TypeError, iot, lake, "b.i", ingest_time=bad, match="ingest_time")
+    raises(TypeError, t.maintain, rollups=None, match="rollups")
+    raises(TypeError, t.upgrade, dry_run=None, match="dry_run")
+    assert t.version == 4 and t.info()["files"] == 3 and table_files(work) == before
+    assert lake.tables() == ["iot.readings"]
+    # None: the table's own setting (auto-maintain, dedup and ingest time on).
+    assert t.append(readings(1, start=T0 + dt.timedelta(days=1)), maintain=None)["rows"] == 1
+    assert t.upgrade(dry_run=True, compact=False)["version_before"] == 5
+    # (Positional order differs on purpose: ours is the seed's, properties 8th.)
+    p = lake.create_table("b.p", SCHEMA, time_column="time", series_key=["device_id"], chunk="hour", dedup=False,
+                          ingest_time=False, properties={"owner": "team-a"})
+    info = p.info()
+    assert (info["chunk"], info["dedup"], info["ingest_time_column"]) == ("hour", False, None), info
+    assert p.schema.names == ["time", "device_id", "temp"]
+    assert properties(work / "b" / "p")["owner"] == "team-a"
 
 
 def check_sql_set_and_show(tl, work):
