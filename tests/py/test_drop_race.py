@@ -4,10 +4,21 @@ it uses, and once the writers stop nothing of the table is left (no zombie
 version another writer made in the emptied folder, no stray file), so `ls`,
 `create` and `sql` behave as for a table that never was. Writers are
 separate processes (stale handles and a fresh open per append), locally and
-on moto's S3 server; threads sharing one process too."""
+on moto's S3 server; threads sharing one process too.
 
+The guard these races need is the commit point's (table/commit_point.c): a
+writer that read the table before the drop and creates its next version
+after it finds its parent version gone (or another table's), removes what it
+made and fails. A race started by timing rarely stops a commit right there:
+an append that starts after the drop mostly fails reading the deleted files
+first. So test_a_commit_in_flight_across_the_drop stops one there on
+purpose (a proxy holds its conditional create until the drop is done), and
+the threads test appends with a handle that reads nothing before its create."""
+
+import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -18,6 +29,7 @@ import pytest
 
 import tlc
 from conftest import ROOT
+from fault_proxy import FaultProxy
 from store_servers import server_fixture
 from test_maintain import SCHEMA, batch
 from writer import SCHEMA as WRITER_SCHEMA
@@ -205,3 +217,87 @@ def test_drop_wins_over_appending_threads(lake_dir):
             handle.append(batch([(9, 0, 1.0)]))
     assert tlc.Lake(str(lake_dir)).table("t").version == 1
     assert lake.sql("SELECT count(*) AS n FROM t").column("n")[0].as_py() == 0
+
+
+class GateProxy(FaultProxy):
+    """Holds the first request `fits(method, path)` accepts until release();
+    `arrived` is set once it is held."""
+
+    def __init__(self, upstream, fits):
+        super().__init__(upstream)
+        self.fits, self.arrived, self._gate, self._used = fits, threading.Event(), None, False
+
+    async def _hold(self, method, path):
+        with self._lock:
+            mine = not self._used and self.fits(method, path)
+            self._used |= mine
+        if mine:
+            self._gate = asyncio.Event()
+            self.arrived.set()
+            await self._gate.wait()
+
+    def release(self):
+        self._loop.call_soon_threadsafe(self._gate.set)
+
+
+def conditional_create(method, path):
+    return method == "PUT" and re.search(r"/metadata/v\d+\.metadata\.json$", path.split("?")[0]) is not None
+
+
+@pytest.mark.parametrize("then", ["dropped", "created_again"])
+def test_a_commit_in_flight_across_the_drop(s3, then):
+    """An append whose reads are done and whose conditional create of v4 is
+    held while the table is dropped (and, in the second case, created again
+    up to v3: the create then lands beside another table's v3): once let go,
+    it lands, finds its parent gone or another table's, removes what it
+    made, and fails with KeyError. Nothing of it stays."""
+    from test_s3 import keys_under
+    url = s3.url()
+    lake = tlc.Lake(url, s3.options)
+    t = lake.create_table("t", WRITER_SCHEMA, time_column="time", series_key=["writer"])
+    for k in range(2):
+        t.append(batch_of("old", k), maintain=False)
+    outcome = []
+    with GateProxy(s3.endpoint, conditional_create) as proxy:
+        writer = tlc.Lake(url, s3.through(proxy)).table("t")
+        assert writer.version == 3
+
+        def append():
+            try:
+                outcome.append(("ok", writer.append(batch_of("late", 9), maintain=False)))
+            except Exception as e:
+                outcome.append((type(e).__name__, str(e)))
+
+        th = threading.Thread(target=append)
+        th.start()
+        try:
+            assert proxy.arrived.wait(60), "the append never reached its conditional create"
+            lake.drop_table("t")
+            assert [k for k in keys_under(s3, url) if "/default/t/" in k] == []
+            if then == "created_again":
+                again = lake.create_table("t", WRITER_SCHEMA, time_column="time", series_key=["writer"])
+                for k in range(2):
+                    again.append(batch_of("new", k), maintain=False)
+                left = keys_under(s3, url)
+        finally:
+            proxy.release()
+            th.join(120)
+    assert [o[0] for o in outcome] == ["KeyError"] and "dropped" in outcome[0][1], outcome
+    if then == "dropped":
+        assert [k for k in keys_under(s3, url) if "/default/t/" in k] == []
+        check_like_new(url, s3.options)
+    else:
+        # The new table's objects as they were. (Not its head object and version
+        # hint: the failed writer removes those by name, the new table's too.
+        # Both are optional, and the next commit writes them again.)
+        optional = ("/metadata/timelake-c-head", "/metadata/version-hint.text")
+        assert [k for k in keys_under(s3, url) if not k.endswith(optional)] == [
+            k for k in left if not k.endswith(optional)]
+        fresh = tlc.Lake(url, s3.options)
+        assert fresh.table("t").version == 3
+        assert fresh.sql("SELECT DISTINCT writer FROM t").column("writer").to_pylist() == ["new"]
+
+
+def batch_of(writer, k):
+    from writer import batch as writer_batch
+    return writer_batch(writer, k)
