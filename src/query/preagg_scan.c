@@ -21,6 +21,13 @@ bool tl_preagg_off(void)
     return v && strcmp(v, "off") == 0;
 }
 
+/* TL_PREAGG=strings: keys read as strings, never as dictionary codes (tests). */
+static bool preagg_strings(void)
+{
+    const char *v = getenv("TL_PREAGG");
+    return v && strcmp(v, "strings") == 0;
+}
+
 /* TL_PREAGG=always: narrow queries too (tests). */
 static bool preagg_always(void)
 {
@@ -111,17 +118,114 @@ static tl_status aggregate_rows(pre_plan *p, pre_job *j, struct ArrowArray *cols
     return TL_OK;
 }
 
-static tl_status run_row_group(pre_plan *p, pre_job *j, tl_error *err)
+/* The rows of rr (whose times, in that order, are `time`) with a time in
+ * the query's range: *kept their ranges; *n_kept how many rows. */
+static tl_status rows_in_range(const tl_run_split *s, const tl_row_ranges *rr,
+                               const struct ArrowArray *time, tl_row_ranges *kept, int64_t *n_kept,
+                               tl_error *err)
+{
+    const int64_t *tv = (const int64_t *)time->buffers[1] + time->offset;
+    const uint8_t *valid = time->null_count ? time->buffers[0] : NULL;
+    int64_t at = 0; /* the position in `time` of range i's first row */
+    *n_kept = 0;
+    for (size_t i = 0; i < rr->n; at += rr->r[i].end - rr->r[i].start, i++) {
+        int64_t len = rr->r[i].end - rr->r[i].start;
+        for (int64_t k = 0; k < len;) { /* a stretch of rows kept, [k, e) */
+            int64_t e = k;
+            while (e < len && tv[at + e] >= s->lo && tv[at + e] <= s->hi &&
+                   (!valid || tl_bit_get(valid, time->offset + at + e)))
+                e++;
+            if (e > k && tl_row_ranges_push(kept, rr->r[i].start + k, rr->r[i].start + e) != 0)
+                return tl_error_nomem(err);
+            *n_kept += e - k;
+            k = e + 1;
+        }
+    }
+    return TL_OK;
+}
+
+/* The times of the kept rows out of `time` (rows of rr), none null. */
+static tl_status keep_times(const tl_row_ranges *rr, const tl_row_ranges *kept,
+                            struct ArrowArray *time, int64_t n_kept, tl_error *err)
+{
+    struct ArrowArray out;
+    TL_TRY(tl_array_init(&out, 2, 0, err));
+    int64_t *v = tl_array_alloc_buffer(&out, 1, (size_t)n_kept * 8 + 1);
+    if (v == NULL) {
+        tl_array_release(&out);
+        return tl_error_nomem(err);
+    }
+    const int64_t *tv = (const int64_t *)time->buffers[1] + time->offset;
+    size_t i = 0;
+    int64_t base = 0, done = 0; /* base: the position in `time` of range i's first row */
+    for (size_t k = 0; k < kept->n; k++) {
+        for (; rr->r[i].end <= kept->r[k].start; i++) base += rr->r[i].end - rr->r[i].start;
+        int64_t len = kept->r[k].end - kept->r[k].start;
+        memcpy(v + done, tv + base + kept->r[k].start - rr->r[i].start, (size_t)len * 8);
+        done += len;
+    }
+    out.length = n_kept;
+    tl_array_release(time);
+    tl_array_move(&out, time);
+    return TL_OK;
+}
+
+/* Narrows j->rr to the rows whose time the query keeps, and `time` to their
+ * times: a compacted file's pages hold every hour of a few series, most of
+ * them outside the range; the other columns are then read for the rows kept
+ * only. Left as they are when that saves little or makes many ranges. */
+static tl_status narrow_by_time(pre_plan *p, pre_job *j, struct ArrowArray *time, int64_t *n,
+                                tl_error *err)
+{
+    const tl_run_split *s = &p->r->split;
+    if (s->lo == INT64_MIN && s->hi == INT64_MAX) return TL_OK;
+    tl_row_ranges kept = {0};
+    int64_t n_kept = 0;
+    tl_status st = rows_in_range(s, &j->rr, time, &kept, &n_kept, err);
+    bool worth = n_kept < *n - *n / 4 && (int64_t)kept.n <= 16 + n_kept / 64;
+    if (st == TL_OK && worth && n_kept > 0) st = keep_times(&j->rr, &kept, time, n_kept, err);
+    if (st == TL_OK && worth) {
+        tl_row_ranges_free(&j->rr);
+        j->rr = kept;
+        *n = n_kept;
+        return TL_OK;
+    }
+    tl_row_ranges_free(&kept);
+    return st;
+}
+
+/* A key column: its dictionary codes when every page read holds codes
+ * (runs then compare codes), else its strings. */
+static tl_status read_key(pre_job *j, int leaf, struct ArrowArray *out, tl_error *err)
 {
     tl_parquet_reader *rd = j->f->fe->reader;
     const tl_row_ranges *rr = &j->rr;
+    tl_status st = TL_ERR_NOT_FOUND;
+    if (!preagg_strings())
+        st = tl_parquet_reader_read_codes(rd, j->g, leaf, rr->r, rr->n, out, &j->bytes_read, err);
+    if (st != TL_ERR_NOT_FOUND) return st;
+    tl_error_clear(err);
+    return tl_parquet_reader_read_rows(rd, j->g, leaf, rr->r, rr->n, out, &j->bytes_read, err);
+}
+
+static tl_status run_row_group(pre_plan *p, pre_job *j, tl_error *err)
+{
+    tl_parquet_reader *rd = j->f->fe->reader;
     struct ArrowArray cols[MAX_COLS] = {{0}};
     tl_status st = TL_OK;
-    j->read = rr->n > 0;
-    int64_t n = tl_row_ranges_rows(rr);
-    for (size_t c = 0; st == TL_OK && rr->n && c < p->n_cols; c++) {
-        st = tl_parquet_reader_read_rows(rd, j->g, j->f->leaves[c], rr->r, rr->n, &cols[c],
+    j->read = j->rr.n > 0;
+    int64_t n = tl_row_ranges_rows(&j->rr);
+    if (j->rr.n)
+        st = tl_parquet_reader_read_rows(rd, j->g, j->f->leaves[0], j->rr.r, j->rr.n, &cols[0],
                                          &j->bytes_read, err);
+    if (st == TL_OK && cols[0].length != n)
+        st = tl_error_set(err, TL_ERR_INVALID, "%s: short column", j->f->fe->path);
+    if (st == TL_OK && j->rr.n) st = narrow_by_time(p, j, &cols[0], &n, err);
+    const tl_row_ranges *rr = &j->rr;
+    for (size_t c = 1; st == TL_OK && rr->n && c < p->n_cols; c++) {
+        st = c <= p->r->n_keys ? read_key(j, j->f->leaves[c], &cols[c], err)
+                               : tl_parquet_reader_read_rows(rd, j->g, j->f->leaves[c], rr->r,
+                                                             rr->n, &cols[c], &j->bytes_read, err);
         if (st == TL_OK && cols[c].length != n)
             st = tl_error_set(err, TL_ERR_INVALID, "%s: short column", j->f->fe->path);
     }

@@ -34,10 +34,26 @@ static bool same_key(const struct ArrowArray *a, int64_t i, int64_t j)
         bool vi = valid(a, i), vj = valid(a, j);
         if (!vi || !vj) return vi == vj;
     }
+    if (a->dictionary) { /* equal codes, equal strings; a dictionary's repeats only split runs */
+        const int32_t *code = (const int32_t *)a->buffers[1] + a->offset;
+        return code[i] == code[j];
+    }
     const int32_t *off = (const int32_t *)a->buffers[1] + a->offset;
     const uint8_t *d = a->buffers[2];
     int32_t li = off[i + 1] - off[i], lj = off[j + 1] - off[j];
     return li == lj && same_bytes(d + off[i], d + off[j], li);
+}
+
+/* The string of row i of a key (utf8, or codes into a utf8 dictionary). */
+static const uint8_t *key_string(const struct ArrowArray *a, int64_t i, int32_t *len)
+{
+    if (a->dictionary) {
+        i = ((const int32_t *)a->buffers[1])[a->offset + i];
+        a = a->dictionary;
+    }
+    const int32_t *off = (const int32_t *)a->buffers[1] + a->offset;
+    *len = off[i + 1] - off[i];
+    return (const uint8_t *)a->buffers[2] + off[i];
 }
 
 /* Which of the time range's three parts (before, inside, after) t is in. */
@@ -133,17 +149,32 @@ static int64_t keep_in_range(const tl_run_split *s, const tl_run_input *in, int6
     return k;
 }
 
+/* Whether each valid row of rows[] holds a code of its dictionary. */
+static bool codes_fit(const struct ArrowArray *a, const int64_t *rows, int64_t n)
+{
+    if (a->dictionary == NULL) return true;
+    const int32_t *code = (const int32_t *)a->buffers[1] + a->offset;
+    for (int64_t i = 0; i < n; i++)
+        if (valid(a, rows[i]) && (code[rows[i]] < 0 || code[rows[i]] >= a->dictionary->length))
+            return false;
+    return true;
+}
+
 static tl_status gather_strings(const struct ArrowArray *a, const int64_t *rows, int64_t n,
                                 struct ArrowArray *out, tl_error *err)
 {
-    const int32_t *off = (const int32_t *)a->buffers[1] + a->offset;
+    if (!codes_fit(a, rows, n))
+        return tl_error_set(err, TL_ERR_INVALID, "partial aggregation: a code past its dictionary");
     size_t bytes = 0;
     int64_t nulls = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (valid(a, rows[i]))
-            bytes += (size_t)(off[rows[i] + 1] - off[rows[i]]);
-        else
+        int32_t len = 0;
+        if (!valid(a, rows[i])) {
             nulls++;
+            continue;
+        }
+        key_string(a, rows[i], &len);
+        bytes += (size_t)len;
     }
     if (bytes > INT32_MAX) return tl_error_set(err, TL_ERR_INVALID, "partial states too large");
     TL_TRY(tl_array_init(out, 3, 0, err));
@@ -162,8 +193,9 @@ static tl_status gather_strings(const struct ArrowArray *a, const int64_t *rows,
         o[i] = at;
         if (!valid(a, rows[i])) continue;
         if (validity) tl_bit_set(validity, i);
-        int32_t len = off[rows[i] + 1] - off[rows[i]];
-        memcpy(d + at, (const uint8_t *)a->buffers[2] + off[rows[i]], (size_t)len);
+        int32_t len = 0;
+        const uint8_t *from = key_string(a, rows[i], &len);
+        memcpy(d + at, from, (size_t)len);
         at += len;
     }
     o[n] = at;
@@ -271,7 +303,11 @@ tl_status tl_run_aggregate(const tl_run_split *split, const tl_run_input *in,
                            int64_t *runs, tl_error *err)
 {
     bool ok = split->width > 0 && has_format(in->time, in->n, 2);
-    for (size_t c = 0; ok && c < in->n_keys; c++) ok = has_format(in->keys[c], in->n, 3);
+    for (size_t c = 0; ok && c < in->n_keys; c++) {
+        const struct ArrowArray *k = in->keys[c], *dict = k ? k->dictionary : NULL;
+        ok = dict ? has_format(k, in->n, 2) && has_format(dict, dict->length, 3)
+                  : has_format(k, in->n, 3);
+    }
     for (size_t c = 0; ok && c < in->n_values; c++) ok = has_format(in->values[c], in->n, 2);
     for (size_t c = 0; ok && c < n_states; c++)
         ok = states[c].op == TL_RUN_COUNT_STAR || states[c].value < in->n_values;

@@ -40,7 +40,9 @@ typedef struct tl_run_split {
 } tl_run_split;
 
 /* The input: n rows of a time column (Arrow "tsu:..." or "l"), key columns
- * (utf8 "u") and float64 ("g") value columns, each of at least n rows. */
+ * (utf8 "u", or int32 codes "i" with a utf8 dictionary, as a Parquet
+ * dictionary page decodes: codes are compared, a string built only for the
+ * runs) and float64 ("g") value columns, each of at least n rows. */
 typedef struct tl_run_input {
     const struct ArrowArray *time;
     const struct ArrowArray *const *keys;

@@ -39,6 +39,8 @@ typedef struct colread {
     /* Counting (tl_pq_count_column_pages): values in [range[0], range[1]]. */
     const int64_t *range;
     int64_t counted;
+    /* Dictionary indices instead of values (tl_pq_read_column_codes). */
+    bool codes;
 } colread;
 
 /* Whether pages carry definition levels. */
@@ -86,18 +88,25 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 
 /* ---- Physical values ---- */
 
-static tl_status decode_dictionary_refs(colread *c, const uint8_t *p, size_t len, size_t k,
-                                        phys_values *pv, tl_error *err)
+/* The page's k dictionary indices into c->idx, each checked. */
+static tl_status decode_indices(colread *c, const uint8_t *p, size_t len, size_t k, tl_error *err)
 {
     if (!c->has_dict) return invalid(err, "dictionary-encoded page without a dictionary page");
     if (len < 1 || p[0] > 32) return invalid(err, "bad dictionary index bit width");
     GROW(c, idx, idx_cap, k ? k : 1, err);
     TL_TRY(tl_pq_rle_decode(p + 1, len - 1, p[0], c->idx, k, NULL, err));
-    for (size_t i = 0; i < k; i++)
-        if (c->idx[i] >= c->dict_n)
-            return tl_error_set(err, TL_ERR_INVALID,
-                                "dictionary index %u out of range (%zu entries)", c->idx[i],
-                                c->dict_n);
+    uint32_t top = 0;
+    for (size_t i = 0; i < k; i++) top = c->idx[i] > top ? c->idx[i] : top;
+    if (k && top >= c->dict_n)
+        return tl_error_set(err, TL_ERR_INVALID, "dictionary index %u out of range (%zu entries)",
+                            top, c->dict_n);
+    return TL_OK;
+}
+
+static tl_status decode_dictionary_refs(colread *c, const uint8_t *p, size_t len, size_t k,
+                                        phys_values *pv, tl_error *err)
+{
+    TL_TRY(decode_indices(c, p, len, k, err));
     if (c->d->elem.type == TL_PQ_BYTE_ARRAY) {
         GROW(c, views, views_cap, k ? k : 1, err);
         for (size_t i = 0; i < k; i++) c->views[i] = c->dict_views[c->idx[i]];
@@ -470,9 +479,33 @@ static tl_status count_page(colread *c, int32_t enc, const uint8_t *p, size_t le
     return TL_OK;
 }
 
+/* The page's dictionary indices into rows [row0, row0 + n) of the int32
+ * output (0 at null rows); TL_ERR_NOT_FOUND for a page of values (a writer
+ * falls back to them when the dictionary grows too large). */
+static tl_status store_codes(colread *c, int32_t enc, const uint8_t *p, size_t len, int64_t n,
+                             size_t k, tl_error *err)
+{
+    if (enc != TL_PQ_ENC_RLE_DICTIONARY && enc != TL_PQ_ENC_PLAIN_DICTIONARY)
+        return tl_error_set(err, TL_ERR_NOT_FOUND, "a page of values, not dictionary indices");
+    TL_TRY(decode_indices(c, p, len, k, err));
+    int32_t *dst = (int32_t *)c->values + c->done;
+    if ((int64_t)k == n) {
+        memcpy(dst, c->idx, (size_t)n * sizeof *dst);
+        return TL_OK;
+    }
+    for (int64_t i = 0, j = 0; i < n; i++)
+        dst[i] = tl_bit_get(c->validity, c->done + i) ? (int32_t)c->idx[j++] : 0;
+    return TL_OK;
+}
+
 static tl_status finish_page(colread *c, int32_t enc, const uint8_t *p, size_t len, int64_t n,
                              size_t k, tl_error *err)
 {
+    if (c->codes) {
+        TL_TRY(store_codes(c, enc, p, len, n, k, err));
+        c->done += n;
+        return TL_OK;
+    }
     if (c->range) {
         TL_TRY(count_page(c, enc, p, len, k, err));
         c->done += n;
@@ -650,6 +683,65 @@ tl_status tl_pq_read_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id 
     if (st == TL_OK) st = alloc_output(&c, out, err);
     if (st == TL_OK) st = read_pages(&c, parts, n_parts, err);
     if (st == TL_OK) st = finish_output(&c, out, err);
+    colread_free(&c);
+    if (st != TL_OK) tl_array_release(out);
+    return st;
+}
+
+/* The dictionary's entries as a utf8 (or binary) array, malloc'd into *out. */
+static tl_status dictionary_array(const colread *c, struct ArrowArray **out, tl_error *err)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < c->dict_n; i++) bytes += c->dict_views[i].len;
+    if (bytes > INT32_MAX || c->dict_n > INT32_MAX)
+        return invalid(err, "dictionary holds over 2 GiB of values");
+    struct ArrowArray *a = calloc(1, sizeof *a);
+    if (a == NULL) return tl_error_nomem(err);
+    *out = a;
+    TL_TRY(tl_array_init(a, 3, 0, err));
+    a->length = (int64_t)c->dict_n;
+    int32_t *off = tl_array_alloc_buffer(a, 1, (c->dict_n + 1) * sizeof *off);
+    uint8_t *data = tl_array_alloc_buffer(a, 2, bytes + 1);
+    if (off == NULL || data == NULL) return tl_error_nomem(err);
+    int32_t at = 0;
+    for (size_t i = 0; i < c->dict_n; i++) {
+        off[i] = at;
+        if (c->dict_views[i].len) memcpy(data + at, c->dict_views[i].data, c->dict_views[i].len);
+        at += (int32_t)c->dict_views[i].len;
+    }
+    off[c->dict_n] = at;
+    return TL_OK;
+}
+
+tl_status tl_pq_read_column_codes(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                  const tl_pq_span *parts, size_t n_parts, int64_t rows,
+                                  tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err)
+{
+    colread c = {.d = desc, .codec = codec, .cctx = cctx, .rows = rows, .width = 4, .codes = true};
+    memset(out, 0, sizeof *out);
+    tl_status st = TL_OK;
+    if (desc->levels || desc->elem.type != TL_PQ_BYTE_ARRAY || desc->conv != TL_PQ_CONV_BYTES)
+        st = tl_error_set(err, TL_ERR_NOT_FOUND, "column \"%s\" holds no dictionary strings",
+                          desc->name);
+    else if (!tl_pq_codec_supported(codec))
+        st = tl_error_set(err, TL_ERR_INVALID, "unsupported compression codec %s",
+                          tl_pq_codec_name(codec));
+    if (st == TL_OK) st = tl_array_init(out, 2, 0, err);
+    size_t size = (size_t)rows * sizeof(int32_t) + 1;
+    if (st == TL_OK && has_def(&c) &&
+        (c.validity = tl_array_alloc_buffer(out, 0, (size_t)rows / 8 + 1)) == NULL)
+        st = tl_error_nomem(err);
+    if (st == TL_OK && (c.values = tl_array_alloc_buffer(out, 1, size)) == NULL)
+        st = tl_error_nomem(err);
+    if (st == TL_OK) st = read_pages(&c, parts, n_parts, err);
+    if (st == TL_OK && !c.has_dict)
+        st = tl_error_set(err, TL_ERR_NOT_FOUND, "column \"%s\" has no dictionary", desc->name);
+    if (st == TL_OK) {
+        out->length = rows;
+        out->null_count = c.validity ? rows - tl_pq_bits_count(c.validity, 0, rows) : 0;
+        if (c.validity && out->null_count == 0) tl_array_set_buffer(out, 0, NULL);
+        st = dictionary_array(&c, &out->dictionary, err);
+    }
     colread_free(&c);
     if (st != TL_OK) tl_array_release(out);
     return st;

@@ -46,6 +46,16 @@ tl_status tl_pq_read_column_pages(const tl_pq_column_desc *desc, tl_pq_codec_id 
                                   const tl_pq_span *parts, size_t n_parts, int64_t rows,
                                   tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err);
 
+/* Decodes the pages as tl_pq_read_column_pages does, but a flat byte-array
+ * column's dictionary indices instead of its values: *out is an int32 array
+ * ("i", 0 at null rows) whose dictionary is the chunk's dictionary page as
+ * a utf8 array (entries need not be distinct). TL_ERR_NOT_FOUND when the
+ * column is of another kind, has no dictionary page, or a page holds values
+ * instead of indices (a writer falls back to them mid-chunk). */
+tl_status tl_pq_read_column_codes(const tl_pq_column_desc *desc, tl_pq_codec_id codec,
+                                  const tl_pq_span *parts, size_t n_parts, int64_t rows,
+                                  tl_pq_codec_ctx *cctx, struct ArrowArray *out, tl_error *err);
+
 /* Of the rows the pages hold (as tl_pq_read_column_pages reads them), how
  * many values of a flat INT64 column, whose values Arrow holds as they are,
  * lie in [lo, hi] (nulls never do): the pages are decoded, no value stored,

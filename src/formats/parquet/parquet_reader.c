@@ -10,6 +10,7 @@
 #include "core/arena.h"
 #include "formats/parquet/parquet_column_reader.h"
 #include "formats/parquet/parquet_compress.h"
+#include "formats/parquet/parquet_encoding.h"
 #include "formats/parquet/parquet_nested_read.h"
 #include "formats/parquet/parquet_schema.h"
 
@@ -869,6 +870,112 @@ tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
     tl_array_release(&all);
     page_selection_free(&p);
     if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", c.d->name, rg);
+    return st;
+}
+
+/* The position in `all` (the rows of the selected pages, one after another;
+ * all pages when oi is NULL) of each range's first row. */
+static void range_positions(const tl_pq_offset_index *oi, const bool *sel, int64_t rows,
+                            const tl_pq_row_range *ranges, size_t n, int64_t *at)
+{
+    size_t k = 0;
+    int64_t base = 0; /* position in `all` of page k's first row */
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = ranges[i].start;
+        if (oi) {
+            while (k < oi->n_pages && page_end(oi, k, rows) <= s) {
+                if (sel[k]) base += page_end(oi, k, rows) - oi->pages[k].first_row_index;
+                k++;
+            }
+            s = base + s - oi->pages[k].first_row_index;
+        }
+        at[i] = s;
+    }
+}
+
+/* The int32 codes of the ranges out of `all` (as slice_ranges), with its dictionary. */
+static tl_status slice_codes(const tl_pq_offset_index *oi, const bool *sel, int64_t rows,
+                             const tl_pq_row_range *ranges, size_t n, struct ArrowArray *all,
+                             struct ArrowArray *out, tl_error *err)
+{
+    if (n == 1 && ranges[0].end - ranges[0].start == all->length) {
+        tl_array_move(all, out);
+        return TL_OK;
+    }
+    int64_t total = 0, *at = calloc(n + 1, sizeof *at);
+    if (at == NULL) return tl_error_nomem(err);
+    range_positions(oi, sel, rows, ranges, n, at);
+    for (size_t i = 0; i < n; i++) total += ranges[i].end - ranges[i].start;
+    tl_status st = tl_array_init(out, 2, 0, err);
+    const uint8_t *valid = all->null_count ? all->buffers[0] : NULL;
+    uint8_t *validity = st == TL_OK && valid ? tl_array_alloc_buffer(out, 0, total / 8 + 1) : NULL;
+    int32_t *codes = st == TL_OK ? tl_array_alloc_buffer(out, 1, (size_t)total * 4 + 1) : NULL;
+    if (st == TL_OK && (codes == NULL || (valid && validity == NULL))) st = tl_error_nomem(err);
+    const int32_t *from = st == TL_OK ? all->buffers[1] : NULL;
+    int64_t done = 0;
+    for (size_t i = 0; st == TL_OK && i < n; i++) {
+        int64_t len = ranges[i].end - ranges[i].start;
+        memcpy(codes + done, from + at[i], (size_t)len * sizeof *codes);
+        for (int64_t j = 0; validity && j < len; j++)
+            if (tl_bit_get(valid, at[i] + j)) tl_bit_set(validity, done + j);
+        done += len;
+    }
+    free(at);
+    if (st != TL_OK) {
+        tl_array_release(out);
+        return st;
+    }
+    out->length = total;
+    out->null_count = validity ? total - tl_pq_bits_count(validity, 0, total) : 0;
+    if (validity && out->null_count == 0) tl_array_set_buffer(out, 0, NULL);
+    out->dictionary = all->dictionary; /* moved */
+    all->dictionary = NULL;
+    return TL_OK;
+}
+
+tl_status tl_parquet_reader_read_codes(tl_parquet_reader *r, int rg, int column,
+                                       const tl_pq_row_range *ranges, size_t n_ranges,
+                                       struct ArrowArray *out, int64_t *bytes_read, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    TL_TRY(check_rg_column(r, rg, column, err));
+    const tl_pq_row_group *g = &r->meta.row_groups[rg];
+    const tl_pq_column_chunk *cc = &g->columns[r->leaf_of[column]];
+    const tl_pq_column_desc *d = &r->cols[column];
+    if (r->nested[column]) return TL_ERR_NOT_FOUND;
+    TL_TRY(check_ranges(ranges, n_ranges, g->num_rows, err));
+    uint64_t start = 0, len = 0;
+    TL_TRY(chunk_range(r, cc, d, &start, &len, err));
+    tl_pq_column_index ci;
+    tl_pq_offset_index oi;
+    tl_status st = tl_parquet_reader_page_index(r, rg, column, &ci, &oi, err);
+    bool indexed = st == TL_OK && oi.n_pages > 0;
+    if (st != TL_ERR_NOT_FOUND) TL_TRY(st);
+    if (indexed) TL_TRY(check_offset_index(&oi, start, len, g->num_rows, err));
+    bool *sel = calloc(indexed ? oi.n_pages + 1 : 1, sizeof *sel);
+    tl_pq_span *parts = calloc(indexed ? oi.n_pages + 2 : 1, sizeof *parts);
+    uint8_t *buf = NULL;
+    size_t n_parts = 0;
+    struct ArrowArray all = {0};
+    int64_t rows = g->num_rows;
+    st = sel && parts ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK && indexed) {
+        rows = select_pages(&oi, g->num_rows, ranges, n_ranges, sel);
+        st = read_parts(r, &oi, sel, start, &buf, parts, &n_parts, bytes_read, err);
+    } else if (st == TL_OK) {
+        st = read_chunk(r, cc, d, &buf, &len, err);
+        parts[n_parts++] = (tl_pq_span){buf, (size_t)len};
+        if (st == TL_OK) *bytes_read += (int64_t)len;
+    }
+    if (st == TL_OK)
+        st = tl_pq_read_column_codes(d, cc->meta.codec, parts, n_parts, rows, r->cctx, &all, err);
+    if (st == TL_OK)
+        st = slice_codes(indexed ? &oi : NULL, sel, g->num_rows, ranges, n_ranges, &all, out, err);
+    tl_array_release(&all);
+    free(buf);
+    free(parts);
+    free(sel);
+    if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
     return st;
 }
 

@@ -76,6 +76,15 @@ tl_status tl_parquet_reader_read_rows(tl_parquet_reader *r, int rg, int column,
                                       const tl_pq_row_range *ranges, size_t n_ranges,
                                       struct ArrowArray *out, int64_t *bytes_read, tl_error *err);
 
+/* As tl_parquet_reader_read_rows, but of a flat byte-array column with a
+ * dictionary: its dictionary indices (tl_pq_read_column_codes: an int32
+ * array whose dictionary is the chunk's, as utf8). TL_ERR_NOT_FOUND, nothing
+ * in *out, when the column has no dictionary or a page it reads holds values
+ * instead (then read the rows). */
+tl_status tl_parquet_reader_read_codes(tl_parquet_reader *r, int rg, int column,
+                                       const tl_pq_row_range *ranges, size_t n_ranges,
+                                       struct ArrowArray *out, int64_t *bytes_read, tl_error *err);
+
 /* Of the rows of `ranges` of one INT64 column of row group rg (values Arrow
  * holds as they are, such as microsecond timestamps), how many hold a value
  * in [lo, hi] (*count; nulls never do): the pages holding them are decoded
