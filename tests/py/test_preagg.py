@@ -185,3 +185,57 @@ def test_narrow_queries_left_to_the_selective_scan(tmp_path):
     assert not pre_aggregated(lake, narrow)
     for x in (wide, narrow):
         same(rows_of(lake.query(x)), rows_of(lake.query(x, settings={"filter_pushdown": "false"})), x)
+
+
+def fallback_rows(rnd, h):
+    """An hour of rows whose first page of host names is all distinct (1,100
+    hosts of one row, sorting first), so the writer stops the dictionary and
+    writes the rest of the chunk's pages as plain values; then a few hosts
+    (and null hosts) of many rows, which the next row groups and files
+    dictionary-encode again."""
+    start = T0 + dt.timedelta(hours=h)
+    rows = {"time": [], "host": [], "dc": [], "v": [], "iv": []}
+    for i in range(1100):
+        rows["time"].append(start + dt.timedelta(seconds=rnd.randrange(3600)))
+        rows["host"].append(f"a{i:04d}")
+        rows["dc"].append("d0")
+    for host in ("h0", "h1", "h2", None):
+        for s in range(0, 3600, 2):
+            rows["time"].append(start + dt.timedelta(seconds=s, microseconds=rnd.randrange(1000)))
+            rows["host"].append(host)
+            rows["dc"].append(rnd.choice(["d0", "d1"]) if host == "h2" else "d1")
+    for _ in rows["time"]:
+        r = rnd.random()
+        rows["v"].append(None if r < 0.05 else round(rnd.uniform(-50, 50), 3))
+        rows["iv"].append(rnd.randrange(100))
+    return pa.table(rows, schema=SCHEMA)
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["appended", "compacted"])
+def test_dictionary_fallback_and_null_keys(tmp_path, monkeypatch, compact):
+    """Keys read as dictionary codes where the pages read hold them, as
+    strings where a page holds plain values: both give DuckDB's answer."""
+    monkeypatch.setenv("TL_PREAGG", "always")
+    rnd = random.Random(31 + compact)
+    lake = tlc.Lake(str(tmp_path / "lake"))
+    props = {"timelake.data-page-rows": "1100", "write.parquet.row-group-limit": "6000"}
+    t = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "dc"], properties=props)
+    for h in range(3):
+        t.append(fallback_rows(rnd, h), maintain=False)
+    if compact:
+        t.maintain()
+    con = oracle(tmp_path)
+    queries = [random_query(rnd, DAY_WIDTHS) for _ in range(30)]
+    queries += ["SELECT host, time_bucket(INTERVAL '1 hour', time) AS b, count(*), sum(v), min(v) FROM m.raw "
+                "WHERE time >= TIMESTAMPTZ '2026-01-01 00:30:00+00' AND time < TIMESTAMPTZ '2026-01-01 02:10:00+00' "
+                "GROUP BY 1, 2",
+                "SELECT host, dc, time_bucket(INTERVAL '15 minutes', time) AS b, avg(v) FROM m.raw GROUP BY 1, 2, 3"]
+    for q in queries:
+        assert pre_aggregated(lake, q), q
+        on = rows_of(lake.query(q))
+        same(on, rows_of(lake.query(q, settings={"filter_pushdown": "false"})), q)
+        same(on, [tuple(r) for r in sorted(con.sql(q).fetchall(),
+                                           key=lambda r: tuple((x is None, str(x)) for x in r))], q)
+        monkeypatch.setenv("TL_PREAGG", "strings")  # keys as strings only: the same rows
+        same(rows_of(lake.query(q)), on, q)
+        monkeypatch.setenv("TL_PREAGG", "always")

@@ -1,5 +1,6 @@
 /* The run aggregator (query/run_agg.h): a hand-made case with nulls, NaN,
- * bucket and range edges, and random sorted rows whose partial states,
+ * bucket and range edges, and random sorted rows (keys as strings and as
+ * dictionary codes) whose partial states,
  * merged by group, must give each group's aggregates computed row by row. */
 #include <math.h>
 #include <stdio.h>
@@ -150,9 +151,12 @@ static void fold(group *g, int64_t count_star, int64_t count, double sum, double
     g->sum += sum;
 }
 
-static void test_random_runs(void)
+/* Keys as strings, or (coded) as int32 codes into a dictionary that holds
+ * "h0" twice: a Parquet dictionary need not be distinct, and equal strings
+ * under two codes only split a run. */
+static void random_runs(bool coded)
 {
-    uint64_t seed = 0x5eed;
+    uint64_t seed = coded ? 0xc0de : 0x5eed;
     for (int round = 0; round < 200; round++) {
         int64_t n = 1 + (int64_t)(trand(&seed) % 400), w = 1 + (int64_t)(trand(&seed) % 50);
         int64_t lo = (int64_t)(trand(&seed) % 300) - 150, hi = lo + (int64_t)(trand(&seed) % 300);
@@ -160,9 +164,12 @@ static void test_random_runs(void)
         int64_t *t = calloc((size_t)n, sizeof *t);
         double *v = calloc((size_t)n, sizeof *v);
         int *kk = calloc((size_t)n, sizeof *kk);
-        char *tnull = calloc((size_t)n + 1, 1), *vnull = calloc((size_t)n + 1, 1);
+        char *tnull = calloc((size_t)n + 1, 1), *vnull = calloc((size_t)n + 1, 1),
+             *knull = calloc((size_t)n + 1, 1);
         const char **k = calloc((size_t)n, sizeof *k);
+        int64_t *code = calloc((size_t)n, sizeof *code);
         static const char *names[] = {"h0", "h1", "host_long_name_beyond_32_bytes_xx", ""};
+        static const char *dict[] = {"h0", "h1", "host_long_name_beyond_32_bytes_xx", "", "h0"};
         int key = 0;
         int64_t at = -200;
         for (int64_t i = 0; i < n; i++) { /* sorted by key, then time (mostly) */
@@ -170,6 +177,8 @@ static void test_random_runs(void)
             at += (int64_t)(trand(&seed) % 20);
             kk[i] = key == 4 ? -1 : key;
             k[i] = key == 4 ? NULL : names[key];
+            code[i] = key == 0 && trand(&seed) % 3 == 0 ? 4 : key == 4 ? 0 : key;
+            knull[i] = key == 4 ? 'x' : '.';
             t[i] = trand(&seed) % 13 == 0 ? -at : at; /* sometimes out of order */
             tnull[i] = trand(&seed) % 17 == 0 ? 'x' : '.';
             vnull[i] = trand(&seed) % 5 == 0 ? 'x' : '.';
@@ -177,7 +186,10 @@ static void test_random_runs(void)
         }
         tcol time, keyc, value;
         tcol_ints(&time, "tsu:UTC", t, tnull, n);
-        tcol_strs(&keyc, "u", k, n);
+        if (coded)
+            tcol_dict(&keyc, "i", code, knull, n, "u", dict, 5);
+        else
+            tcol_strs(&keyc, "u", k, n);
         tcol_doubles(&value, "g", v, vnull, n);
         struct ArrowArray out[2 + N_STATES];
         int64_t runs = 0;
@@ -227,9 +239,43 @@ static void test_random_runs(void)
         free(v);
         free(kk);
         free(k);
+        free(code);
         free(tnull);
         free(vnull);
+        free(knull);
     }
+}
+
+static void test_random_runs(void)
+{
+    random_runs(false);
+}
+
+static void test_random_runs_of_codes(void)
+{
+    random_runs(true);
+}
+
+/* A code past its dictionary is an error, not a read out of bounds. */
+static void test_code_past_dictionary(void)
+{
+    tl_run_split split = {10, INT64_MIN, INT64_MAX};
+    int64_t t[] = {1, 2}, codes[] = {0, 2};
+    static const char *dict[] = {"a", "b"};
+    double v[] = {1, 2};
+    tcol time, key, value;
+    tcol_ints(&time, "tsu:UTC", t, NULL, 2);
+    tcol_dict(&key, "i", codes, NULL, 2, "u", dict, 2);
+    tcol_doubles(&value, "g", v, NULL, 2);
+    const struct ArrowArray *keys[1] = {&key.array}, *values[1] = {&value.array};
+    tl_run_input in = {&time.array, keys, 1, values, 1, 2};
+    struct ArrowArray out[2 + N_STATES];
+    int64_t runs = 0;
+    tl_error err;
+    CHECK(tl_run_aggregate(&split, &in, states, N_STATES, out, &runs, &err) == TL_ERR_INVALID);
+    tcol_free(&time);
+    tcol_free(&key);
+    tcol_free(&value);
 }
 
 static void test_wrong_types(void)
@@ -253,4 +299,4 @@ static void test_wrong_types(void)
 }
 
 UNIT_TESTS(UNIT(test_hand_made), UNIT(test_all_null_values), UNIT(test_random_runs),
-           UNIT(test_wrong_types))
+           UNIT(test_random_runs_of_codes), UNIT(test_code_past_dictionary), UNIT(test_wrong_types))
