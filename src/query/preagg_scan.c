@@ -280,13 +280,15 @@ static tl_status make_rowset(pre_plan *p, size_t n_jobs, const char *time_format
     return TL_OK;
 }
 
-/* The needed files, opened; *ok false when one does not fit. */
+/* The needed files but the pending ones, opened; *ok false when one does not fit. */
 static tl_status open_files(tl_query_engine *e, const tl_preagg_request *r, const tl_live_files *lf,
-                            pre_file *files, size_t *n, bool *ok, tl_error *err)
+                            const bool *pending, pre_file *files, size_t *n, bool *ok,
+                            tl_error *err)
 {
     tl_status st = TL_OK;
     for (size_t i = 0; st == TL_OK && *ok && i < lf->n; i++) {
-        if (!tl_scan_file_needed(r->t, &lf->files[i].file, r->filters, r->n_filters)) continue;
+        if (pending[i] || !tl_scan_file_needed(r->t, &lf->files[i].file, r->filters, r->n_filters))
+            continue;
         if ((*ok = *n < TL_FOOTER_CACHE_MAX) == false) break; /* entries must outlive the scan */
         char *path = tl_scan_local_path(r->t, lf->files[i].file.file_path);
         if ((*ok = path != NULL) == false) break;
@@ -368,33 +370,95 @@ static bool same_time_format(const pre_file *files, size_t n)
     return true;
 }
 
+/* The state of one raw row, as a run of one row makes it. */
+static tl_status row_state(tl_buf *b, const tl_preagg_request *r, const tl_run_state *s,
+                           tl_error *err)
+{
+    if (s->op == TL_RUN_COUNT_STAR)
+        return tl_buf_append_str(b, ", 1::BIGINT") ? tl_error_nomem(err) : TL_OK;
+    char *v = tl_sql_ident(r->values[s->value]);
+    int rc = !v || (s->op == TL_RUN_COUNT ? tl_buf_printf(b, ", (%s IS NOT NULL)::BIGINT", v)
+                                          : tl_buf_printf(b, ", %s::DOUBLE", v));
+    free(v);
+    return rc ? tl_error_nomem(err) : TL_OK;
+}
+
+/* *out: the SELECT of the needed pending files' rows (merged on read as
+ * any scan merges them), one partial-state row each; NULL when none. */
+static tl_status pending_rows_sql(tl_query_engine *e, const tl_preagg_request *r,
+                                  const tl_live_files *lf, const bool *pending, char **out,
+                                  tl_scan_stats *stats, tl_error *err)
+{
+    *out = NULL;
+    tl_live_files sub = {calloc(lf->n + 1, sizeof *sub.files), 0, NULL, 0, 0};
+    if (sub.files == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < lf->n; i++)
+        if (pending[i] && tl_scan_file_needed(r->t, &lf->files[i].file, r->filters, r->n_filters))
+            sub.files[sub.n++] = lf->files[i]; /* borrowed */
+    tl_buf scan = {0}, b = {0};
+    tl_scan_stats read = {.exact = stats->exact};
+    tl_status st = TL_OK;
+    if (sub.n) st = tl_scan_sql(e, r->t, &sub, r->filters, r->n_filters, false, &scan, &read, err);
+    int rc = 0;
+    for (size_t c = 0; sub.n && st == TL_OK && c <= r->n_keys; c++) {
+        char *name = tl_sql_ident(c < r->n_keys ? r->keys[c] : r->t->contract.time_column);
+        rc |= !name || tl_buf_printf(&b, "%s%s", c ? ", " : "SELECT ", name);
+        free(name);
+    }
+    for (size_t c = 0; sub.n && st == TL_OK && !rc && c < r->n_states; c++)
+        st = row_state(&b, r, &r->states[c], err);
+    if (sub.n && st == TL_OK && !rc)
+        rc = tl_buf_append_str(&b, " FROM (") || tl_buf_append(&b, scan.data, scan.len) ||
+             tl_buf_append_str(&b, ") AS __tl_pending") || tl_buf_append_byte(&b, 0);
+    if (st == TL_OK && rc) st = tl_error_nomem(err);
+    if (st == TL_OK && sub.n) {
+        *out = (char *)tl_buf_detach(&b, NULL);
+        stats->files_read += read.files_read;
+        stats->row_groups_total += read.row_groups_total;
+        stats->row_groups_read += read.row_groups_read;
+        stats->bytes_read += read.bytes_read;
+    }
+    tl_buf_free(&b);
+    tl_buf_free(&scan);
+    free(sub.files);
+    return st;
+}
+
 tl_status tl_preagg_scan(tl_query_engine *e, const tl_preagg_request *r, int64_t *id,
-                         tl_scan_stats *stats, tl_error *err)
+                         char **pending_sql, tl_scan_stats *stats, tl_error *err)
 {
     *id = 0;
+    *pending_sql = NULL;
     if (tl_preagg_off() || tl_filter_pushdown_off(e, r->t) ||
         1 + r->n_keys + r->n_values > MAX_COLS || r->t->contract.time_column == NULL)
         return TL_OK;
     const tl_live_files *lf = NULL;
-    bool known = false;
-    int64_t all = 0;
     TL_TRY(tl_query_live_files(e, r->t, &lf, err));
-    TL_TRY(tl_scan_count(e, r->t, lf, &known, &all, err)); /* no duplicate pending */
-    if (!known) return TL_OK;
+    if (lf->delete_files) return TL_OK;
     pre_file *files = calloc(lf->n + 1, sizeof *files);
-    if (files == NULL) return tl_error_nomem(err);
+    bool *pending = calloc(lf->n + 1, sizeof *pending);
+    tl_status st = files && pending ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK) st = tl_scan_pending(e, r->t, lf, pending, err);
     size_t n = 0;
     bool ok = true;
     tl_footer_cache_begin(e);
-    tl_status st = open_files(e, r, lf, files, &n, &ok, err);
-    tl_scan_stats read = {0};
-    if (st == TL_OK && ok && same_time_format(files, n))
+    if (st == TL_OK) st = open_files(e, r, lf, pending, files, &n, &ok, err);
+    /* Pending files needed, and none other: nothing to aggregate, declined. */
+    bool dirty = false;
+    for (size_t i = 0; st == TL_OK && i < lf->n; i++)
+        dirty |=
+            pending[i] && tl_scan_file_needed(r->t, &lf->files[i].file, r->filters, r->n_filters);
+    tl_scan_stats read = {.exact = stats->exact};
+    if (st == TL_OK && ok && (n || !dirty) && same_time_format(files, n))
         st = scan_files(e, r, files, n, id, &read, err);
     if (st == TL_ERR_INVALID) { /* a codec or encoding our reader lacks: raw rows, as before */
         tl_error_clear(err);
         st = TL_OK;
         *id = 0;
     }
+    /* The pending files' rows, merged on read, join the states. */
+    if (st == TL_OK && *id && dirty)
+        st = pending_rows_sql(e, r, lf, pending, pending_sql, &read, err);
     if (st == TL_OK && *id) {
         stats->files_total += (int64_t)lf->n;
         stats->files_read += read.files_read;
@@ -402,7 +466,12 @@ tl_status tl_preagg_scan(tl_query_engine *e, const tl_preagg_request *r, int64_t
         stats->row_groups_read += read.row_groups_read;
         stats->bytes_read += read.bytes_read;
     }
+    if (st != TL_OK || *id == 0) {
+        free(*pending_sql);
+        *pending_sql = NULL;
+    }
     tl_footer_cache_end(e);
     free(files);
+    free(pending);
     return st;
 }

@@ -6,14 +6,21 @@
  * (rows_function.h) with columns <keys>, <time>, <state names>; rollup
  * routing's rewrite (sql_route.c) merges them as it merges rollup rows.
  *
- * Declined (*id 0, the query reads raw rows as before) when a duplicate may
- * be pending (the rule of count(*) from the manifests: tl_scan_count), when a
+ * Files that may hold a duplicate pending a merge on read (tl_scan_pending:
+ * they overlap another file of their partition) are not aggregated: their
+ * rows, merged on read as any scan merges them, come as a SELECT of one
+ * partial-state row each, which the caller adds to the rowset's rows.
+ *
+ * Declined (*id 0, the query reads raw rows as before) when the table has
+ * delete files, when every file needed may hold pending duplicates, when a
  * file is remote, lacks a column or holds one of another type or encoding
  * than our reader decodes to utf8, float64 and microsecond timestamps, when
  * filter pushdown is off, or when TL_PREAGG=off; and when the pages the
  * filters leave are few (at most a quarter of the files' rows and
  * TL_SELECTIVE_MAX_ROWS: the selective scan's, which refines them by their
- * values first), unless TL_PREAGG=always. */
+ * values first), unless TL_PREAGG=always. Key columns are read as
+ * dictionary codes where their pages hold them (TL_PREAGG=strings: never,
+ * for tests). */
 #ifndef TL_QUERY_PREAGG_SCAN_H
 #define TL_QUERY_PREAGG_SCAN_H
 
@@ -38,9 +45,11 @@ typedef struct tl_preagg_request {
 /* Whether TL_PREAGG=off turns the partial aggregation off. */
 bool tl_preagg_off(void);
 
-/* *id: the rowset of partial states, or 0 when declined. stats grows by what
- * was read. */
+/* *id: the rowset of partial states, or 0 when declined; *pending_sql
+ * (malloc'd, NULL when no such file is needed): the SELECT of the pending
+ * files' rows as partial states, in the rowset's columns. stats grows by
+ * what was read. */
 tl_status tl_preagg_scan(tl_query_engine *e, const tl_preagg_request *r, int64_t *id,
-                         tl_scan_stats *stats, tl_error *err);
+                         char **pending_sql, tl_scan_stats *stats, tl_error *err);
 
 #endif

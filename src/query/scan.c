@@ -436,6 +436,20 @@ tl_status tl_scan_count(const tl_query_engine *e, const tl_table *t, const tl_li
     return TL_OK;
 }
 
+tl_status tl_scan_pending(const tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
+                          bool *pending, tl_error *err)
+{
+    memset(pending, 0, lf->n * sizeof *pending);
+    if (!reads_dedup(e, t)) return TL_OK;
+    picked *p = calloc(lf->n + 1, sizeof *p);
+    if (p == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < lf->n; i++) bounds_of(t, &lf->files[i], &p[i]);
+    mark_overlaps(p, lf->n); /* sorts p: each finds its file by address */
+    for (size_t i = 0; i < lf->n; i++) pending[p[i].f - lf->files] = p[i].dedup;
+    free(p);
+    return TL_OK;
+}
+
 /* Whether rows of one (series key..., time) may lie in two of the files
  * (then they are deduplicated on read, which the selective scan does not do). */
 static tl_status any_overlap(const tl_query_engine *e, const tl_table *t, const tl_fetch_file *ff,

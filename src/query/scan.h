@@ -91,6 +91,13 @@ tl_status tl_scan_sql(tl_query_engine *e, const tl_table *t, const tl_live_files
 tl_status tl_scan_count(const tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
                         bool *known, int64_t *rows, tl_error *err);
 
+/* pending[i] (lf->n entries): whether live file i may hold a row whose
+ * (series key..., time) another file holds too, merged on read (it overlaps
+ * another file of its partition in time, and the table reads with dedup);
+ * the other files' rows are read as they are. */
+tl_status tl_scan_pending(const tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
+                          bool *pending, tl_error *err);
+
 /* The SQL type DuckDB reads a column of this field's type as (buf, of
  * TL_SCAN_DUCK_TYPE_MAX bytes, holds a decimal's or a nested type's). */
 #define TL_SCAN_DUCK_TYPE_MAX 1024

@@ -1606,7 +1606,7 @@ static bool preagg_states_of(const query_shape *q, preagg_states *ps)
 /* The view's body: its alias names the columns and their types, so that the
  * view (kept by name from one query to the next, and rowset ids restart at
  * each query) is replaced whenever they change. */
-static char *preagg_view_sql(const preagg_states *ps, int64_t id)
+static char *preagg_view_sql(const preagg_states *ps, int64_t id, const char *pending)
 {
     tl_buf b = {0};
     int rc = tl_buf_printf(&b, "SELECT * FROM " TL_ROWS_FUNCTION "(%lld) AS ", (long long)id);
@@ -1619,7 +1619,9 @@ static char *preagg_view_sql(const preagg_states *ps, int64_t id)
                                             : ";g");
     rc |= tl_buf_append_byte(&alias, 0);
     char *quoted = rc ? NULL : tl_sql_ident((const char *)alias.data);
-    rc |= !quoted || tl_buf_append_str(&b, quoted) || tl_buf_append_byte(&b, 0);
+    rc |= !quoted || tl_buf_append_str(&b, quoted);
+    if (pending) rc |= tl_buf_printf(&b, " UNION ALL %s", pending); /* their rows as states */
+    rc |= tl_buf_append_byte(&b, 0);
     free(quoted);
     tl_buf_free(&alias);
     if (rc) {
@@ -1641,10 +1643,12 @@ static tl_status preagg_route(tl_query_engine *e, tl_sql_plan *plan, query_shape
                            ps->keys,   ps->n_keys,    ps->values,     ps->n_values,
                            ps->states, ps->name_ptrs, ps->n_states};
     int64_t id = 0;
-    tl_scan_stats read = {0};
-    TL_TRY(tl_preagg_scan(e, &r, &id, &read, err));
+    char *pending = NULL;
+    tl_scan_stats read = {.exact = stats->exact};
+    TL_TRY(tl_preagg_scan(e, &r, &id, &pending, &read, err));
     if (id == 0) return TL_OK;
-    char *body = preagg_view_sql(ps, id);
+    char *body = preagg_view_sql(ps, id, pending);
+    free(pending);
     char *view = view_name(q->raw, PREAGG_VIEW);
     char *from = view ? tl_strdup_printf("SELECT * FROM %s", view) : NULL;
     tl_status st = body && view && from ? TL_OK : tl_error_nomem(err);

@@ -141,14 +141,15 @@ def test_pending_duplicates_fall_back(tmp_path, monkeypatch):
     monkeypatch.setenv("TL_PREAGG", "always")
     rnd = random.Random(5)
     lake = tlc.Lake(str(tmp_path / "lake"))
-    t = make(lake, rnd, False)
+    t = make(lake, rnd, False, hosts=("h0", "h1"))
     q = "SELECT host, time_bucket(INTERVAL '1 hour', time) AS b, count(*), sum(v), avg(v) FROM m.raw GROUP BY 1, 2"
     assert pre_aggregated(lake, q)
     before = rows_of(lake.query(q))
-    # The same (host, dc, time) again, with other values: the newest write wins on read.
-    again = hour_rows(random.Random(5), 0)
+    # The same (host, dc, time) again, with other values, in every hour: each
+    # file may hold pending duplicates, the newest write winning on read.
+    again = pa.concat_tables([hour_rows(random.Random(5), h, ("h0", "h1")) for h in range(HOURS)])
     again = again.set_column(3, "v", pa.array([1.0] * again.num_rows, pa.float64()))
-    t.append(again.slice(0, 300), maintain=False)
+    t.append(again.filter(pa.array([i % 3 == 0 for i in range(again.num_rows)])), maintain=False)
     assert not pre_aggregated(lake, q)
     after = rows_of(lake.query(q))
     same(after, rows_of(lake.query(q, settings={"filter_pushdown": "false"})), q)
@@ -157,6 +158,33 @@ def test_pending_duplicates_fall_back(tmp_path, monkeypatch):
     t.maintain()
     assert pre_aggregated(lake, q)
     same(rows_of(lake.query(q)), after, q)
+
+
+def test_pending_duplicates_in_some_files(tmp_path, monkeypatch):
+    """Files that may hold pending duplicates (they overlap another in time)
+    are read as rows, merged on read; the others are aggregated in the scan:
+    together exactly the rows the merge on read gives."""
+    monkeypatch.setenv("TL_PREAGG", "always")
+    rnd = random.Random(8)
+    lake = tlc.Lake(str(tmp_path / "lake"))
+    t = make(lake, rnd, False)
+    again = hour_rows(random.Random(8), 2)  # hour 2's first rows again, with other values
+    again = again.set_column(3, "v", pa.array([7.0] * again.num_rows, pa.float64()))
+    t.append(again.slice(0, 200), maintain=False)
+    used = 0
+    for i in range(40):
+        q = random_query(rnd, DAY_WIDTHS)
+        on = rows_of(lake.query(q))
+        used += pre_aggregated(lake, q)
+        same(on, rows_of(lake.query(q, settings={"filter_pushdown": "false"})), q)
+        monkeypatch.setenv("TL_PREAGG", "off")
+        same(on, rows_of(lake.query(q)), q)
+        monkeypatch.setenv("TL_PREAGG", "always")
+    assert used >= 20  # all but the queries of hour 2 alone
+    q = "SELECT host, dc, time_bucket(INTERVAL '1 hour', time) AS b, count(*), sum(v) FROM m.raw GROUP BY 1, 2, 3"
+    assert pre_aggregated(lake, q)
+    on = rows_of(lake.query(q))
+    same(on, rows_of(lake.query(q, settings={"filter_pushdown": "false"})), q)
 
 
 def test_other_shapes_read_rows(tmp_path):
