@@ -939,43 +939,35 @@ tl_status tl_parquet_reader_read_codes(tl_parquet_reader *r, int rg, int column,
 {
     memset(out, 0, sizeof *out);
     TL_TRY(check_rg_column(r, rg, column, err));
-    const tl_pq_row_group *g = &r->meta.row_groups[rg];
-    const tl_pq_column_chunk *cc = &g->columns[r->leaf_of[column]];
-    const tl_pq_column_desc *d = &r->cols[column];
+    paged_chunk c;
+    paged_chunk_locate(r, rg, column, &c);
     if (r->nested[column]) return TL_ERR_NOT_FOUND;
-    TL_TRY(check_ranges(ranges, n_ranges, g->num_rows, err));
-    uint64_t start = 0, len = 0;
-    TL_TRY(chunk_range(r, cc, d, &start, &len, err));
-    tl_pq_column_index ci;
-    tl_pq_offset_index oi;
-    tl_status st = tl_parquet_reader_page_index(r, rg, column, &ci, &oi, err);
-    bool indexed = st == TL_OK && oi.n_pages > 0;
+    tl_status st = paged_chunk_open(r, rg, column, ranges, n_ranges, &c, err);
+    bool paged = st == TL_OK;
     if (st != TL_ERR_NOT_FOUND) TL_TRY(st);
-    if (indexed) TL_TRY(check_offset_index(&oi, start, len, g->num_rows, err));
-    bool *sel = calloc(indexed ? oi.n_pages + 1 : 1, sizeof *sel);
-    tl_pq_span *parts = calloc(indexed ? oi.n_pages + 2 : 1, sizeof *parts);
-    uint8_t *buf = NULL;
-    size_t n_parts = 0;
+    page_selection p = {0};
     struct ArrowArray all = {0};
-    int64_t rows = g->num_rows;
-    st = sel && parts ? TL_OK : tl_error_nomem(err);
-    if (st == TL_OK && indexed) {
-        rows = select_pages(&oi, g->num_rows, ranges, n_ranges, sel);
-        st = read_parts(r, &oi, sel, start, &buf, parts, &n_parts, bytes_read, err);
-    } else if (st == TL_OK) {
-        st = read_chunk(r, cc, d, &buf, &len, err);
-        parts[n_parts++] = (tl_pq_span){buf, (size_t)len};
-        if (st == TL_OK) *bytes_read += (int64_t)len;
+    tl_pq_span whole;
+    if (paged) {
+        st = page_selection_read(r, &c, ranges, n_ranges, false, &p, bytes_read, err);
+    } else { /* no page index: the whole chunk */
+        st = read_chunk(r, c.cc, c.d, &p.buf, &c.len, err);
+        whole = (tl_pq_span){p.buf, (size_t)c.len};
+        p.parts = &whole;
+        p.n_parts = 1;
+        p.rows = c.g->num_rows;
+        if (st == TL_OK) *bytes_read += (int64_t)c.len;
     }
     if (st == TL_OK)
-        st = tl_pq_read_column_codes(d, cc->meta.codec, parts, n_parts, rows, r->cctx, &all, err);
+        st = tl_pq_read_column_codes(c.d, c.cc->meta.codec, p.parts, p.n_parts, p.rows, r->cctx,
+                                     &all, err);
     if (st == TL_OK)
-        st = slice_codes(indexed ? &oi : NULL, sel, g->num_rows, ranges, n_ranges, &all, out, err);
+        st = slice_codes(paged ? &c.oi : NULL, p.sel, c.g->num_rows, ranges, n_ranges, &all, out,
+                         err);
     tl_array_release(&all);
-    free(buf);
-    free(parts);
-    free(sel);
-    if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", d->name, rg);
+    if (!paged) p.parts = NULL;
+    page_selection_free(&p);
+    if (st != TL_OK) tl_error_prefix(err, "column \"%s\" row group %d", c.d->name, rg);
     return st;
 }
 
