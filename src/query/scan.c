@@ -420,6 +420,15 @@ static tl_status exact_local_reads(tl_query_engine *e, const tl_table *t, tl_fet
     return TL_OK;
 }
 
+void tl_scan_stats_add(tl_scan_stats *to, const tl_scan_stats *from)
+{
+    to->files_total += from->files_total;
+    to->files_read += from->files_read;
+    to->row_groups_total += from->row_groups_total;
+    to->row_groups_read += from->row_groups_read;
+    to->bytes_read += from->bytes_read;
+}
+
 tl_status tl_scan_count(const tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
                         bool *known, int64_t *rows, tl_error *err)
 {

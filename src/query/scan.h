@@ -77,6 +77,10 @@ typedef struct tl_scan_stats {
     int64_t exact_views;
 } tl_scan_stats;
 
+/* Adds what `from` counted (files, row groups and bytes, looked at and
+ * read) to `to`; `exact` and `exact_views` are the caller's. */
+void tl_scan_stats_add(tl_scan_stats *to, const tl_scan_stats *from);
+
 /* Appends to *sql the SELECT of table t over the live files that pass the
  * filters (all files when n_filters is 0 and all_files is true). Files of a
  * remote warehouse are fetched into the engine's directory first. */

@@ -234,7 +234,7 @@ tl_status tl_query_count_where(tl_query_engine *e, const tl_sql_plan *plan, cons
         st = tl_parallel_run(n, n < COUNT_THREADS ? n : COUNT_THREADS, true, count_file_rows, &job,
                              err);
     int64_t rows = 0;
-    tl_scan_stats read = {0};
+    tl_scan_stats read = {.files_total = (int64_t)lf->n, .files_read = (int64_t)n};
     for (size_t i = 0; i < n; i++) {
         ok &= !files[i].declined;
         rows += files[i].rows;
@@ -246,11 +246,7 @@ tl_status tl_query_count_where(tl_query_engine *e, const tl_sql_plan *plan, cons
     free(files);
     if (st != TL_OK || !ok) return st;
     TL_TRY(tl_count_result(name, rows, out, err));
-    stats->files_total += (int64_t)lf->n;
-    stats->files_read += (int64_t)n;
-    stats->row_groups_total += read.row_groups_total;
-    stats->row_groups_read += read.row_groups_read;
-    stats->bytes_read += read.bytes_read;
+    tl_scan_stats_add(stats, &read);
     *answered = true;
     return TL_OK;
 }

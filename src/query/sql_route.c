@@ -1097,14 +1097,7 @@ static void publish(tl_sql_table_read *r, size_t n, const view_reads *vr)
             vr->reads[(*vr->n)++] = r[i];
             continue;
         }
-        if (vr) {
-            tl_scan_stats *s = vr->stats;
-            s->files_total += r[i].stats.files_total;
-            s->files_read += r[i].stats.files_read;
-            s->row_groups_total += r[i].stats.row_groups_total;
-            s->row_groups_read += r[i].stats.row_groups_read;
-            s->bytes_read += r[i].stats.bytes_read;
-        }
+        if (vr) tl_scan_stats_add(vr->stats, &r[i].stats);
         free(r[i].view_sql);
         free(r[i].filters);
     }
@@ -1666,11 +1659,7 @@ static tl_status preagg_route(tl_query_engine *e, tl_sql_plan *plan, query_shape
         if (st == TL_OK) {
             *routed = text;
             text = NULL;
-            stats->files_total += read.files_total;
-            stats->files_read += read.files_read;
-            stats->row_groups_total += read.row_groups_total;
-            stats->row_groups_read += read.row_groups_read;
-            stats->bytes_read += read.bytes_read;
+            tl_scan_stats_add(stats, &read);
         }
     }
     json_decref(plan_doc);

@@ -146,14 +146,12 @@ static tl_status attempt(tl_query_engine *e, const tl_table *t, const tl_live_fi
     return st;
 }
 
-static void add_reads(tl_scan_stats *to, const tl_scan_stats *from, bool totals)
+/* What an attempt read; the files and row groups it looked at only for
+ * the attempt that answers (each attempt looks at the same files again). */
+static void add_reads(tl_scan_stats *to, tl_scan_stats from, bool totals)
 {
-    to->files_read += from->files_read;
-    to->row_groups_read += from->row_groups_read;
-    to->bytes_read += from->bytes_read;
-    if (!totals) return;
-    to->files_total += from->files_total;
-    to->row_groups_total += from->row_groups_total;
+    if (!totals) from.files_total = from.row_groups_total = 0;
+    tl_scan_stats_add(to, &from);
 }
 
 tl_status tl_query_topk(tl_query_engine *e, const tl_sql_plan *plan, const tl_sql_topk *k,
@@ -183,7 +181,7 @@ tl_status tl_query_topk(tl_query_engine *e, const tl_sql_plan *plan, const tl_sq
         tl_status st = attempt(e, t, lf, &f, k, query, ns, &r, &ss, &ran, err);
         if (st != TL_OK || !ran) return st;
         bool enough = duckdb_row_count(&r) >= (idx_t)k->limit; /* OFFSET rows were there too */
-        add_reads(stats, &ss, enough);
+        add_reads(stats, ss, enough);
         if (enough) {
             *answered = true;
             return tl_query_result_collect(&r, max_rows, out, truncated, err);
