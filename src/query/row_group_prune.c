@@ -145,3 +145,17 @@ bool tl_row_group_needed(const tl_table *t, const tl_pq_file_meta *m, size_t g,
             return true;
     return n_filters == 0;
 }
+
+bool tl_row_group_time(const tl_table *t, const tl_pq_file_meta *m, size_t g, int64_t *lo,
+                       int64_t *hi)
+{
+    const tl_contract *c = &t->contract;
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    int tl = c->time_index >= 0 ? tl_pq_leaf_of_field(m, &s->fields[c->time_index]) : -1;
+    const tl_pq_statistics *ts = stats_of(m, g, tl);
+    int64_t scale = tl >= 0 ? time_scale(&m->schema[tl + 1]) : 0;
+    if (ts == NULL || scale == 0 || ts->min_value.len != 8 || ts->max_value.len != 8) return false;
+    *lo = to_us(le_int(&ts->min_value), scale);
+    *hi = to_us(le_int(&ts->max_value), scale);
+    return *lo <= *hi;
+}

@@ -18,6 +18,11 @@ int tl_pq_leaf_of_field(const tl_pq_file_meta *m, const tl_ice_field *field);
 bool tl_row_group_needed(const tl_table *t, const tl_pq_file_meta *m, size_t g,
                          const tl_scan_filter *filters, size_t n_filters);
 
+/* The time range (microseconds, inclusive) the statistics of row group g
+ * give t's time column; false when they give none. */
+bool tl_row_group_time(const tl_table *t, const tl_pq_file_meta *m, size_t g, int64_t *lo,
+                       int64_t *hi);
+
 /* Whether values between min and max (statistics of a page or chunk of the
  * time column, schema element e) may fall in the filter's time range; true
  * when the bounds cannot tell. */

@@ -258,6 +258,14 @@ static tl_status plan_files(tl_query_engine *e, plan *p, tl_selective_file *file
     return st;
 }
 
+bool tl_selective_scan_takes(const tl_query_engine *e, const tl_table *t, int64_t chosen,
+                             int64_t total)
+{
+    mode m = mode_of(e, t);
+    if (m != MODE_AUTO) return m == MODE_ALWAYS && chosen < total;
+    return chosen <= total / 4 && chosen <= TL_SELECTIVE_MAX_ROWS;
+}
+
 bool tl_filter_pushdown_off(const tl_query_engine *e, const tl_table *t)
 {
     return mode_of(e, t) == MODE_OFF;

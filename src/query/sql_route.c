@@ -10,6 +10,7 @@
 #include "query/preagg_scan.h"
 #include "query/query_cache.h"
 #include "query/rows_function.h"
+#include "query/scan_cost.h"
 #include "query/sql_plan_json.h"
 #include "query/sql_plan_time.h"
 #include "query/sql_shape.h"
@@ -789,9 +790,10 @@ static int raw_state_sql(tl_buf *b, need_fn fn, const char *time, const char *c,
 }
 
 /* The UNION ALL of raw rows outside the clean ranges and rollup rows in
- * them, both as keys, time and partial states __tl_p<i>. */
+ * them, both as keys, time and partial states __tl_p<i>; *rollup_sql: the
+ * rollup's part alone, which names the columns read of it. */
 static char *union_sql(const query_shape *q, const tl_table *rollup, const tl_rollup_def *d,
-                       const merge *merges, const span *r, size_t n)
+                       const merge *merges, const span *r, size_t n, char **rollup_sql)
 {
     tl_buf raw = {0}, roll = {0};
     char *rv = view_name(q->raw, RAW_VIEW), *ov = view_name(rollup, ""),
@@ -842,6 +844,11 @@ static char *union_sql(const query_shape *q, const tl_table *rollup, const tl_ro
     char *sql = rc ? NULL
                    : tl_strdup_printf("SELECT * FROM (%s UNION ALL %s) AS routed",
                                       (const char *)raw.data, (const char *)roll.data);
+    *rollup_sql = sql ? strdup((const char *)roll.data) : NULL;
+    if (*rollup_sql == NULL) {
+        free(sql);
+        sql = NULL;
+    }
     tl_buf_free(&raw);
     tl_buf_free(&roll);
     free(rv);
@@ -1045,19 +1052,6 @@ static tl_scan_filter *ranged_filters(const tl_table *t, const tl_sql_ref *ref, 
     return f;
 }
 
-/* The rows of t's files that may hold rows the filters want (none: all). */
-static tl_status rows_needed(tl_query_engine *e, const tl_table *t, const tl_scan_filter *f,
-                             size_t k, int64_t *out, tl_error *err)
-{
-    const tl_live_files *lf = NULL;
-    *out = 0;
-    TL_TRY(tl_query_live_files(e, t, &lf, err));
-    for (size_t i = 0; i < lf->n; i++)
-        if (k == 0 || tl_scan_file_needed(t, &lf->files[i].file, f, k))
-            *out += lf->files[i].file.record_count;
-    return TL_OK;
-}
-
 /* Where the routed views' reads go: EXPLAIN's rows, or the query's stats. */
 typedef struct view_reads {
     tl_sql_table_read *reads; /* NULL: counted into stats */
@@ -1106,16 +1100,17 @@ static void publish(tl_sql_table_read *r, size_t n, const view_reads *vr)
 #define ROLLUP_NOTE "rollup: the clean buckets"
 #define RAW_NOTE "outside the rollup's clean buckets"
 
-/* The rollup's view over the clean ranges and raw's outside them. Raw's
- * decodes (or fetches) the columns the query names (e->query_text: the
- * routed query reads no others of raw); the rollup's stored columns have
- * names of their own: all of them. */
+/* The rollup's view over the clean ranges and raw's outside them, each
+ * decoding (or fetching, and counting) the columns its query names: raw's
+ * those of e->query_text (the routed query reads no others of raw), the
+ * rollup's those of rollup_sql, the routed query's SELECT of it. */
 static tl_status register_views(tl_query_engine *e, const tl_table *raw, const tl_table *rollup,
-                                const tl_scan_filter *rf, size_t nrf, const tl_scan_filter *wf,
-                                size_t nwf, const view_reads *vr, tl_error *err)
+                                const char *rollup_sql, const tl_scan_filter *rf, size_t nrf,
+                                const tl_scan_filter *wf, size_t nwf, const view_reads *vr,
+                                tl_error *err)
 {
     const char *text = e->query_text;
-    e->query_text = NULL;
+    e->query_text = rollup_sql;
     tl_status st = register_view(e, rollup, "", rf, nrf, ROLLUP_NOTE, vr, err);
     e->query_text = text;
     return st == TL_OK ? register_view(e, raw, RAW_VIEW, wf, nwf, RAW_NOTE, vr, err) : st;
@@ -1204,17 +1199,42 @@ static bool routing_on(const tl_query_engine *e, const tl_table *raw)
            tl_ice_metadata_property(raw->md, TL_ROLLUPS_KEY) != NULL;
 }
 
-/* Whether reading the rollup's files and raw's outside the clean ranges
- * takes fewer rows than raw's files alone (by file: a narrow query that
- * reads a few pages of raw gains nothing from a large rollup). */
-static tl_status worth_it(tl_query_engine *e, const tl_sql_ref *ref, const tl_table *rollup,
-                          const tl_scan_filter *rf, size_t nrf, const tl_scan_filter *wf,
-                          size_t nwf, bool *out, tl_error *err)
+/* The series of a rollup, by its files: each file's rows over the buckets
+ * its bounds span (every series in every bucket: fewer series, were some
+ * missing from some buckets). 0 when no file tells. */
+static tl_status rollup_series(tl_query_engine *e, const tl_table *rollup, int64_t width,
+                               int64_t *series, tl_error *err)
 {
-    int64_t before, roll, rest;
-    TL_TRY(rows_needed(e, ref->t, ref->filters, ref->n_filters, &before, err));
-    TL_TRY(rows_needed(e, rollup, rf, nrf, &roll, err));
-    TL_TRY(rows_needed(e, ref->t, wf, nwf, &rest, err));
+    const tl_live_files *lf = NULL;
+    int64_t lo, hi;
+    *series = 0;
+    TL_TRY(tl_query_live_files(e, rollup, &lf, err));
+    for (size_t i = 0; i < lf->n; i++) {
+        const tl_ice_data_file *f = &lf->files[i].file;
+        if (!tl_scan_time_bounds(rollup, f, &lo, &hi) || hi < lo || hi - lo >= INT64_MAX / 2)
+            continue;
+        int64_t n = f->record_count / ((hi - lo) / width + 1);
+        if (n > *series) *series = n;
+    }
+    return TL_OK;
+}
+
+/* Whether reading the rollup's clean buckets and raw's rows outside them
+ * reads fewer bytes than raw alone, as each scan would read them
+ * (scan_cost.h): a narrow query that decodes a few pages of raw gains
+ * nothing from a rollup whose row groups hold every series. rollup_sql: the
+ * routed query's SELECT of the rollup, which names the columns it reads. */
+static tl_status worth_it(tl_query_engine *e, const tl_sql_ref *ref, const tl_table *rollup,
+                          const tl_rollup_def *d, const char *rollup_sql, const tl_scan_filter *rf,
+                          size_t nrf, const tl_scan_filter *wf, size_t nwf, bool *out,
+                          tl_error *err)
+{
+    int64_t series, before, roll, rest;
+    const char *query = e->query_text;
+    TL_TRY(rollup_series(e, rollup, d->bucket_us, &series, err));
+    TL_TRY(tl_scan_cost(e, ref->t, query, ref->filters, ref->n_filters, series, &before, err));
+    TL_TRY(tl_scan_cost(e, rollup, rollup_sql, rf, nrf, series, &roll, err));
+    TL_TRY(tl_scan_cost(e, ref->t, query, wf, nwf, series, &rest, err));
     *out = roll + rest < before;
     return TL_OK;
 }
@@ -1225,6 +1245,7 @@ struct route_memo {
     char *rollups; /* the rollups of raw as found (rollups_seen); NULL: routes nowhere */
     char *rollup;  /* the full name of the rollup that answers, or NULL */
     char *routed, *explain;
+    char *rollup_sql;            /* the routed query's SELECT of the rollup (union_sql) */
     span ranges[MAX_RANGES + 1]; /* its clean buckets */
     size_t n;
 };
@@ -1260,9 +1281,12 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
     tl_scan_filter *rf = NULL, *wf = NULL;
     tl_status st =
         split_filters(ref, c->t, ranges, n, &rf, &nrf, &wf, &nwf) ? TL_OK : tl_error_nomem(err);
-    if (st == TL_OK) st = worth_it(e, ref, c->t, rf, nrf, wf, nwf, &ok, err);
-    char *from = st == TL_OK && ok ? union_sql(q, c->t, &c->def, c->merges, ranges, n) : NULL;
-    ok = from && rewrite_tree(e, q, select, from, c->merges);
+    char *from =
+        st == TL_OK ? union_sql(q, c->t, &c->def, c->merges, ranges, n, &m->rollup_sql) : NULL;
+    if (st == TL_OK && from == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK)
+        st = worth_it(e, ref, c->t, &c->def, m->rollup_sql, rf, nrf, wf, nwf, &ok, err);
+    ok = st == TL_OK && ok && rewrite_tree(e, q, select, from, c->merges);
     free(from);
     char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
     char *original = text ? tl_sql_tree_text(e, plan_doc) : NULL;
@@ -1270,7 +1294,8 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
     tl_sql_table_read own[2] = {{0}};
     size_t n_own = 0;
     view_reads ov = {own, &n_own, NULL, vr->reads != NULL || vr->stats->exact};
-    if (st == TL_OK && original) st = register_views(e, q->raw, c->t, rf, nrf, wf, nwf, &ov, err);
+    if (st == TL_OK && original)
+        st = register_views(e, q->raw, c->t, m->rollup_sql, rf, nrf, wf, nwf, &ov, err);
     bool same = st == TL_OK && original && same_result(e, q->raw, original, text);
     publish(own, n_own, same ? vr : NULL);
     if (st == TL_OK && same) {
@@ -1295,6 +1320,7 @@ static void memo_clear(struct route_memo *m)
     free(m->rollup);
     free(m->routed);
     free(m->explain);
+    free(m->rollup_sql);
     memset(m, 0, sizeof *m);
 }
 
@@ -1381,7 +1407,8 @@ static tl_status replay(tl_query_engine *e, tl_sql_plan *plan, const struct rout
     tl_status st = split_filters(&plan->refs[0], rollup, m->ranges, m->n, &rf, &nrf, &wf, &nwf)
                        ? TL_OK
                        : tl_error_nomem(err);
-    if (st == TL_OK) st = register_views(e, plan->refs[0].t, rollup, rf, nrf, wf, nwf, vr, err);
+    if (st == TL_OK)
+        st = register_views(e, plan->refs[0].t, rollup, m->rollup_sql, rf, nrf, wf, nwf, vr, err);
     if (st == TL_OK &&
         ((*routed = strdup(m->routed)) == NULL || (*explain = strdup(m->explain)) == NULL))
         st = tl_error_nomem(err);

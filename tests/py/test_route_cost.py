@@ -1,0 +1,157 @@
+"""Rollup routing's cost rule (src/query/scan_cost.h): a query routes when the
+rollup's row groups and the raw rows around them read fewer bytes than the
+raw scan alone, as each scan reads them. A narrow query (one host) decodes a
+few pages of raw data and stays unrouted; a wide one (every host) routes.
+EXPLAIN counts what the routed scan reads of the rollup: the footer and the
+column chunks of the columns the routed query reads, in the row groups it
+reads, the same way it counts raw reads."""
+
+import datetime as dt
+import os
+import re
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ROOT
+
+PKG_DIR = (Path(os.environ.get("TL_BUILD", ROOT / "build-asan")) / "python").resolve()
+sys.path.insert(0, str(PKG_DIR))
+timelake = pytest.importorskip("timelake")
+
+UTC = dt.timezone.utc
+T0 = dt.datetime(2024, 3, 1, tzinfo=UTC)
+HOSTS, HOURS, PER_HOUR = 500, 12, 60
+METRICS = ["m0", "m1", "m2", "m3"]
+SCHEMA = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("host", pa.string())] +
+                   [(m, pa.float64()) for m in METRICS])
+MAXES = ", ".join(f"max({m}) AS mx_{m}" for m in METRICS)
+ROLLUP = ("CREATE MATERIALIZED ROLLUP m.rh AS SELECT host, time_bucket(INTERVAL '1 hour', time) AS bucket, "
+          f"count(*) AS n, {MAXES} FROM m.raw GROUP BY host, bucket")
+
+
+def hour_batch(hour):
+    """Every host once a minute for one hour, rows by host then time (as an
+    hourly append of a TSBS-like table lays them out), random values."""
+    import numpy as np
+
+    rng = np.random.default_rng(hour)
+    minutes = np.arange(PER_HOUR, dtype=np.int64) * 60_000_000
+    start = int(T0.timestamp() * 1_000_000) + hour * 3_600_000_000
+    return pa.table({
+        "time": pa.array(np.tile(start + minutes, HOSTS), pa.timestamp("us", tz="UTC")),
+        "host": pa.array(np.repeat(np.array([f"host_{h:03d}" for h in range(HOSTS)]), PER_HOUR)),
+        **{m: pa.array(rng.random(HOSTS * PER_HOUR) * 100) for m in METRICS},
+    }, schema=SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """Raw data by us, one file per hour; the hourly rollup by the reference
+    (one row group, pages of many hosts), as bench_routing.py lays them out."""
+    from conftest import run_reference
+
+    path = str(tmp_path_factory.mktemp("cost") / "lake")
+    lake = timelake.Lake(path)
+    t = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host"])
+    for hour in range(HOURS):
+        t.append(hour_batch(hour), maintain=False)
+    run_reference(f"""
+        import timelake
+        timelake.Lake({path!r}).sql({ROLLUP!r})
+        print(1)
+    """)
+    return path
+
+
+def plans(lake, q):
+    return [(r["plan_type"], r["plan"]) for r in lake.sql("EXPLAIN " + q).to_pylist()]
+
+
+def scans(lake, q):
+    return [p for kind, p in plans(lake, q) if kind == "timelake_scan"]
+
+
+def routed(lake, q):
+    return any(kind == "timelake_rollup" for kind, _ in plans(lake, q))
+
+
+def same_answer(path, q):
+    on = timelake.Lake(path).sql(q).to_pylist()
+    off = timelake.Lake(path, settings={"rollup_routing": "false"}).sql(q).to_pylist()
+    key = lambda r: [str(v) for v in r.values()]  # noqa: E731
+    assert sorted(on, key=key) == sorted(off, key=key), q  # maxima and counts: exact
+
+
+def hourly(where):
+    alls = ", ".join(f"max({m}) AS {m}" for m in METRICS)
+    return (f"SELECT time_bucket(INTERVAL '1 hour', time) AS hour, {alls} FROM m.raw WHERE {where}"
+            "time >= TIMESTAMPTZ '2024-03-01 02:00:00Z' AND time < TIMESTAMPTZ '2024-03-01 10:00:00Z' "
+            "GROUP BY 1 ORDER BY 1")
+
+
+def test_narrow_query_stays_on_raw_data(made):
+    lake = timelake.Lake(made)
+    q = hourly("host = 'host_007' AND ")
+    assert not routed(lake, q), plans(lake, q)
+    only = scans(lake, q)
+    assert len(only) == 1 and only[0].startswith("m.raw at version"), only
+    assert "clean buckets" not in only[0]
+    # Its raw read: a few pages of each of the 8 hourly files, far less than
+    # the rollup's columns alone.
+    raw_bytes = int(re.search(r"(\d+) bytes read", only[0]).group(1))
+    roll_file = next(Path(made, "m", "rh", "data").rglob("*.parquet"))
+    assert raw_bytes < roll_file.stat().st_size / 2, (raw_bytes, roll_file.stat().st_size)
+    same_answer(made, q)
+
+
+def test_wide_query_routes(made):
+    lake = timelake.Lake(made)
+    q = hourly("")
+    assert routed(lake, q), plans(lake, q)
+    same_answer(made, q)
+    # Every host, grouped by host: routes too.
+    q = ("SELECT host, time_bucket(INTERVAL '2 hours', time) AS b, max(m1) FROM m.raw GROUP BY 1, 2 ORDER BY 1, 2")
+    assert routed(lake, q)
+    same_answer(made, q)
+
+
+def footer_and_chunks(path, columns):
+    """The bytes a read of the named columns of every row group of a Parquet
+    file reads: the footer (and its 8 bytes after it), and each chunk from
+    its first page (the dictionary page, when there is one)."""
+    md = pq.ParquetFile(path).metadata
+    total = md.serialized_size + 8
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        for c in range(rg.num_columns):
+            col = rg.column(c)
+            if col.path_in_schema in columns:
+                total += col.total_compressed_size
+    return total
+
+
+def test_explain_counts_the_rollup_columns_read(made):
+    lake = timelake.Lake(made)
+    roll_file = next(Path(made, "m", "rh", "data").rglob("*.parquet"))
+    md = pq.ParquetFile(roll_file).metadata
+    for q, stored in [
+        ("SELECT time_bucket(INTERVAL '1 hour', time) AS b, max(m1) FROM m.raw "
+         "WHERE time < TIMESTAMPTZ '2024-03-01 11:00:00Z' GROUP BY 1", ["mx_m1"]),
+        ("SELECT host, time_bucket(INTERVAL '3 hours', time) AS b, count(*), max(m0), max(m3) FROM m.raw "
+         "WHERE time < TIMESTAMPTZ '2024-03-01 09:00:00Z' GROUP BY 1, 2", ["n", "mx_m0", "mx_m3"]),
+    ]:
+        assert routed(lake, q), q
+        roll = [s for s in scans(lake, q) if "(rollup: the clean buckets)" in s]
+        assert len(roll) == 1, scans(lake, q)
+        m = re.search(r": 1 of 1 files, (\d+) of (\d+) row groups, (\d+) bytes read", roll[0])
+        assert m and int(m.group(1)) == int(m.group(2)) == md.num_row_groups, roll[0]
+        # The series key and the bucket (the rollup's time column) are read
+        # as for any scan; of the stored columns, only those the query uses.
+        want = footer_and_chunks(roll_file, ["host", "bucket"] + stored)
+        assert int(m.group(3)) == want, (roll[0], want, roll_file.stat().st_size)
+        assert want < roll_file.stat().st_size
+        same_answer(made, q)
