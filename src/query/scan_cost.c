@@ -1,6 +1,7 @@
 #include "query/scan_cost.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "query/footer_cache.h"
 #include "query/query_cache.h"
@@ -50,18 +51,38 @@ static double wanted_share(const tl_table *t, const tl_pq_file_meta *m, size_t g
     return n == 0 || share > 1 ? 1 : share;
 }
 
-/* Per leaf column of m: whether the query reads it; a leaf no field maps
- * to is read, as scan_local.c counts it. Malloc'd. */
-static bool *leaves_kept(const tl_table *t, const tl_pq_file_meta *m, const bool *fields)
+/* Skips the schema subtree at element *i, counting its leaves. */
+static void subtree(const tl_pq_file_meta *m, size_t *i, size_t *leaves, int depth)
 {
-    size_t n = m->n_schema ? m->n_schema - 1 : 0;
-    bool *keep = malloc(n + 1);
-    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
-    for (size_t c = 0; keep && c < n; c++) keep[c] = true;
-    for (size_t i = 0; keep && i < s->n_fields; i++) {
-        int leaf = tl_pq_leaf_of_field(m, &s->fields[i]);
-        if (leaf >= 0 && (size_t)leaf < n) keep[leaf] = fields[i];
+    const tl_pq_schema_element *e = &m->schema[(*i)++];
+    if (e->has_type || depth > 64) {
+        (*leaves)++;
+        return;
     }
+    for (int32_t k = 0; k < e->num_children && *i < m->n_schema; k++)
+        subtree(m, i, leaves, depth + 1);
+}
+
+/* Per leaf column of m (*n of them): whether the query reads it, by the
+ * top-level column it belongs to (a nested one has several leaves); a
+ * column no field maps to is read, as scan_local.c counts it. Malloc'd. */
+static bool *leaves_kept(const tl_table *t, const tl_pq_file_meta *m, const bool *fields, size_t *n)
+{
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    bool *keep = malloc(m->n_schema + 1);
+    size_t i = 1, leaves = 0;
+    while (keep && i < m->n_schema) {
+        const tl_pq_schema_element *e = &m->schema[i];
+        size_t first = leaves;
+        subtree(m, &i, &leaves, 0);
+        bool kept = true;
+        for (size_t k = 0; k < s->n_fields; k++)
+            if (e->has_field_id ? e->field_id == s->fields[k].id
+                                : strcmp(e->name, s->fields[k].name) == 0)
+                kept = fields[k];
+        for (size_t c = first; c < leaves; c++) keep[c] = kept;
+    }
+    *n = leaves;
     return keep;
 }
 
@@ -98,15 +119,15 @@ static double paged_rows(double wanted, int64_t runs, int64_t rows, int64_t page
     return r < (double)rows ? r : (double)rows;
 }
 
-static void tally_row_group(const tl_pq_file_meta *m, size_t g, const bool *keep, double share,
-                            int64_t runs, int key_leaf, tally *y)
+static void tally_row_group(const tl_pq_file_meta *m, size_t g, const bool *keep, size_t n_keep,
+                            double share, int64_t runs, int key_leaf, tally *y)
 {
     const tl_pq_row_group *rg = &m->row_groups[g];
     int64_t rows = rg->num_rows;
     double wanted = share * (double)rows;
     if (rows <= 0) return;
     for (size_t c = 0; c < rg->n_columns; c++) {
-        if (c + 1 < m->n_schema && !keep[c]) continue;
+        if (c < n_keep && !keep[c]) continue;
         uint64_t off, len;
         tl_pq_chunk_range(&rg->columns[c], &off, &len);
         double part = rows_readable(&rg->columns[c])
@@ -128,7 +149,8 @@ static bool tally_file(const tl_table *t, const tl_footer_entry *fe, const bool 
     const tl_contract *c = &t->contract;
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     int key_leaf = c->series_key.len ? tl_pq_leaf_of_field(m, &s->fields[c->series_index[0]]) : -1;
-    bool *keep = leaves_kept(t, m, fields);
+    size_t n_keep = 0;
+    bool *keep = leaves_kept(t, m, fields, &n_keep);
     if (keep == NULL) return false;
     int64_t rows = tl_parquet_reader_num_rows(fe->reader), runs = 0;
     double key_share[64];
@@ -143,7 +165,7 @@ static bool tally_file(const tl_table *t, const tl_footer_entry *fe, const bool 
     for (size_t g = 0; g < m->n_row_groups; g++) {
         if (n && !tl_row_group_needed(t, m, g, f, n)) continue;
         double share = n > 64 ? 1 : wanted_share(t, m, g, f, n, key_share);
-        tally_row_group(m, g, keep, share, runs, key_leaf, y);
+        tally_row_group(m, g, keep, n_keep, share, runs, key_leaf, y);
     }
     free(keep);
     return true;
