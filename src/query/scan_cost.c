@@ -78,7 +78,7 @@ static bool *leaves_kept(const tl_table *t, const tl_pq_file_meta *m, const bool
         bool kept = true;
         for (size_t k = 0; k < s->n_fields; k++)
             if (e->has_field_id ? e->field_id == s->fields[k].id
-                                : strcmp(e->name, s->fields[k].name) == 0)
+                                : e->name && strcmp(e->name, s->fields[k].name) == 0)
                 kept = fields[k];
         for (size_t c = first; c < leaves; c++) keep[c] = kept;
     }
