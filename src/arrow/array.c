@@ -61,15 +61,24 @@ void tl_array_set_buffer(struct ArrowArray *array, int64_t i, void *data)
     own->buffers[i] = data;
 }
 
+/* 64-byte alignment as the Arrow spec recommends; never a zero-size alloc. */
+static size_t buffer_size(size_t size)
+{
+    size_t rounded = (size + 63) & ~(size_t)63;
+    return rounded ? rounded : 64;
+}
+
+void *tl_array_alloc_buffer_uninit(struct ArrowArray *array, int64_t i, size_t size)
+{
+    void *p = aligned_alloc(64, buffer_size(size));
+    if (p) tl_array_set_buffer(array, i, p);
+    return p;
+}
+
 void *tl_array_alloc_buffer(struct ArrowArray *array, int64_t i, size_t size)
 {
-    /* 64-byte alignment as the Arrow spec recommends; never a zero-size alloc. */
-    size_t rounded = (size + 63) & ~(size_t)63;
-    if (rounded == 0) rounded = 64;
-    void *p = aligned_alloc(64, rounded);
-    if (p == NULL) return NULL;
-    memset(p, 0, rounded);
-    tl_array_set_buffer(array, i, p);
+    void *p = tl_array_alloc_buffer_uninit(array, i, size);
+    if (p) memset(p, 0, buffer_size(size));
     return p;
 }
 

@@ -23,6 +23,10 @@ void tl_array_set_buffer(struct ArrowArray *array, int64_t i, void *data);
 /* Allocates `size` zeroed bytes (64-byte aligned) as buffer i and returns it, or NULL. */
 void *tl_array_alloc_buffer(struct ArrowArray *array, int64_t i, size_t size);
 
+/* The same, not zeroed: for a buffer whose every byte the caller writes
+ * (zeroing a decoded column's values first was a pass over them for nothing). */
+void *tl_array_alloc_buffer_uninit(struct ArrowArray *array, int64_t i, size_t size);
+
 /* Releases an array if it is live, and marks it released. NULL-safe. */
 void tl_array_release(struct ArrowArray *array);
 

@@ -32,6 +32,25 @@ static bool same_value(const tl_array_view *a, int64_t i, const tl_array_view *b
                   (const uint8_t *)b->values + (size_t)(b->offset + j) * w, w) == 0;
 }
 
+/* The number of nulls of v whose fixed-width value slot is not zeroed: the
+ * reader allocates decoded values unzeroed and writes a null's slot itself. */
+static int64_t dirty_null_slots(const tl_array_view *v, int64_t length)
+{
+    if (v->type.id == TL_ATYPE_BOOL || tl_atype_is_varbinary(v->type.id) || v->values == NULL)
+        return 0;
+    size_t w = (size_t)tl_arrow_type_bit_width(&v->type) / 8;
+    int64_t dirty = 0;
+    for (int64_t i = 0; i < length; i++) {
+        const uint8_t *x = (const uint8_t *)v->values + (size_t)(v->offset + i) * w;
+        for (size_t b = 0; tl_view_is_null(v, i) && b < w; b++)
+            if (x[b] != 0) {
+                dirty++;
+                break;
+            }
+    }
+    return dirty;
+}
+
 /* Reads the ranges of one column and compares them with the whole chunk;
  * returns the bytes read. */
 static int64_t check_ranges(tl_parquet_reader *r, const struct ArrowSchema *schema, int rg, int col,
@@ -59,6 +78,8 @@ static int64_t check_ranges(tl_parquet_reader *r, const struct ArrowSchema *sche
     int64_t nulls = 0;
     for (int64_t i = 0; i < part.length; i++) nulls += tl_view_is_null(&b, i);
     CHECK_INT(part.null_count, nulls);
+    CHECK_INT(dirty_null_slots(&a, a.length), 0);
+    CHECK_INT(dirty_null_slots(&b, b.length), 0);
     tl_array_view_free(&a);
     tl_array_view_free(&b);
     tl_array_release(&whole);

@@ -321,9 +321,11 @@ static tl_status store_values(colread *c, int64_t row0, int64_t n, const phys_va
             memcpy(c->values + (size_t)row0 * w, pv->fixed, (size_t)n * w);
             return TL_OK;
         }
-        for (int64_t i = 0, j = 0; i < n; i++)
+        for (int64_t i = 0, j = 0; i < n; i++) /* a null's slot zeroed: not allocated so */
             if (tl_bit_get(valid, row0 + i))
                 memcpy(c->values + (size_t)(row0 + i) * w, pv->fixed + w * j++, w);
+            else
+                memset(c->values + (size_t)(row0 + i) * w, 0, w);
         return TL_OK;
     case TL_PQ_CONV_I8:
         SCATTER(int32_t, 4, int8_t, x);
@@ -607,6 +609,13 @@ static size_t arrow_width(const tl_pq_column_desc *d)
     return d->arrow.id == TL_ATYPE_BOOL ? 0 : (size_t)bits / 8;
 }
 
+/* Whether store_values writes every slot of the conversion's values, nulls'
+ * too (their buffer need not be zeroed first). */
+static bool copied(tl_pq_conv conv)
+{
+    return conv == TL_PQ_CONV_COPY32 || conv == TL_PQ_CONV_COPY64 || conv == TL_PQ_CONV_FIXED;
+}
+
 static tl_status alloc_output(colread *c, struct ArrowArray *out, tl_error *err)
 {
     bool var = c->d->conv == TL_PQ_CONV_BYTES;
@@ -620,7 +629,9 @@ static tl_status alloc_output(colread *c, struct ArrowArray *out, tl_error *err)
         return TL_OK;
     }
     size_t size = c->d->conv == TL_PQ_CONV_BOOL ? rows / 8 + 1 : rows * c->width;
-    if ((c->values = tl_array_alloc_buffer(out, 1, size)) == NULL) return tl_error_nomem(err);
+    c->values = copied(c->d->conv) ? tl_array_alloc_buffer_uninit(out, 1, size)
+                                   : tl_array_alloc_buffer(out, 1, size);
+    if (c->values == NULL) return tl_error_nomem(err);
     return TL_OK;
 }
 

@@ -722,7 +722,9 @@ static tl_status read_plain_rows(tl_parquet_reader *r, const tl_pq_column_desc *
     int64_t total = 0;
     for (size_t i = 0; i < n; i++) total += ranges[i].end - ranges[i].start;
     TL_TRY(tl_array_init(out, 2, 0, err));
-    uint8_t *values = tl_array_alloc_buffer(out, 1, (size_t)(total ? total : 1) * (size_t)width);
+    /* every byte is read into, or the array released */
+    uint8_t *values =
+        tl_array_alloc_buffer_uninit(out, 1, (size_t)(total ? total : 1) * (size_t)width);
     tl_status st = values ? TL_OK : tl_error_nomem(err);
     size_t k = 0, parsed = SIZE_MAX;
     uint64_t at = 0, bytes = 0;
