@@ -413,10 +413,8 @@ static tl_status pending_rows_sql(tl_query_engine *e, const tl_preagg_request *r
     if (st == TL_OK && rc) st = tl_error_nomem(err);
     if (st == TL_OK && sub.n) {
         *out = (char *)tl_buf_detach(&b, NULL);
-        stats->files_read += read.files_read;
-        stats->row_groups_total += read.row_groups_total;
-        stats->row_groups_read += read.row_groups_read;
-        stats->bytes_read += read.bytes_read;
+        read.files_total = 0; /* the caller counts the table's files once */
+        tl_scan_stats_add(stats, &read);
     }
     tl_buf_free(&b);
     tl_buf_free(&scan);
@@ -460,11 +458,8 @@ tl_status tl_preagg_scan(tl_query_engine *e, const tl_preagg_request *r, int64_t
     if (st == TL_OK && *id && dirty)
         st = pending_rows_sql(e, r, lf, pending, pending_sql, &read, err);
     if (st == TL_OK && *id) {
-        stats->files_total += (int64_t)lf->n;
-        stats->files_read += read.files_read;
-        stats->row_groups_total += read.row_groups_total;
-        stats->row_groups_read += read.row_groups_read;
-        stats->bytes_read += read.bytes_read;
+        read.files_total = (int64_t)lf->n;
+        tl_scan_stats_add(stats, &read);
     }
     if (st != TL_OK || *id == 0) {
         free(*pending_sql);
