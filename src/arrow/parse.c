@@ -118,8 +118,9 @@ static int64_t scan_exponent(const char *s, size_t len, size_t *i, bool *ok)
     return neg ? -e : e;
 }
 
-/* Checks the grammar of a decimal number and gathers its leading digits. */
-static bool scan_number(const char *s, size_t len, tl_num_text *t)
+/* Checks the grammar of a decimal number and gathers its leading digits:
+ * any number of digits, one at a time. */
+static bool scan_number_long(const char *s, size_t len, tl_num_text *t)
 {
     size_t i = 0;
     int digits = 0, significant = 0;
@@ -148,6 +149,79 @@ static bool scan_number(const char *s, size_t len, tl_num_text *t)
         }
     }
     if (digits == 0) return false;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        bool ok;
+        t->exp10 += scan_exponent(s, len, &i, &ok);
+        if (!ok) return false;
+    }
+    return i == len;
+}
+
+/* Eight ASCII digits at p, loaded as a little-endian word: whether they all
+ * are digits, and their value (the SWAR method of simdjson and fast_float). */
+static inline uint64_t load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static inline bool all8_digits(uint64_t v)
+{
+    return ((v & 0xF0F0F0F0F0F0F0F0ULL) |
+            (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) == 0x3333333333333333ULL;
+}
+
+static inline uint64_t value8(uint64_t v)
+{
+    v -= 0x3030303030303030ULL;
+    v = v * 10 + (v >> 8);
+    return (((v & 0x000000FF000000FFULL) * 0x000F424000000064ULL) +
+            (((v >> 16) & 0x000000FF000000FFULL) * 0x0000271000000001ULL)) >>
+           32;
+}
+
+/* Digits from *p on, eight at a time while there are eight, into *v. */
+static inline const char *digits_into(const char *p, const char *end, uint64_t *v)
+{
+    while (end - p >= 8 && all8_digits(load8(p))) {
+        *v = *v * 100000000 + value8(load8(p));
+        p += 8;
+    }
+    for (; p < end && digit(*p) <= 9; p++) *v = *v * 10 + digit(*p);
+    return p;
+}
+
+/* Checks the grammar of a decimal number and gathers its leading digits.
+ * Text of at most 19 digits (every number a double or an int64 writes
+ * itself as) is read eight digits at a time: its value is the mantissa,
+ * exact (below 10^19, so no overflow) and never truncated. Longer text
+ * goes digit by digit (scan_number_long), the same result. */
+static bool scan_number(const char *s, size_t len, tl_num_text *t)
+{
+    const char *p = s, *end = s + len;
+    uint64_t v = 0;
+    bool neg = p < end && *p == '-';
+    if (p < end && (*p == '+' || *p == '-')) p++;
+    const char *int_start = p;
+    p = digits_into(p, end, &v);
+    int64_t digits = p - int_start, fraction = 0;
+    if (p < end && *p == '.') {
+        const char *frac_start = ++p;
+        p = digits_into(p, end, &v);
+        fraction = p - frac_start;
+        digits += fraction;
+    }
+    if (digits > 19) return scan_number_long(s, len, t);
+    if (digits == 0) return false;
+    t->mantissa = v;
+    t->exp10 = -fraction;
+    t->truncated = false;
+    t->neg = neg;
+    size_t i = (size_t)(p - s);
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
         bool ok;
         t->exp10 += scan_exponent(s, len, &i, &ok);

@@ -303,6 +303,114 @@ static void test_formatters(void)
     CHECK(strlen(buf) == 1 + 47 + 1 + 3);
 }
 
+/* Exact reference for tl_parse_integral on [+-]digits[.digits][e[+-]d]:
+ * the value in 128 bits when it is whole and within int64. */
+static bool integral_reference(const char *s, int64_t *out)
+{
+    const char *p = s;
+    bool neg = *p == '-';
+    if (*p == '+' || *p == '-') p++;
+    char digits[96];
+    int n = 0, frac = 0, any = 0;
+    bool point = false;
+    for (; *p && *p != 'e'; p++) {
+        if (*p == '.') {
+            point = true;
+            continue;
+        }
+        any = 1;
+        if (n == 0 && *p == '0') { /* leading zeros change nothing but the fraction count */
+            frac += point;
+            continue;
+        }
+        digits[n++] = *p;
+        frac += point;
+    }
+    int e = *p == 'e' ? atoi(p + 1) : 0;
+    if (!any) return false;
+    int shift = e - frac;               /* value = digits * 10^shift */
+    for (; shift < 0 && n > 0; shift++) /* drop trailing zeros; any other digit is a fraction */
+        if (digits[--n] != '0') return false;
+    if (n == 0) return *out = 0, true;
+    if (n + shift > 19) return false;
+    __int128 v = 0;
+    for (int i = 0; i < n; i++) v = v * 10 + (digits[i] - '0');
+    for (; shift > 0; shift--) v *= 10;
+    if (neg) v = -v;
+    if (v > INT64_MAX || v < INT64_MIN) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+static void check_integral(const char *text)
+{
+    int64_t want = 0, got = 0;
+    bool ok = integral_reference(text, &want);
+    tl_status st = tl_parse_integral(text, strlen(text), &got, NULL);
+    if ((st == TL_OK) != ok || (ok && got != want))
+        unit_fail(__FILE__, __LINE__, "\"%s\": status %d value %lld, expected %s %lld", text, st,
+                  (long long)got, ok ? "ok" : "an error", (long long)want);
+}
+
+static void test_parse_integral(void)
+{
+    static const char *const cases[] = {
+        "0",
+        "-0",
+        "+7",
+        "42",
+        "42.0",
+        "4.2e1",
+        "1e3",
+        "4.5",
+        "1e19",
+        "1e18",
+        "-1e18",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "9223372036854775807.0",
+        "922337203685477580.7e1",
+        "18446744073709551615",
+        "18446744073709551616",
+        "00000000000000000000042",
+        "12345678",
+        "1234567812345678",
+        "123456781234567812",
+        "0.00000000",
+        ".5e1",
+        "5.",
+        "12345678.00000000",
+        "99999999999999999999e-2",
+        "1.00000000000000000001",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_integral(cases[i]);
+    int64_t v;
+    tl_error err = {0};
+    CHECK_INT(tl_parse_integral("4.5", 3, &v, &err), TL_ERR_INVALID);
+    CHECK(strstr(err.message, "fraction") != NULL);
+    /* Random digit strings, points and small exponents, 1 to 24 digits. */
+    uint64_t state = 7;
+    char buf[64];
+    for (int i = 0; i < 200000; i++) {
+        int digits = 1 + (int)(trand(&state) % 24), point = (int)(trand(&state) % (digits + 4));
+        int zeros = trand(&state) % 3 == 0 ? (int)(trand(&state) % 10) : 0;
+        size_t k = 0;
+        if (trand(&state) % 3 == 0) buf[k++] = '-';
+        for (int d = 0; d < digits; d++) {
+            if (d == point) buf[k++] = '.';
+            bool zero = d < zeros || (d > point && trand(&state) % 2);
+            buf[k++] = zero ? '0' : (char)('0' + trand(&state) % 10);
+        }
+        if (trand(&state) % 4 == 0)
+            k += (size_t)snprintf(buf + k, sizeof buf - k, "e%d", (int)(trand(&state) % 41) - 20);
+        buf[k] = '\0';
+        check_integral(buf);
+        if (unit_failures > 10) return;
+    }
+}
+
 static void test_parsers_survive_garbage(void)
 {
     /* Random bytes of random lengths: never a crash, never an over-read (ASan). */
@@ -326,6 +434,7 @@ static void test_parsers_survive_garbage(void)
         tl_parse_int64(text, len, &i64, &err);
         tl_parse_uint64(text, len, &u64, &err);
         tl_parse_double(text, len, &d, &err);
+        tl_parse_integral(text, len, &i64, &err);
         tl_parse_bool(text, len, &b, &err);
         tl_parse_date32(text, len, &d32, &err);
         tl_parse_timestamp(text, len, TL_UNIT_NANO, &i64, &err);
@@ -338,4 +447,4 @@ UNIT_TESTS(UNIT(test_parse_int64), UNIT(test_parse_uint64), UNIT(test_parse_doub
            UNIT(test_parse_double_matches_strtod), UNIT(test_parse_double_ignores_locale),
            UNIT(test_parse_bool), UNIT(test_parse_date32), UNIT(test_calendar_round_trip),
            UNIT(test_parse_timestamp), UNIT(test_parse_decimal), UNIT(test_formatters),
-           UNIT(test_parsers_survive_garbage))
+           UNIT(test_parse_integral), UNIT(test_parsers_survive_garbage))

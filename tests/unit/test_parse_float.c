@@ -191,9 +191,59 @@ static void test_hard_cases(void)
         "18446744073709551616",
         "1e19",
         "12345678901234567e-17",
+        "1234567812345678",
+        "12345678.12345678",
+        "0000000000000000001.5",
+        ".12345678",
+        "12345678.",
+        "1234567a",
+        "12345678a",
+        "1234567812345678a",
+        "12345678.1234567x",
+        "1.2.3",
+        ".",
+        "-",
+        "+.",
+        "1e",
+        "1e+",
+        "12345678e5",
+        "00000000.00000001",
+        "9999999999999999999",
+        "99999999999999999999",
+        "0.3519064800030509",
+        "0.9344124938468396",
+        "0.08733985174717951",
+        "1 ",
+        "1_000",
     };
     mismatches = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_text(cases[i]);
+}
+
+/* Fixed notation as CSV writers give it ("0.3519064800030509", "-12.5",
+ * "0.000123"), with leading zeros and 1 to 25 digits: around the 8-digit
+ * blocks and the 19 digits that are read without going digit by digit. */
+static void test_fixed_notation(void)
+{
+    char buf[96];
+    long n = iterations();
+    mismatches = 0;
+    for (long i = 0; i < n; i++) {
+        int digits = 1 + (int)(rng() % 25), point = (int)(rng() % (digits + 2)) - 1;
+        int zeros = rng() % 3 == 0 ? (int)(rng() % 12) : 0;
+        size_t k = 0;
+        if (rng() % 4 == 0) buf[k++] = rng() & 1 ? '-' : '+';
+        for (int d = 0; d < digits; d++) {
+            if (d == point) buf[k++] = '.';
+            buf[k++] = d < zeros ? '0' : (char)('0' + rng() % 10);
+        }
+        if (point == digits || (point < 0 && rng() % 4 == 0)) buf[k++] = '.';
+        buf[k] = '\0';
+        check_text(buf);
+        double v = random_double();
+        snprintf(buf, sizeof buf, "%.*f", (int)(rng() % 20), fabs(v) < 1e30 ? v : 1 / v);
+        check_text(buf);
+    }
 }
 
 /* Subnormals and the normal/subnormal edge, every format. */
@@ -244,4 +294,4 @@ static void test_eisel_lemire_decides(void)
 
 UNIT_TESTS(UNIT(test_hard_cases), UNIT(test_subnormals), UNIT(test_eisel_lemire_decides),
            UNIT(test_random_doubles), UNIT(test_random_digit_strings),
-           UNIT(test_long_digit_strings))
+           UNIT(test_long_digit_strings), UNIT(test_fixed_notation))
