@@ -11,6 +11,7 @@
 #include "arrow/stream.h"
 #include "notify_group.h"
 #include "table/maintain.h"
+#include "table/table_internal.h"
 
 /* Inline maintenance (compaction, expiry) runs after a commit, not inside the
  * request: a request is answered once its rows are committed, and the
@@ -71,8 +72,12 @@ static void *maintain_loop(void *arg)
         tl_append_result r;
         memset(&r, 0, sizeof r);
         tl_error err = {0};
-        /* From the latest version: the commits made since by the other handle. */
-        if (tl_table_reload(x->maint_table, 0, &err) == TL_OK)
+        /* From the commits made since by the other handle: their parse, not a
+         * reload (a listing and a JSON parse after each commit). */
+        pthread_mutex_lock(&x->lock);
+        tl_status st = tl_table_follow(x->maint_table, x->table, &err);
+        pthread_mutex_unlock(&x->lock);
+        if (st == TL_OK)
             tl_maintain_after_append(x->maint_table, -1, &r);
         else
             snprintf(r.maintenance_error, sizeof r.maintenance_error, "%s", err.message);

@@ -198,6 +198,28 @@ tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_e
     return TL_OK;
 }
 
+tl_status tl_table_follow(tl_table *t, const tl_table *src, tl_error *err)
+{
+    if (src->version <= t->version || src->dropped || src->pinned_snapshot || t->pinned_snapshot ||
+        strcmp(src->name.full, t->name.full) != 0)
+        return TL_OK;
+    tl_ice_metadata *md;
+    TL_TRY(tl_ice_metadata_copy(src->md, &md, err));
+    char *url = strdup(src->metadata_url); /* a catalog's name as well as vN */
+    if (url == NULL) {
+        tl_ice_metadata_free(md);
+        return tl_error_nomem(err);
+    }
+    tl_status st = tl_table_adopt(t, md, src->version, err); /* frees md on failure */
+    if (st == TL_OK) {
+        free(t->metadata_url);
+        t->metadata_url = url;
+    } else {
+        free(url);
+    }
+    return st;
+}
+
 /* Loads version `version` (the latest, checked, when <= 0) into t;
  * cached_only: see read_metadata. */
 static tl_status reload(tl_table *t, int64_t version, bool cached_only, tl_error *err)

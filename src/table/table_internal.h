@@ -82,6 +82,14 @@ tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_e
 /* Replaces the handle's state with a freshly loaded version (the handle keeps its identity). */
 tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err);
 
+/* Makes t current at the version of src, another handle of the same table,
+ * when src's is newer: from a copy of src's parsed metadata, with no request
+ * (metadata files are immutable). For a second handle that follows the
+ * commits this process makes through the first, instead of reading back
+ * and parsing what was just written; commits by other writers are found as
+ * ever, by the commit that races them. Otherwise t is left as it is. */
+tl_status tl_table_follow(tl_table *t, const tl_table *src, tl_error *err);
+
 /* Registry of table names at the warehouse root (timelake-tables.json, as the reference keeps). */
 tl_status tl_registry_add(tl_store *store, const char *full_name, tl_error *err);
 tl_status tl_registry_remove(tl_store *store, const char *full_name, tl_error *err);
