@@ -153,6 +153,22 @@ static void check_alive(after_create *a)
         a->alive = true; /* a failed check says nothing either way: the version stays */
 }
 
+/* After a commit that found its table dropped removed its version: the hint
+ * it wrote named that version. A table created again under the name has its
+ * own versions, so the hint names the newest of them again (DuckDB's
+ * iceberg_scan reads a table through it); with none, the hint goes. */
+static void restore_hint(tl_table *t)
+{
+    int64_t newest = 0;
+    if (newest_version(t, &newest, NULL) == TL_OK && newest > 0) {
+        write_hint(t, newest);
+        return;
+    }
+    char hint[sizeof t->name.key + 64];
+    hint_key(t, hint, sizeof hint);
+    tl_store_remove(t->lake->store, hint, NULL);
+}
+
 /* Item 0 writes the hint, item 1 checks the table is still there (locally
  * after the hint, in the same item), item 2 hands the obsolete objects to
  * deletion (locally queued: nobody waits for it, see local_trash.h). */
@@ -210,15 +226,13 @@ tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t le
         tl_version_cache_note(t, t->version + 1); /* this process's queries see it at once */
         return TL_OK;
     }
-    char hint[sizeof t->name.key + 64];
-    hint_key(t, hint, sizeof hint);
-    tl_store_remove(t->lake->store, hint, NULL);
     tl_error removing = {0};
     if (tl_store_remove(t->lake->store, key, &removing) != TL_OK)
         return tl_error_set(err, TL_ERR_STORAGE,
                             "table %s was dropped during this commit, and removing the version "
                             "it created (%s) failed: %s",
                             t->name.full, key, removing.message);
+    restore_hint(t);
     return dropped(t, err);
 }
 
