@@ -331,7 +331,7 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
                             &p.jobs[i].rr, err);
         chosen += tl_row_ranges_rows(&p.jobs[i].rr);
     }
-    bool wide = chosen > total / 4 || chosen > TL_SELECTIVE_MAX_ROWS || preagg_always();
+    bool wide = !tl_selective_rows_narrow(chosen, total) || preagg_always();
     if (st == TL_OK && k && wide)
         st = tl_parallel_run(n, n < PREAGG_THREADS ? n : PREAGG_THREADS, true, run_file, &p, err);
     tl_rowset *rs = NULL;

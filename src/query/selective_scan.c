@@ -258,12 +258,17 @@ static tl_status plan_files(tl_query_engine *e, plan *p, tl_selective_file *file
     return st;
 }
 
+bool tl_selective_rows_narrow(int64_t chosen, int64_t total)
+{
+    return chosen <= total / 4 && chosen <= TL_SELECTIVE_MAX_ROWS;
+}
+
 bool tl_selective_scan_takes(const tl_query_engine *e, const tl_table *t, int64_t chosen,
                              int64_t total)
 {
     mode m = mode_of(e, t);
     if (m != MODE_AUTO) return m == MODE_ALWAYS && chosen < total;
-    return chosen <= total / 4 && chosen <= TL_SELECTIVE_MAX_ROWS;
+    return tl_selective_rows_narrow(chosen, total);
 }
 
 bool tl_filter_pushdown_off(const tl_query_engine *e, const tl_table *t)
@@ -300,8 +305,7 @@ tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_
         for (size_t i = 0; st == TL_OK && i < n; i++) chosen += files[i].rows_read;
         refined = st == TL_OK;
     }
-    if (st == TL_OK && ok && m == MODE_AUTO)
-        ok = chosen <= total / 4 && chosen <= TL_SELECTIVE_MAX_ROWS;
+    if (st == TL_OK && ok && m == MODE_AUTO) ok = tl_selective_rows_narrow(chosen, total);
     if (st == TL_OK && ok) st = tl_parallel_run(n, threads_for(n), true, decode_file, &p, err);
     /* A file our reader cannot decode (a codec, an encoding it lacks) is
      * left to read_parquet. */

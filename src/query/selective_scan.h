@@ -32,6 +32,11 @@ typedef struct tl_selective_file {
     int64_t row_groups_total, row_groups_read, bytes_read, rows_read; /* out */
 } tl_selective_file;
 
+/* The automatic rule: `chosen` rows of files holding `total` are few enough
+ * for the selective scan to decode them itself (the aggregation in the scan
+ * takes the others). */
+bool tl_selective_rows_narrow(int64_t chosen, int64_t total);
+
 /* Whether the scan would decode `chosen` rows of files holding `total`
  * itself, by the setting and the rule above (scan_cost.h's estimate). */
 bool tl_selective_scan_takes(const tl_query_engine *e, const tl_table *t, int64_t chosen,
