@@ -84,6 +84,9 @@ typedef struct tl_store_ops {
     bool (*remove_later)(tl_store *s, const char *key);
     /* As tl_store_settle. NULL: nothing is ever pending. */
     void (*settle)(tl_store *s);
+    /* As tl_store_put_hint. NULL: put. */
+    tl_status (*put_hint)(tl_store *s, const char *key, const void *data, size_t len,
+                          tl_error *err);
 } tl_store_ops;
 
 struct tl_store {
@@ -122,6 +125,17 @@ static inline tl_status tl_store_put(tl_store *s, const char *key, const void *d
                                      tl_error *err)
 {
     return s->ops->put(s, key, data, len, err);
+}
+/* As tl_store_put (atomic replacement), for a small object that readers check
+ * and can do without (a version hint): nothing waits for it to be durable.
+ * Locally it is not fsynced (a crash may lose or empty it), and the file it
+ * replaces is deleted by the store's deletion thread, so the put does not
+ * wait for the disk to discard the freed blocks. */
+static inline tl_status tl_store_put_hint(tl_store *s, const char *key, const void *data,
+                                          size_t len, tl_error *err)
+{
+    return s->ops->put_hint ? s->ops->put_hint(s, key, data, len, err)
+                            : s->ops->put(s, key, data, len, err);
 }
 static inline tl_status tl_store_put_if_absent(tl_store *s, const char *key, const void *data,
                                                size_t len, tl_error *err)

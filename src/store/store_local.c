@@ -2,7 +2,8 @@
  * renamed (put) or hard-linked (put_if_absent) into place, so a reader sees
  * the whole object or none of it. Durability: a put's file and directory are
  * fsynced at the latest by the next put_if_absent (the commit point; see
- * local_sync.h), which fsyncs its own file and directory before returning.
+ * local_sync.h), which fsyncs its own file and directory before returning;
+ * a put_hint's file never is (readers check a hint and do without).
  * Temporary files start with ".tmp-" and are never listed. */
 #include <dirent.h>
 #include <stdbool.h>
@@ -234,6 +235,45 @@ static tl_status local_put(tl_store *s, const char *key, const void *data, size_
         unlink(tmp);
     }
     if (st == TL_OK) st = tl_sync_set_add(&ls->unsynced, path, err);
+    free(tmp);
+    free(path);
+    return st;
+}
+
+/* A second name for the file at `path`, beside it, so that replacing it does
+ * not free its blocks on this thread; NULL when there is no file there. */
+static char *keep_old(const char *path)
+{
+    char rnd[TL_UUID_STR_LEN + 1];
+    tl_uuid_v4(rnd);
+    const char *slash = strrchr(path, '/');
+    char *keep = tl_strdup_printf("%.*s/" TMP_PREFIX "%s", (int)(slash - path), path, rnd);
+    if (keep && link(path, keep) != 0) {
+        free(keep);
+        keep = NULL;
+    }
+    return keep;
+}
+
+/* A put that nothing waits for (store.h): not remembered for the next commit's
+ * fsyncs. On this disk a file's last unlink waits for the discard of its
+ * blocks (milliseconds), and a rename over the old hint is one: the old file
+ * keeps a second name until the trash's thread removes it. */
+static tl_status local_put_hint(tl_store *s, const char *key, const void *data, size_t len,
+                                tl_error *err)
+{
+    TL_TRY(check_key(key, err));
+    local_store *ls = (local_store *)s;
+    char *path = path_of(ls, key), *tmp = NULL;
+    if (path == NULL) return tl_error_nomem(err);
+    tl_status st = write_temp(ls, path, data, len, &tmp, err);
+    char *keep = st == TL_OK ? keep_old(path) : NULL;
+    if (st == TL_OK && rename(tmp, path) != 0) {
+        st = io_error(err, "renaming into", path);
+        unlink(tmp);
+    }
+    if (keep) tl_trash_add(&ls->trash, keep);
+    free(keep);
     free(tmp);
     free(path);
     return st;
@@ -701,6 +741,7 @@ static const tl_store_ops local_ops = {
     .sweep = local_sweep,
     .remove_later = local_remove_later,
     .settle = local_settle,
+    .put_hint = local_put_hint,
 };
 
 /* Makes path absolute and lexically normal ("a/./b/../c" -> "/cwd/a/c"). */

@@ -137,7 +137,7 @@ static void write_hint(tl_table *t, int64_t version)
     char key[sizeof t->name.key + 64], text[24];
     hint_key(t, key, sizeof key);
     int n = snprintf(text, sizeof text, "%lld", (long long)version);
-    tl_store_put(t->lake->store, key, text, (size_t)n, NULL);
+    tl_store_put_hint(t->lake->store, key, text, (size_t)n, NULL);
 }
 
 typedef struct after_create {

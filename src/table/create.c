@@ -312,7 +312,7 @@ tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct Arr
         char hint_key[sizeof tn.key + 64];
         snprintf(hint_key, sizeof hint_key, "%s/metadata/version-hint.text", tn.key);
         /* The hint and the registry are conveniences: a failure leaves a valid table. */
-        tl_store_put(lake->store, hint_key, "1", 1, NULL);
+        tl_store_put_hint(lake->store, hint_key, "1", 1, NULL);
         tl_registry_add(lake->store, tn.full, NULL);
         st = tl_table_load(lake, &tn, 1, out, err);
     }

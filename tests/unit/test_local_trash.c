@@ -1,6 +1,8 @@
 /* Deletions nobody waits for (store/local_trash.h): queued files go, a file
  * replaced under the same name after it was queued stays, settle waits, and
- * destroy and exit drain; through the local store too (tl_store_remove_later). */
+ * destroy and exit drain; through the local store too (tl_store_remove_later,
+ * and the old file a put_hint replaced). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -176,6 +178,39 @@ static void test_local_store_remove_later(void)
     free(dir);
 }
 
+static int count_entries(const char *path)
+{
+    int n = 0;
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0; /* .tmp- files too */
+    if (d) closedir(d);
+    return n;
+}
+
+/* A hint replaced through put_hint: the new bytes are there at once, and the
+ * old file, kept under a second name so that its blocks are not freed on the
+ * writer's thread, is gone after settle (nothing else is left beside it). */
+static void test_local_store_put_hint(void)
+{
+    char *dir = tmp_dir("trash-hint");
+    tl_store *s = NULL;
+    CHECK(tl_store_open(dir, NULL, &s, NULL) == TL_OK);
+    const char *key = "t/metadata/version-hint.text";
+    CHECK(tl_store_put_hint(s, key, "9", 1, NULL) == TL_OK);
+    CHECK(tl_store_put_hint(s, key, "10", 2, NULL) == TL_OK);
+    tl_buf b = {0};
+    CHECK(tl_store_get(s, key, &b, NULL) == TL_OK && b.len == 2 && memcmp(b.data, "10", 2) == 0);
+    tl_store_settle(s);
+    CHECK(tl_store_get(s, key, &b, NULL) == TL_OK && b.len == 2 && memcmp(b.data, "10", 2) == 0);
+    tl_buf_free(&b);
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/t/metadata", dir);
+    CHECK(count_entries(meta) == 1);
+    tl_store_free(s);
+    free(dir);
+}
+
 /* A process that exits without freeing its store still deletes what it
  * queued (the Python package's lakes may stay open to the end). */
 static void test_exit_drains_stores_never_freed(void)
@@ -200,4 +235,5 @@ static void test_exit_drains_stores_never_freed(void)
 }
 
 UNIT_TESTS(UNIT(test_queued_files_go_and_replaced_ones_stay), UNIT(test_destroy_drains),
-           UNIT(test_local_store_remove_later), UNIT(test_exit_drains_stores_never_freed))
+           UNIT(test_local_store_remove_later), UNIT(test_local_store_put_hint),
+           UNIT(test_exit_drains_stores_never_freed))
