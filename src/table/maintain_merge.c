@@ -479,6 +479,80 @@ static tl_status emit_latest(merge *m, tl_error *err)
     return st;
 }
 
+/* ---- Runs of one input ---- */
+
+/* The cursor that would come to the top after the top one: the smaller child
+ * of the root, or NULL when the top is alone. */
+static cursor *runner_up(const merge *m)
+{
+    if (m->n_heap < 2) return NULL;
+    if (m->n_heap > 2 && cmp_cursors(m->heap[2], m->heap[1]) < 0) return m->heap[2];
+    return m->heap[1];
+}
+
+/* The first row of c at or after `from` (and before `limit`) whose keys are
+ * not below the row of `next` (limit when there is none): found by galloping,
+ * as a sorted input has long runs of rows below every other input's. The
+ * rows skipped are checked for order afterwards (emit_run). */
+static int64_t run_end(const chunk *c, int64_t from, int64_t limit, const cursor *next)
+{
+    if (next == NULL) return limit;
+    int64_t lo = from, step = 1; /* rows before lo are below next's */
+    while (lo + step < limit && cmp_rows(c, lo + step, next->cur, next->pos) < 0) {
+        lo += step;
+        step *= 2;
+    }
+    int64_t hi = lo + step < limit ? lo + step : limit; /* hi: not below, or the limit */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (cmp_rows(c, mid, next->cur, next->pos) < 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+/* The rows of the top cursor that sort below every other input's current row
+ * are emitted straight from it, without the heap: one comparison per row (with
+ * its neighbour: the order check, and which rows hold equal keys), where the
+ * heap took several. The last row of a row group is left to the heap, since
+ * its keys may go on in the next row group. *done: whether any row went. */
+static tl_status emit_run(merge *m, bool dedup, bool *done, tl_error *err)
+{
+    cursor *c = m->heap[0];
+    chunk *ch = c->cur;
+    int64_t from = c->pos, limit = ch->rows.array.length - 1;
+    *done = false;
+    if (from >= limit) return TL_OK;
+    cursor *next = runner_up(m);
+    if (next && cmp_rows(ch, from, next->cur, next->pos) >= 0) return TL_OK;
+    int64_t end = run_end(ch, from, limit, next);
+    /* Rows equal to the first row past the run stay with it (a duplicate
+     * across the row group's end, or, unsorted, anywhere). */
+    for (int rel; end > from; end--) {
+        if ((rel = cmp_rows(ch, end - 1, ch, end)) > 0) m->unsorted = true;
+        if (rel != 0) break;
+    }
+    int64_t best = from;
+    for (int64_t i = from; i < end && !m->unsorted; i++) {
+        int rel = i + 1 < end ? cmp_rows(ch, i, ch, i + 1) : -1;
+        if (rel > 0) {
+            m->unsorted = true;
+            break;
+        }
+        if (dedup && ingest_at(ch, i) >= ingest_at(ch, best)) best = i;
+        if (dedup && rel == 0) continue; /* the later row of equal keys may win */
+        TL_TRY(emit(m, ch, dedup ? best : i, err));
+        best = i + 1;
+    }
+    if (m->unsorted || end == from) return TL_OK;
+    c->pos = end;
+    sift_down(m, 0);
+    *done = true;
+    return TL_OK;
+}
+
 static int by_sequence(const void *a, const void *b)
 {
     const tl_live_file *x = *(const tl_live_file *const *)a, *y = *(const tl_live_file *const *)b;
@@ -497,8 +571,12 @@ static tl_status run(merge *m, cursor *cur, const tl_live_file **order, size_t n
     }
     for (size_t i = m->n_heap; st == TL_OK && i-- > 0;) sift_down(m, i);
     bool dedup = m->t->contract.dedup && m->t->contract.time_index >= 0;
-    while (st == TL_OK && !m->unsorted && m->n_heap > 0)
-        st = dedup ? emit_latest(m, err) : emit_next(m, err);
+    while (st == TL_OK && !m->unsorted && m->n_heap > 0) {
+        bool ran = false;
+        st = emit_run(m, dedup, &ran, err);
+        if (st == TL_OK && !ran && !m->unsorted)
+            st = dedup ? emit_latest(m, err) : emit_next(m, err);
+    }
     if (st == TL_OK && !m->unsorted) st = flush(m, err);
     return st;
 }
