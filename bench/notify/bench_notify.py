@@ -223,6 +223,9 @@ def main():
             print(f"{'p50 ms to commit':24} {b['p50']:>10.1f} {r['p50']:>10.1f} {r['p50'] / b['p50']:>6.2f}x")
             print(f"{'p99 ms to commit':24} {b['p99']:>10.1f} {r['p99']:>10.1f} {r['p99'] / b['p99']:>6.2f}x")
             print(f"{label:24} {b['rate_conc']:>10.2f} {r['rate_conc']:>10.2f} {b['rate_conc'] / r['rate_conc']:>6.2f}x")
+            print(f"{'server CPU s (1)':24} {b['cpu']:>10.2f} {r['cpu']:>10.2f} {r['cpu'] / b['cpu']:>6.2f}x")
+            print(f"{f'server CPU s ({args.senders})':24} {b['cpu_conc']:>10.2f} {r['cpu_conc']:>10.2f} "
+                  f"{r['cpu_conc'] / b['cpu_conc']:>6.2f}x")
     finally:
         store_servers.stop(moto)
         shutil.rmtree(work, ignore_errors=True)
