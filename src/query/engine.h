@@ -39,6 +39,12 @@ typedef struct tl_query_engine {
         void *doc; /* json_t */
     } asts[16];
     size_t next_ast; /* slot to replace next */
+    /* SQL texts of recent syntax trees, by their JSON (sql_plan.c): a
+     * rewrite repeated by each run of a query costs DuckDB nothing again. */
+    struct tl_query_tree_text {
+        char *tree, *sql;
+    } tree_texts[16];
+    size_t next_tree_text; /* slot to replace next */
     /* Rollup-routed queries found to give the unrouted one's columns
      * (sql_route.c), by text, and the slot to replace next. */
     char *routes_checked[16];

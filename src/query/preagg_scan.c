@@ -9,6 +9,7 @@
 #include "query/page_select.h"
 #include "query/query_cache.h"
 #include "query/row_group_prune.h"
+#include "query/row_refine.h"
 #include "query/rows_function.h"
 #include "query/selective_scan.h"
 
@@ -26,13 +27,6 @@ static bool preagg_strings(void)
 {
     const char *v = getenv("TL_PREAGG");
     return v && strcmp(v, "strings") == 0;
-}
-
-/* TL_PREAGG=always: narrow queries too (tests). */
-static bool preagg_always(void)
-{
-    const char *v = getenv("TL_PREAGG");
-    return v && strcmp(v, "always") == 0;
 }
 
 /* One file: its footer and the leaf of each column the scan reads (time,
@@ -57,6 +51,7 @@ typedef struct pre_plan {
     pre_job *jobs;
     size_t n_cols;     /* 1 + n_keys + n_values */
     size_t *file_jobs; /* the jobs of file i: [file_jobs[i], file_jobs[i + 1]) */
+    bool refine;       /* narrow: rows refined by their values first (row_refine.h) */
 } pre_plan;
 
 /* Whether the file's column `leaf` is what the scan decodes: microsecond
@@ -196,41 +191,68 @@ static tl_status narrow_by_time(pre_plan *p, pre_job *j, struct ArrowArray *time
 
 /* A key column: its dictionary codes when every page read holds codes
  * (runs then compare codes), else its strings. */
-static tl_status read_key(pre_job *j, int leaf, struct ArrowArray *out, tl_error *err)
+static tl_status read_key(pre_job *j, int leaf, struct ArrowArray *out, int64_t *bytes,
+                          tl_error *err)
 {
     tl_parquet_reader *rd = j->f->fe->reader;
     const tl_row_ranges *rr = &j->rr;
     tl_status st = TL_ERR_NOT_FOUND;
     if (!preagg_strings())
-        st = tl_parquet_reader_read_codes(rd, j->g, leaf, rr->r, rr->n, out, &j->bytes_read, err);
+        st = tl_parquet_reader_read_codes(rd, j->g, leaf, rr->r, rr->n, out, bytes, err);
     if (st != TL_ERR_NOT_FOUND) return st;
     tl_error_clear(err);
-    return tl_parquet_reader_read_rows(rd, j->g, leaf, rr->r, rr->n, out, &j->bytes_read, err);
+    return tl_parquet_reader_read_rows(rd, j->g, leaf, rr->r, rr->n, out, bytes, err);
+}
+
+/* Narrows j->rr to the rows whose time and first key pass the filters (a
+ * narrow query's pages hold many neighbours of the rows wanted); read[c]:
+ * the columns it read, whose bytes are then counted once. */
+static tl_status refine_rows(pre_plan *p, pre_job *j, bool *read, tl_error *err)
+{
+    bool exact = true;
+    tl_status st = tl_row_refine(p->r->t, j->f->fe->reader, j->g, p->r->filters, p->r->n_filters,
+                                 &j->rr, &j->bytes_read, read, &exact, err);
+    if (st != TL_OK) return tl_error_prefix(err, "reading %s", j->f->fe->path);
+    return TL_OK;
+}
+
+/* Column c (of the scan's) of the job's rows; its bytes counted unless the
+ * refinement read them. */
+static tl_status read_column(pre_plan *p, pre_job *j, size_t c, const bool *refined,
+                             struct ArrowArray *out, tl_error *err)
+{
+    tl_parquet_reader *rd = j->f->fe->reader;
+    int leaf = j->f->leaves[c];
+    int64_t again = 0, *bytes = refined && refined[leaf] ? &again : &j->bytes_read;
+    if (c >= 1 && c <= p->r->n_keys) return read_key(j, leaf, out, bytes, err);
+    return tl_parquet_reader_read_rows(rd, j->g, leaf, j->rr.r, j->rr.n, out, bytes, err);
 }
 
 static tl_status run_row_group(pre_plan *p, pre_job *j, tl_error *err)
 {
-    tl_parquet_reader *rd = j->f->fe->reader;
     struct ArrowArray cols[MAX_COLS] = {{0}};
     tl_status st = TL_OK;
+    bool *refined = NULL;
+    if (p->refine && j->rr.n) {
+        size_t n_leaves = (size_t)j->f->fe->schema.n_children;
+        refined = calloc(n_leaves + 1, sizeof *refined);
+        st = refined ? refine_rows(p, j, refined, err) : tl_error_nomem(err);
+    }
     j->read = j->rr.n > 0;
     int64_t n = tl_row_ranges_rows(&j->rr);
-    if (j->rr.n)
-        st = tl_parquet_reader_read_rows(rd, j->g, j->f->leaves[0], j->rr.r, j->rr.n, &cols[0],
-                                         &j->bytes_read, err);
+    if (st == TL_OK && j->rr.n) st = read_column(p, j, 0, refined, &cols[0], err);
     if (st == TL_OK && cols[0].length != n)
         st = tl_error_set(err, TL_ERR_INVALID, "%s: short column", j->f->fe->path);
-    if (st == TL_OK && j->rr.n) st = narrow_by_time(p, j, &cols[0], &n, err);
-    const tl_row_ranges *rr = &j->rr;
-    for (size_t c = 1; st == TL_OK && rr->n && c < p->n_cols; c++) {
-        st = c <= p->r->n_keys ? read_key(j, j->f->leaves[c], &cols[c], err)
-                               : tl_parquet_reader_read_rows(rd, j->g, j->f->leaves[c], rr->r,
-                                                             rr->n, &cols[c], &j->bytes_read, err);
+    /* Refined rows are in the time range already. */
+    if (st == TL_OK && j->rr.n && !p->refine) st = narrow_by_time(p, j, &cols[0], &n, err);
+    for (size_t c = 1; st == TL_OK && j->rr.n && c < p->n_cols; c++) {
+        st = read_column(p, j, c, refined, &cols[c], err);
         if (st == TL_OK && cols[c].length != n)
             st = tl_error_set(err, TL_ERR_INVALID, "%s: short column", j->f->fe->path);
     }
-    if (st == TL_OK && rr->n) st = aggregate_rows(p, j, cols, n, err);
+    if (st == TL_OK && j->rr.n) st = aggregate_rows(p, j, cols, n, err);
     for (size_t c = 0; c < p->n_cols; c++) tl_array_release(&cols[c]);
+    free(refined);
     return st;
 }
 
@@ -305,7 +327,7 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
     for (size_t i = 0; i < n; i++)
         n_jobs += (size_t)tl_parquet_reader_num_row_groups(files[i].fe->reader);
     pre_plan p = {r, calloc(n_jobs + 1, sizeof *p.jobs), 1 + r->n_keys + r->n_values,
-                  calloc(n + 1, sizeof *p.file_jobs)};
+                  calloc(n + 1, sizeof *p.file_jobs), false};
     if (p.jobs == NULL || p.file_jobs == NULL) {
         free(p.jobs);
         free(p.file_jobs);
@@ -321,8 +343,9 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
                 p.jobs[k++] = (pre_job){.f = &files[i], .g = g};
     }
     p.file_jobs[n] = k;
-    /* The pages first: a few rows of the files (a narrow query) are the
-     * selective scan's, which refines them by their values before decoding. */
+    /* The pages first: when they leave a few rows of the files (a narrow
+     * query), the rows are refined by their values before decoding, as the
+     * selective scan refines them. */
     int64_t chosen = 0, total = 0;
     tl_status st = TL_OK;
     for (size_t i = 0; i < n; i++) total += tl_parquet_reader_num_rows(files[i].fe->reader);
@@ -331,15 +354,15 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
                             &p.jobs[i].rr, err);
         chosen += tl_row_ranges_rows(&p.jobs[i].rr);
     }
-    bool wide = !tl_selective_rows_narrow(chosen, total) || preagg_always();
-    if (st == TL_OK && k && wide)
+    p.refine = tl_selective_rows_narrow(chosen, total);
+    if (st == TL_OK && k)
         st = tl_parallel_run(n, n < PREAGG_THREADS ? n : PREAGG_THREADS, true, run_file, &p, err);
     tl_rowset *rs = NULL;
     /* No file left (an empty range): no rows, of the time column's type. */
     const char *time_format =
         n ? files[0].fe->schema.children[files[0].leaves[0]]->format : "tsu:UTC";
-    if (st == TL_OK && wide) st = make_rowset(&p, k, time_format, &rs, err);
-    if (st == TL_OK && wide) st = tl_rowsets_add(e, rs, id, err);
+    if (st == TL_OK) st = make_rowset(&p, k, time_format, &rs, err);
+    if (st == TL_OK) st = tl_rowsets_add(e, rs, id, err);
     for (size_t i = 0; st == TL_OK && i < k; i++) {
         stats->row_groups_read += p.jobs[i].read;
         stats->bytes_read += p.jobs[i].bytes_read;

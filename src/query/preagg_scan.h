@@ -11,14 +11,16 @@
  * rows, merged on read as any scan merges them, come as a SELECT of one
  * partial-state row each, which the caller adds to the rowset's rows.
  *
+ * When the pages the filters leave are few (at most a quarter of the files'
+ * rows and TL_SELECTIVE_MAX_ROWS: the selective scan's rule), their rows are
+ * first narrowed by their time and first key values (row_refine.h), as the
+ * selective scan narrows them, and only the rows left are decoded.
+ *
  * Declined (*id 0, the query reads raw rows as before) when the table has
  * delete files, when every file needed may hold pending duplicates, when a
  * file is remote, lacks a column or holds one of another type or encoding
  * than our reader decodes to utf8, float64 and microsecond timestamps, when
- * filter pushdown is off, or when TL_PREAGG=off; and when the pages the
- * filters leave are few (at most a quarter of the files' rows and
- * TL_SELECTIVE_MAX_ROWS: the selective scan's, which refines them by their
- * values first), unless TL_PREAGG=always. Key columns are read as
+ * filter pushdown is off, or when TL_PREAGG=off. Key columns are read as
  * dictionary codes where their pages hold them (TL_PREAGG=strings: never,
  * for tests). */
 #ifndef TL_QUERY_PREAGG_SCAN_H

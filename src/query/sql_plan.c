@@ -951,6 +951,32 @@ static void unmark_big_integers(char *text)
     *w = 0;
 }
 
+/* The SQL text kept for the tree's JSON, copied; NULL when none is. */
+static char *kept_tree_text(const tl_query_engine *e, const char *tree)
+{
+    size_t n = sizeof e->tree_texts / sizeof e->tree_texts[0];
+    for (size_t i = 0; i < n; i++)
+        if (e->tree_texts[i].tree && strcmp(e->tree_texts[i].tree, tree) == 0)
+            return strdup(e->tree_texts[i].sql);
+    return NULL;
+}
+
+/* Keeps sql as the text of tree (both copied; nothing kept without memory). */
+static void keep_tree_text(tl_query_engine *e, const char *tree, const char *sql)
+{
+    char *t = strdup(tree), *q = strdup(sql);
+    if (t == NULL || q == NULL) {
+        free(t);
+        free(q);
+        return;
+    }
+    struct tl_query_tree_text *slot = &e->tree_texts[e->next_tree_text];
+    e->next_tree_text = (e->next_tree_text + 1) % (sizeof e->tree_texts / sizeof e->tree_texts[0]);
+    free(slot->tree);
+    free(slot->sql);
+    *slot = (struct tl_query_tree_text){t, q};
+}
+
 char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc)
 {
     json_t *copy = json_deep_copy(doc);
@@ -958,11 +984,15 @@ char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc)
     char *text = copy ? json_dumps(copy, JSON_COMPACT) : NULL;
     json_decref(copy);
     if (text) unmark_big_integers(text);
-    char *sql = NULL;
-    if (text && tl_query_scalar_text(e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text, &sql,
-                                     NULL) != TL_OK) {
-        free(sql);
-        sql = NULL;
+    char *sql = text ? kept_tree_text(e, text) : NULL;
+    if (text && sql == NULL) {
+        if (tl_query_scalar_text(e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text, &sql,
+                                 NULL) == TL_OK) {
+            if (sql) keep_tree_text(e, text, sql);
+        } else {
+            free(sql);
+            sql = NULL;
+        }
     }
     free(text);
     return sql;
@@ -989,6 +1019,11 @@ void tl_sql_plan_cache_free(tl_query_engine *e)
         free(e->asts[i].query);
         json_decref(e->asts[i].doc);
         e->asts[i] = (struct tl_query_ast){NULL, NULL};
+    }
+    for (size_t i = 0; i < sizeof e->tree_texts / sizeof e->tree_texts[0]; i++) {
+        free(e->tree_texts[i].tree);
+        free(e->tree_texts[i].sql);
+        e->tree_texts[i] = (struct tl_query_tree_text){NULL, NULL};
     }
 }
 

@@ -64,7 +64,8 @@ tl_status tl_sql_syntax_tree(tl_query_engine *e, const char *query, json_t **out
 
 /* SQL text back from a syntax tree {"error": false, "statements": [...]}
  * (DuckDB's json_deserialize_sql), or "SELECT <exprs>" for an array of
- * expression nodes (borrowed); malloc'd, NULL on failure. */
+ * expression nodes (borrowed); malloc'd, NULL on failure. The texts of
+ * recent trees are kept by the engine. */
 char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc);
 char *tl_sql_select_text(tl_query_engine *e, json_t *exprs);
 

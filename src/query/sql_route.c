@@ -995,16 +995,22 @@ static tl_status schema_view(tl_query_engine *e, const tl_table *raw, tl_error *
     return st;
 }
 
-/* Whether routed query b gives the columns (names, types) of a, a query of
- * raw; kept for the engine's recent routed queries, which repeat. */
-static bool same_result(tl_query_engine *e, const tl_table *raw, const char *a, const char *b)
+/* Whether routed query b gives the columns (names, types) of the query of
+ * raw whose syntax tree is `doc`; kept for the engine's recent routed
+ * queries, which repeat (the query's text is made only when checked). */
+static bool same_result(tl_query_engine *e, const tl_table *raw, const json_t *doc, const char *b)
 {
     size_t n = sizeof e->routes_checked / sizeof e->routes_checked[0];
     for (size_t i = 0; i < n; i++)
         if (e->routes_checked[i] && strcmp(e->routes_checked[i], b) == 0) return true;
-    if (schema_view(e, raw, NULL) != TL_OK) return false;
+    char *a = tl_sql_tree_text(e, doc);
+    if (a == NULL || schema_view(e, raw, NULL) != TL_OK) {
+        free(a);
+        return false;
+    }
     char *x = describe(e, a), *y = describe(e, b);
     bool same = x && y && strcmp(x, y) == 0;
+    free(a);
     free(x);
     free(y);
     char *copy = same ? strdup(b) : NULL;
@@ -1289,14 +1295,13 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
     ok = st == TL_OK && ok && rewrite_tree(e, q, select, from, c->merges);
     free(from);
     char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
-    char *original = text ? tl_sql_tree_text(e, plan_doc) : NULL;
     /* Registered for the check below; what they read counts once routed. */
     tl_sql_table_read own[2] = {{0}};
     size_t n_own = 0;
     view_reads ov = {own, &n_own, NULL, vr->reads != NULL || vr->stats->exact};
-    if (st == TL_OK && original)
+    if (st == TL_OK && text)
         st = register_views(e, q->raw, c->t, m->rollup_sql, rf, nrf, wf, nwf, &ov, err);
-    bool same = st == TL_OK && original && same_result(e, q->raw, original, text);
+    bool same = st == TL_OK && text && same_result(e, q->raw, plan_doc, text);
     publish(own, n_own, same ? vr : NULL);
     if (st == TL_OK && same) {
         if ((*explain = explain_text(q, c->t, &c->def, ranges, n)) == NULL)
@@ -1307,7 +1312,6 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
         }
     }
     free(text);
-    free(original);
     free(rf);
     free(wf);
     return st;
@@ -1677,8 +1681,7 @@ static tl_status preagg_route(tl_query_engine *e, tl_sql_plan *plan, query_shape
         st == TL_OK ? json_pack("{s:b, s:[O]}", "error", 0, "statements", plan->stmt) : NULL;
     bool ok = plan_doc && rewrite_tree(e, q, select, from, ps->merges);
     char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
-    char *original = text ? tl_sql_tree_text(e, plan_doc) : NULL;
-    if (st == TL_OK && original && same_result(e, q->raw, original, text)) {
+    if (st == TL_OK && text && same_result(e, q->raw, plan_doc, text)) {
         *explain = tl_strdup_printf("%s aggregated on the fly from its pages (runs of rows of "
                                     "one group and bucket of %" PRId64 " microseconds)",
                                     q->raw->name.full, q->width);
@@ -1691,7 +1694,6 @@ static tl_status preagg_route(tl_query_engine *e, tl_sql_plan *plan, query_shape
     }
     json_decref(plan_doc);
     free(text);
-    free(original);
     free(body);
     free(view);
     free(from);

@@ -4,9 +4,9 @@ hold no pending duplicate is answered from one partial-state row per run of
 rows, merged as rollup rows are. Each random query is checked against DuckDB
 over the live Parquet files and against the same query with the feature off
 (filter_pushdown = false), with NULLs, NaN, ranges cutting buckets, several
-files of many pages, appended and compacted (TL_PREAGG=always: narrow
-queries too); pending duplicates fall back; by default narrow queries are
-left to the selective scan."""
+files of many pages, appended and compacted; pending duplicates fall back;
+narrow queries (a few pages) have their rows refined by their values first,
+as the selective scan refines them, with the same answers."""
 
 import datetime as dt
 import math
@@ -117,7 +117,6 @@ def oracle(tmp_path):
 
 @pytest.mark.parametrize("compact", [False, True], ids=["appended", "compacted"])
 def test_random_queries_as_duckdb_and_as_without(tmp_path, monkeypatch, compact):
-    monkeypatch.setenv("TL_PREAGG", "always")
     rnd = random.Random(24 + compact)
     lake = tlc.Lake(str(tmp_path / "lake"))
     make(lake, rnd, compact)
@@ -138,7 +137,6 @@ def test_random_queries_as_duckdb_and_as_without(tmp_path, monkeypatch, compact)
 
 
 def test_pending_duplicates_fall_back(tmp_path, monkeypatch):
-    monkeypatch.setenv("TL_PREAGG", "always")
     rnd = random.Random(5)
     lake = tlc.Lake(str(tmp_path / "lake"))
     t = make(lake, rnd, False, hosts=("h0", "h1"))
@@ -164,7 +162,6 @@ def test_pending_duplicates_in_some_files(tmp_path, monkeypatch):
     """Files that may hold pending duplicates (they overlap another in time)
     are read as rows, merged on read; the others are aggregated in the scan:
     together exactly the rows the merge on read gives."""
-    monkeypatch.setenv("TL_PREAGG", "always")
     rnd = random.Random(8)
     lake = tlc.Lake(str(tmp_path / "lake"))
     t = make(lake, rnd, False)
@@ -179,7 +176,7 @@ def test_pending_duplicates_in_some_files(tmp_path, monkeypatch):
         same(on, rows_of(lake.query(q, settings={"filter_pushdown": "false"})), q)
         monkeypatch.setenv("TL_PREAGG", "off")
         same(on, rows_of(lake.query(q)), q)
-        monkeypatch.setenv("TL_PREAGG", "always")
+        monkeypatch.delenv("TL_PREAGG")
     assert used >= 20  # all but the queries of hour 2 alone
     q = "SELECT host, dc, time_bucket(INTERVAL '1 hour', time) AS b, count(*), sum(v) FROM m.raw GROUP BY 1, 2, 3"
     assert pre_aggregated(lake, q)
@@ -202,17 +199,76 @@ def test_other_shapes_read_rows(tmp_path):
         same(rows_of(lake.query(q)), rows_of(lake.query(q, settings={"filter_pushdown": "false"})), q)
 
 
-def test_narrow_queries_left_to_the_selective_scan(tmp_path):
+def test_narrow_and_wide_queries_aggregated(tmp_path):
     rnd = random.Random(7)
     lake = tlc.Lake(str(tmp_path / "lake"))
     make(lake, rnd, False, hosts=[f"h{i}" for i in range(10)])
     q = "SELECT host, time_bucket(INTERVAL '10 minutes', time) AS b, count(*), max(v) FROM m.raw"
     wide = f"{q} WHERE time >= '2026-01-01 01:00:00+00' GROUP BY 1, 2"  # most of the rows
     narrow = f"{q} WHERE time >= '2026-01-01 05:50:00+00' AND host = 'h1' GROUP BY 1, 2"  # a few pages
-    assert pre_aggregated(lake, wide)
-    assert not pre_aggregated(lake, narrow)
     for x in (wide, narrow):
+        assert pre_aggregated(lake, x)
         same(rows_of(lake.query(x)), rows_of(lake.query(x, settings={"filter_pushdown": "false"})), x)
+
+
+NARROW_KEYS = ["host = 'h1'", "host IN ('h0', 'h7')", "host IS NULL", "host = 'h2' AND dc = 'd1'",
+               "host IN ('h2', 'h9') AND dc <> 'd0'"]
+
+
+def narrow_query(rnd, times):
+    """A few hosts' rows over a stretch of time, whose bounds are often the
+    time of a row or a bucket's edge."""
+    def bound():
+        if rnd.random() < 0.5:
+            return rnd.choice(times).strftime("%Y-%m-%d %H:%M:%S.%f") + "+00"
+        return when(rnd)
+    keys = rnd.choice([[], ["host"], ["dc"], ["host", "dc"]])
+    aggs = rnd.sample(AGGS, rnd.randint(1, 4))
+    conds = [rnd.choice(NARROW_KEYS), f"time {rnd.choice(['>', '>='])} TIMESTAMPTZ '{bound()}'",
+             f"time {rnd.choice(['<', '<='])} TIMESTAMPTZ '{bound()}'"]
+    cols = ", ".join(keys + [f"time_bucket(INTERVAL '{rnd.choice(DAY_WIDTHS)}', time) AS b"] + aggs)
+    return f"SELECT {cols} FROM m.raw WHERE {' AND '.join(conds)} GROUP BY {', '.join(keys + ['b'])}"
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["appended", "compacted"])
+def test_narrow_queries_refined_as_the_row_path(tmp_path, monkeypatch, compact):
+    """Narrow queries: the rows the pages hold refined by their time and
+    host values, then aggregated in the scan; the same answers as the rows
+    (the selective scan's), as filter pushdown off and as DuckDB, then again
+    with duplicates pending in one file."""
+    rnd = random.Random(40 + compact)
+    lake = tlc.Lake(str(tmp_path / "lake"))
+    t = make(lake, rnd, compact, hosts=[f"h{i}" for i in range(10)])
+    con = oracle(tmp_path)
+    times = rnd.sample([r[0] for r in con.sql("SELECT time FROM m.raw ORDER BY time").fetchall()], 200)
+
+    def duck(q):
+        return [tuple(r) for r in sorted(con.sql(q).fetchall(), key=lambda r: tuple((x is None, str(x)) for x in r))]
+
+    def check(q, with_duckdb, aggregated=True):
+        assert aggregated is None or pre_aggregated(lake, q) == aggregated, q
+        on = rows_of(lake.query(q))
+        same(on, rows_of(lake.query(q, settings={"filter_pushdown": "false"})), q)
+        monkeypatch.setenv("TL_PREAGG", "off")  # the row path: the selective scan
+        same(on, rows_of(lake.query(q)), q)
+        monkeypatch.delenv("TL_PREAGG")
+        if with_duckdb:
+            same(on, duck(q), q)
+        return on
+
+    for _ in range(16):
+        check(narrow_query(rnd, times), True)
+    # Hour 2's first rows of each host again, other values: pending a merge on read.
+    again = hour_rows(random.Random(40 + compact), 2, [f"h{i}" for i in range(10)])
+    again = again.set_column(3, "v", pa.array([7.0] * again.num_rows, pa.float64()))
+    t.append(again.slice(0, 300), maintain=False)
+    q = ("SELECT host, time_bucket(INTERVAL '15 minutes', time) AS b, count(*), sum(v), max(v) FROM m.raw "
+         "WHERE host IN ('h0', 'h1') AND time >= TIMESTAMPTZ '2026-01-01 01:45:00+00' "
+         "AND time < TIMESTAMPTZ '2026-01-01 02:15:00+00' GROUP BY 1, 2")
+    # Compacted, the one file of the rows overlaps the new one: rows merged on read.
+    assert check(q, False, not compact) != duck(q)  # the newest values won
+    for _ in range(6):
+        check(narrow_query(rnd, times), False, None if compact else True)
 
 
 def fallback_rows(rnd, h):
@@ -243,7 +299,6 @@ def fallback_rows(rnd, h):
 def test_dictionary_fallback_and_null_keys(tmp_path, monkeypatch, compact):
     """Keys read as dictionary codes where the pages read hold them, as
     strings where a page holds plain values: both give DuckDB's answer."""
-    monkeypatch.setenv("TL_PREAGG", "always")
     rnd = random.Random(31 + compact)
     lake = tlc.Lake(str(tmp_path / "lake"))
     props = {"timelake.data-page-rows": "1100", "write.parquet.row-group-limit": "6000"}
@@ -266,4 +321,4 @@ def test_dictionary_fallback_and_null_keys(tmp_path, monkeypatch, compact):
                                            key=lambda r: tuple((x is None, str(x)) for x in r))], q)
         monkeypatch.setenv("TL_PREAGG", "strings")  # keys as strings only: the same rows
         same(rows_of(lake.query(q)), on, q)
-        monkeypatch.setenv("TL_PREAGG", "always")
+        monkeypatch.delenv("TL_PREAGG")
