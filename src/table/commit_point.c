@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/parallel.h"
+#include "store/cache.h"
 #include "store/store.h"
 #include "table/head.h"
 #include "table/version_cache.h"
@@ -27,6 +28,16 @@ static const char *field_value(const char *s, size_t n, const char *quoted)
 
 typedef enum { PARENT_SAME, PARENT_OTHER, PARENT_UNKNOWN } parent_match;
 
+/* Whether the table-uuid value at uuid (up to end) is the handle's table's
+ * (true when the handle knows none). */
+static bool same_uuid(const tl_table *t, const char *uuid, const char *end)
+{
+    const char *want = t->md->table_uuid;
+    size_t len = want ? strlen(want) : 0;
+    return !want || (end - uuid >= (ptrdiff_t)len + 2 && *uuid == '"' &&
+                     strncasecmp(uuid + 1, want, len) == 0 && uuid[len + 1] == '"');
+}
+
 /* Is this metadata text (whole or a prefix) the version the handle loaded?
  * Same table-uuid and last-updated-ms: a drop's deletion, then a stale
  * writer's commit of the same version number, differ in both or the latter. */
@@ -35,11 +46,7 @@ static parent_match match_parent(const tl_table *t, const char *s, size_t n)
     const char *uuid = field_value(s, n, "\"table-uuid\""), *end = s + n;
     const char *ms = field_value(s, n, "\"last-updated-ms\"");
     if (uuid == NULL || ms == NULL) return PARENT_UNKNOWN;
-    const char *want = t->md->table_uuid;
-    size_t len = want ? strlen(want) : 0;
-    if (want && (end - uuid < (ptrdiff_t)len + 2 || *uuid != '"' ||
-                 strncasecmp(uuid + 1, want, len) != 0 || uuid[len + 1] != '"'))
-        return PARENT_OTHER;
+    if (!same_uuid(t, uuid, end)) return PARENT_OTHER;
     char digits[24];
     size_t k = 0;
     while (ms + k < end && k + 1 < sizeof digits && ms[k] >= '0' && ms[k] <= '9') k++;
@@ -258,11 +265,32 @@ tl_status tl_table_explain_failure(tl_table *t, tl_status st, tl_error *err)
     return (rd == TL_OK || rd == TL_ERR_NOT_FOUND) && !alive ? dropped(t, err) : st;
 }
 
+/* Whether the encoded head describes the handle's table (its metadata's
+ * table-uuid): this commit's head, or one of an earlier commit of it. */
+static bool head_of_this_table(const tl_table *t, const tl_buf *bytes)
+{
+    tl_head h;
+    if (tl_head_decode(bytes->data, bytes->len, &h, NULL) != TL_OK) return false;
+    const char *s = (const char *)h.metadata.data;
+    const char *uuid = s ? field_value(s, h.metadata.len, "\"table-uuid\"") : NULL;
+    bool ours = uuid && same_uuid(t, uuid, s + h.metadata.len);
+    tl_head_clear(&h);
+    return ours;
+}
+
 void tl_table_remove_head(tl_table *t)
 {
     char key[sizeof t->name.key + 64];
-    snprintf(key, sizeof key, "%s/metadata/" TL_HEAD_NAME, t->name.key);
-    tl_store_remove(t->lake->store, key, NULL);
+    tl_head_key(&t->name, key, sizeof key);
+    tl_store *store = tl_store_uncached(t->lake->store);
+    tl_buf bytes = {0};
+    /* A table created again under the name writes its own head, which may
+     * have replaced ours: that one stays. (One written between this read and
+     * the removal goes too; a head is optional, the next commit's brings it
+     * back.) */
+    if (tl_store_get(store, key, &bytes, NULL) == TL_OK && head_of_this_table(t, &bytes))
+        tl_store_remove(t->lake->store, key, NULL);
+    tl_buf_free(&bytes);
 }
 
 tl_status tl_table_check_not_dropped(const tl_table *t, tl_error *err)

@@ -52,7 +52,9 @@ tl_status tl_table_reload_same(tl_table *t, tl_error *err);
 tl_status tl_table_explain_failure(tl_table *t, tl_status st, tl_error *err);
 
 /* Removes the head object a commit sent (head.h) once tl_table_create_next
- * said the table was dropped: it went up in parallel with the create. */
+ * said the table was dropped: it went up in parallel with the create. Only
+ * a head of the handle's (dropped) table goes: that of a table created again
+ * under the name is left as it is. */
 void tl_table_remove_head(tl_table *t);
 
 /* TL_ERR_NOT_FOUND when a commit of this handle found its table dropped:

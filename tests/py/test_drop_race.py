@@ -279,6 +279,8 @@ def test_a_commit_in_flight_across_the_drop(s3, then):
                 for k in range(2):
                     again.append(batch_of("new", k), maintain=False)
                 left = keys_under(s3, url)
+                head = next(k for k in left if k.endswith("/default/t/metadata/timelake-c-head"))
+                new_head = client(s3).get_object(Bucket=s3.bucket, Key=head)["Body"].read()
         finally:
             proxy.release()
             th.join(120)
@@ -287,13 +289,13 @@ def test_a_commit_in_flight_across_the_drop(s3, then):
         assert [k for k in keys_under(s3, url) if "/default/t/" in k] == []
         check_like_new(url, s3.options)
     else:
-        # The new table's objects as they were, its version hint naming its own
-        # newest version again (DuckDB's iceberg_scan reads through it). Not its
-        # head object: the failed writer's head replaced it and is removed by
-        # name; it is optional, and the next commit writes it again.
-        optional = "/metadata/timelake-c-head"
-        assert [k for k in keys_under(s3, url) if not k.endswith(optional)] == [
-            k for k in left if not k.endswith(optional)]
+        # The new table's objects as they were: its head object (the failed
+        # writer removes a head only when it is of its own, dropped table), and
+        # its version hint naming its own newest version again (DuckDB's
+        # iceberg_scan reads through it).
+        assert keys_under(s3, url) == left
+        assert client(s3).get_object(Bucket=s3.bucket, Key=head)["Body"].read() == new_head
+        assert new_head.startswith(b"TLHD")
         hint = next(k for k in left if k.endswith("/default/t/metadata/version-hint.text"))
         assert client(s3).get_object(Bucket=s3.bucket, Key=hint)["Body"].read() == b"3"
         fresh = tlc.Lake(url, s3.options)
