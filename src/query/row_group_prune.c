@@ -14,6 +14,38 @@ int tl_pq_leaf_of_field(const tl_pq_file_meta *m, const tl_ice_field *field)
     return -1;
 }
 
+/* Skips the schema subtree at element *i, counting its leaves. */
+static void subtree(const tl_pq_file_meta *m, size_t *i, size_t *leaves, int depth)
+{
+    const tl_pq_schema_element *e = &m->schema[(*i)++];
+    if (e->has_type || depth > 64) {
+        (*leaves)++;
+        return;
+    }
+    for (int32_t k = 0; k < e->num_children && *i < m->n_schema; k++)
+        subtree(m, i, leaves, depth + 1);
+}
+
+bool *tl_pq_leaves_read(const tl_table *t, const tl_pq_file_meta *m, const bool *fields, size_t *n)
+{
+    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
+    bool *keep = malloc(m->n_schema + 1);
+    size_t i = 1, leaves = 0;
+    while (keep && i < m->n_schema) {
+        const tl_pq_schema_element *e = &m->schema[i];
+        size_t first = leaves;
+        subtree(m, &i, &leaves, 0);
+        bool kept = true;
+        for (size_t k = 0; k < s->n_fields; k++)
+            if (e->has_field_id ? e->field_id == s->fields[k].id
+                                : e->name && strcmp(e->name, s->fields[k].name) == 0)
+                kept = fields == NULL || fields[k];
+        for (size_t c = first; c < leaves; c++) keep[c] = kept;
+    }
+    *n = leaves;
+    return keep;
+}
+
 /* The statistics of one column chunk, when they bound its values. */
 static const tl_pq_statistics *stats_of(const tl_pq_file_meta *m, size_t g, int leaf)
 {

@@ -14,6 +14,13 @@
 /* The leaf column index in m of field `field` of t's current schema, or -1. */
 int tl_pq_leaf_of_field(const tl_pq_file_meta *m, const tl_ice_field *field);
 
+/* Per leaf column of m (*n of them): whether a query reading `fields` (per
+ * field of t's current schema; NULL: every one) decodes it, by the
+ * top-level column the leaf belongs to (a nested column has several
+ * leaves); a column no field maps to is read. Malloc'd; NULL when out of
+ * memory. */
+bool *tl_pq_leaves_read(const tl_table *t, const tl_pq_file_meta *m, const bool *fields, size_t *n);
+
 /* Whether row group g of m may hold rows any of the filters want. */
 bool tl_row_group_needed(const tl_table *t, const tl_pq_file_meta *m, size_t g,
                          const tl_scan_filter *filters, size_t n_filters);

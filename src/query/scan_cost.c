@@ -51,41 +51,6 @@ static double wanted_share(const tl_table *t, const tl_pq_file_meta *m, size_t g
     return n == 0 || share > 1 ? 1 : share;
 }
 
-/* Skips the schema subtree at element *i, counting its leaves. */
-static void subtree(const tl_pq_file_meta *m, size_t *i, size_t *leaves, int depth)
-{
-    const tl_pq_schema_element *e = &m->schema[(*i)++];
-    if (e->has_type || depth > 64) {
-        (*leaves)++;
-        return;
-    }
-    for (int32_t k = 0; k < e->num_children && *i < m->n_schema; k++)
-        subtree(m, i, leaves, depth + 1);
-}
-
-/* Per leaf column of m (*n of them): whether the query reads it, by the
- * top-level column it belongs to (a nested one has several leaves); a
- * column no field maps to is read, as scan_local.c counts it. Malloc'd. */
-static bool *leaves_kept(const tl_table *t, const tl_pq_file_meta *m, const bool *fields, size_t *n)
-{
-    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
-    bool *keep = malloc(m->n_schema + 1);
-    size_t i = 1, leaves = 0;
-    while (keep && i < m->n_schema) {
-        const tl_pq_schema_element *e = &m->schema[i];
-        size_t first = leaves;
-        subtree(m, &i, &leaves, 0);
-        bool kept = true;
-        for (size_t k = 0; k < s->n_fields; k++)
-            if (e->has_field_id ? e->field_id == s->fields[k].id
-                                : e->name && strcmp(e->name, s->fields[k].name) == 0)
-                kept = fields[k];
-        for (size_t c = first; c < leaves; c++) keep[c] = kept;
-    }
-    *n = leaves;
-    return keep;
-}
-
 /* The data pages of a column chunk, by its encoding statistics (1 when
  * they do not say). */
 static int64_t data_pages(const tl_pq_column_chunk *c)
@@ -150,7 +115,7 @@ static bool tally_file(const tl_table *t, const tl_footer_entry *fe, const bool 
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     int key_leaf = c->series_key.len ? tl_pq_leaf_of_field(m, &s->fields[c->series_index[0]]) : -1;
     size_t n_keep = 0;
-    bool *keep = leaves_kept(t, m, fields, &n_keep);
+    bool *keep = tl_pq_leaves_read(t, m, fields, &n_keep);
     if (keep == NULL) return false;
     int64_t rows = tl_parquet_reader_num_rows(fe->reader), runs = 0;
     double key_share[64];

@@ -41,30 +41,13 @@ static tl_status read_footer(int fd, uint64_t size, const char *path, tl_arena *
     return st == TL_OK ? TL_OK : tl_error_prefix(err, "reading the footer of %s", path);
 }
 
-/* Per leaf column of m: whether the query reads it. Leaves no field of the
- * current schema maps to are counted as read (as remote fetches keep them). */
-static tl_status leaves_read(const tl_table *t, const tl_pq_file_meta *m, const bool *fields,
-                             tl_arena *arena, bool **out, tl_error *err)
-{
-    size_t n = m->n_schema ? m->n_schema - 1 : 0;
-    bool *keep = tl_arena_alloc(arena, n + 1);
-    if (keep == NULL) return tl_error_nomem(err);
-    for (size_t c = 0; c < n; c++) keep[c] = true;
-    const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
-    for (size_t i = 0; fields && i < s->n_fields; i++) {
-        int leaf = tl_pq_leaf_of_field(m, &s->fields[i]);
-        if (leaf >= 0) keep[leaf] = fields[i];
-    }
-    *out = keep;
-    return TL_OK;
-}
-
 static tl_status count(const tl_table *t, const tl_pq_file_meta *m, const bool *fields,
-                       const tl_scan_filter *filters, size_t n_filters, tl_arena *arena,
-                       tl_scan_local_read *out, tl_error *err)
+                       const tl_scan_filter *filters, size_t n_filters, tl_scan_local_read *out,
+                       tl_error *err)
 {
-    bool *keep = NULL;
-    TL_TRY(leaves_read(t, m, fields, arena, &keep, err));
+    size_t n_keep = 0;
+    bool *keep = tl_pq_leaves_read(t, m, fields, &n_keep);
+    if (keep == NULL) return tl_error_nomem(err);
     out->row_groups_total = (int64_t)m->n_row_groups;
     for (size_t g = 0; g < m->n_row_groups; g++) {
         if (!m->encrypted && n_filters > 0 && !tl_row_group_needed(t, m, g, filters, n_filters))
@@ -72,12 +55,13 @@ static tl_status count(const tl_table *t, const tl_pq_file_meta *m, const bool *
         out->row_groups_read++;
         const tl_pq_row_group *rg = &m->row_groups[g];
         for (size_t c = 0; c < rg->n_columns; c++) {
-            if (c + 1 < m->n_schema && !keep[c]) continue;
+            if (c < n_keep && !keep[c]) continue;
             uint64_t off, len;
             tl_pq_chunk_range(&rg->columns[c], &off, &len);
             out->bytes_read += (int64_t)len;
         }
     }
+    free(keep);
     return TL_OK;
 }
 
@@ -97,7 +81,7 @@ tl_status tl_scan_local_read_of(const tl_table *t, const char *path, const bool 
                        : tl_error_set(err, TL_ERR_STORAGE, "reading %s: %s", path, strerror(errno));
     if (st == TL_OK) st = read_footer(fd, (uint64_t)sb.st_size, path, &arena, &m, &footer, err);
     close(fd);
-    if (st == TL_OK) st = count(t, &m, fields, filters, n_filters, &arena, out, err);
+    if (st == TL_OK) st = count(t, &m, fields, filters, n_filters, out, err);
     if (st == TL_OK && (out->row_groups_read > 0 || m.n_row_groups == 0))
         out->bytes_read += (int64_t)footer;
     tl_arena_free(&arena);

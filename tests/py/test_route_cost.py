@@ -155,3 +155,27 @@ def test_explain_counts_the_rollup_columns_read(made):
         assert int(m.group(3)) == want, (roll[0], want, roll_file.stat().st_size)
         assert want < roll_file.stat().st_size
         same_answer(made, q)
+
+
+def test_explain_counts_the_nested_columns_read(tmp_path):
+    """A rollup storing m4 points and time-weighted states (nested columns,
+    several leaves each): EXPLAIN of a query of one of its flat columns
+    counts the footer and that column's chunks (with the series key and the
+    bucket), none of the nested columns' leaves."""
+    lake = timelake.Lake(str(tmp_path / "lake"))
+    t = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host"])
+    small = hour_batch(0).slice(0, 20 * PER_HOUR)  # 20 hosts, one hour
+    t.append(small, maintain=False)
+    lake.sql("CREATE MATERIALIZED ROLLUP m.rp AS SELECT host, time_bucket(INTERVAL '10 minutes', time) AS bucket, "
+             "m4(time, m0) AS pts, time_weighted_mean(time, m0) AS tw, max(m1) AS mx_m1 FROM m.raw "
+             "GROUP BY host, bucket")
+    roll_file = next(Path(tmp_path, "lake", "m", "rp", "data").rglob("*.parquet"))
+    md = pq.ParquetFile(roll_file).metadata
+    leaves = [md.row_group(0).column(c).path_in_schema for c in range(md.num_columns)]
+    assert any(p.startswith("pts.") for p in leaves) and any(p.startswith("tw.") for p in leaves), leaves
+    scan = [p for kind, p in plans(lake, "SELECT max(mx_m1) FROM m.rp") if kind == "timelake_scan"]
+    assert len(scan) == 1, scan
+    got = int(re.search(r"(\d+) bytes read", scan[0]).group(1))
+    want = footer_and_chunks(roll_file, ["host", "bucket", "mx_m1"])
+    assert got == want, (scan[0], want, roll_file.stat().st_size)
+    assert want < footer_and_chunks(roll_file, leaves)
