@@ -27,11 +27,12 @@ export TL_LIB="$PWD/$BUILD/libtimelake.so"
 export TL_BUILD="$PWD/$BUILD"
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 export ASAN_OPTIONS=detect_leaks=0
-# TL_TEST_WORKERS=N runs them in N processes (pytest-xdist), each test file
-# whole on one worker, so a module's servers and lakes are made once. Off by
-# default until the suite is green twice in a row that way: under load a few
-# tests with short network timeouts or live pages still fail.
+# The tests run in as many processes as there are cores (pytest-xdist), each
+# test file whole on one worker, so a module's servers and lakes are made
+# once; conftest.py starts the files that take minutes first.
+# TL_TEST_WORKERS=N sets the number; 1 runs them in this process, in order.
+workers=${TL_TEST_WORKERS:-$(nproc)}
 parallel=()
-if [ "${TL_TEST_WORKERS:-0}" != 0 ]; then parallel=(-n "$TL_TEST_WORKERS" --dist loadfile); fi
+if [ "$workers" -gt 1 ]; then parallel=(-n "$workers" --dist loadfile); fi
 .venv/bin/python -m pytest tests/py -q -p no:cacheprovider ${parallel[@]+"${parallel[@]}"} --durations=25 "$@" || status=1
 exit $status

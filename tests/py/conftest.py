@@ -16,6 +16,28 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes a minute or more (deselect with -m 'not slow')")
 
 
+# The files that take minutes under ASan, longest first (measured in a whole
+# run). Run first, so that in parallel runs (TL_TEST_WORKERS) no worker is
+# left with one of them while the others have finished.
+LONG_FILES = (
+    "test_karet_run.py",
+    "test_karet_pages.py",
+    "test_rollup_routing.py",
+    "test_karet_ship.py",
+    "test_s3_query_io.py",
+    "test_preagg.py",
+    "test_rollup_points.py",
+    "test_sql_pages.py",
+    "test_partitions.py",
+    "test_karet_expr.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))
+
+
 @pytest.fixture
 def lake_dir(tmp_path):
     return tmp_path / "lake"
