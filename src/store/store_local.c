@@ -222,24 +222,6 @@ static tl_status write_temp(local_store *ls, char *path, const void *data, size_
     return TL_OK;
 }
 
-static tl_status local_put(tl_store *s, const char *key, const void *data, size_t len,
-                           tl_error *err)
-{
-    TL_TRY(check_key(key, err));
-    local_store *ls = (local_store *)s;
-    char *path = path_of(ls, key), *tmp = NULL;
-    if (path == NULL) return tl_error_nomem(err);
-    tl_status st = write_temp(ls, path, data, len, &tmp, err);
-    if (st == TL_OK && rename(tmp, path) != 0) {
-        st = io_error(err, "renaming into", path);
-        unlink(tmp);
-    }
-    if (st == TL_OK) st = tl_sync_set_add(&ls->unsynced, path, err);
-    free(tmp);
-    free(path);
-    return st;
-}
-
 /* A second name for the file at `path`, beside it, so that replacing it does
  * not free its blocks on this thread; NULL when there is no file there. */
 static char *keep_old(const char *path)
@@ -255,28 +237,41 @@ static char *keep_old(const char *path)
     return keep;
 }
 
-/* A put that nothing waits for (store.h): not remembered for the next commit's
- * fsyncs. On this disk a file's last unlink waits for the discard of its
- * blocks (milliseconds), and a rename over the old hint is one: the old file
- * keeps a second name until the trash's thread removes it. */
-static tl_status local_put_hint(tl_store *s, const char *key, const void *data, size_t len,
-                                tl_error *err)
+/* A hint (store.h) is a put that nothing waits for: it is not remembered for
+ * the next commit's fsyncs. On this disk a file's last unlink waits for the
+ * discard of its blocks (milliseconds), and a rename over the old hint is
+ * one: the old file keeps a second name until the trash's thread removes it. */
+static tl_status put_renamed(tl_store *s, const char *key, const void *data, size_t len, bool hint,
+                             tl_error *err)
 {
     TL_TRY(check_key(key, err));
     local_store *ls = (local_store *)s;
     char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
     tl_status st = write_temp(ls, path, data, len, &tmp, err);
-    char *keep = st == TL_OK ? keep_old(path) : NULL;
+    char *keep = st == TL_OK && hint ? keep_old(path) : NULL;
     if (st == TL_OK && rename(tmp, path) != 0) {
         st = io_error(err, "renaming into", path);
         unlink(tmp);
     }
+    if (st == TL_OK && !hint) st = tl_sync_set_add(&ls->unsynced, path, err);
     if (keep) tl_trash_add(&ls->trash, keep);
     free(keep);
     free(tmp);
     free(path);
     return st;
+}
+
+static tl_status local_put(tl_store *s, const char *key, const void *data, size_t len,
+                           tl_error *err)
+{
+    return put_renamed(s, key, data, len, false, err);
+}
+
+static tl_status local_put_hint(tl_store *s, const char *key, const void *data, size_t len,
+                                tl_error *err)
+{
+    return put_renamed(s, key, data, len, true, err);
 }
 
 static tl_status local_put_if_absent(tl_store *s, const char *key, const void *data, size_t len,
