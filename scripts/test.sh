@@ -34,5 +34,5 @@ export ASAN_OPTIONS=detect_leaks=0
 workers=${TL_TEST_WORKERS:-$(nproc)}
 parallel=()
 if [ "$workers" -gt 1 ]; then parallel=(-n "$workers" --dist loadfile); fi
-.venv/bin/python -m pytest tests/py -q -p no:cacheprovider ${parallel[@]+"${parallel[@]}"} --durations=25 "$@" || status=1
+.venv/bin/python -m pytest tests/py -q -p no:cacheprovider -rs ${parallel[@]+"${parallel[@]}"} --durations=25 "$@" || status=1
 exit $status
