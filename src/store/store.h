@@ -128,9 +128,7 @@ static inline tl_status tl_store_put(tl_store *s, const char *key, const void *d
 }
 /* As tl_store_put (atomic replacement), for a small object that readers check
  * and can do without (a version hint): nothing waits for it to be durable.
- * Locally it is not fsynced (a crash may lose or empty it), and the file it
- * replaces is deleted by the store's deletion thread, so the put does not
- * wait for the disk to discard the freed blocks. */
+ * Locally it is not fsynced (a crash may lose or empty it). */
 static inline tl_status tl_store_put_hint(tl_store *s, const char *key, const void *data,
                                           size_t len, tl_error *err)
 {

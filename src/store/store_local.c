@@ -222,25 +222,8 @@ static tl_status write_temp(local_store *ls, char *path, const void *data, size_
     return TL_OK;
 }
 
-/* A second name for the file at `path`, beside it, so that replacing it does
- * not free its blocks on this thread; NULL when there is no file there. */
-static char *keep_old(const char *path)
-{
-    char rnd[TL_UUID_STR_LEN + 1];
-    tl_uuid_v4(rnd);
-    const char *slash = strrchr(path, '/');
-    char *keep = tl_strdup_printf("%.*s/" TMP_PREFIX "%s", (int)(slash - path), path, rnd);
-    if (keep && link(path, keep) != 0) {
-        free(keep);
-        keep = NULL;
-    }
-    return keep;
-}
-
 /* A hint (store.h) is a put that nothing waits for: it is not remembered for
- * the next commit's fsyncs. On this disk a file's last unlink waits for the
- * discard of its blocks (milliseconds), and a rename over the old hint is
- * one: the old file keeps a second name until the trash's thread removes it. */
+ * the next commit's fsyncs. */
 static tl_status put_renamed(tl_store *s, const char *key, const void *data, size_t len, bool hint,
                              tl_error *err)
 {
@@ -249,14 +232,11 @@ static tl_status put_renamed(tl_store *s, const char *key, const void *data, siz
     char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
     tl_status st = write_temp(ls, path, data, len, &tmp, err);
-    char *keep = st == TL_OK && hint ? keep_old(path) : NULL;
     if (st == TL_OK && rename(tmp, path) != 0) {
         st = io_error(err, "renaming into", path);
         unlink(tmp);
     }
     if (st == TL_OK && !hint) st = tl_sync_set_add(&ls->unsynced, path, err);
-    if (keep) tl_trash_add(&ls->trash, keep);
-    free(keep);
     free(tmp);
     free(path);
     return st;
