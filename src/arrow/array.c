@@ -249,31 +249,36 @@ const char *tl_metadata_find(const char *metadata, const char *key, int32_t *len
 
 /* ---- Views ---- */
 
-static tl_status expect_buffers(const struct ArrowArray *a, int64_t n, const char *what,
+/* The type is described only for an error: a view is made per column and
+ * batch, and formatting costs more than the checks. */
+static tl_status view_error(const tl_array_view *v, tl_error *err, const char *what)
+{
+    char name[96];
+    tl_arrow_type_describe(&v->type, name, sizeof name);
+    return tl_error_set(err, TL_ERR_INVALID, "%s array %s", name, what);
+}
+
+static tl_status expect_buffers(const tl_array_view *v, const struct ArrowArray *a, int64_t n,
                                 tl_error *err)
 {
-    if (a->n_buffers != n)
-        return tl_error_set(err, TL_ERR_INVALID, "%s array has %lld buffers, expected %lld", what,
-                            (long long)a->n_buffers, (long long)n);
-    return TL_OK;
+    if (a->n_buffers == n) return TL_OK;
+    char name[96];
+    tl_arrow_type_describe(&v->type, name, sizeof name);
+    return tl_error_set(err, TL_ERR_INVALID, "%s array has %lld buffers, expected %lld", name,
+                        (long long)a->n_buffers, (long long)n);
 }
 
 static tl_status view_plain(tl_array_view *v, const struct ArrowArray *a, tl_error *err)
 {
-    char name[96];
-    tl_arrow_type_describe(&v->type, name, sizeof name);
     if (a->length < 0 || a->offset < 0)
-        return tl_error_set(err, TL_ERR_INVALID, "%s array has a negative length or offset", name);
+        return view_error(v, err, "has a negative length or offset");
     if (tl_atype_is_view(v->type.id)) {
         /* validity, views, variadic data buffers..., their sizes: checked
          * view by view when decoded (tl_arrow_views_decode). */
-        if (a->n_buffers < 3)
-            return tl_error_set(err, TL_ERR_INVALID, "%s array has %lld buffers", name,
-                                (long long)a->n_buffers);
+        if (a->n_buffers < 3) return expect_buffers(v, a, 3, err);
         v->validity = a->null_count == 0 ? NULL : a->buffers[0];
         v->values = a->buffers[1];
-        if (a->length > 0 && v->values == NULL)
-            return tl_error_set(err, TL_ERR_INVALID, "%s array has no views buffer", name);
+        if (a->length > 0 && v->values == NULL) return view_error(v, err, "has no views buffer");
         return TL_OK;
     }
     if (v->type.id == TL_ATYPE_STRUCT || v->type.id == TL_ATYPE_NULL) {
@@ -281,11 +286,10 @@ static tl_status view_plain(tl_array_view *v, const struct ArrowArray *a, tl_err
         return TL_OK;
     }
     bool var = tl_atype_is_varbinary(v->type.id);
-    TL_TRY(expect_buffers(a, var ? 3 : 2, name, err));
+    TL_TRY(expect_buffers(v, a, var ? 3 : 2, err));
     v->validity = a->null_count == 0 ? NULL : a->buffers[0];
     v->values = a->buffers[1];
-    if (a->length > 0 && v->values == NULL)
-        return tl_error_set(err, TL_ERR_INVALID, "%s array has no values buffer", name);
+    if (a->length > 0 && v->values == NULL) return view_error(v, err, "has no values buffer");
     if (var) {
         v->data = a->buffers[2];
         if (a->length > 0) {
@@ -298,7 +302,7 @@ static tl_status view_plain(tl_array_view *v, const struct ArrowArray *a, tl_err
                 last = ((const int32_t *)v->values)[a->offset + a->length];
             }
             if (first < 0 || last < first || (last > 0 && v->data == NULL))
-                return tl_error_set(err, TL_ERR_INVALID, "%s array has bad offsets", name);
+                return view_error(v, err, "has bad offsets");
         }
     }
     return TL_OK;
@@ -368,8 +372,8 @@ int64_t tl_view_dict_index(const tl_array_view *v, int64_t i)
 
 tl_status tl_schema_set_field_id(struct ArrowSchema *schema, int32_t id, tl_error *err)
 {
-    char text[16];
-    snprintf(text, sizeof text, "%d", (int)id);
+    char text[21];
+    tl_format_i64(text, id);
     const char *pairs[] = {"PARQUET:field_id", text, NULL};
     char *md = tl_metadata_encode(pairs);
     if (md == NULL) return tl_error_nomem(err);

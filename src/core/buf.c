@@ -78,3 +78,24 @@ int tl_buf_append_le64(tl_buf *b, uint64_t v)
     tl_store_le64(tmp, v);
     return tl_buf_append(b, tmp, 8);
 }
+
+size_t tl_format_i64(char out[21], int64_t v)
+{
+    char digits[20];
+    size_t n = 0, o = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) out[o++] = '-';
+    while (n) out[o++] = digits[--n];
+    out[o] = '\0';
+    return o;
+}
+
+int tl_buf_append_i64(tl_buf *b, int64_t v)
+{
+    char num[21];
+    return tl_buf_append(b, num, tl_format_i64(num, v));
+}

@@ -44,6 +44,13 @@ static inline int tl_buf_append_byte(tl_buf *b, uint8_t byte)
 }
 int tl_buf_append_str(tl_buf *b, const char *s);
 int tl_buf_printf(tl_buf *b, const char *fmt, ...) TL_PRINTF(2, 3);
+/* Writes v in decimal, as "%lld" would, with its NUL, into out (21 bytes
+ * suffice) and returns its length. Hot writers use it instead of snprintf:
+ * a process that loaded libquadmath (numpy does) has glibc format every
+ * printf through its slow positional path. */
+size_t tl_format_i64(char out[21], int64_t v);
+/* Appends v in decimal. */
+int tl_buf_append_i64(tl_buf *b, int64_t v);
 /* Appends zeroed bytes and returns a pointer to them, or NULL. */
 void *tl_buf_extend(tl_buf *b, size_t len);
 

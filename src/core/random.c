@@ -23,12 +23,19 @@ uint64_t tl_random_u64(void)
     return v;
 }
 
+/* By hand, not snprintf: a commit names several files by uuid, and a process
+ * that loaded libquadmath (numpy does) sends every printf down glibc's slow
+ * positional path. */
 static void uuid_format(const uint8_t b[16], char out[TL_UUID_STR_LEN + 1])
 {
-    snprintf(out, TL_UUID_STR_LEN + 1,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = '\0';
 }
 
 void tl_uuid_v4(char out[TL_UUID_STR_LEN + 1])

@@ -65,6 +65,17 @@ char **tl_strlist_detach(tl_strlist *l)
     return items;
 }
 
+char *tl_strdup_cat3(const char *a, const char *b, const char *c)
+{
+    size_t na = strlen(a), nb = strlen(b), nc = strlen(c);
+    char *s = malloc(na + nb + nc + 1);
+    if (s == NULL) return NULL;
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb);
+    memcpy(s + na + nb, c, nc + 1);
+    return s;
+}
+
 char *tl_strdup_printf(const char *fmt, ...)
 {
     va_list ap;

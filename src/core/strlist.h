@@ -19,6 +19,9 @@ void tl_strlist_free(tl_strlist *l);
 /* Hands over a NULL-terminated array (free each string and the array). */
 char **tl_strlist_detach(tl_strlist *l);
 
+/* malloc'd a, b and c joined (paths and keys: no printf, see tl_format_i64);
+ * NULL when out of memory. */
+char *tl_strdup_cat3(const char *a, const char *b, const char *c);
 /* malloc'd printf; NULL when out of memory. */
 char *tl_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

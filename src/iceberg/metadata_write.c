@@ -123,18 +123,6 @@ static json_t *snapshot_json(const tl_ice_snapshot *s, int version)
     return finish(o, failed);
 }
 
-static json_t *metadata_log_entry_json(const void *base, size_t i)
-{
-    const tl_ice_metadata_log_entry *e = (const tl_ice_metadata_log_entry *)base + i;
-    json_t *o = json_object();
-    bool failed = o == NULL;
-    if (o) {
-        tl_ice_json_put(o, "metadata-file", json_string(e->metadata_file), &failed);
-        tl_ice_json_put(o, "timestamp-ms", json_integer(e->timestamp_ms), &failed);
-    }
-    return finish(o, failed);
-}
-
 static json_t *ref_json(const tl_ice_ref *r)
 {
     json_t *o = json_object();
@@ -183,14 +171,32 @@ static void put_dump(writer *w, const json_t *v)
         w->failed = true;
 }
 
+#define put_lit(w, s) put_raw((w), (s), strlen(s))
+
+/* Writes s as a JSON string: by hand when it is printable ASCII with nothing
+ * to escape (names, keys, URLs: as jansson would write them), else through
+ * jansson, which also refuses invalid UTF-8. */
+static void put_string(writer *w, const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++, n++)
+        if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\') {
+            json_t *v = json_string(s);
+            if (v == NULL) w->failed = true;
+            put_dump(w, v);
+            json_decref(v);
+            return;
+        }
+    put_raw(w, "\"", 1);
+    put_raw(w, s, n);
+    put_raw(w, "\"", 1);
+}
+
 static void put_key(writer *w, const char *key)
 {
-    json_t *k = json_string(key);
-    if (k == NULL) w->failed = true;
     put_raw(w, w->members++ ? "," : "{", 1);
-    put_dump(w, k);
+    put_string(w, key);
     put_raw(w, ":", 1);
-    json_decref(k);
 }
 
 /* Writes key and value (taken; NULL means out of memory). */
@@ -202,12 +208,16 @@ static void put(writer *w, const char *key, json_t *value)
     json_decref(value);
 }
 
+static void put_i64(writer *w, int64_t v)
+{
+    char num[21];
+    put_raw(w, num, tl_format_i64(num, v));
+}
+
 static void put_int(writer *w, const char *key, int64_t v)
 {
-    char num[24];
-    int n = snprintf(num, sizeof num, "%lld", (long long)v);
     put_key(w, key);
-    put_raw(w, num, (size_t)n);
+    put_i64(w, v);
 }
 
 /* v1 readers need the current schema and default spec under their v1 keys too. */
@@ -232,16 +242,31 @@ static void put_header(writer *w, const tl_ice_metadata *md)
     put(w, "properties", kv_json(md->properties, md->n_properties));
 }
 
+/* The two logs grow with the history: written directly, as jansson would. */
 static void put_snapshot_log(writer *w, const tl_ice_metadata *md)
 {
     put_key(w, "snapshot-log");
     put_raw(w, "[", 1);
     for (size_t i = 0; i < md->n_snapshot_log; i++) {
-        char item[96];
-        int n = snprintf(item, sizeof item, "%s{\"snapshot-id\":%lld,\"timestamp-ms\":%lld}",
-                         i ? "," : "", (long long)md->snapshot_log[i].snapshot_id,
-                         (long long)md->snapshot_log[i].timestamp_ms);
-        put_raw(w, item, (size_t)n);
+        put_lit(w, i ? ",{\"snapshot-id\":" : "{\"snapshot-id\":");
+        put_i64(w, md->snapshot_log[i].snapshot_id);
+        put_lit(w, ",\"timestamp-ms\":");
+        put_i64(w, md->snapshot_log[i].timestamp_ms);
+        put_raw(w, "}", 1);
+    }
+    put_raw(w, "]", 1);
+}
+
+static void put_metadata_log(writer *w, const tl_ice_metadata *md)
+{
+    put_key(w, "metadata-log");
+    put_raw(w, "[", 1);
+    for (size_t i = 0; i < md->n_metadata_log; i++) {
+        put_lit(w, i ? ",{\"metadata-file\":" : "{\"metadata-file\":");
+        put_string(w, md->metadata_log[i].metadata_file);
+        put_lit(w, ",\"timestamp-ms\":");
+        put_i64(w, md->metadata_log[i].timestamp_ms);
+        put_raw(w, "}", 1);
     }
     put_raw(w, "]", 1);
 }
@@ -276,9 +301,7 @@ static void put_history(writer *w, const tl_ice_metadata *md)
     /* As the reference: history keys only once there is history. */
     if (md->current_snapshot_id != -1) put_int(w, "current-snapshot-id", md->current_snapshot_id);
     if (md->n_snapshot_log) put_snapshot_log(w, md);
-    if (md->n_metadata_log)
-        put(w, "metadata-log",
-            array_of(md->n_metadata_log, metadata_log_entry_json, md->metadata_log));
+    if (md->n_metadata_log) put_metadata_log(w, md);
     put(w, "sort-orders", array_of(md->n_sort_orders, sort_order_json, md->sort_orders));
     put_int(w, "default-sort-order-id", md->default_sort_order_id);
     put(w, "refs", refs_json(md));
@@ -288,10 +311,26 @@ static void put_history(writer *w, const tl_ice_metadata *md)
         put(w, "partition-statistics", json_incref(md->partition_statistics));
 }
 
+/* About the document's size, reserved at once: growing the buffer as it
+ * fills copied the whole history several times per commit. */
+static size_t size_hint(const tl_ice_metadata *md)
+{
+    size_t n = 4096 + 64 * md->n_snapshot_log;
+    for (size_t i = 0; i < md->n_metadata_log; i++)
+        n += strlen(md->metadata_log[i].metadata_file) + 48;
+    for (size_t i = 0; i < md->n_snapshots; i++) {
+        size_t len = 1024;
+        tl_ice_snapshot_json(&md->snapshots[i], md->format_version, &len);
+        n += len + 1;
+    }
+    return n;
+}
+
 tl_status tl_ice_metadata_serialize(const tl_ice_metadata *md, tl_buf *out, tl_error *err)
 {
     writer w = {.out = out};
     size_t mark = out->len;
+    if (tl_buf_reserve(out, size_hint(md)) != 0) return tl_error_nomem(err);
     put_header(&w, md);
     put_history(&w, md);
     const char *key;

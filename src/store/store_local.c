@@ -59,7 +59,7 @@ static tl_status check_key(const char *key, tl_error *err)
 
 static char *path_of(const local_store *ls, const char *key)
 {
-    return key[0] ? tl_strdup_printf("%s/%s", ls->root, key) : strdup(ls->root);
+    return key[0] ? tl_strdup_cat3(ls->root, "/", key) : strdup(ls->root);
 }
 
 /* mkdir -p of every parent of path (modified and restored). A directory it
@@ -178,7 +178,7 @@ static tl_status open_temp(local_store *ls, char *path, int *fd_out, char **tmp_
     char rnd[TL_UUID_STR_LEN + 1];
     tl_uuid_v4(rnd);
     *slash = '\0';
-    char *tmp = tl_strdup_printf("%s/" TMP_PREFIX "%s", path, rnd);
+    char *tmp = tl_strdup_cat3(path, "/" TMP_PREFIX, rnd);
     *slash = '/';
     if (tmp == NULL) return tl_error_nomem(err);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -298,7 +298,7 @@ static tl_status list_dir(const local_store *ls, const char *rel, const char *pr
     struct dirent *e;
     while (st == TL_OK && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue; /* ".", "..", temporary files */
-        char *key = rel[0] ? tl_strdup_printf("%s/%s", rel, e->d_name) : strdup(e->d_name);
+        char *key = rel[0] ? tl_strdup_cat3(rel, "/", e->d_name) : strdup(e->d_name);
         if (key == NULL) {
             st = tl_error_nomem(err);
             break;
@@ -480,7 +480,7 @@ static tl_status walk_entry(walk *w, DIR *d, const char *rel, const struct diren
 {
     struct stat sb;
     if (fstatat(dirfd(d), e->d_name, &sb, 0) != 0) return TL_OK; /* gone meanwhile */
-    char *key = rel[0] ? tl_strdup_printf("%s/%s", rel, e->d_name) : strdup(e->d_name);
+    char *key = rel[0] ? tl_strdup_cat3(rel, "/", e->d_name) : strdup(e->d_name);
     if (key == NULL) return tl_error_nomem(err);
     tl_status st = TL_OK;
     if (S_ISREG(sb.st_mode)) {

@@ -1,7 +1,10 @@
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "arrow/array.h"
 #include "core/buf.h"
+#include "core/random.h"
 #include "unit.h"
 
 static void test_buf_grows_and_terminates(void)
@@ -13,6 +16,42 @@ static void test_buf_grows_and_terminates(void)
     CHECK(strncmp((char *)b.data, "0,1,2,", 6) == 0);
     tl_buf_free(&b);
     CHECK(b.data == NULL);
+}
+
+/* tl_format_i64 writes what "%lld" writes, at the edges too. */
+static void test_format_i64_as_printf(void)
+{
+    const int64_t values[] = {
+        0, 7, -7, 9, 10, 99, 100, -100, 1767225600000000LL, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        char want[32], got[21];
+        snprintf(want, sizeof want, "%lld", (long long)values[i]);
+        CHECK_INT(tl_format_i64(got, values[i]), strlen(want));
+        CHECK_STR(got, want);
+    }
+    tl_buf b = {0};
+    CHECK(tl_buf_append_i64(&b, -42) == 0 && tl_buf_append_i64(&b, 5) == 0);
+    CHECK_STR((char *)b.data, "-425");
+    tl_buf_free(&b);
+}
+
+/* A UUID string: 8-4-4-4-12 lowercase hex digits, version and variant set. */
+static void test_uuid_form(void)
+{
+    char u[TL_UUID_STR_LEN + 1];
+    for (int v = 4; v <= 7; v += 3) {
+        if (v == 4)
+            tl_uuid_v4(u);
+        else
+            tl_uuid_v7(u);
+        CHECK_INT(strlen(u), TL_UUID_STR_LEN);
+        for (int i = 0; i < TL_UUID_STR_LEN; i++)
+            CHECK((i == 8 || i == 13 || i == 18 || i == 23)
+                      ? u[i] == '-'
+                      : strchr("0123456789abcdef", u[i]) && u[i] != 0);
+        CHECK_INT(u[14], '0' + v);
+        CHECK(strchr("89ab", u[19]) != NULL);
+    }
 }
 
 static void test_error_prefix_keeps_code(void)
@@ -66,6 +105,7 @@ static void test_owned_array_releases_everything(void)
     CHECK(a.release == NULL);
 }
 
-UNIT_TESTS(UNIT(test_buf_grows_and_terminates), UNIT(test_error_prefix_keeps_code),
+UNIT_TESTS(UNIT(test_buf_grows_and_terminates), UNIT(test_format_i64_as_printf),
+           UNIT(test_uuid_form), UNIT(test_error_prefix_keeps_code),
            UNIT(test_arrow_type_round_trip), UNIT(test_metadata_encode_find),
            UNIT(test_owned_array_releases_everything))

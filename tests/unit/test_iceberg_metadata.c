@@ -781,7 +781,43 @@ static void test_many_snapshots_shared_and_kept(void)
     tl_ice_metadata_free(md);
 }
 
+/* Strings written by hand (metadata-log files, keys) come out as jansson
+ * writes them whatever they hold, and invalid UTF-8 is refused. */
+static void test_log_strings_escaped_as_jansson(void)
+{
+    const char *urls[] = {"file:///w/a \"q\".json",    "file:///w/b\\c.json",
+                          "file:///w/t\tab.json",      "file:///w/\x01.json",
+                          "file:///w/\x7f.json",       "file:///w/caf\xc3\xa9/v1.json",
+                          "file:///w/v1.metadata.json"};
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+        tl_ice_metadata *md = parse_ok(ref_v2);
+        if (md == NULL) return;
+        free(md->metadata_log[0].metadata_file);
+        md->metadata_log[0].metadata_file = strdup(urls[i]);
+        char *text = dump(md);
+        json_t *j = text ? load(text) : NULL;
+        char *canonical = j ? json_dumps(j, JSON_COMPACT) : NULL;
+        if (canonical) check_same_text(text, canonical, __LINE__);
+        json_t *log = json_array_get(json_object_get(j, "metadata-log"), 0);
+        CHECK_STR(json_string_value(json_object_get(log, "metadata-file")), urls[i]);
+        free(canonical);
+        json_decref(j);
+        free(text);
+        tl_ice_metadata_free(md);
+    }
+    tl_ice_metadata *md = parse_ok(ref_v2);
+    if (md == NULL) return;
+    free(md->metadata_log[0].metadata_file);
+    md->metadata_log[0].metadata_file = strdup("file:///w/\xff.json");
+    tl_buf b = {0};
+    tl_error err;
+    CHECK(tl_ice_metadata_serialize(md, &b, &err) != TL_OK);
+    tl_buf_free(&b);
+    tl_ice_metadata_free(md);
+}
+
 UNIT_TESTS(UNIT(test_reference_files_parse), UNIT(test_reference_files_serialize_identically),
+           UNIT(test_log_strings_escaped_as_jansson),
            UNIT(test_new_and_add_snapshot_match_reference),
            UNIT(test_new_unpartitioned_like_reference), UNIT(test_new_rejects),
            UNIT(test_add_snapshot_rejects_and_leaves_md_unchanged),
