@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/parallel.h"
 #include "core/random.h"
 #include "iceberg/manifest_list.h"
 #include "table/append.h"
@@ -312,7 +313,7 @@ static tl_status build_summary(const tl_table *t, const commit_state *cs,
     const tl_ice_snapshot *parent = tl_ice_metadata_current_snapshot(t->md);
     /* A replace's totals are what it adds: every parent file is gone. */
     const tl_ice_snapshot *base = req->replace ? NULL : parent;
-    char num[12][24];
+    char num[12][21];
     int64_t vals[] = {
         (int64_t)req->n_files,
         req->added_rows,
@@ -335,7 +336,7 @@ static tl_status build_summary(const tl_table *t, const commit_state *cs,
     bool ok = tl_strlist_push(kv, "operation") == 0 &&
               tl_strlist_push(kv, req->replace ? "overwrite" : "append") == 0;
     for (size_t i = 0; ok && i < n_keys; i++) {
-        snprintf(num[i], sizeof num[i], "%lld", (long long)vals[i]);
+        tl_format_i64(num[i], vals[i]);
         ok = tl_strlist_push(kv, keys[i]) == 0 && tl_strlist_push(kv, num[i]) == 0;
     }
     if (!ok) return tl_error_nomem(err);
@@ -474,6 +475,59 @@ static tl_status create_next_version(tl_table *t, commit_state *cs, tl_ice_metad
     return tl_table_adopt(t, md, t->version + 1, err); /* the handle stays as it was on failure */
 }
 
+/* The index and the metadata are built at once, on two threads: the
+ * metadata needs only the index's name, and neither writes what the other
+ * reads (both only read the handle). */
+typedef struct build_job {
+    const tl_table *t;
+    commit_state *cs;
+    const tl_commit_request *req;
+    int64_t seq;
+    tl_buf *lvi, *json;
+    tl_ice_metadata *md;
+    tl_status st[2];
+    tl_error err[2];
+} build_job;
+
+static tl_status build_one(void *ctx, size_t i, tl_error *unused)
+{
+    (void)unused;
+    build_job *j = ctx;
+    tl_error *err = &j->err[i];
+    if (i == 0) {
+        /* Merged against this attempt's parent: after a lost race, the winner's. */
+        j->st[0] = tl_lvi_build(j->t, j->req->rows, j->req->replace, j->lvi, j->cs->warning, err);
+        return TL_OK;
+    }
+    j->st[1] = next_metadata(j->t, j->cs, j->req, j->seq, &j->md, err);
+    if (j->st[1] == TL_OK) j->st[1] = tl_ice_metadata_serialize(j->md, j->json, err);
+    return TL_OK; /* failures are taken in order below, the index's first */
+}
+
+static tl_status build_index_and_metadata(const tl_table *t, commit_state *cs,
+                                          const tl_commit_request *req, int64_t seq, tl_buf *lvi,
+                                          tl_ice_metadata **md, tl_buf *json, tl_error *err)
+{
+    bool index = req->rows && tl_lvi_wanted(t, req->replace);
+    if (index && (cs->lvi_key = tl_lvi_key(t, cs->snapshot_id)) == NULL) return tl_error_nomem(err);
+    build_job j = {.t = t, .cs = cs, .req = req, .seq = seq, .lvi = lvi, .json = json};
+    if (index)
+        tl_parallel_run(2, 2, false, build_one, &j, err);
+    else
+        build_one(&j, 1, err);
+    *md = j.md;
+    for (size_t i = index ? 0 : 1; i < 2; i++)
+        if (j.st[i] != TL_OK) {
+            *err = j.err[i];
+            break;
+        }
+    if (index && j.st[0] != TL_OK) { /* nothing to upload under it */
+        free(cs->lvi_key);
+        cs->lvi_key = NULL;
+    }
+    return j.st[0] != TL_OK ? j.st[0] : j.st[1];
+}
+
 /* One attempt: TL_OK (committed), TL_ERR_EXISTS (lost the race) or an error. */
 static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_request *req,
                                 int attempt, tl_error *err)
@@ -482,12 +536,7 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
     tl_buf list = {0}, lvi = {0}, json = {0};
     tl_ice_metadata *md = NULL;
     tl_status st = build_manifest_list(t, cs, req, seq, attempt, &list, err);
-    /* Merged against this attempt's parent: after a lost race, the winner's. */
-    if (st == TL_OK && req->rows)
-        st = tl_lvi_encode(t, req->rows, cs->snapshot_id, req->replace, &cs->lvi_key, &lvi,
-                           cs->warning, err);
-    if (st == TL_OK) st = next_metadata(t, cs, req, seq, &md, err);
-    if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
+    if (st == TL_OK) st = build_index_and_metadata(t, cs, req, seq, &lvi, &md, &json, err);
     /* The head object is built during the upload batch and PUT in parallel
      * with the conditional create (head_write.c): still two round trips. */
     tl_head_job *head = NULL;

@@ -241,18 +241,22 @@ static int64_t parent_rows(const tl_table *t)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
+char *tl_lvi_key(const tl_table *t, int64_t snapshot_id)
+{
+    /* UUIDv7: orphan cleanup ages an unreferenced index by its name. */
+    char uuid[TL_UUID_STR_LEN + 1];
+    tl_uuid_v7(uuid);
+    return tl_strdup_printf("%s/metadata/lvi-%lld-%s.parquet", t->name.key, (long long)snapshot_id,
+                            uuid);
+}
+
 /* Encodes index rows as the index file of snapshot_id, named for it. */
 static tl_status encode_named(const tl_table *t, const struct ArrowSchema *schema,
                               const struct ArrowArray *rows, int64_t snapshot_id, char **key_out,
                               tl_buf *file_out, tl_error *err)
 {
     tl_status st = encode(t, schema, rows, file_out, err);
-    /* UUIDv7: orphan cleanup ages an unreferenced index by its name. */
-    char uuid[TL_UUID_STR_LEN + 1];
-    tl_uuid_v7(uuid);
-    char *key = st == TL_OK ? tl_strdup_printf("%s/metadata/lvi-%lld-%s.parquet", t->name.key,
-                                               (long long)snapshot_id, uuid)
-                            : NULL;
+    char *key = st == TL_OK ? tl_lvi_key(t, snapshot_id) : NULL;
     if (st == TL_OK && key == NULL) st = tl_error_nomem(err);
     if (st == TL_OK) {
         *key_out = key;
@@ -318,29 +322,48 @@ bool tl_lvi_kept(const tl_table *t)
     return t->contract.time_index >= 0;
 }
 
-tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
-                        char **key_out, tl_buf *file_out, char *warning, tl_error *err)
+bool tl_lvi_wanted(const tl_table *t, bool fresh)
 {
-    *key_out = NULL;
-    memset(file_out, 0, sizeof *file_out);
-    if (!tl_lvi_kept(t)) return TL_OK;
-    tl_rows parent = {0};
-    bool found = false;
+    if (!tl_lvi_kept(t)) return false;
     /* A parent with rows and no index (another writer's commit): the merge
      * would need every data file, so an append leaves the index out and a
      * reader computes the newest rows by a query; maintain builds it. */
-    if (!fresh && current_lvi_url(t) == NULL && parent_rows(t) > 0) return TL_OK;
+    return fresh || current_lvi_url(t) != NULL || parent_rows(t) == 0;
+}
+
+tl_status tl_lvi_build(const tl_table *t, const tl_rows *rows, bool fresh, tl_buf *file_out,
+                       char *warning, tl_error *err)
+{
+    memset(file_out, 0, sizeof *file_out);
+    tl_rows parent = {0};
+    bool found = false;
     if (!fresh) TL_TRY(tl_lvi_parent(t, &parent, &found, warning, err));
     struct ArrowArray all = {0}, merged = {0};
     tl_status st = found ? combine(&parent, rows, &all, err) : TL_OK;
     const struct ArrowArray *input = found ? &all : &rows->array;
     if (st == TL_OK) st = merge(t, &rows->schema, input, &merged, err);
-    if (st == TL_OK)
-        st = encode_named(t, &rows->schema, &merged, snapshot_id, key_out, file_out, err);
+    if (st == TL_OK) {
+        st = encode(t, &rows->schema, &merged, file_out, err);
+        if (st != TL_OK) tl_error_prefix(err, "building the last-value index");
+    }
+    if (st != TL_OK) tl_buf_free(file_out);
     tl_array_release(&merged);
     tl_array_release(&all);
     if (found) tl_rows_free(&parent);
     return st;
+}
+
+tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
+                        char **key_out, tl_buf *file_out, char *warning, tl_error *err)
+{
+    *key_out = NULL;
+    memset(file_out, 0, sizeof *file_out);
+    if (!tl_lvi_wanted(t, fresh)) return TL_OK;
+    TL_TRY(tl_lvi_build(t, rows, fresh, file_out, warning, err));
+    *key_out = tl_lvi_key(t, snapshot_id);
+    if (*key_out) return TL_OK;
+    tl_buf_free(file_out);
+    return tl_error_nomem(err);
 }
 
 tl_status tl_lvi_filter(const tl_table *t, tl_lvi_keep_fn keep, void *ctx, int64_t snapshot_id,

@@ -26,6 +26,16 @@ bool tl_lvi_kept(const tl_table *t);
 tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot_id, bool fresh,
                         char **key_out, tl_buf *file_out, char *warning, tl_error *err);
 
+/* tl_lvi_encode in its parts, for a commit that builds the index while it
+ * writes the metadata naming it. Whether the index of a new snapshot is built
+ * (tl_lvi_encode's *key_out not NULL); the key to upload it under (malloc'd,
+ * NULL when out of memory); and the file (reads the table, writes nothing,
+ * and is safe beside other readers of the handle: tl_lvi_parent). */
+bool tl_lvi_wanted(const tl_table *t, bool fresh);
+char *tl_lvi_key(const tl_table *t, int64_t snapshot_id);
+tl_status tl_lvi_build(const tl_table *t, const tl_rows *rows, bool fresh, tl_buf *file_out,
+                       char *warning, tl_error *err);
+
 /* Whether an index row whose time is `time_us` stays. */
 typedef bool (*tl_lvi_keep_fn)(const tl_table *t, int64_t time_us, void *ctx);
 
