@@ -17,6 +17,7 @@
 #include "arrow/concat.h"
 #include "arrow/nested.h"
 #include "arrow/take.h"
+#include "core/parallel.h"
 #include "formats/parquet/parquet_reader.h"
 #include "table/append.h"
 #include "table/maintain.h"
@@ -358,6 +359,24 @@ static tl_status gather_column(merge *m, chunk **chunks, size_t n, const int64_t
     return st;
 }
 
+/* Columns are gathered by a few threads at once: each only reads the row
+ * groups (their views made beforehand) and writes its own output column. */
+#define GATHER_THREADS 4
+
+typedef struct gather_job {
+    merge *m;
+    chunk **chunks;
+    size_t n;
+    const int64_t *idx;
+    struct ArrowArray *out;
+} gather_job;
+
+static tl_status gather_one(void *ctx, size_t c, tl_error *err)
+{
+    gather_job *j = ctx;
+    return gather_column(j->m, j->chunks, j->n, j->idx, (int64_t)c, j->out->children[c], err);
+}
+
 /* The pending rows in merge order. */
 static tl_status gather(merge *m, struct ArrowArray *out, tl_error *err)
 {
@@ -373,8 +392,10 @@ static tl_status gather(merge *m, struct ArrowArray *out, tl_error *err)
             idx[k++] = base[m->segs[i].c->slot] + m->segs[i].start + r;
     if (st == TL_OK) st = tl_array_init(out, 1, m->schema.n_children, err);
     if (st == TL_OK) out->length = m->pending;
-    for (int64_t c = 0; st == TL_OK && c < m->schema.n_children; c++)
-        st = gather_column(m, chunks, n, idx, c, out->children[c], err);
+    gather_job j = {m, chunks, n, idx, out};
+    if (st == TL_OK)
+        st = tl_parallel_run((size_t)m->schema.n_children, GATHER_THREADS, true, gather_one, &j,
+                             err);
     free(chunks);
     free(base);
     free(idx);
