@@ -47,6 +47,12 @@ typedef struct cursor {
     int rg, n_rg;
     chunk *cur; /* NULL when exhausted */
     int64_t pos;
+    /* While the cursors are opened at once, each keeps what it finds here
+     * (the merge's flags and counts are folded in after): */
+    bool opening, unsorted;
+    int64_t rows_in;
+    tl_status status;
+    tl_error err;
 } cursor;
 
 typedef struct segment {
@@ -147,7 +153,7 @@ static tl_status read_range(void *ctx, uint64_t offset, size_t len, uint8_t *dst
     return tl_store_get_range(c->store, c->key, offset, len, dst, err);
 }
 
-static tl_status make_views(merge *m, chunk *ch, tl_error *err)
+static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
 {
     const tl_contract *ct = &m->t->contract;
     const tl_rows *r = &ch->rows;
@@ -155,13 +161,13 @@ static tl_status make_views(merge *m, chunk *ch, tl_error *err)
     size_t n = 0;
     for (size_t i = 0; i < ct->series_key.len && n < MAX_KEYS - 1; i++)
         idx[n++] = ct->series_index[i];
-    if (ct->series_key.len > MAX_KEYS - 1) m->unsorted = true; /* more keys than compared */
+    if (ct->series_key.len > MAX_KEYS - 1) *unsorted = true; /* more keys than compared */
     if (ct->time_index >= 0) idx[n++] = ct->time_index;
     for (size_t k = 0; k < n; k++) {
         TL_TRY(tl_array_view_init(&ch->keys[k], r->schema.children[idx[k]],
                                   r->array.children[idx[k]], err));
         ch->n_keys++;
-        if (!key_type_ok(&ch->keys[k])) m->unsorted = true;
+        if (!key_type_ok(&ch->keys[k])) *unsorted = true;
         bool bytes = tl_atype_is_varbinary(ch->keys[k].type.id);
         ch->key_width[k] = (int8_t)(bytes ? 0 : tl_arrow_type_bit_width(&ch->keys[k].type));
     }
@@ -169,7 +175,7 @@ static tl_status make_views(merge *m, chunk *ch, tl_error *err)
         TL_TRY(tl_array_view_init(&ch->ingest, r->schema.children[ct->ingest_index],
                                   r->array.children[ct->ingest_index], err));
         ch->has_ingest = true;
-        if (!key_type_ok(&ch->ingest)) m->unsorted = true;
+        if (!key_type_ok(&ch->ingest)) *unsorted = true;
     }
     return TL_OK;
 }
@@ -186,14 +192,14 @@ static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
     /* A file without an ingest-time column sorts before any that has one. */
     if (st == TL_OK) st = tl_append_prepare(m->t, &c->file_schema, &batch, 1, 0, &ch->rows, err);
     if (batch.release) tl_array_release(&batch);
-    if (st == TL_OK) st = make_views(m, ch, err);
-    if (st == TL_OK && m->schema.release == NULL)
+    if (st == TL_OK) st = make_views(m, ch, c->opening ? &c->unsorted : &m->unsorted, err);
+    if (st == TL_OK && !c->opening && m->schema.release == NULL)
         st = tl_schema_copy(&ch->rows.schema, &m->schema, err);
     if (st != TL_OK || ch->rows.array.length == 0) {
         chunk_unref(ch);
         return st;
     }
-    m->out->rows_in += ch->rows.array.length;
+    *(c->opening ? &c->rows_in : &m->out->rows_in) += ch->rows.array.length;
     *out = ch;
     return TL_OK;
 }
@@ -211,7 +217,7 @@ static tl_status next_row_group(merge *m, cursor *c, int *rel, tl_error *err)
         c->reader = NULL;
     }
     *rel = next && prev ? cmp_rows(prev, prev->rows.array.length - 1, next, 0) : -1;
-    if (*rel > 0) m->unsorted = true;
+    if (*rel > 0) *(c->opening ? &c->unsorted : &m->unsorted) = true;
     chunk_unref(prev);
     c->cur = next;
     c->pos = 0;
@@ -582,15 +588,55 @@ static int by_sequence(const void *a, const void *b)
     return strcmp(x->file.file_path, y->file.file_path);
 }
 
+/* The inputs are opened (their first row groups read and decoded) by a few
+ * threads at once: a small compaction's inputs are mostly one row group each,
+ * so that is most of its reading. */
+#define OPEN_THREADS 4
+
+typedef struct open_job {
+    merge *m;
+    cursor *cur;
+    const tl_live_file **order;
+} open_job;
+
+static tl_status open_one(void *ctx, size_t i, tl_error *unused)
+{
+    (void)unused;
+    open_job *j = ctx;
+    cursor *c = &j->cur[i];
+    c->order = i;
+    c->opening = true;
+    c->status = open_cursor(j->m, c, j->order[i], &c->err);
+    return TL_OK; /* failures are taken in order below */
+}
+
+/* Folds what the opened cursors found into the merge, in commit order, and
+ * heaps those with rows; the first failure in that order is the merge's. */
+static tl_status open_all(merge *m, cursor *cur, const tl_live_file **order, size_t n,
+                          tl_error *err)
+{
+    open_job j = {m, cur, order};
+    tl_parallel_run(n, OPEN_THREADS, false, open_one, &j, err);
+    for (size_t i = 0; i < n; i++) {
+        cursor *c = &cur[i];
+        c->opening = false;
+        if (c->status != TL_OK) {
+            *err = c->err;
+            return c->status;
+        }
+        m->unsorted |= c->unsorted;
+        m->out->rows_in += c->rows_in;
+        if (c->cur && m->schema.release == NULL)
+            TL_TRY(tl_schema_copy(&c->cur->rows.schema, &m->schema, err));
+        if (c->cur) m->heap[m->n_heap++] = c;
+    }
+    return TL_OK;
+}
+
 static tl_status run(merge *m, cursor *cur, const tl_live_file **order, size_t n, tl_error *err)
 {
-    tl_status st = TL_OK;
-    for (size_t i = 0; st == TL_OK && i < n && !m->unsorted; i++) {
-        cur[i].order = i;
-        st = open_cursor(m, &cur[i], order[i], err);
-        if (st == TL_OK && cur[i].cur) m->heap[m->n_heap++] = &cur[i];
-    }
-    for (size_t i = m->n_heap; st == TL_OK && i-- > 0;) sift_down(m, i);
+    tl_status st = open_all(m, cur, order, n, err);
+    for (size_t i = m->n_heap; st == TL_OK && !m->unsorted && i-- > 0;) sift_down(m, i);
     bool dedup = m->t->contract.dedup && m->t->contract.time_index >= 0;
     while (st == TL_OK && !m->unsorted && m->n_heap > 0) {
         bool ran = false;
