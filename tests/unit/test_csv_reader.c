@@ -6,6 +6,7 @@
 #include "core/buf.h"
 #include "formats/csv/csv_reader.h"
 #include "formats/input/input_open.h"
+#include "formats/input/text_batch.h"
 #include "unit.h"
 
 typedef struct result {
@@ -197,6 +198,58 @@ static void test_large_batch(void)
     tl_buf_free(&text);
 }
 
+/* The batch sized from its first rows and the input's size: rows much
+ * longer or shorter than the sampled ones after it still land whole. */
+static void test_rows_unlike_the_sample(void)
+{
+    for (int longer = 0; longer < 2; longer++) {
+        tl_buf text = {0};
+        tl_buf_append_str(&text, "a,b\n");
+        for (int i = 0; i < 3000; i++) {
+            int wide = (i >= 64) == longer;
+            tl_buf_printf(&text, "%d,%s%d\n", i, wide ? "a-much-longer-text-value-" : "s", i);
+        }
+        result r;
+        read_csv((const char *)text.data, "l,u", 1 << 20, 1 << 20, &r);
+        CHECK_OK(r.st, &r.err);
+        CHECK_INT(r.rows, 3000);
+        char buf[64], want[64];
+        for (int i = 0; i < 3000; i += 71) {
+            CHECK_INT(((const int64_t *)r.col[0].values)[i], i);
+            int wide = (i >= 64) == longer;
+            snprintf(want, sizeof want, "%s%d", wide ? "a-much-longer-text-value-" : "s", i);
+            CHECK_STR(str_at(&r.col[1], i, buf), want);
+        }
+        result_free(&r);
+        tl_buf_free(&text);
+    }
+}
+
+/* A reserved batch takes the rows it was sized for without moving its
+ * buffers (no copies through growth), and keeps its values. */
+static void test_batch_reserve(void)
+{
+    tl_text_batch b;
+    tl_error err = {0};
+    CHECK_OK(tl_text_batch_init(&b, 2, &err), &err);
+    char v[32];
+    for (int i = 0; i < 1000; i++) {
+        if (i == 10) tl_text_batch_reserve(&b, 1000);
+        const void *before[2] = {b.cols[0].bytes.data, b.cols[1].offsets.data};
+        int n = snprintf(v, sizeof v, "value-%04d", i);
+        CHECK_OK(tl_text_batch_put(&b, 0, v, (size_t)n, TL_TEXT_STRING, &err), &err);
+        CHECK_OK(tl_text_batch_put(&b, 1, v, 5, TL_TEXT_STRING, &err), &err);
+        CHECK_OK(tl_text_batch_end_row(&b, i + 2, &err), &err);
+        if (i >= 10)
+            CHECK(before[0] == b.cols[0].bytes.data && before[1] == b.cols[1].offsets.data);
+    }
+    size_t len;
+    int kind;
+    const char *p = tl_text_value(&b.cols[0], 777, &len, &kind);
+    CHECK(len == 10 && memcmp(p, "value-0777", 10) == 0 && kind == TL_TEXT_STRING);
+    tl_text_batch_free(&b);
+}
+
 /* tl_input_open_memory: CSV and NDJSON read from bytes, errors named as
  * given, Parquet and an unknown format refused. */
 static void test_input_open_memory(void)
@@ -234,4 +287,5 @@ static void test_input_open_memory(void)
 }
 
 UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_input_open_memory), UNIT(test_batches),
-           UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors), UNIT(test_large_batch))
+           UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors), UNIT(test_large_batch),
+           UNIT(test_rows_unlike_the_sample), UNIT(test_batch_reserve))

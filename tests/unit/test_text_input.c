@@ -41,6 +41,7 @@ static tl_status read_memory(const tl_buf *src, size_t limit, tl_buf *out, tl_er
     tl_status st = tl_text_input_open_memory(src->data, src->len, "in.csv.gz", &in, err);
     if (st != TL_OK) return st;
     if (limit) tl_text_input_set_read_limit(in, limit);
+    CHECK_INT(tl_text_input_size(in), src->len);
     read_all(in, 4096, out, &st, err);
     tl_text_input_close(in);
     return st;
@@ -176,6 +177,7 @@ static void test_files(void)
     CHECK_OK(st, &err);
     CHECK(out.len == text.len && memcmp(out.data, text.data, text.len) == 0);
     CHECK_INT(tl_text_input_position(in), gz.len);
+    CHECK_INT(tl_text_input_size(in), gz.len); /* the source's size, compressed */
     tl_text_input_close(in);
     out.len = 0;
 
@@ -193,6 +195,7 @@ static void test_files(void)
     write_file(path, &text);
     out.len = 0;
     CHECK_OK(tl_text_input_open_file(path, &in, &err), &err);
+    CHECK_INT(tl_text_input_size(in), text.len);
     read_all(in, 1000, &out, &st, &err);
     CHECK_OK(st, &err);
     CHECK(out.len == text.len && memcmp(out.data, text.data, text.len) == 0);

@@ -20,6 +20,7 @@ typedef struct csv_reader {
     tl_arrow_type *types;
     bool *required; /* per column, from the target's nullability */
     tl_text_batch batch;
+    bool sized; /* the batch's buffers were sized for the input (once: they are kept) */
     tl_text_source src;
     struct ArrowArray first; /* the batch read at open, handed out first */
     tl_input_progress_fn progress;
@@ -60,6 +61,23 @@ static tl_status next_row(csv_reader *c, bool *eof, tl_error *err)
     return tl_text_batch_end_row(&c->batch, s->rec_line, err);
 }
 
+/* Rows read into the first batch before its buffers are sized for the rest. */
+#define SIZE_SAMPLE_ROWS 64
+
+/* Sizes the batch for the rows the input holds in all (estimated from its
+ * size and the sampled rows' text, a field separator each), up to a batch. */
+static void reserve_rows(csv_reader *c)
+{
+    uint64_t size = tl_text_input_size(c->scan.w.in);
+    const tl_text_batch *b = &c->batch;
+    uint64_t text = (uint64_t)b->rows * (uint64_t)c->ncols;
+    for (int i = 0; i < b->ncols; i++) text += b->cols[i].bytes.len;
+    if (size == 0 || text == 0) return;
+    uint64_t rows = size / (text / (uint64_t)b->rows + 1) + 1;
+    tl_text_batch_reserve(&c->batch,
+                          rows < (uint64_t)c->batch_rows ? (int64_t)rows : c->batch_rows);
+}
+
 static tl_status read_batch(csv_reader *c, tl_error *err)
 {
     tl_text_batch_reset(&c->batch);
@@ -67,6 +85,10 @@ static tl_status read_batch(csv_reader *c, tl_error *err)
         bool eof;
         TL_TRY(next_row(c, &eof, err));
         if (eof) break;
+        if (!c->sized && c->batch.rows == SIZE_SAMPLE_ROWS) {
+            reserve_rows(c);
+            c->sized = true;
+        }
     }
     return TL_OK;
 }

@@ -63,6 +63,21 @@ tl_status tl_text_batch_end_row(tl_text_batch *b, int64_t line, tl_error *err)
     return TL_OK;
 }
 
+void tl_text_batch_reserve(tl_text_batch *b, int64_t rows)
+{
+    if (b->rows <= 0 || rows <= b->rows) return;
+    size_t more = (size_t)(rows - b->rows);
+    for (int i = 0; i < b->ncols; i++) {
+        tl_text_column *c = &b->cols[i];
+        size_t per_value = c->bytes.len / (size_t)b->rows + 1;
+        if (tl_buf_reserve(&c->bytes, more * per_value) != 0 ||
+            tl_buf_reserve(&c->offsets, more * sizeof(int64_t)) != 0 ||
+            tl_buf_reserve(&c->kinds, more) != 0)
+            return;
+    }
+    (void)tl_buf_reserve(&b->lines, more * sizeof(int64_t));
+}
+
 size_t tl_text_batch_bytes(const tl_text_batch *b)
 {
     size_t n = 0;

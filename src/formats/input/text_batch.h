@@ -40,6 +40,12 @@ tl_status tl_text_batch_put(tl_text_batch *b, int col, const void *s, size_t len
 /* Ends the row started at `line`; every column must have had one value put. */
 tl_status tl_text_batch_end_row(tl_text_batch *b, int64_t line, tl_error *err);
 
+/* Sizes every column's buffers for `rows` rows in all, at the bytes per
+ * value seen so far, so that they grow once instead of doubling through
+ * copies. A hint: when memory is short nothing is reserved (puts then grow
+ * the buffers as they need). */
+void tl_text_batch_reserve(tl_text_batch *b, int64_t rows);
+
 /* Adds a column, null in the rows already ended. Returns its index in *out. */
 tl_status tl_text_batch_add_column(tl_text_batch *b, int *out, tl_error *err);
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -23,6 +24,7 @@ struct tl_text_input {
     uint8_t *buf;        /* file input's buffer, RAW_CHUNK bytes */
     size_t rpos, rlen;   /* unread source bytes */
     size_t len;          /* memory: all of the caller's bytes */
+    uint64_t size;       /* the source's size when known, else 0 */
     uint64_t source_off; /* source bytes before raw[rlen] */
     bool eof;            /* the source has no bytes after raw[rlen] */
     size_t read_limit;   /* 0: none */
@@ -67,6 +69,8 @@ tl_status tl_text_input_open_file(const char *path, tl_text_input **out, tl_erro
         return tl_error_nomem(err);
     }
     in->raw = in->buf;
+    struct stat st;
+    if (!is_stdin && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) in->size = (uint64_t)st.st_size;
     *out = in;
     return TL_OK;
 }
@@ -79,6 +83,7 @@ tl_status tl_text_input_open_memory(const uint8_t *data, size_t len, const char 
     TL_TRY(input_new(name ? name : "input", -1, &in, err));
     in->raw = data;
     in->len = len;
+    in->size = len;
     in->eof = len == 0;
     *out = in;
     return TL_OK;
@@ -239,6 +244,11 @@ tl_status tl_text_input_read(tl_text_input *in, uint8_t *dst, size_t cap, size_t
     if (in->mode == MODE_UNKNOWN) TL_TRY(choose_mode(in, err));
     if (in->mode == MODE_PLAIN) return read_plain(in, dst, cap, n, err);
     return read_gzip(in, dst, cap, n, err);
+}
+
+uint64_t tl_text_input_size(const tl_text_input *in)
+{
+    return in->size;
 }
 
 const char *tl_text_input_name(const tl_text_input *in)

@@ -37,6 +37,10 @@ void tl_text_input_set_read_limit(tl_text_input *in, size_t n);
  * TL_ERR_INVALID naming the input and the byte offset. */
 tl_status tl_text_input_read(tl_text_input *in, uint8_t *dst, size_t cap, size_t *n, tl_error *err);
 
+/* The source's size in bytes when known (bytes in memory, a regular file;
+ * compressed bytes for gzip), else 0: a hint to size buffers, never a limit. */
+uint64_t tl_text_input_size(const tl_text_input *in);
+
 /* The name used in messages (the path, "stdin" or the memory name). */
 const char *tl_text_input_name(const tl_text_input *in);
 
