@@ -11,13 +11,6 @@
 
 enum { REC_OK, REC_MORE, REC_SKIP, REC_EOF };
 
-/* Where a field of the record is: in the input buffer, or (quoted) unescaped in s->quoted.
- * Offsets, not pointers: both buffers may move while the record is read. */
-typedef struct csv_span {
-    size_t off, len;
-    bool quoted;
-} csv_span;
-
 void tl_csv_scan_init(tl_csv_scan *s, tl_text_input *in, uint8_t delim)
 {
     memset(s, 0, sizeof *s);
@@ -34,14 +27,6 @@ void tl_csv_scan_free(tl_csv_scan *s)
     tl_buf_free(&s->spans);
     tl_buf_free(&s->quoted);
     memset(s, 0, sizeof *s);
-}
-
-const uint8_t *tl_csv_scan_field(const tl_csv_scan *s, int i, size_t *len)
-{
-    const csv_span *f = (const csv_span *)s->spans.data + i;
-    *len = f->len;
-    if (f->len == 0) return (const uint8_t *)"";
-    return (f->quoted ? s->quoted.data : s->w.buf) + f->off;
 }
 
 int64_t tl_csv_scan_lines(const tl_csv_scan *s)
@@ -71,9 +56,9 @@ static inline tl_status add_field(tl_csv_scan *s, size_t off, size_t len, bool q
                                   tl_error *err)
 {
     if (s->nfields >= CSV_MAX_FIELDS) return too_many_fields(s, err);
-    if (tl_buf_reserve(&s->spans, sizeof(csv_span)) != 0) return tl_error_nomem(err);
-    ((csv_span *)s->spans.data)[s->nfields++] = (csv_span){off, len, quoted};
-    s->spans.len += sizeof(csv_span);
+    if (tl_buf_reserve(&s->spans, sizeof(tl_csv_span)) != 0) return tl_error_nomem(err);
+    ((tl_csv_span *)s->spans.data)[s->nfields++] = (tl_csv_span){off, len, quoted};
+    s->spans.len += sizeof(tl_csv_span);
     return TL_OK;
 }
 

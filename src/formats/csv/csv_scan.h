@@ -20,7 +20,7 @@ typedef struct tl_csv_scan {
     int64_t line;     /* physical line (1-based) at w.pos */
     int64_t rec_line; /* line where the last record starts */
     int nfields;      /* fields of the last record */
-    tl_buf spans;     /* per field: a csv_span (csv_scan.c) */
+    tl_buf spans;     /* per field: a tl_csv_span */
     tl_buf quoted;    /* the record's quoted fields, unescaped */
 } tl_csv_scan;
 
@@ -34,8 +34,23 @@ void tl_csv_scan_free(tl_csv_scan *s);
  * 10,000 fields) is TL_ERR_INVALID naming the input and the line. */
 tl_status tl_csv_scan_next(tl_csv_scan *s, bool *eof, tl_error *err);
 
-/* Field i of the last record; valid until the next call. */
-const uint8_t *tl_csv_scan_field(const tl_csv_scan *s, int i, size_t *len);
+/* Where a field of the record is: in the window, or (quoted) unescaped in
+ * `quoted`. Offsets, not pointers: both buffers may move while the record
+ * is read. */
+typedef struct tl_csv_span {
+    size_t off, len;
+    bool quoted;
+} tl_csv_span;
+
+/* Field i of the last record; valid until the next call. Inline: called
+ * for every field. */
+static inline const uint8_t *tl_csv_scan_field(const tl_csv_scan *s, int i, size_t *len)
+{
+    const tl_csv_span *f = (const tl_csv_span *)s->spans.data + i;
+    *len = f->len;
+    if (f->len == 0) return (const uint8_t *)"";
+    return (f->quoted ? s->quoted.data : s->w.buf) + f->off;
+}
 
 /* Lines of the input consumed so far (the last one counts even without a newline). */
 int64_t tl_csv_scan_lines(const tl_csv_scan *s);

@@ -39,19 +39,6 @@ void tl_text_batch_reset(tl_text_batch *b)
     b->rows = 0;
 }
 
-tl_status tl_text_batch_put(tl_text_batch *b, int col, const void *s, size_t len, int kind,
-                            tl_error *err)
-{
-    tl_text_column *c = &b->cols[col];
-    if (c->offsets.len == 0) return tl_error_nomem(err); /* reset could not allocate */
-    if ((len && tl_buf_append(&c->bytes, s, len) != 0) ||
-        tl_buf_append_byte(&c->kinds, (uint8_t)kind) != 0)
-        return tl_error_nomem(err);
-    int64_t end = (int64_t)c->bytes.len;
-    if (tl_buf_append(&c->offsets, &end, sizeof end) != 0) return tl_error_nomem(err);
-    return TL_OK;
-}
-
 tl_status tl_text_batch_end_row(tl_text_batch *b, int64_t line, tl_error *err)
 {
     for (int i = 0; i < b->ncols; i++)
