@@ -163,6 +163,7 @@ static void test_random_records(void)
         size_t first = text.len < 8192 ? 0 : 9, nl = sizeof limits / sizeof limits[0];
         size_t limit = limits[first + rnd(nl - first)];
         scan_and_compare(recs, n, delim, &text, limit);
+        scan_and_compare(recs, n, delim, &text, 0); /* no limit: the bytes are the window */
         tl_buf_free(&text);
     }
     for (size_t i = 0; i < sizeof recs / sizeof recs[0]; i++)
@@ -172,8 +173,8 @@ static void test_random_records(void)
 /* Fixed cases, each read whole and a byte at a time. */
 static void expect_fields(const char *text, size_t len, const char *const *want, int n)
 {
-    const size_t limits[] = {1, 2, 3, len + 1};
-    for (size_t l = 0; l < 4; l++) {
+    const size_t limits[] = {1, 2, 3, len + 1, 0}; /* 0: the bytes are the window */
+    for (size_t l = 0; l < 5; l++) {
         size_t limit = limits[l];
         tl_error err = {0};
         tl_text_input *in;

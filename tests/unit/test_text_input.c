@@ -70,6 +70,39 @@ static void test_plain_and_gzip_members_read_whole(void)
     tl_buf_free(&gz);
 }
 
+/* Plain bytes in memory are lent whole, once, and then read; gzip, a read
+ * limit or bytes already read are not lent. */
+static void test_borrow_all(void)
+{
+    tl_buf text = {0}, gz = {0};
+    make_text(&text, 100);
+    gzip_member((const char *)text.data, text.len, &gz);
+    tl_text_input *in;
+    tl_error err = {0};
+    const uint8_t *all = NULL;
+    size_t len = 0, n;
+    uint8_t byte;
+    CHECK_OK(tl_text_input_open_memory(text.data, text.len, "m", &in, &err), &err);
+    CHECK(tl_text_input_borrow_all(in, &all, &len) && all == text.data && len == text.len);
+    CHECK_INT(tl_text_input_position(in), text.len);
+    CHECK(!tl_text_input_borrow_all(in, &all, &len));
+    CHECK_OK(tl_text_input_read(in, &byte, 1, &n, &err), &err);
+    CHECK_INT(n, 0);
+    tl_text_input_close(in);
+    CHECK_OK(tl_text_input_open_memory(gz.data, gz.len, "m.gz", &in, &err), &err);
+    CHECK(!tl_text_input_borrow_all(in, &all, &len));
+    tl_text_input_close(in);
+    CHECK_OK(tl_text_input_open_memory(text.data, text.len, "m", &in, &err), &err);
+    tl_text_input_set_read_limit(in, 7);
+    CHECK(!tl_text_input_borrow_all(in, &all, &len));
+    tl_text_input_set_read_limit(in, 0);
+    CHECK_OK(tl_text_input_read(in, &byte, 1, &n, &err), &err);
+    CHECK(!tl_text_input_borrow_all(in, &all, &len));
+    tl_text_input_close(in);
+    tl_buf_free(&text);
+    tl_buf_free(&gz);
+}
+
 /* Every prefix of a gzip file that keeps its magic number is an error:
  * whether it ends mid-block, on a flush point or inside the trailer. */
 static void test_every_cut_is_an_error(void)
@@ -207,4 +240,4 @@ static void test_files(void)
 
 UNIT_TESTS(UNIT(test_plain_and_gzip_members_read_whole), UNIT(test_every_cut_is_an_error),
            UNIT(test_cut_on_a_flush_point), UNIT(test_crc_and_length_mismatch),
-           UNIT(test_bytes_after_the_stream), UNIT(test_files))
+           UNIT(test_bytes_after_the_stream), UNIT(test_files), UNIT(test_borrow_all))

@@ -246,6 +246,19 @@ tl_status tl_text_input_read(tl_text_input *in, uint8_t *dst, size_t cap, size_t
     return read_gzip(in, dst, cap, n, err);
 }
 
+bool tl_text_input_borrow_all(tl_text_input *in, const uint8_t **data, size_t *len)
+{
+    if (in->fd >= 0 || in->read_limit || in->mode != MODE_UNKNOWN || in->rlen != 0) return false;
+    if (in->len >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) return false; /* gzip */
+    in->mode = MODE_PLAIN;
+    in->rpos = in->rlen = in->len;
+    in->source_off = in->len;
+    in->eof = true;
+    *data = in->raw;
+    *len = in->len;
+    return true;
+}
+
 uint64_t tl_text_input_size(const tl_text_input *in)
 {
     return in->size;

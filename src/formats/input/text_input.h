@@ -8,6 +8,7 @@
 #ifndef TL_INPUT_TEXT_INPUT_H
 #define TL_INPUT_TEXT_INPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,7 +28,7 @@ tl_status tl_text_input_open_file(const char *path, tl_text_input **out, tl_erro
 tl_status tl_text_input_open_memory(const uint8_t *data, size_t len, const char *name,
                                     tl_text_input **out, tl_error *err);
 
-/* Makes each read return at most `n` bytes (n > 0), and a memory input
+/* Makes each read return at most `n` bytes (0: no limit, the default), and a memory input
  * expose at most `n` more source bytes at a time, so tests and fuzzers see
  * records, gzip headers and trailers split across reads. */
 void tl_text_input_set_read_limit(tl_text_input *in, size_t n);
@@ -36,6 +37,11 @@ void tl_text_input_set_read_limit(tl_text_input *in, size_t n);
  * stream, trailer checked). A read failure, truncated or corrupt gzip is
  * TL_ERR_INVALID naming the input and the byte offset. */
 tl_status tl_text_input_read(tl_text_input *in, uint8_t *dst, size_t cap, size_t *n, tl_error *err);
+
+/* For plain (not gzip) bytes in memory with no read limit, none read yet:
+ * hands out all of them at once, without a copy (borrowed, as the input's),
+ * and marks them read; false for anything else, which is read as before. */
+bool tl_text_input_borrow_all(tl_text_input *in, const uint8_t **data, size_t *len);
 
 /* The source's size in bytes when known (bytes in memory, a regular file;
  * compressed bytes for gzip), else 0: a hint to size buffers, never a limit. */
