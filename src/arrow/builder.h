@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "arrow/array.h"
 #include "arrow/parse.h"
@@ -57,6 +58,19 @@ tl_status tl_builder_append_bytes(tl_builder *b, const void *data, size_t len, t
 /* Moves what was appended into *out (offset 0, validity NULL when no null) and
  * empties the builder. On failure the builder is unchanged. */
 tl_status tl_builder_finish(tl_builder *b, struct ArrowArray *out, tl_error *err);
+
+/* The appends' fast path, inline for the text readers' per-value loops: a
+ * valid 8-byte value (int64, timestamp, float64: the caller checked the
+ * type) while no null has come and tl_builder_reserve made room. False
+ * otherwise, nothing appended: the caller appends it the usual way. */
+static inline bool tl_builder_push8(tl_builder *b, const void *value)
+{
+    if (b->width != 8 || b->null_count != 0 || b->values.cap - b->values.len < 8) return false;
+    memcpy(b->values.data + b->values.len, value, 8);
+    b->values.len += 8;
+    b->length++;
+    return true;
+}
 
 /* An owned array of `length` nulls of `type` (0 buffers for the null type). */
 tl_status tl_arrow_nulls(const tl_arrow_type *type, int64_t length, struct ArrowArray *out,

@@ -168,6 +168,43 @@ static void test_builder_fixed_binary(void)
     tl_builder_free(&b);
 }
 
+/* The fast path takes 8-byte values while there is room and no null, and
+ * leaves the rest to the usual appends: the values come out in order. */
+static void test_builder_push8(void)
+{
+    tl_error err;
+    tl_arrow_type t = type_of("l"), narrow = type_of("i");
+    tl_builder b;
+    struct ArrowArray a;
+    CHECK_OK(tl_builder_init(&b, &narrow, &err), &err);
+    int64_t one = 1;
+    CHECK(!tl_builder_push8(&b, &one)); /* 4-byte values */
+    tl_builder_free(&b);
+    CHECK_OK(tl_builder_init(&b, &t, &err), &err);
+    CHECK(!tl_builder_push8(&b, &one)); /* no room reserved */
+    CHECK_OK(tl_builder_reserve(&b, 100, 0, &err), &err);
+    int taken = 0;
+    for (int64_t i = 0; i < 300; i++) {
+        if (i == 150) CHECK_OK(tl_builder_append_null(&b, &err), &err);
+        if (i == 150) continue;
+        if (tl_builder_push8(&b, &i))
+            taken++;
+        else
+            CHECK_OK(tl_builder_append_int(&b, i, &err), &err);
+    }
+    CHECK(taken >= 100 && taken < 150); /* none after the null */
+    CHECK_OK(tl_builder_finish(&b, &a, &err), &err);
+    check_result_shape(&a, 300);
+    CHECK_INT(a.null_count, 1);
+    tl_array_view v = tview("l", &a);
+    for (int i = 0; i < 300; i++) {
+        CHECK(tl_view_is_null(&v, i) == (i == 150));
+        if (i != 150) CHECK_INT(tv_int(&v, i), i);
+    }
+    tl_array_release(&a);
+    tl_builder_free(&b);
+}
+
 static void test_arrow_nulls(void)
 {
     tl_error err;
@@ -189,6 +226,6 @@ static void test_arrow_nulls(void)
     }
 }
 
-UNIT_TESTS(UNIT(test_builder_ints_with_nulls), UNIT(test_builder_ranges),
+UNIT_TESTS(UNIT(test_builder_ints_with_nulls), UNIT(test_builder_push8), UNIT(test_builder_ranges),
            UNIT(test_builder_strings), UNIT(test_builder_empty_and_bool),
            UNIT(test_builder_fixed_binary), UNIT(test_arrow_nulls))

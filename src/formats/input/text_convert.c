@@ -98,12 +98,14 @@ static tl_status append_value(tl_builder *bld, const char *s, size_t len)
     case TL_ATYPE_INT64: {
         int64_t v;
         TL_TRY(tl_parse_int64(s, len, &v, NULL));
+        if (t->id == TL_ATYPE_INT64 && tl_builder_push8(bld, &v)) return TL_OK;
         return tl_builder_append_int(bld, v, NULL);
     }
     case TL_ATYPE_FLOAT32:
     case TL_ATYPE_FLOAT64: {
         double v;
         TL_TRY(tl_parse_double(s, len, &v, NULL));
+        if (t->id == TL_ATYPE_FLOAT64 && tl_builder_push8(bld, &v)) return TL_OK;
         return tl_builder_append_double(bld, v, NULL);
     }
     case TL_ATYPE_DECIMAL128: {
@@ -124,6 +126,7 @@ static tl_status append_value(tl_builder *bld, const char *s, size_t len)
     case TL_ATYPE_TIMESTAMP: {
         int64_t v;
         TL_TRY(tl_parse_timestamp(s, len, t->unit, &v, NULL));
+        if (tl_builder_push8(bld, &v)) return TL_OK;
         return tl_builder_append_int(bld, v, NULL);
     }
     case TL_ATYPE_STRING:
