@@ -41,8 +41,9 @@ static void csv_free(void *ctx)
     free(c);
 }
 
-/* Reads the next row into the batch; *eof at the end of the input. */
-static tl_status next_row(csv_reader *c, bool *eof, tl_error *err)
+/* Reads the next row into the batch; *eof at the end of the input. Adds
+ * what the row grew the batch by (tl_text_batch_bytes) to *bytes. */
+static tl_status next_row(csv_reader *c, bool *eof, size_t *bytes, tl_error *err)
 {
     tl_csv_scan *s = &c->scan;
     TL_TRY(tl_csv_scan_next(s, eof, err));
@@ -57,6 +58,7 @@ static tl_status next_row(csv_reader *c, bool *eof, tl_error *err)
         size_t len;
         const uint8_t *f = tl_csv_scan_field(s, i, &len);
         TL_TRY(tl_text_batch_put(&c->batch, i, f, len, TL_TEXT_STRING, err));
+        *bytes += len + sizeof(int64_t); /* the value and its offset */
     }
     return tl_text_batch_end_row(&c->batch, s->rec_line, err);
 }
@@ -81,9 +83,10 @@ static void reserve_rows(csv_reader *c)
 static tl_status read_batch(csv_reader *c, tl_error *err)
 {
     tl_text_batch_reset(&c->batch);
-    while (c->batch.rows < c->batch_rows && tl_text_batch_bytes(&c->batch) < CSV_MAX_BATCH_BYTES) {
+    size_t bytes = tl_text_batch_bytes(&c->batch); /* then kept up row by row */
+    while (c->batch.rows < c->batch_rows && bytes < CSV_MAX_BATCH_BYTES) {
         bool eof;
-        TL_TRY(next_row(c, &eof, err));
+        TL_TRY(next_row(c, &eof, &bytes, err));
         if (eof) break;
         if (!c->sized && c->batch.rows == SIZE_SAMPLE_ROWS) {
             reserve_rows(c);
