@@ -110,6 +110,29 @@ static void test_random_digit_strings(void)
     }
 }
 
+/* Runs of every length on both sides of the point, ending at every place
+ * of an eight-byte word, in texts shorter and longer than one, some with a
+ * byte after them that is not a digit (next to '0' and '9', or high). */
+static void test_digit_runs(void)
+{
+    static const char junk[] = {'/', ':', '.', 'x', ' ', '-', (char)0x80, (char)0xff};
+    char buf[64];
+    mismatches = 0;
+    for (int whole = 0; whole <= 20; whole++)
+        for (int frac = -1; frac <= 20; frac++)
+            for (int variant = 0; variant < 3 + (int)sizeof junk; variant++) {
+                if (whole + frac <= 0) continue; /* no digit: strtod takes "" for 0 */
+                size_t k = 0;
+                if (variant == 1) buf[k++] = '-';
+                for (int d = 0; d < whole; d++) buf[k++] = (char)('0' + rng() % 10);
+                if (frac >= 0) buf[k++] = '.';
+                for (int d = 0; d < frac; d++) buf[k++] = (char)('0' + rng() % 10);
+                if (variant >= 3) buf[k++] = junk[variant - 3];
+                buf[k] = 0;
+                check_text(buf);
+            }
+}
+
 /* More than 19 significant digits: the w / w+1 check or strtod. */
 static void test_long_digit_strings(void)
 {
@@ -292,6 +315,7 @@ static void test_eisel_lemire_decides(void)
     CHECK(declined * 1000 < n);
 }
 
-UNIT_TESTS(UNIT(test_hard_cases), UNIT(test_subnormals), UNIT(test_eisel_lemire_decides),
-           UNIT(test_random_doubles), UNIT(test_random_digit_strings),
-           UNIT(test_long_digit_strings), UNIT(test_fixed_notation))
+UNIT_TESTS(UNIT(test_hard_cases), UNIT(test_digit_runs), UNIT(test_subnormals),
+           UNIT(test_eisel_lemire_decides), UNIT(test_random_doubles),
+           UNIT(test_random_digit_strings), UNIT(test_long_digit_strings),
+           UNIT(test_fixed_notation))
