@@ -39,6 +39,7 @@ typedef struct pre_file {
 /* One row group of one file, and what came of it. */
 typedef struct pre_job {
     pre_file *f;
+    tl_parquet_reader *rd; /* the file's reader, or one of the lane's own (split_file) */
     int g;
     tl_row_ranges rr; /* the rows its pages may hold that the filters want */
     tl_rows_segment seg;
@@ -50,13 +51,22 @@ typedef struct pre_plan {
     const tl_preagg_request *r;
     pre_job *jobs;
     size_t n_cols;     /* 1 + n_keys + n_values */
-    size_t *file_jobs; /* the jobs of file i: [file_jobs[i], file_jobs[i + 1]) */
+    size_t *file_jobs; /* the jobs of lane i: [file_jobs[i], file_jobs[i + 1]) */
     bool refine;       /* narrow: rows refined by their values first (row_refine.h) */
 } pre_plan;
 
+/* Whether value v of the request is summed as int64 (TL_RUN_SUM_INT). */
+static bool int_value(const tl_preagg_request *r, size_t v)
+{
+    for (size_t i = 0; i < r->n_states; i++)
+        if (r->states[i].op == TL_RUN_SUM_INT && r->states[i].value == v) return true;
+    return false;
+}
+
 /* Whether the file's column `leaf` is what the scan decodes: microsecond
- * timestamps (time), utf8 (keys), float64 (values). */
-static bool leaf_fits(const tl_footer_entry *fe, int leaf, size_t c, size_t n_keys)
+ * timestamps (time), utf8 (keys), float64 (values; int64 those summed as
+ * int64). */
+static bool leaf_fits(const tl_footer_entry *fe, int leaf, size_t c, size_t n_keys, bool ints)
 {
     const tl_pq_file_meta *m = tl_parquet_reader_meta(fe->reader);
     if (leaf < 0 || leaf >= fe->schema.n_children || !m->schema[leaf + 1].has_type) return false;
@@ -66,6 +76,7 @@ static bool leaf_fits(const tl_footer_entry *fe, int leaf, size_t c, size_t n_ke
     if (c <= n_keys)
         return strcmp(format, "u") == 0 && type == TL_PQ_BYTE_ARRAY &&
                m->schema[leaf + 1].logical.kind != TL_PQ_LT_DECIMAL;
+    if (ints) return strcmp(format, "l") == 0 && type == TL_PQ_INT64;
     return strcmp(format, "g") == 0 && type == TL_PQ_DOUBLE;
 }
 
@@ -89,7 +100,8 @@ static tl_status open_file(tl_query_engine *e, const tl_preagg_request *r, const
                                             : r->values[c - 1 - r->n_keys];
         const tl_ice_field *f = tl_ice_schema_find(s, name);
         pf->leaves[c] = f ? tl_pq_leaf_of_field(m, f) : -1;
-        *ok = leaf_fits(pf->fe, pf->leaves[c], c, r->n_keys);
+        *ok = leaf_fits(pf->fe, pf->leaves[c], c, r->n_keys,
+                        c > r->n_keys && int_value(r, c - 1 - r->n_keys));
     }
     return TL_OK;
 }
@@ -194,7 +206,7 @@ static tl_status narrow_by_time(pre_plan *p, pre_job *j, struct ArrowArray *time
 static tl_status read_key(pre_job *j, int leaf, struct ArrowArray *out, int64_t *bytes,
                           tl_error *err)
 {
-    tl_parquet_reader *rd = j->f->fe->reader;
+    tl_parquet_reader *rd = j->rd;
     const tl_row_ranges *rr = &j->rr;
     tl_status st = TL_ERR_NOT_FOUND;
     if (!preagg_strings())
@@ -210,8 +222,8 @@ static tl_status read_key(pre_job *j, int leaf, struct ArrowArray *out, int64_t 
 static tl_status refine_rows(pre_plan *p, pre_job *j, bool *read, tl_error *err)
 {
     bool exact = true;
-    tl_status st = tl_row_refine(p->r->t, j->f->fe->reader, j->g, p->r->filters, p->r->n_filters,
-                                 &j->rr, &j->bytes_read, read, &exact, err);
+    tl_status st = tl_row_refine(p->r->t, j->rd, j->g, p->r->filters, p->r->n_filters, &j->rr,
+                                 &j->bytes_read, read, &exact, err);
     if (st != TL_OK) return tl_error_prefix(err, "reading %s", j->f->fe->path);
     return TL_OK;
 }
@@ -221,7 +233,7 @@ static tl_status refine_rows(pre_plan *p, pre_job *j, bool *read, tl_error *err)
 static tl_status read_column(pre_plan *p, pre_job *j, size_t c, const bool *refined,
                              struct ArrowArray *out, tl_error *err)
 {
-    tl_parquet_reader *rd = j->f->fe->reader;
+    tl_parquet_reader *rd = j->rd;
     int leaf = j->f->leaves[c];
     int64_t again = 0, *bytes = refined && refined[leaf] ? &again : &j->bytes_read;
     if (c >= 1 && c <= p->r->n_keys) return read_key(j, leaf, out, bytes, err);
@@ -256,7 +268,7 @@ static tl_status run_row_group(pre_plan *p, pre_job *j, tl_error *err)
     return st;
 }
 
-/* The row groups of one file, in turn (a reader is not shared between threads). */
+/* The row groups of one lane, in turn (a reader is not shared between threads). */
 static tl_status run_file(void *ctx, size_t i, tl_error *err)
 {
     pre_plan *p = ctx;
@@ -284,7 +296,8 @@ static tl_status make_rowset(pre_plan *p, size_t n_jobs, const char *time_format
         const char *format = c < r->n_keys ? "u" : c == r->n_keys ? time_format : NULL;
         if (format == NULL) {
             tl_run_op op = r->states[c - r->n_keys - 1].op;
-            format = op == TL_RUN_COUNT_STAR || op == TL_RUN_COUNT ? "l" : "g";
+            format =
+                op == TL_RUN_COUNT_STAR || op == TL_RUN_COUNT || op == TL_RUN_SUM_INT ? "l" : "g";
         }
         ok = (rs->names[c] = strdup(name)) != NULL && (rs->formats[c] = strdup(format)) != NULL;
     }
@@ -320,6 +333,32 @@ static tl_status open_files(tl_query_engine *e, const tl_preagg_request *r, cons
     return st;
 }
 
+/* One file's k row groups (k > 1) in up to PREAGG_THREADS lanes of
+ * consecutive ones, each lane past the first with a reader of its own (in
+ * own[]): a single large file (a rollup's) read by as many threads as a
+ * table of several files. */
+static tl_status split_file(pre_plan *p, size_t k, tl_parquet_reader **own, size_t *lanes,
+                            tl_error *err)
+{
+    size_t n = k < PREAGG_THREADS ? k : PREAGG_THREADS;
+    size_t *bounds = calloc(n + 1, sizeof *bounds);
+    if (bounds == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i <= n; i++) bounds[i] = k * i / n;
+    tl_status st = TL_OK;
+    for (size_t i = 1; st == TL_OK && i < n; i++) {
+        st = tl_footer_reader(p->jobs[0].f->fe, &own[i], err);
+        for (size_t j = bounds[i]; st == TL_OK && j < bounds[i + 1]; j++) p->jobs[j].rd = own[i];
+    }
+    if (st != TL_OK) {
+        free(bounds);
+        return st;
+    }
+    free(p->file_jobs);
+    p->file_jobs = bounds;
+    *lanes = n;
+    return TL_OK;
+}
+
 static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_file *files,
                             size_t n, int64_t *id, tl_scan_stats *stats, tl_error *err)
 {
@@ -340,7 +379,7 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
         for (int g = 0; g < tl_parquet_reader_num_row_groups(files[i].fe->reader); g++)
             if (m->row_groups[g].num_rows > 0 &&
                 tl_row_group_needed(r->t, m, (size_t)g, r->filters, r->n_filters))
-                p.jobs[k++] = (pre_job){.f = &files[i], .g = g};
+                p.jobs[k++] = (pre_job){.f = &files[i], .rd = files[i].fe->reader, .g = g};
     }
     p.file_jobs[n] = k;
     /* The pages first: when they leave a few rows of the files (a narrow
@@ -355,8 +394,13 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
         chosen += tl_row_ranges_rows(&p.jobs[i].rr);
     }
     p.refine = tl_selective_rows_narrow(chosen, total);
+    size_t lanes = n;
+    tl_parquet_reader *own[PREAGG_THREADS] = {0};
+    if (st == TL_OK && n == 1 && k > 1) st = split_file(&p, k, own, &lanes, err);
     if (st == TL_OK && k)
-        st = tl_parallel_run(n, n < PREAGG_THREADS ? n : PREAGG_THREADS, true, run_file, &p, err);
+        st = tl_parallel_run(lanes, lanes < PREAGG_THREADS ? lanes : PREAGG_THREADS, true, run_file,
+                             &p, err);
+    for (size_t i = 0; i < PREAGG_THREADS; i++) tl_parquet_reader_free(own[i]);
     tl_rowset *rs = NULL;
     /* No file left (an empty range): no rows, of the time column's type. */
     const char *time_format =
@@ -400,8 +444,9 @@ static tl_status row_state(tl_buf *b, const tl_preagg_request *r, const tl_run_s
     if (s->op == TL_RUN_COUNT_STAR)
         return tl_buf_append_str(b, ", 1::BIGINT") ? tl_error_nomem(err) : TL_OK;
     char *v = tl_sql_ident(r->values[s->value]);
-    int rc = !v || (s->op == TL_RUN_COUNT ? tl_buf_printf(b, ", (%s IS NOT NULL)::BIGINT", v)
-                                          : tl_buf_printf(b, ", %s::DOUBLE", v));
+    int rc = !v || (s->op == TL_RUN_COUNT     ? tl_buf_printf(b, ", (%s IS NOT NULL)::BIGINT", v)
+                    : s->op == TL_RUN_SUM_INT ? tl_buf_printf(b, ", %s::BIGINT", v)
+                                              : tl_buf_printf(b, ", %s::DOUBLE", v));
     free(v);
     return rc ? tl_error_nomem(err) : TL_OK;
 }

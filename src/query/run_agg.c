@@ -64,9 +64,9 @@ static int side(const tl_run_split *s, int64_t t)
 
 /* The times [lo, hi) a run starting at time t may hold: t's bucket and
  * side of the query's range. */
-static void run_interval(const tl_run_split *s, int64_t t, int64_t *lo, int64_t *hi)
+static void run_interval(const tl_run_split *s, double inv, int64_t t, int64_t *lo, int64_t *hi)
 {
-    if (!tl_time_floor_exact(t, s->width, lo)) *lo = INT64_MIN;
+    if (!tl_time_floor(t, s->width, inv, lo)) *lo = INT64_MIN;
     if (__builtin_add_overflow(*lo, s->width, hi)) *hi = INT64_MAX;
     int64_t after = s->hi == INT64_MAX ? INT64_MAX : s->hi + 1; /* the range: [s->lo, after) */
     switch (side(s, t)) {
@@ -97,6 +97,7 @@ static int64_t *run_starts(const tl_run_split *s, const tl_run_input *in, int64_
     /* With a range, the rows outside it (or of null times) make one run
      * whatever their keys: keep_in_range drops it. */
     bool ranged = s->lo != INT64_MIN || s->hi != INT64_MAX, outside = false;
+    double inv = 1.0 / (double)s->width;
     for (int64_t i = 0; i < in->n; i++) {
         bool tvalid = !tnulls || valid(in->time, i), fresh = i == 0 || tvalid == tnull;
         if (!fresh && outside) {
@@ -122,10 +123,54 @@ static int64_t *run_starts(const tl_run_split *s, const tl_run_input *in, int64_
             int64_t t = tv[i];
             /* At the ends of time (and DuckDB's infinities) a run may end
              * early: more runs, the same answer. */
-            run_interval(s, t, &r_lo, &r_hi);
+            run_interval(s, inv, t, &r_lo, &r_hi);
         }
     }
     starts[k] = in->n;
+    *n_runs = k;
+    return starts;
+}
+
+static bool same_keys_at(const tl_run_input *in, int64_t i)
+{
+    for (size_t c = 0; c < in->n_keys; c++)
+        if (!same_key(in->keys[c], i, i - 1)) return false;
+    return true;
+}
+
+/* run_starts when no time is null: each run extended by a tight loop over
+ * its rows (the common case, and most of the aggregation's time). */
+static int64_t *run_starts_valid(const tl_run_split *s, const tl_run_input *in, int64_t *n_runs)
+{
+    size_t cap = 256;
+    int64_t *starts = malloc(cap * sizeof *starts), k = 0, n = in->n;
+    if (starts == NULL) return NULL;
+    const int64_t *tv = (const int64_t *)in->time->buffers[1] + in->time->offset;
+    bool ranged = s->lo != INT64_MIN || s->hi != INT64_MAX;
+    double inv = 1.0 / (double)s->width;
+    for (int64_t i = 0; i < n;) {
+        if ((size_t)k + 1 >= cap) {
+            int64_t *more = realloc(starts, 2 * cap * sizeof *starts);
+            if (more == NULL) {
+                free(starts);
+                return NULL;
+            }
+            starts = more;
+            cap *= 2;
+        }
+        starts[k++] = i;
+        int64_t t = tv[i++], lo, hi;
+        if (ranged && side(s, t) != 1) { /* rows outside the range, whatever their keys */
+            while (i < n && (tv[i] < s->lo || tv[i] > s->hi)) i++;
+            continue;
+        }
+        run_interval(s, inv, t, &lo, &hi);
+        if (in->n_keys == 0)
+            while (i < n && tv[i] >= lo && tv[i] < hi) i++;
+        else
+            while (i < n && tv[i] >= lo && tv[i] < hi && same_keys_at(in, i)) i++;
+    }
+    starts[k] = n;
     *n_runs = k;
     return starts;
 }
@@ -245,21 +290,89 @@ static bool above(double a, double b)
     return isnan(a) ? !isnan(b) : !isnan(b) && a > b;
 }
 
+/* The sums of an int64 column (a rollup's stored counts) of each output
+ * row; TL_ERR_INVALID when one leaves int64 (the caller then declines). */
+static tl_status int_sums(const struct ArrowArray *a, const int64_t *starts, const int64_t *ends,
+                          int64_t n_runs, const int64_t *rows, int64_t *cnt, int64_t *sums,
+                          tl_error *err)
+{
+    const int64_t *x = (const int64_t *)a->buffers[1] + a->offset;
+    bool nulls = a->null_count != 0 && a->buffers[0] != NULL;
+    bool over = false;
+    for (int64_t r = 0; r < n_runs; r++) {
+        int64_t o = rows ? rows[r] : r, sum = sums[o], count = cnt[o];
+        for (int64_t i = starts[r]; i < ends[r]; i++) {
+            if (nulls && !valid(a, i)) continue;
+            over |= __builtin_add_overflow(sum, x[i], &sum);
+            count++;
+        }
+        sums[o] = sum;
+        cnt[o] = count;
+    }
+    return over ? tl_error_set(err, TL_ERR_INVALID, "partial aggregation: a sum overflows") : TL_OK;
+}
+
+/* The state s of each output row: of run r, or of the runs folded into row
+ * rows[r] (n_out rows). */
+static tl_status fold_state(const tl_run_state *s, const tl_run_input *in, const int64_t *starts,
+                            const int64_t *ends, int64_t n_runs, const int64_t *rows, int64_t n_out,
+                            void *values, int64_t *cnt, tl_error *err)
+{
+    const struct ArrowArray *a = in->values[s->value];
+    if (s->op == TL_RUN_SUM_INT) return int_sums(a, starts, ends, n_runs, rows, cnt, values, err);
+    const double *x = (const double *)a->buffers[1] + a->offset;
+    double *acc = values;
+    bool nulls = a->null_count != 0 && a->buffers[0] != NULL;
+    if (!nulls && (s->op == TL_RUN_MIN || s->op == TL_RUN_MAX)) {
+        bool max = s->op == TL_RUN_MAX;
+        for (int64_t r = 0; r < n_runs; r++) {
+            int64_t o = rows ? rows[r] : r, i = starts[r];
+            double v0 = cnt[o] ? acc[o] : x[i];
+            for (; i < ends[r]; i++) { /* NaN above every number (above()) */
+                double v = x[i];
+                if (max ? v > v0 || (v != v && v0 == v0) : v < v0 || (v0 != v0 && v == v)) v0 = v;
+            }
+            cnt[o] += ends[r] - starts[r];
+            acc[o] = v0;
+        }
+        return TL_OK;
+    }
+    for (int64_t r = 0; r < n_runs; r++) {
+        int64_t o = rows ? rows[r] : r, count = cnt[o];
+        double v0 = acc[o];
+        for (int64_t i = starts[r]; i < ends[r]; i++) {
+            if (nulls && !valid(a, i)) continue;
+            double v = x[i];
+            if (s->op == TL_RUN_SUM || count == 0)
+                v0 = s->op == TL_RUN_SUM ? v0 + v : v;
+            else if (s->op == TL_RUN_MIN ? above(v0, v) : above(v, v0))
+                v0 = v;
+            count++;
+        }
+        cnt[o] = count;
+        acc[o] = v0;
+    }
+    (void)n_out;
+    return TL_OK;
+}
+
 static tl_status state_column(const tl_run_state *s, const tl_run_input *in, const int64_t *starts,
-                              const int64_t *ends, int64_t n_runs, struct ArrowArray *out,
-                              tl_error *err)
+                              const int64_t *ends, int64_t n_runs, const int64_t *rows,
+                              int64_t n_out, struct ArrowArray *out, tl_error *err)
 {
     void *values;
     uint8_t *validity;
-    TL_TRY(fixed_array(n_runs, &values, &validity, out, err));
+    TL_TRY(fixed_array(n_out, &values, &validity, out, err));
+    memset(values, 0, (size_t)n_out * 8); /* int64 and double zeros alike */
     if (s->op == TL_RUN_COUNT_STAR) {
-        for (int64_t r = 0; r < n_runs; r++) ((int64_t *)values)[r] = ends[r] - starts[r];
+        for (int64_t r = 0; r < n_runs; r++)
+            ((int64_t *)values)[rows ? rows[r] : r] += ends[r] - starts[r];
         return TL_OK;
     }
     const struct ArrowArray *a = in->values[s->value];
     const double *x = (const double *)a->buffers[1] + a->offset;
     bool nulls = a->null_count != 0 && a->buffers[0] != NULL;
-    if (!nulls && (s->op == TL_RUN_COUNT || s->op == TL_RUN_SUM)) { /* the common case, fast */
+    if (!rows && !nulls && (s->op == TL_RUN_COUNT || s->op == TL_RUN_SUM)) { /* common, fast */
         for (int64_t r = 0; r < n_runs; r++) {
             if (s->op == TL_RUN_COUNT) {
                 ((int64_t *)values)[r] = ends[r] - starts[r];
@@ -271,26 +384,73 @@ static tl_status state_column(const tl_run_state *s, const tl_run_input *in, con
         }
         return TL_OK;
     }
-    for (int64_t r = 0; r < n_runs; r++) {
-        int64_t count = 0;
-        double acc = 0;
-        for (int64_t i = starts[r]; i < ends[r]; i++) {
-            if (nulls && !valid(a, i)) continue;
-            double v = x[i];
-            if (s->op == TL_RUN_SUM || count == 0)
-                acc = s->op == TL_RUN_SUM ? acc + v : v;
-            else if (s->op == TL_RUN_MIN ? above(acc, v) : above(v, acc))
-                acc = v;
-            count++;
-        }
-        if (s->op == TL_RUN_COUNT) {
-            ((int64_t *)values)[r] = count;
-            continue;
-        }
-        ((double *)values)[r] = acc;
-        if (count == 0) set_null(out, validity, r);
+    int64_t *cnt = calloc((size_t)n_out + 1, sizeof *cnt);
+    tl_status st = cnt ? fold_state(s, in, starts, ends, n_runs, rows, n_out, values, cnt, err)
+                       : tl_error_nomem(err);
+    for (int64_t o = 0; st == TL_OK && o < n_out; o++) {
+        if (s->op == TL_RUN_COUNT)
+            ((int64_t *)values)[o] = cnt[o];
+        else if (cnt[o] == 0)
+            set_null(out, validity, o);
     }
-    return TL_OK;
+    free(cnt);
+    return st;
+}
+
+/* With no keys, the runs of one bucket fold into one output row (a row
+ * group sorted by series then time holds a bucket once per series): *rows
+ * (malloc'd) the output row of each run, *firsts (malloc'd) the first row
+ * of each output row's first run; returns how many output rows. Not folded
+ * (*rows NULL, *firsts NULL) when there are keys, a null time, or more
+ * buckets between the first and the last than runs. */
+static int64_t fold_buckets(const tl_run_split *s, const tl_run_input *in, const int64_t *starts,
+                            int64_t n_runs, int64_t **rows, int64_t **firsts)
+{
+    *rows = *firsts = NULL;
+    const struct ArrowArray *time = in->time;
+    const int64_t *tv = (const int64_t *)time->buffers[1] + time->offset;
+    if (in->n_keys || n_runs < 2) return n_runs;
+    /* bucket[r]: run r's bucket (its first row's time floored), in *rows
+     * until it gives way to the run's output row. */
+    int64_t *bucket = malloc((size_t)n_runs * sizeof *bucket);
+    if (bucket == NULL) return -1;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, span = 0;
+    double inv = 1.0 / (double)s->width;
+    bool ok = true;
+    for (int64_t r = 0; ok && r < n_runs; r++) {
+        ok = valid(time, starts[r]) && tl_time_floor(tv[starts[r]], s->width, inv, &bucket[r]);
+        lo = ok && bucket[r] < lo ? bucket[r] : lo;
+        hi = ok && bucket[r] > hi ? bucket[r] : hi;
+    }
+    /* Few buckets, and differences a double holds exactly. */
+    if (!ok || __builtin_sub_overflow(hi, lo, &span) || span >= TL_FLOOR_FAST_LIMIT ||
+        span / s->width >= n_runs) {
+        free(bucket);
+        return n_runs;
+    }
+    int64_t n_slots = span / s->width + 1, m = 0;
+    int64_t *slot = malloc((size_t)n_slots * sizeof *slot);
+    *firsts = malloc((size_t)n_runs * sizeof **firsts);
+    if (!slot || !*firsts) {
+        free(slot);
+        free(bucket);
+        free(*firsts);
+        *firsts = NULL;
+        return -1;
+    }
+    memset(slot, 0xff, (size_t)n_slots * sizeof *slot);
+    for (int64_t r = 0; r < n_runs; r++) {
+        /* a multiple of the width: the rounded quotient is exact */
+        int64_t k = (int64_t)((double)(bucket[r] - lo) * inv + 0.5);
+        if (slot[k] < 0) {
+            slot[k] = m;
+            (*firsts)[m++] = starts[r];
+        }
+        bucket[r] = slot[k];
+    }
+    free(slot);
+    *rows = bucket;
+    return m;
 }
 
 static bool has_format(const struct ArrowArray *a, int64_t n, int64_t buffers)
@@ -314,27 +474,34 @@ tl_status tl_run_aggregate(const tl_run_split *split, const tl_run_input *in,
     if (!ok)
         return tl_error_set(err, TL_ERR_INVALID, "partial aggregation: columns of other types");
     int64_t n_runs = 0;
-    int64_t *starts = run_starts(split, in, &n_runs);
+    bool tnulls = in->time->null_count != 0 && in->time->buffers[0] != NULL;
+    int64_t *starts =
+        tnulls ? run_starts(split, in, &n_runs) : run_starts_valid(split, in, &n_runs);
     int64_t *ends = starts ? malloc((size_t)(n_runs + 1) * sizeof *ends) : NULL;
     if (ends == NULL) {
         free(starts);
         return tl_error_nomem(err);
     }
     n_runs = keep_in_range(split, in, starts, ends, n_runs);
+    int64_t *rows = NULL, *firsts = NULL;
+    int64_t n_rows = fold_buckets(split, in, starts, n_runs, &rows, &firsts);
     size_t n_out = in->n_keys + 1 + n_states, done = 0;
     memset(out, 0, n_out * sizeof *out);
-    tl_status st = TL_OK;
+    tl_status st = n_rows < 0 ? tl_error_nomem(err) : TL_OK;
     for (; st == TL_OK && done < in->n_keys; done++)
         st = gather_strings(in->keys[done], starts, n_runs, &out[done], err);
-    if (st == TL_OK) st = gather_time(in->time, starts, n_runs, &out[done++], err);
+    if (st == TL_OK)
+        st = gather_time(in->time, firsts ? firsts : starts, n_rows, &out[done++], err);
     for (size_t c = 0; st == TL_OK && c < n_states; c++, done++)
-        st = state_column(&states[c], in, starts, ends, n_runs, &out[done], err);
+        st = state_column(&states[c], in, starts, ends, n_runs, rows, n_rows, &out[done], err);
     free(starts);
     free(ends);
+    free(rows);
+    free(firsts);
     if (st != TL_OK) {
         for (size_t c = 0; c < n_out && c < done; c++) tl_array_release(&out[c]);
         return st;
     }
-    *runs = n_runs;
+    *runs = n_rows;
     return TL_OK;
 }

@@ -9,6 +9,7 @@
 #include "core/buf.h"
 #include "query/preagg_scan.h"
 #include "query/query_cache.h"
+#include "query/rollup_fold.h"
 #include "query/rows_function.h"
 #include "query/scan_cost.h"
 #include "query/sql_plan_json.h"
@@ -1058,6 +1059,9 @@ static tl_scan_filter *ranged_filters(const tl_table *t, const tl_sql_ref *ref, 
     return f;
 }
 
+#define ROLLUP_NOTE "rollup: the clean buckets"
+#define FOLD_NOTE "rollup: the clean buckets, aggregated in the scan"
+
 /* Where the routed views' reads go: EXPLAIN's rows, or the query's stats. */
 typedef struct view_reads {
     tl_sql_table_read *reads; /* NULL: counted into stats */
@@ -1066,16 +1070,20 @@ typedef struct view_reads {
     bool exact; /* reads: counted from the footers (stats say for themselves) */
 } view_reads;
 
+/* fold: the rollup's rows aggregated in the scan (rollup_fold.h), or NULL. */
 static tl_status register_view(tl_query_engine *e, const tl_table *t, const char *suffix,
-                               const tl_scan_filter *f, size_t k, const char *note,
-                               const view_reads *vr, tl_error *err)
+                               const tl_scan_filter *f, size_t k, const tl_rollup_fold *fold,
+                               const char *note, const view_reads *vr, tl_error *err)
 {
     const tl_live_files *lf = NULL;
     tl_buf sql = {0};
     tl_scan_stats own = {.exact = vr->exact};
     tl_scan_stats *stats = vr->reads ? &own : vr->stats;
+    bool folded = false;
     tl_status st = tl_query_live_files(e, t, &lf, err);
-    if (st == TL_OK) st = tl_scan_sql(e, t, lf, f, k, false, &sql, stats, err);
+    if (st == TL_OK && fold) st = tl_rollup_fold_sql(e, t, fold, f, k, &sql, stats, &folded, err);
+    if (folded) note = FOLD_NOTE;
+    if (st == TL_OK && !folded) st = tl_scan_sql(e, t, lf, f, k, false, &sql, stats, err);
     if (st == TL_OK && tl_buf_append_byte(&sql, 0) != 0) st = tl_error_nomem(err);
     if (st == TL_OK) st = tl_query_register_as(e, t, suffix, (const char *)sql.data, err);
     tl_scan_filter *copy = st == TL_OK && vr->reads ? calloc(k + 1, sizeof *copy) : NULL;
@@ -1103,7 +1111,6 @@ static void publish(tl_sql_table_read *r, size_t n, const view_reads *vr)
     }
 }
 
-#define ROLLUP_NOTE "rollup: the clean buckets"
 #define RAW_NOTE "outside the rollup's clean buckets"
 
 /* The rollup's view over the clean ranges and raw's outside them, each
@@ -1111,15 +1118,15 @@ static void publish(tl_sql_table_read *r, size_t n, const view_reads *vr)
  * those of e->query_text (the routed query reads no others of raw), the
  * rollup's those of rollup_sql, the routed query's SELECT of it. */
 static tl_status register_views(tl_query_engine *e, const tl_table *raw, const tl_table *rollup,
-                                const char *rollup_sql, const tl_scan_filter *rf, size_t nrf,
-                                const tl_scan_filter *wf, size_t nwf, const view_reads *vr,
-                                tl_error *err)
+                                const char *rollup_sql, const tl_rollup_fold *fold,
+                                const tl_scan_filter *rf, size_t nrf, const tl_scan_filter *wf,
+                                size_t nwf, const view_reads *vr, tl_error *err)
 {
     const char *text = e->query_text;
     e->query_text = rollup_sql;
-    tl_status st = register_view(e, rollup, "", rf, nrf, ROLLUP_NOTE, vr, err);
+    tl_status st = register_view(e, rollup, "", rf, nrf, fold, ROLLUP_NOTE, vr, err);
     e->query_text = text;
-    return st == TL_OK ? register_view(e, raw, RAW_VIEW, wf, nwf, RAW_NOTE, vr, err) : st;
+    return st == TL_OK ? register_view(e, raw, RAW_VIEW, wf, nwf, NULL, RAW_NOTE, vr, err) : st;
 }
 
 /* The complement of the clean ranges: what raw still reads. */
@@ -1254,6 +1261,8 @@ struct route_memo {
     char *rollup_sql;            /* the routed query's SELECT of the rollup (union_sql) */
     span ranges[MAX_RANGES + 1]; /* its clean buckets */
     size_t n;
+    bool folds; /* the rollup's rows aggregated in the scan, as `fold` says */
+    tl_rollup_fold fold;
 };
 
 #define MEMOS 16
@@ -1268,6 +1277,40 @@ static bool split_filters(const tl_sql_ref *ref, const tl_table *rollup, const s
     *rf = ranged_filters(rollup, ref, &all, 1, nrf);
     *wf = ranged_filters(ref->t, ref, rest, complement(ranges, n, rest), nwf);
     return *rf && *wf;
+}
+
+/* How the rollup's rows of the one clean range fold in the scan
+ * (rollup_fold.h): each need's stored columns by the merge of their
+ * states; false (f left empty) when a need merges otherwise, as first and
+ * last values, m4, time-weighted means and a stored mean do, or the clean
+ * buckets are several ranges. */
+static bool fold_of(const query_shape *q, const candidate *c, const span *r, size_t n,
+                    tl_rollup_fold *f)
+{
+    static const tl_run_op ops[] = {[N_COUNT_STAR] = TL_RUN_SUM_INT,
+                                    [N_COUNT] = TL_RUN_SUM_INT,
+                                    [N_SUM] = TL_RUN_SUM,
+                                    [N_MIN] = TL_RUN_MIN,
+                                    [N_MAX] = TL_RUN_MAX};
+    *f = (tl_rollup_fold){.split = {q->width, r[0].lo, r[0].hi - 1}};
+    bool ok = n == 1 && r[0].lo != INT64_MIN && r[0].hi != INT64_MAX;
+    for (int pass = 0; ok && pass < 2; pass++) {
+        const tl_strlist *keys = pass ? &q->where_keys : &q->group_keys;
+        for (size_t i = 0; ok && i < keys->len; i++)
+            ok = tl_rollup_fold_key(f, c->t, keys->items[i]);
+    }
+    for (size_t i = 0; ok && i < q->n_needs; i++) {
+        need_fn fn = q->needs[i].fn;
+        const merge *m = &c->merges[i];
+        if (fn == N_AVG)
+            ok = !m->avg_exact && m->stored[1] &&
+                 tl_rollup_fold_value(f, c->t, m->stored[0], TL_RUN_SUM) &&
+                 tl_rollup_fold_value(f, c->t, m->stored[1], TL_RUN_SUM_INT);
+        else
+            ok = fn <= N_MAX && tl_rollup_fold_value(f, c->t, m->stored[0], ops[fn]);
+    }
+    if (!ok) tl_rollup_fold_free(f);
+    return ok;
 }
 
 /* Routes the analysed query through rollup c: the views and the text; m
@@ -1299,8 +1342,10 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
     tl_sql_table_read own[2] = {{0}};
     size_t n_own = 0;
     view_reads ov = {own, &n_own, NULL, vr->reads != NULL || vr->stats->exact};
+    if (st == TL_OK && text) m->folds = fold_of(q, c, ranges, n, &m->fold);
     if (st == TL_OK && text)
-        st = register_views(e, q->raw, c->t, m->rollup_sql, rf, nrf, wf, nwf, &ov, err);
+        st = register_views(e, q->raw, c->t, m->rollup_sql, m->folds ? &m->fold : NULL, rf, nrf, wf,
+                            nwf, &ov, err);
     bool same = st == TL_OK && text && same_result(e, q->raw, plan_doc, text);
     publish(own, n_own, same ? vr : NULL);
     if (st == TL_OK && same) {
@@ -1325,6 +1370,7 @@ static void memo_clear(struct route_memo *m)
     free(m->routed);
     free(m->explain);
     free(m->rollup_sql);
+    tl_rollup_fold_free(&m->fold);
     memset(m, 0, sizeof *m);
 }
 
@@ -1412,7 +1458,8 @@ static tl_status replay(tl_query_engine *e, tl_sql_plan *plan, const struct rout
                        ? TL_OK
                        : tl_error_nomem(err);
     if (st == TL_OK)
-        st = register_views(e, plan->refs[0].t, rollup, m->rollup_sql, rf, nrf, wf, nwf, vr, err);
+        st = register_views(e, plan->refs[0].t, rollup, m->rollup_sql, m->folds ? &m->fold : NULL,
+                            rf, nrf, wf, nwf, vr, err);
     if (st == TL_OK &&
         ((*routed = strdup(m->routed)) == NULL || (*explain = strdup(m->explain)) == NULL))
         st = tl_error_nomem(err);

@@ -289,6 +289,63 @@ def test_routed_over_our_rollups(tmp_path):
     assert compare(lake, rnd, 40) >= 5
 
 
+def test_rollup_rows_aggregated_in_the_scan(tmp_path):
+    """A flat rollup's rows of one clean range are merged in the scan
+    (rollup_fold.h): stored counts summed, sums summed, minima and maxima
+    kept, by the query's keys and buckets, across series without keys; with
+    null keys, null and NaN values, a late append splitting the clean range
+    (not merged then) and a refresh whose rewritten buckets the rollup
+    merges on read (their rows come as states, preagg_scan.c's
+    pending_rows_sql, beside a file that overlaps none)."""
+    rnd = random.Random(3)
+    lake = timelake.Lake(str(tmp_path / "lake"))
+    raw = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host", "dc"], chunk="day")
+    for day in range(3):
+        rows = late_rows(rnd, 2000, T0 + dt.timedelta(days=day), 24)
+        v = rows.column("v").to_pylist()
+        v[::97] = [None] * len(v[::97])
+        v[5::211] = [float("nan")] * len(v[5::211])
+        raw.append(rows.set_column(3, "v", pa.array(v, pa.float64())), maintain=False)
+    lake.sql("CREATE MATERIALIZED ROLLUP m.r1h AS SELECT host, dc, time_bucket(INTERVAL '1 hour', time) AS bucket, "
+             "count(*) AS n, count(v) AS cv, sum(v) AS sv, min(v) AS mnv, max(v) AS mxv "
+             "FROM m.raw GROUP BY host, dc, bucket")
+    where = "WHERE time >= '2024-03-01 05:07:00' AND time < '2024-03-04 17:55:30'"
+    queries = [f"SELECT time_bucket(INTERVAL '1 hour', time) AS b, count(*), max(v), min(v) FROM m.raw {where} GROUP BY 1",
+               f"SELECT host, date_bin(INTERVAL '2 hours', time) AS b, count(v), sum(v), avg(v) FROM m.raw {where} "
+               "GROUP BY 1, 2",
+               f"SELECT dc, time_bucket(INTERVAL '3 hours', time) AS b, avg(v), max(v) FROM m.raw {where} "
+               "AND host IN ('h0', 'h2') GROUP BY 1, 2",
+               f"SELECT time_bucket(INTERVAL '1 day', time) AS b, count(*) AS n FROM m.raw {where} GROUP BY 1"]
+
+    def check(folds):
+        for q in queries:
+            lake.sql("SET timelake.rollup_routing = true")
+            on = lake.sql(q)
+            plans = lake.sql("EXPLAIN " + q).to_pylist()
+            if folds is not None:  # None: routed or not, by the cost rule
+                assert any(r["plan_type"] == "timelake_rollup" for r in plans), q
+                assert any("aggregated in the scan" in r["plan"] for r in plans) == folds, q
+            elif any(r["plan_type"] == "timelake_rollup" for r in plans):
+                assert not any("aggregated in the scan" in r["plan"] for r in plans), q
+            lake.sql("SET timelake.rollup_routing = false")
+            off = lake.sql(q)
+            assert on.schema == off.schema, q
+            a, b = rows_of(on), rows_of(off)
+            assert len(a) == len(b), q
+            for x, y in zip(a, b):
+                assert all(close(u, w) or (u != u and w != w) for u, w in zip(x, y)), (q, x, y)
+        lake.sql("SET timelake.rollup_routing = true")
+
+    check(True)
+    raw.append(late_rows(rnd, 2000, T0 + dt.timedelta(days=3), 24), maintain=False)
+    lake.sql("REFRESH MATERIALIZED ROLLUP m.r1h")  # a file of the fourth day, overlapping none
+    check(True)
+    raw.append(late_rows(rnd, 30, T0 + dt.timedelta(days=1, hours=3), 2), maintain=False)
+    check(None)  # two clean ranges: the rollup's rows as they are, when routed
+    lake.sql("REFRESH MATERIALIZED ROLLUP m.r1h")  # rewrites two hours: two files merged on read
+    check(True)
+
+
 def test_first_and_last_values_routed_with_ties_and_nulls(tmp_path):
     """first_value / last_value(x ORDER BY time) from a rollup at its own keys
     (any multiple of its width): a rollup's rows of one group ordered by

@@ -513,6 +513,15 @@ static void test_byte_stream_split(void)
     CHECK_INT(tl_pq_byte_stream_split_decode(b.data, 7, 4, 2, (uint8_t *)back, &err),
               TL_ERR_INVALID);
     tl_buf_free(&b);
+    /* Widths 8 (doubles, decoded a value at once), 4 and 2 (byte by byte):
+     * byte k of value i is byte i of stream k. */
+    for (size_t width = 2; width <= 8; width *= 2) {
+        uint8_t streams[8 * 5], out[8 * 5];
+        for (size_t i = 0; i < width * 5; i++) streams[i] = (uint8_t)(i * 37 + 11);
+        CHECK_OK(tl_pq_byte_stream_split_decode(streams, width * 5, width, 5, out, &err), &err);
+        for (size_t i = 0; i < 5; i++)
+            for (size_t k = 0; k < width; k++) CHECK_INT(out[i * width + k], streams[k * 5 + i]);
+    }
 }
 
 static void test_bit_helpers(void)

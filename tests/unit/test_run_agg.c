@@ -256,6 +256,47 @@ static void test_random_runs_of_codes(void)
     random_runs(true);
 }
 
+/* Without keys, the runs of one bucket (rows of two series, sorted by
+ * series then time) fold into one row; stored counts (int64) summed; max
+ * with NaN above every number; an overflowing int64 sum declines. */
+static void test_fold_without_keys(void)
+{
+    tl_run_split split = {100, 50, 399}; /* buckets 0, 100, 200, 300; keeps 50..399 */
+    int64_t t[] = {0, 60, 110, 150, 250, 10, 70, 120, 210, 260, 400};
+    int64_t n[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    double v[] = {9, 1, 2, NAN, 5, 9, 3, 7, 6, 8, 9};
+    tcol time, count, value;
+    tcol_ints(&time, "tsu:UTC", t, NULL, 11);
+    tcol_ints(&count, "l", n, NULL, 11);
+    tcol_doubles(&value, "g", v, NULL, 11);
+    const struct ArrowArray *values[2] = {&count.array, &value.array};
+    tl_run_input in = {&time.array, NULL, 0, values, 2, 11};
+    const tl_run_state st[3] = {{TL_RUN_SUM_INT, 0}, {TL_RUN_MAX, 1}, {TL_RUN_MIN, 1}};
+    struct ArrowArray out[4];
+    int64_t runs = 0;
+    tl_error err;
+    CHECK_OK(tl_run_aggregate(&split, &in, st, 3, out, &runs, &err), &err);
+    /* buckets 0 (rows 60, 70), 100 (110, 150, 120), 200 (250, 210, 260) */
+    CHECK_INT(runs, 3);
+    int64_t first[] = {60, 110, 250}, sums[] = {2 + 7, 3 + 4 + 8, 5 + 9 + 10};
+    double max[] = {3, NAN, 8}, min[] = {1, 2, 5};
+    for (int64_t r = 0; r < 3; r++) {
+        CHECK_INT(i64(&out[0], r), first[r]);
+        CHECK_INT(i64(&out[1], r), sums[r]);
+        CHECK(isnan(max[r]) ? isnan(f64(&out[2], r)) : f64(&out[2], r) == max[r]);
+        CHECK(f64(&out[3], r) == min[r]);
+    }
+    for (int i = 0; i < 4; i++) tl_array_release(&out[i]);
+    n[1] = INT64_MAX;
+    tcol_free(&count);
+    tcol_ints(&count, "l", n, NULL, 11);
+    values[0] = &count.array;
+    CHECK(tl_run_aggregate(&split, &in, st, 3, out, &runs, &err) == TL_ERR_INVALID);
+    tcol_free(&time);
+    tcol_free(&count);
+    tcol_free(&value);
+}
+
 /* A code past its dictionary is an error, not a read out of bounds. */
 static void test_code_past_dictionary(void)
 {
@@ -299,4 +340,5 @@ static void test_wrong_types(void)
 }
 
 UNIT_TESTS(UNIT(test_hand_made), UNIT(test_all_null_values), UNIT(test_random_runs),
-           UNIT(test_random_runs_of_codes), UNIT(test_code_past_dictionary), UNIT(test_wrong_types))
+           UNIT(test_random_runs_of_codes), UNIT(test_code_past_dictionary), UNIT(test_wrong_types),
+           UNIT(test_fold_without_keys))
