@@ -513,6 +513,19 @@ static tl_status finish_page(colread *c, int32_t enc, const uint8_t *p, size_t l
         c->done += n;
         return TL_OK;
     }
+    tl_pq_type t = c->d->elem.type;
+    tl_pq_conv conv = c->d->conv;
+    /* A page of split values with no null, stored as they are: decoded
+     * straight into the output, not through a copy. */
+    if (enc == TL_PQ_ENC_BYTE_STREAM_SPLIT && (int64_t)k == n && c->values &&
+        (t == TL_PQ_INT32 || t == TL_PQ_INT64 || t == TL_PQ_FLOAT || t == TL_PQ_DOUBLE) &&
+        (conv == TL_PQ_CONV_COPY32 || conv == TL_PQ_CONV_COPY64) &&
+        c->width == (size_t)c->d->phys_width) {
+        TL_TRY(tl_pq_byte_stream_split_decode(p, len, c->width, k,
+                                              c->values + (size_t)c->done * c->width, err));
+        c->done += n;
+        return TL_OK;
+    }
     phys_values pv;
     TL_TRY(decode_values(c, enc, p, len, k, &pv, err));
     TL_TRY(store_values(c, c->done, n, &pv, (int64_t)k < n ? c->validity : NULL, err));
