@@ -119,12 +119,14 @@ def test_wide_query_routes(made):
     same_answer(made, q)
 
 
-def footer_and_chunks(path, columns):
+def footer_and_chunks(path, columns, footer=True):
     """The bytes a read of the named columns of every row group of a Parquet
-    file reads: the footer (and its 8 bytes after it), and each chunk from
-    its first page (the dictionary page, when there is one)."""
+    file reads: the footer (and its 8 bytes after it; footer=False: not
+    counted, as the scan that aggregates pages counts none, the footer
+    cache's), and each chunk from its first page (the dictionary page, when
+    there is one)."""
     md = pq.ParquetFile(path).metadata
-    total = md.serialized_size + 8
+    total = md.serialized_size + 8 if footer else 0
     for g in range(md.num_row_groups):
         rg = md.row_group(g)
         for c in range(rg.num_columns):
@@ -134,23 +136,33 @@ def footer_and_chunks(path, columns):
     return total
 
 
-def test_explain_counts_the_rollup_columns_read(made):
+def test_explain_counts_the_rollup_columns_read(made, monkeypatch):
     lake = timelake.Lake(made)
     roll_file = next(Path(made, "m", "rh", "data").rglob("*.parquet"))
     md = pq.ParquetFile(roll_file).metadata
-    for q, stored in [
+    for q, keys, stored in [
         ("SELECT time_bucket(INTERVAL '1 hour', time) AS b, max(m1) FROM m.raw "
-         "WHERE time < TIMESTAMPTZ '2024-03-01 11:00:00Z' GROUP BY 1", ["mx_m1"]),
+         "WHERE time < TIMESTAMPTZ '2024-03-01 11:00:00Z' GROUP BY 1", [], ["mx_m1"]),
         ("SELECT host, time_bucket(INTERVAL '3 hours', time) AS b, count(*), max(m0), max(m3) FROM m.raw "
-         "WHERE time < TIMESTAMPTZ '2024-03-01 09:00:00Z' GROUP BY 1, 2", ["n", "mx_m0", "mx_m3"]),
+         "WHERE time < TIMESTAMPTZ '2024-03-01 09:00:00Z' GROUP BY 1, 2", ["host"], ["n", "mx_m0", "mx_m3"]),
     ]:
         assert routed(lake, q), q
-        roll = [s for s in scans(lake, q) if "(rollup: the clean buckets)" in s]
+        roll = [s for s in scans(lake, q) if "(rollup: the clean buckets" in s]
         assert len(roll) == 1, scans(lake, q)
         m = re.search(r": 1 of 1 files, (\d+) of (\d+) row groups, (\d+) bytes read", roll[0])
         assert m and int(m.group(1)) == int(m.group(2)) == md.num_row_groups, roll[0]
-        # The series key and the bucket (the rollup's time column) are read
-        # as for any scan; of the stored columns, only those the query uses.
+        # Its rows aggregated in the scan (rollup_fold.h): the bucket (the
+        # rollup's time column), the keys the query names and the stored
+        # columns it uses.
+        assert "aggregated in the scan" in roll[0], roll[0]
+        want = footer_and_chunks(roll_file, keys + ["bucket"] + stored, footer=False)
+        assert int(m.group(3)) == want, (roll[0], want, roll_file.stat().st_size)
+        # Read as they are (TL_PREAGG=off): the series key as for any scan,
+        # and the footer; of the stored columns, only those the query uses.
+        monkeypatch.setenv("TL_PREAGG", "off")
+        roll = [s for s in scans(lake, q) if "(rollup: the clean buckets)" in s]
+        monkeypatch.delenv("TL_PREAGG")
+        m = re.search(r": 1 of 1 files, (\d+) of (\d+) row groups, (\d+) bytes read", roll[0])
         want = footer_and_chunks(roll_file, ["host", "bucket"] + stored)
         assert int(m.group(3)) == want, (roll[0], want, roll_file.stat().st_size)
         assert want < roll_file.stat().st_size
