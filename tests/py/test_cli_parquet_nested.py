@@ -111,6 +111,21 @@ def write(tmp_path, q):
     return out
 
 
+def plain(t):
+    """Types whose values scalar_written and read_written give as pyarrow's
+    to_pylist does (ints, strings, booleans, and lists, maps and structs of
+    them): such columns are compared whole, without a Python call per value."""
+    if pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_boolean(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
+        return plain(t.value_type)
+    if pa.types.is_map(t):
+        return plain(t.key_type) and plain(t.item_type)
+    if pa.types.is_struct(t):
+        return all(plain(f.type) for f in t)
+    return False
+
+
 def check_against_duckdb(path, q, intervals=()):
     got = pq.read_table(path)
     oracle = duck().sql(q).to_arrow_table()
@@ -118,6 +133,9 @@ def check_against_duckdb(path, q, intervals=()):
     for c in oracle.column_names:
         if c == "uh":  # DuckDB's Python gives a lossy decimal128; the CLI gets DuckDB's
             continue   # opaque 16 bytes (flat, as before) and writes them as they are
+        if plain(oracle.schema.field(c).type) and plain(got.schema.field(c).type):
+            assert got.column(c).to_pylist() == oracle.column(c).to_pylist(), c
+            continue
         want = [scalar_written(s) for s in oracle.column(c)]
         have = [read_written(s, got.schema.field(c).type) for s in got.column(c)]
         assert have == want, c
@@ -161,8 +179,8 @@ def test_many_rows_of_deep_nesting_span_pages_and_row_groups(tmp_path):
     assert con.sql(f"SELECT count(*), count(l), sum(len(l)), sum(l[1]) FROM read_parquet('{path}')").fetchall() \
         == con.sql(f"SELECT count(*), count(l), sum(len(l)), sum(l[1]) FROM ({big})").fetchall()
     t = pq.read_table(path)
-    assert t.column("l").to_pylist()[:4] == [None, [1, None], [2, None], None]
-    assert t.column("i").to_pylist()[-1] == 1_099_999
+    assert t.column("l").slice(0, 4).to_pylist() == [None, [1, None], [2, None], None]
+    assert t.column("i")[-1].as_py() == 1_099_999
 
 
 def test_interval_parquet_cannot_hold_names_column_and_row(tmp_path):
