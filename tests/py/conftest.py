@@ -20,16 +20,18 @@ def pytest_configure(config):
 # run). Run first, so that in parallel runs (TL_TEST_WORKERS) no worker is
 # left with one of them while the others have finished.
 LONG_FILES = (
+    "test_rollup_points.py",
     "test_karet_run.py",
+    "test_karet_run_kill.py",
     "test_karet_pages.py",
     "test_rollup_routing.py",
-    "test_karet_ship.py",
+    "test_karet_expr.py",
     "test_s3_query_io.py",
     "test_preagg.py",
-    "test_rollup_points.py",
-    "test_sql_pages.py",
-    "test_partitions.py",
-    "test_karet_expr.py",
+    "test_count_where.py",
+    "test_schema_projection.py",
+    "test_karet_serve_runs.py",
+    "test_karet_ship.py",
 )
 
 
