@@ -235,15 +235,22 @@ class Browser:
         w = width or self.d.get_window_size()["width"]
         metrics = {"width": w, "height": 800, "deviceScaleFactor": 1, "mobile": w < 600}
         self.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-        time.sleep(0.2)
+        self.next_frames()
         h = self.js("return Math.ceil(Math.max(document.documentElement.scrollHeight, document.body.scrollHeight))")
         self.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**metrics, "height": min(max(h, 500), 8000)})
-        time.sleep(0.2)
+        self.next_frames()
         self.n += 1
         path = self.shots / f"{self.n:02d}-{name}.png"
         self.d.save_screenshot(str(path))
         self.d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         return path
+
+    def next_frames(self):
+        """Until the page has drawn two frames since the call: a resize is
+        laid out and painted by then (rather than a fixed wait for it)."""
+        self.d.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));")
 
     def sign_in(self, username, password, next_path=None):
         self.get("/sign-in" + (f"?next={next_path}" if next_path else ""))

@@ -6,6 +6,7 @@ offered, the server refuses anyway). Every page visited is screenshotted
 and checked for unlabeled controls and console errors."""
 
 import json
+import shutil
 import time
 
 import pytest
@@ -17,12 +18,24 @@ USERS = {"ada": ("admin", "password-ada"), "eddy": ("editor", "password-eddy"),
          "vera": ("viewer", "password-vera")}
 
 
-@pytest.fixture
-def server(tmp_path):
-    srv = Server(tmp_path / "data", tmp_path / "lake").start()
+@pytest.fixture(scope="module")
+def users_data(tmp_path_factory):
+    """A data folder holding USERS, made once: each password costs scrypt's
+    128 MiB and a third of a second, three per test otherwise. Each test's
+    server starts on its own copy, as a server restarted on its data would."""
+    d = tmp_path_factory.mktemp("users")
+    srv = Server(d / "data", d / "lake").start()
     api = srv.worker()
     for name, (role, pw) in USERS.items():
         assert api.post("/api/users", {"username": name, "password": pw, "role": role}).status == 201
+    assert srv.stop() == 0
+    return d / "data"
+
+
+@pytest.fixture
+def server(tmp_path, users_data):
+    shutil.copytree(users_data, tmp_path / "data")
+    srv = Server(tmp_path / "data", tmp_path / "lake").start()
     yield srv
     srv.stop()
 
@@ -275,8 +288,10 @@ def test_jobs_paging_through_many_runs(server, browsers):
     assert "Runs 1–25 of 30" in b.text(".pager")
     b.css(".pager a[rel=next]").click()
     b.wait_ready()
-    rows = job_rows(b)
-    assert [r.get_attribute("id") for r in rows] == [f"job-{i}" for i in reversed(ids[:5])]
+    # The live list may draw its rows again while they are read: each look
+    # finds them afresh (a row read once can be gone by the next call).
+    want = [f"job-{i}" for i in reversed(ids[:5])]
+    b.wait(lambda: [r.get_attribute("id") for r in job_rows(b)] == want, what=f"the second page's runs {want}")
     assert "Runs 26–30 of 30" in b.text(".pager")
     b.check_page("jobs-second-page")
 
