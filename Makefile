@@ -5,7 +5,7 @@ BUILD ?= build
 
 all:
 	scripts/setup.sh
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTL_BUILD_TESTS=ON >/dev/null
 	cmake --build $(BUILD)
 
 demo: all
