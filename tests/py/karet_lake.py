@@ -91,8 +91,9 @@ def version_of(path):
     return int(path.rsplit("/v", 1)[1].split(".")[0])
 
 
-def run_karet(lake, slug, config, tmp_path, full=False, job_id=None, timeout=600, check=True):
-    """Runs `karet run --json`; returns (exit code, summary)."""
+def karet_run_args(lake, slug, config, tmp_path, full=False, job_id=None):
+    """The command line of `karet run --json` for this pipeline config (written
+    to a file under tmp_path)."""
     path = Path(tmp_path) / f"pipeline-{uuid.uuid4().hex[:6]}.json"
     path.write_text(json.dumps(config))
     args = [str(KARET), "run", "--lake", lake.url, "--slug", slug, "--pipeline", str(path), "--json"]
@@ -102,6 +103,12 @@ def run_karet(lake, slug, config, tmp_path, full=False, job_id=None, timeout=600
         args.append("--full")
     if job_id:
         args += ["--job-id", job_id]
+    return args
+
+
+def run_karet(lake, slug, config, tmp_path, full=False, job_id=None, timeout=600, check=True):
+    """Runs `karet run --json`; returns (exit code, summary)."""
+    args = karet_run_args(lake, slug, config, tmp_path, full, job_id)
     proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=clean_env())
     summary = json.loads(proc.stdout) if proc.stdout.strip() else None
     if check and proc.returncode != 0:

@@ -17,15 +17,8 @@ from test_karet_run import SLUG, Model
 
 def start_karet(lake, config, tmp_path, full=False):
     import subprocess
-    import uuid
-    from karet_lake import KARET, clean_env
-    path = tmp_path / f"pipeline-{uuid.uuid4().hex[:6]}.json"
-    path.write_text(json.dumps(config))
-    args = [str(KARET), "run", "--lake", lake.url, "--slug", SLUG, "--pipeline", str(path), "--json"]
-    for k, v in lake.options.items():
-        args += ["--storage-option", f"{k}={v}"]
-    if full:
-        args.append("--full")
+    from karet_lake import clean_env, karet_run_args
+    args = karet_run_args(lake, SLUG, config, tmp_path, full)
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
 
 
