@@ -16,7 +16,8 @@
 
 typedef struct tl_sync_set {
     pthread_mutex_t lock;
-    tl_strlist paths; /* files and directories to fsync, without duplicates */
+    tl_strlist paths;         /* files and directories to fsync, without duplicates */
+    pthread_mutex_t flushing; /* held for a whole flush (see tl_sync_set_flush) */
 } tl_sync_set;
 
 void tl_sync_set_init(tl_sync_set *s);
@@ -25,7 +26,19 @@ void tl_sync_set_destroy(tl_sync_set *s);
 /* Remembers a file and its directory for the next flush. */
 tl_status tl_sync_set_add(tl_sync_set *s, const char *file_path, tl_error *err);
 
-/* Fsyncs everything remembered so far (a path deleted meanwhile is skipped). */
+/* Remembers a directory alone (a link or rename into it) for the next flush. */
+tl_status tl_sync_set_add_dir(tl_sync_set *s, const char *dir_path, tl_error *err);
+
+/* Fsyncs everything remembered so far (a path deleted meanwhile is skipped):
+ * when it returns, every path added before it was called is durable, also
+ * those another thread's flush took and is still syncing (flushes run one
+ * at a time). */
 tl_status tl_sync_set_flush(tl_sync_set *s, tl_error *err);
+
+/* For tests: when set, called with each path just before its fsync; a
+ * non-zero return is taken as the errno of a failed fsync (which is then
+ * not made). Set it while no flush runs. NULL: none (the default). */
+typedef int (*tl_sync_fault_fn)(const char *path);
+void tl_sync_set_fault(tl_sync_fault_fn fn);
 
 #endif

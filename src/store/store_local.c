@@ -82,16 +82,14 @@ static tl_status make_dirs(local_store *ls, char *path, tl_error *err)
     return TL_OK;
 }
 
-static tl_status fsync_dir_of(const char *path, tl_error *err)
+/* Remembers the directory of path for the next flush (a link into it). */
+static tl_status add_dir_of(local_store *ls, const char *path, tl_error *err)
 {
     char *dir = strdup(path);
     if (dir == NULL) return tl_error_nomem(err);
     char *slash = strrchr(dir, '/');
     if (slash != NULL) *slash = '\0';
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    tl_status st = TL_OK;
-    if (fd < 0 || fsync(fd) != 0) st = io_error(err, "syncing directory", dir);
-    if (fd >= 0) close(fd);
+    tl_status st = tl_sync_set_add_dir(&ls->unsynced, dir, err);
     free(dir);
     return st;
 }
@@ -270,7 +268,8 @@ static tl_status local_put_if_absent(tl_store *s, const char *key, const void *d
         st = errno == EEXIST ? tl_error_set(err, TL_ERR_EXISTS, "%s exists already", path)
                              : io_error(err, "linking", path);
     if (tmp) unlink(tmp);
-    if (st == TL_OK) st = fsync_dir_of(path, err);
+    if (st == TL_OK) st = add_dir_of(ls, path, err);
+    if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
     free(tmp);
     free(path);
     return st;

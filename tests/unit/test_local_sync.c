@@ -1,0 +1,158 @@
+/* The local store's durability order (store/local_sync.h), watched through a
+ * fault hook called before each fsync: a commit (put_if_absent) publishes
+ * vN only once everything put before it is synced, never when one of those
+ * syncs failed, and is durable (its directory synced after the link) when it
+ * returns; a commit whose files another thread's flush took waits for that
+ * flush instead of publishing at once. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/local_sync.h"
+#include "store/store.h"
+#include "unit.h"
+
+#define MAX_EVENTS 64
+
+static char root[600], version[700], failing[700];
+static struct {
+    char path[700];
+    bool version_there;
+} events[MAX_EVENTS];
+static atomic_int n_events;
+
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Records each sync with whether the version was published then; fails the
+ * sync of `failing`. */
+static int watch(const char *path)
+{
+    int i = atomic_fetch_add(&n_events, 1);
+    if (i < MAX_EVENTS) {
+        snprintf(events[i].path, sizeof events[i].path, "%s", path);
+        events[i].version_there = exists(version);
+    }
+    return strcmp(path, failing) == 0 ? EIO : 0;
+}
+
+static tl_store *open_table(const char *name)
+{
+    snprintf(root, sizeof root, "%s/%s", unit_tmpdir(), name);
+    snprintf(version, sizeof version, "%s/t/metadata/v1.metadata.json", root);
+    failing[0] = '\0';
+    atomic_store(&n_events, 0);
+    tl_store *s = NULL;
+    tl_error err;
+    CHECK_OK(tl_store_open(root, NULL, &s, &err), &err);
+    CHECK_OK(tl_store_put(s, "t/data/d.parquet", "data", 4, &err), &err);
+    CHECK_OK(tl_store_put(s, "t/metadata/m.avro", "manifest", 8, &err), &err);
+    return s;
+}
+
+/* The event index of the first sync of path (relative to root) with the
+ * version absent (want false) or present (want true); -1 when none. */
+static int synced(const char *rel, bool want)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    int n = atomic_load(&n_events);
+    for (int i = 0; i < n && i < MAX_EVENTS; i++)
+        if (strcmp(events[i].path, path) == 0 && events[i].version_there == want) return i;
+    return -1;
+}
+
+static void test_commit_publishes_after_what_it_names_is_synced(void)
+{
+    tl_store *s = open_table("order");
+    tl_error err;
+    tl_sync_set_fault(watch);
+    CHECK_OK(tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err), &err);
+    tl_sync_set_fault(NULL);
+    CHECK(synced("t/data/d.parquet", false) >= 0);
+    CHECK(synced("t/data", false) >= 0);
+    CHECK(synced("t/metadata/m.avro", false) >= 0);
+    CHECK(synced("t/data/d.parquet", true) < 0);
+    CHECK(synced("t/metadata/m.avro", true) < 0);
+    /* Durable when it returned: the link's directory synced after it. */
+    CHECK(synced("t/metadata", true) >= 0);
+    tl_store_free(s);
+}
+
+static void test_failed_sync_publishes_nothing(void)
+{
+    tl_store *s = open_table("failed");
+    snprintf(failing, sizeof failing, "%s/t/data/d.parquet", root);
+    tl_error err;
+    tl_sync_set_fault(watch);
+    tl_status st = tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err);
+    tl_sync_set_fault(NULL);
+    CHECK_INT(st, TL_ERR_STORAGE);
+    CHECK(strstr(err.message, "durable") != NULL);
+    CHECK(!exists(version));
+    CHECK(synced("t/data/d.parquet", false) >= 0);
+    tl_strlist keys = {0};
+    CHECK_OK(tl_store_list(s, "t/metadata/", &keys, &err), &err);
+    CHECK_INT(keys.len, 1); /* m.avro; no version, no temporary */
+    tl_strlist_free(&keys);
+    tl_store_free(s);
+}
+
+/* Thread A's commit takes every pending path, B's data file among them, and
+ * its sync of that file is slow; B's commit, finding nothing left to sync,
+ * must still wait for it before publishing its version. */
+static tl_store *shared;
+static char slow[700], b_version[700];
+static atomic_int b_published_early, slow_entered;
+
+static int slow_sync(const char *path)
+{
+    if (strcmp(path, slow) != 0) return 0;
+    atomic_store(&slow_entered, 1);
+    for (int i = 0; i < 30 && !exists(b_version); i++) usleep(10000);
+    if (exists(b_version)) atomic_store(&b_published_early, 1);
+    return 0;
+}
+
+static void *commit_a(void *arg)
+{
+    (void)arg;
+    tl_error err;
+    CHECK_OK(tl_store_put_if_absent(shared, "a/metadata/v1.metadata.json", "{}", 2, &err), &err);
+    return NULL;
+}
+
+static void test_commit_waits_for_a_flush_holding_its_files(void)
+{
+    snprintf(root, sizeof root, "%s/race", unit_tmpdir());
+    snprintf(slow, sizeof slow, "%s/b/data/d.parquet", root);
+    snprintf(b_version, sizeof b_version, "%s/b/metadata/v1.metadata.json", root);
+    tl_error err;
+    CHECK_OK(tl_store_open(root, NULL, &shared, &err), &err);
+    CHECK_OK(tl_store_put(shared, "b/data/d.parquet", "data", 4, &err), &err);
+    atomic_store(&b_published_early, 0);
+    atomic_store(&slow_entered, 0);
+    tl_sync_set_fault(slow_sync);
+    pthread_t a;
+    pthread_create(&a, NULL, commit_a, NULL);
+    /* B commits while A's flush syncs B's data file. */
+    for (int i = 0; i < 2000 && !atomic_load(&slow_entered); i++) usleep(1000);
+    CHECK(atomic_load(&slow_entered));
+    CHECK_OK(tl_store_put_if_absent(shared, "b/metadata/v1.metadata.json", "{}", 2, &err), &err);
+    pthread_join(a, NULL);
+    tl_sync_set_fault(NULL);
+    CHECK(!atomic_load(&b_published_early));
+    tl_store_free(shared);
+}
+
+UNIT_TESTS(UNIT(test_commit_publishes_after_what_it_names_is_synced),
+           UNIT(test_failed_sync_publishes_nothing),
+           UNIT(test_commit_waits_for_a_flush_holding_its_files))
