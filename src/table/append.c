@@ -287,7 +287,7 @@ static tl_status encode_stream(append_state *s, struct ArrowArrayStream *stream,
         size_t n = 0;
         TL_TRY(tl_stream_read_rows(stream, chunk_rows(), &batches, &n, &eof, err));
         tl_rows rows;
-        tl_status st = tl_append_prepare(s->t, schema, batches, n, s->started_us, &rows, err);
+        tl_status st = tl_append_prepare_take(s->t, schema, batches, n, s->started_us, &rows, err);
         for (size_t i = 0; i < n; i++) tl_array_release(&batches[i]);
         free(batches);
         if (st != TL_OK) return st;

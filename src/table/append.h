@@ -32,6 +32,13 @@ tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out
 tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
                             const struct ArrowArray *batches, size_t n_batches,
                             int64_t ingest_micros, tl_rows *out, tl_error *err);
+/* The same for batches the caller is done with: a column already in its
+ * storage form (type, offset 0, known null count) is moved out of its batch
+ * instead of copied (an append's or a compaction's whole input otherwise
+ * copied once more). The caller still releases the batches, after this. */
+tl_status tl_append_prepare_take(const tl_table *t, const struct ArrowSchema *schema,
+                                 struct ArrowArray *batches, size_t n_batches,
+                                 int64_t ingest_micros, tl_rows *out, tl_error *err);
 
 /* One partition's rows, sorted by (series key..., time). */
 typedef struct tl_partition_rows {

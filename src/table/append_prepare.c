@@ -123,10 +123,54 @@ static tl_status cast_nested_column(const struct ArrowSchema *schema,
     return st;
 }
 
+/* Whether a batch's column already holds the values of the storage type as
+ * the later stages want them (offset 0, a known null count, var-width
+ * offsets from 0): then it is moved, not copied. A time zone label may
+ * differ: the values are the same. */
+static bool movable(const struct ArrowArray *batch, const tl_array_view *v,
+                    const tl_arrow_type *target)
+{
+    const tl_arrow_type *from = &v->type;
+    bool same = tl_type_equal(from, target) ||
+                (from->id == TL_ATYPE_TIMESTAMP && target->id == TL_ATYPE_TIMESTAMP &&
+                 from->unit == target->unit);
+    if (!same || v->is_dictionary || tl_atype_is_view(from->id) || from->id == TL_ATYPE_NULL)
+        return false;
+    if (batch->offset != 0 || v->offset != 0 || v->length != batch->length || v->null_count < 0)
+        return false;
+    if (!tl_atype_is_varbinary(from->id)) return true;
+    bool large = tl_atype_is_large(from->id);
+    return v->values &&
+           (large ? ((const int64_t *)v->values)[0] : ((const int32_t *)v->values)[0]) == 0;
+}
+
+/* Column `input` of one batch in the storage type: moved out of the batch
+ * when `take` allows and it is movable, else cast (a copy). */
+static tl_status cast_part(const struct ArrowSchema *schema, struct ArrowArray *batch, int input,
+                           const tl_arrow_type *target, const char *name, bool take,
+                           struct ArrowArray *out, tl_error *err)
+{
+    tl_array_view v;
+    tl_status st = tl_array_view_init(&v, schema->children[input], batch->children[input], err);
+    if (st != TL_OK) return tl_error_prefix(err, "column \"%s\"", name);
+    if (take && movable(batch, &v, target)) {
+        /* What the cast checks of var-width input, it checks here too. */
+        st = tl_atype_is_varbinary(v.type.id) ? tl_offsets_check(&v, err) : TL_OK;
+        if (st == TL_OK)
+            tl_array_move(batch->children[input], out);
+        else
+            tl_error_prefix(err, "column \"%s\"", name);
+    } else {
+        st = tl_arrow_cast(&v, target, name, out, err);
+    }
+    tl_array_view_free(&v);
+    return st;
+}
+
 /* Casts column `input` of every batch to `format` and concatenates them. */
-static tl_status cast_column(const struct ArrowSchema *schema, const struct ArrowArray *batches,
+static tl_status cast_column(const struct ArrowSchema *schema, struct ArrowArray *batches,
                              size_t n_batches, int input, const char *format, const char *name,
-                             struct ArrowArray *out, tl_error *err)
+                             bool take, struct ArrowArray *out, tl_error *err)
 {
     tl_arrow_type target;
     TL_TRY(tl_arrow_type_parse(format, &target, err));
@@ -135,17 +179,8 @@ static tl_status cast_column(const struct ArrowSchema *schema, const struct Arro
     tl_array_view *views = calloc(n_batches ? n_batches : 1, sizeof *views);
     tl_status st = parts && views ? TL_OK : tl_error_nomem(err);
     size_t done = 0;
-    for (; st == TL_OK && done < n_batches; done++) {
-        tl_array_view v;
-        st = tl_array_view_init(&v, schema->children[input], batches[done].children[input], err);
-        if (st != TL_OK) {
-            tl_error_prefix(err, "column \"%s\"", name);
-            break;
-        }
-        st = tl_arrow_cast(&v, &target, name, &parts[done], err);
-        tl_array_view_free(&v);
-        if (st != TL_OK) break;
-    }
+    for (; st == TL_OK && done < n_batches; done++)
+        st = cast_part(schema, &batches[done], input, &target, name, take, &parts[done], err);
     if (st == TL_OK && n_batches == 1) {
         tl_array_move(&parts[0], out);
     } else if (st == TL_OK) {
@@ -196,9 +231,9 @@ static tl_status check_series_key(const tl_table *t, const tl_ice_field *f, cons
                         f->name, (long long)row, (long long)len, TL_SERIES_KEY_MAX_BYTES);
 }
 
-tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
-                            const struct ArrowArray *batches, size_t n_batches,
-                            int64_t ingest_micros, tl_rows *out, tl_error *err)
+static tl_status prepare(const tl_table *t, const struct ArrowSchema *schema,
+                         struct ArrowArray *batches, size_t n_batches, int64_t ingest_micros,
+                         bool take, tl_rows *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
     TL_TRY(check_input_columns(t, schema, err));
@@ -226,9 +261,9 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
         else if (nested)
             st = cast_nested_column(schema, batches, n_batches, input, want, f->name, col, err);
         else
-            st = input < 0
-                     ? fill_column(t, f, format, length, ingest_micros, col, err)
-                     : cast_column(schema, batches, n_batches, input, format, f->name, col, err);
+            st = input < 0 ? fill_column(t, f, format, length, ingest_micros, col, err)
+                           : cast_column(schema, batches, n_batches, input, format, f->name, take,
+                                         col, err);
         int64_t row = st == TL_OK && f->required ? tl_array_first_null(col) : -1;
         if (row >= 0)
             st = tl_error_set(err, TL_ERR_INVALID, "column \"%s\" is required but row %lld is null",
@@ -237,4 +272,20 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
     }
     if (st != TL_OK) tl_rows_free(out);
     return st;
+}
+
+tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
+                            const struct ArrowArray *batches, size_t n_batches,
+                            int64_t ingest_micros, tl_rows *out, tl_error *err)
+{
+    /* Nothing is moved out of the batches: they are only read. */
+    return prepare(t, schema, (struct ArrowArray *)batches, n_batches, ingest_micros, false, out,
+                   err);
+}
+
+tl_status tl_append_prepare_take(const tl_table *t, const struct ArrowSchema *schema,
+                                 struct ArrowArray *batches, size_t n_batches,
+                                 int64_t ingest_micros, tl_rows *out, tl_error *err)
+{
+    return prepare(t, schema, batches, n_batches, ingest_micros, true, out, err);
 }

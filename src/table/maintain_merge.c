@@ -190,7 +190,8 @@ static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
     ch->refs = 1;
     tl_status st = tl_parquet_reader_read_row_group(c->reader, c->rg++, NULL, 0, &batch, err);
     /* A file without an ingest-time column sorts before any that has one. */
-    if (st == TL_OK) st = tl_append_prepare(m->t, &c->file_schema, &batch, 1, 0, &ch->rows, err);
+    if (st == TL_OK)
+        st = tl_append_prepare_take(m->t, &c->file_schema, &batch, 1, 0, &ch->rows, err);
     if (batch.release) tl_array_release(&batch);
     if (st == TL_OK) st = make_views(m, ch, c->opening ? &c->unsorted : &m->unsorted, err);
     if (st == TL_OK && !c->opening && m->schema.release == NULL)

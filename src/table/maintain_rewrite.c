@@ -51,7 +51,7 @@ tl_status tl_rewrite_read_file(const tl_table *t, const tl_live_file *f, tl_rows
     for (int i = 0; st == TL_OK && i < n; i++)
         st = tl_parquet_reader_read_row_group(r, i, NULL, 0, &batches[i], err);
     /* A file without an ingest-time column sorts before any that has one. */
-    if (st == TL_OK) st = tl_append_prepare(t, &schema, batches, (size_t)n, 0, out, err);
+    if (st == TL_OK) st = tl_append_prepare_take(t, &schema, batches, (size_t)n, 0, out, err);
     if (st != TL_OK) tl_error_prefix(err, "rewriting %s", f->file.file_path);
     for (int i = 0; batches && i < n; i++) tl_array_release(&batches[i]);
     free(batches);

@@ -300,3 +300,40 @@ def test_a_handle_whose_snapshot_expired_retries(lake, lake_dir):
     res = stale.append(readings(2, start=T0 + dt.timedelta(days=9)), maintain=False)
     assert res["attempts"] >= 2 and res["version"] == other.version + 1
     assert stale.info()["rows"] == 12
+
+
+def test_columns_already_in_storage_form_keep_their_values(lake, lake_dir):
+    """An input column already of the storage type is moved into the append
+    rather than copied: only such a column (the time zone label aside), at
+    offset 0, with its nulls counted and its offsets from 0. Slices, offsets
+    from elsewhere, several batches and another time unit still land with
+    their own values."""
+    schema = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("device_id", pa.large_string()),
+                        ("temp", pa.float64()), ("n", pa.int64())])
+    t = lake.create_table("moved", schema, time_column="time", series_key=["device_id"])
+    n = 16
+    times = [T0 + dt.timedelta(seconds=i) for i in range(n)]
+    names = [f"dev-{i % 3}" for i in range(n)]
+    temps = [None if i % 4 == 1 else i / 2 for i in range(n)]
+    counts = [None if i % 5 == 2 else i * 10 for i in range(n)]
+
+    def rows(lo, hi, unit="us"):
+        return pa.table({"time": pa.array(times[lo:hi], pa.timestamp(unit, tz="Europe/Paris")),
+                         "device_id": pa.array(names[lo:hi], pa.large_string()),
+                         "temp": pa.array(temps[lo:hi], pa.float64()), "n": pa.array(counts[lo:hi], pa.int64())})
+
+    # Offsets that start past 0, at offset 0: another producer's strings.
+    text = b"xxxxx" + "".join(names[:4]).encode()
+    offsets = pa.array([5 + sum(len(s) for s in names[:i]) for i in range(5)], pa.int64()).buffers()[1]
+    device = pa.Array.from_buffers(pa.large_string(), 4, [None, offsets, pa.py_buffer(text)])
+    assert device.to_pylist() == names[:4] and device.offset == 0
+    t.append(rows(0, 4).set_column(1, "device_id", device))
+    t.append(rows(0, 8).slice(4))  # a slice: copied
+    t.append(pa.Table.from_batches(rows(8, 10).to_batches() + rows(10, 12).to_batches()))  # several batches
+    t.append(rows(12, 16, unit="ms"))  # another unit: cast
+    got = sorted((r for f in (lake_dir / "default/moved/data").rglob("*.parquet") for r in pq.read_table(f).to_pylist()),
+                 key=lambda r: r["time"])
+    assert [r["time"] for r in got] == times
+    assert [r["device_id"] for r in got] == names
+    assert [r["temp"] for r in got] == temps
+    assert [r["n"] for r in got] == counts
