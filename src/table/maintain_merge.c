@@ -366,6 +366,29 @@ static tl_status gather_column(merge *m, chunk **chunks, size_t n, const int64_t
     return st;
 }
 
+/* Column c of the pending rows copied run by run straight from their row
+ * groups (a concatenation of views of the runs): one pass, where a take
+ * first concatenates the row groups and then reads an index per row. */
+static tl_status gather_runs(merge *m, int64_t c, struct ArrowArray *out, tl_error *err)
+{
+    tl_array_view *parts = malloc((m->n_segs + 1) * sizeof *parts);
+    if (parts == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < m->n_segs; i++) {
+        const segment *s = &m->segs[i];
+        parts[i] = s->c->cols[c];
+        parts[i].offset += s->start;
+        parts[i].length = s->len;
+        parts[i].null_count = parts[i].validity ? -1 : 0;
+    }
+    tl_status st = tl_arrow_concat(parts, m->n_segs, out, err);
+    free(parts);
+    return st;
+}
+
+/* Runs this long on average are copied whole (gather_runs); shorter ones
+ * cost more per run than a take costs per row. */
+#define MIN_MEAN_RUN 16
+
 /* Columns are gathered by a few threads at once: each only reads the row
  * groups (their views made beforehand) and writes its own output column. */
 #define GATHER_THREADS 4
@@ -376,30 +399,44 @@ typedef struct gather_job {
     size_t n;
     const int64_t *idx;
     struct ArrowArray *out;
+    bool by_runs;
 } gather_job;
 
 static tl_status gather_one(void *ctx, size_t c, tl_error *err)
 {
     gather_job *j = ctx;
+    if (j->by_runs && !tl_arrow_is_nested(j->m->schema.children[c]))
+        return gather_runs(j->m, (int64_t)c, j->out->children[c], err);
     return gather_column(j->m, j->chunks, j->n, j->idx, (int64_t)c, j->out->children[c], err);
 }
 
 /* The pending rows in merge order. */
+/* Whether the take (and its index of every row) serves some column: a
+ * nested one, or all of them when the runs are short. */
+static bool needs_index(const merge *m, bool by_runs)
+{
+    for (int64_t c = 0; by_runs && c < m->schema.n_children; c++)
+        if (tl_arrow_is_nested(m->schema.children[c])) return true;
+    return !by_runs;
+}
+
 static tl_status gather(merge *m, struct ArrowArray *out, tl_error *err)
 {
     chunk **chunks = NULL;
-    int64_t *base = NULL, *idx = malloc((size_t)m->pending * sizeof *idx);
+    bool by_runs = m->pending >= MIN_MEAN_RUN * (int64_t)m->n_segs;
+    int64_t *base = NULL, *idx = NULL;
     size_t n = 0;
-    if (idx == NULL) return tl_error_nomem(err);
+    if (needs_index(m, by_runs) && (idx = malloc((size_t)m->pending * sizeof *idx)) == NULL)
+        return tl_error_nomem(err);
     tl_status st = pending_chunks(m, &chunks, &n, &base, err);
     for (size_t i = 0; st == TL_OK && i < n; i++) st = column_views(chunks[i], err);
     int64_t k = 0;
-    for (size_t i = 0; st == TL_OK && i < m->n_segs; i++)
+    for (size_t i = 0; st == TL_OK && idx && i < m->n_segs; i++)
         for (int64_t r = 0; r < m->segs[i].len; r++)
             idx[k++] = base[m->segs[i].c->slot] + m->segs[i].start + r;
     if (st == TL_OK) st = tl_array_init(out, 1, m->schema.n_children, err);
     if (st == TL_OK) out->length = m->pending;
-    gather_job j = {m, chunks, n, idx, out};
+    gather_job j = {m, chunks, n, idx, out, by_runs};
     if (st == TL_OK)
         st = tl_parallel_run((size_t)m->schema.n_children, GATHER_THREADS, true, gather_one, &j,
                              err);

@@ -147,6 +147,22 @@ def test_merge_takes_runs_whole(lake, lake_dir):
     check(lake_dir, model)
 
 
+def test_long_runs_are_copied_with_their_nulls_and_strings(lake, lake_dir):
+    """Files that each hold runs of 40 rows per series (the merge copies runs
+    this long whole, from their row groups): values, nulls and strings of
+    several lengths land where they were, in every run."""
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["host", "dev"], properties=NO_AUTO)
+    model = {}
+    for k in range(4):
+        rows = [(h, d, m, None if (m + d) % 3 == 0 else float(1000 * k + m))
+                for h in ("a", "bb", "a-longer-host-name") for d in (0, 1) for m in range(40 * k, 40 * k + 40)]
+        t.append(batch(rows), maintain=False)
+        model.update({(h, d, m): v for h, d, m, v in rows})
+    r = t.maintain()
+    assert r["files_rewritten"] == 4 and r["files_written"] == 1
+    check(lake_dir, model)
+
+
 def test_unsorted_inside_a_run_falls_back(lake, lake_dir):
     """Two neighbours swapped in the middle of a long run, where the merge
     skips rows by galloping: still found unsorted, still compacted right."""
