@@ -146,6 +146,13 @@ def breakdown(log):
     passes = [json.loads(line) for line in open(log) if '"event":"maintained"' in line]
     print(f"ours: {len(passes)} maintenance passes after commits (off the requests' path), "
           f"{sum(p['ms'] for p in passes):.0f} ms in all")
+    # A pass belongs to the phase whose commits it follows: the one-sender
+    # phase ends with its last load's version.
+    seq_end = max((l["version"] for l in loads if l["key"].startswith("seq/")), default=0)
+    for phase in ("seq", "conc"):
+        mine_passes = [p for p in passes if (p["version"] <= seq_end) == (phase == "seq")]
+        print(f"ours, {phase}: {len(mine_passes)} maintenance passes, {sum(p['ms'] for p in mine_passes):.0f} ms, "
+              f"longest {max((p['ms'] for p in mine_passes), default=0):.0f} ms")
     for phase in ("seq", "conc"):
         mine = [l for l in loads if l["key"].startswith(phase + "/")]
         fetch = statistics.median(l["fetch_ms"] for l in mine)
