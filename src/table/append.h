@@ -79,6 +79,22 @@ tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema
                              const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
                              struct tl_head_objects *footers, tl_error *err);
 
+/* A data file written a slice of rows at a time (a merge's output, in
+ * order), so the rows need not all be held at once: opened for a partition
+ * (`partition` borrowed until finished), given rows (borrowed; they
+ * accumulate into row groups as for tl_data_file_write), finished into its
+ * entry and uploaded as tl_data_file_write does, then freed (also after a
+ * failure; an unfinished writer uploads nothing). */
+typedef struct tl_data_file_writer tl_data_file_writer;
+tl_status tl_data_file_writer_open(const tl_table *t, const struct ArrowSchema *schema,
+                                   const tl_ice_value *partition, size_t n_partition,
+                                   tl_data_file_writer **out, tl_error *err);
+tl_status tl_data_file_writer_add(tl_data_file_writer *w, const struct ArrowArray *rows,
+                                  tl_error *err);
+tl_status tl_data_file_writer_finish(tl_data_file_writer *w, tl_ice_data_file *out, char **key_out,
+                                     struct tl_head_objects *footers, tl_error *err);
+void tl_data_file_writer_free(tl_data_file_writer *w);
+
 typedef struct tl_commit_request {
     const char *const *batch_ids; /* the commit's idempotency keys (batch_ids.h) */
     size_t n_batch_ids;

@@ -33,9 +33,8 @@ static tl_status partition_dir(const tl_table *t, const tl_partition_rows *part,
     return TL_OK;
 }
 
-static tl_status write_parquet(const tl_table *t, const struct ArrowSchema *schema,
-                               const struct ArrowArray *array, tl_buf *out,
-                               tl_parquet_file_stats *stats, tl_error *err)
+static tl_status open_parquet(const tl_table *t, const struct ArrowSchema *schema,
+                              tl_parquet_writer **out, tl_error *err)
 {
     const tl_ice_schema *s = tl_ice_metadata_current_schema(t->md);
     const tl_contract *c = &t->contract;
@@ -57,8 +56,15 @@ static tl_status write_parquet(const tl_table *t, const struct ArrowSchema *sche
         .created_by = CREATED_BY,
         .write_page_index = true,
     };
+    return tl_parquet_writer_open(schema, &o, out, err); /* copies what o points to */
+}
+
+static tl_status write_parquet(const tl_table *t, const struct ArrowSchema *schema,
+                               const struct ArrowArray *array, tl_buf *out,
+                               tl_parquet_file_stats *stats, tl_error *err)
+{
     tl_parquet_writer *w = NULL;
-    TL_TRY(tl_parquet_writer_open(schema, &o, &w, err));
+    TL_TRY(open_parquet(t, schema, &w, err));
     tl_status st = tl_parquet_writer_write(w, array, err);
     if (st == TL_OK) st = tl_parquet_writer_finish(w, out, stats, err);
     tl_parquet_writer_free(w);
@@ -180,29 +186,54 @@ static tl_status describe_file(const tl_table *t, const tl_partition_rows *part,
     return describe_columns(tl_ice_metadata_current_schema(t->md), stats, df, err);
 }
 
+/* The file's key and entry, from its bytes' statistics. */
+static tl_status name_and_describe(const tl_table *t, const tl_partition_rows *part,
+                                   const tl_parquet_file_stats *stats, tl_ice_data_file *out,
+                                   char **key_out, tl_error *err)
+{
+    tl_buf key = {0};
+    char uuid[TL_UUID_STR_LEN + 1];
+    tl_uuid_v7(uuid);
+    tl_status st = partition_dir(t, part, &key, err);
+    if (st == TL_OK && tl_buf_printf(&key, "%s.parquet", uuid) != 0) st = tl_error_nomem(err);
+    if (st == TL_OK) st = describe_file(t, part, (const char *)key.data, stats, out, err);
+    if (st == TL_OK)
+        *key_out = (char *)tl_buf_detach(&key, NULL);
+    else
+        tl_ice_data_file_clear(out);
+    tl_buf_free(&key);
+    return st;
+}
+
 tl_status tl_data_file_encode(const tl_table *t, const struct ArrowSchema *schema,
                               const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
                               tl_buf *file_out, tl_error *err)
 {
-    tl_buf key = {0};
     tl_parquet_file_stats stats = {0};
-    char uuid[TL_UUID_STR_LEN + 1];
-    tl_uuid_v7(uuid);
     memset(out, 0, sizeof *out);
     memset(file_out, 0, sizeof *file_out);
     *key_out = NULL;
-    tl_status st = partition_dir(t, part, &key, err);
-    if (st == TL_OK && tl_buf_printf(&key, "%s.parquet", uuid) != 0) st = tl_error_nomem(err);
-    if (st == TL_OK) st = write_parquet(t, schema, &part->array, file_out, &stats, err);
-    if (st == TL_OK) st = describe_file(t, part, (const char *)key.data, &stats, out, err);
-    if (st == TL_OK) {
-        *key_out = (char *)tl_buf_detach(&key, NULL);
-    } else {
-        tl_ice_data_file_clear(out);
-        tl_buf_free(file_out);
-    }
-    tl_buf_free(&key);
+    tl_status st = write_parquet(t, schema, &part->array, file_out, &stats, err);
+    if (st == TL_OK) st = name_and_describe(t, part, &stats, out, key_out, err);
+    if (st != TL_OK) tl_buf_free(file_out);
     tl_parquet_file_stats_free(&stats);
+    return st;
+}
+
+/* Keeps the footer for the head, then uploads the file; on failure nothing
+ * is left of *out and *key_out. */
+static tl_status upload(const tl_table *t, tl_buf *file, tl_ice_data_file *out, char **key_out,
+                        struct tl_head_objects *footers, tl_error *err)
+{
+    tl_status st = footers
+                       ? tl_head_footer_keep(t, out->file_path, file->data, file->len, footers, err)
+                       : TL_OK;
+    if (st == TL_OK) st = tl_store_put(t->lake->store, *key_out, file->data, file->len, err);
+    if (st != TL_OK) {
+        tl_ice_data_file_clear(out);
+        free(*key_out);
+        *key_out = NULL;
+    }
     return st;
 }
 
@@ -212,14 +243,60 @@ tl_status tl_data_file_write(const tl_table *t, const struct ArrowSchema *schema
 {
     tl_buf file;
     TL_TRY(tl_data_file_encode(t, schema, part, out, key_out, &file, err));
-    tl_status st =
-        footers ? tl_head_footer_keep(t, out->file_path, file.data, file.len, footers, err) : TL_OK;
-    if (st == TL_OK) st = tl_store_put(t->lake->store, *key_out, file.data, file.len, err);
-    if (st != TL_OK) {
-        tl_ice_data_file_clear(out);
-        free(*key_out);
-        *key_out = NULL;
-    }
+    tl_status st = upload(t, &file, out, key_out, footers, err);
     tl_buf_free(&file);
     return st;
+}
+
+struct tl_data_file_writer {
+    const tl_table *t;
+    tl_parquet_writer *w;
+    const tl_ice_value *partition;
+    size_t n_partition;
+};
+
+tl_status tl_data_file_writer_open(const tl_table *t, const struct ArrowSchema *schema,
+                                   const tl_ice_value *partition, size_t n_partition,
+                                   tl_data_file_writer **out, tl_error *err)
+{
+    tl_data_file_writer *w = calloc(1, sizeof *w);
+    if (w == NULL) return tl_error_nomem(err);
+    *w = (tl_data_file_writer){t, NULL, partition, n_partition};
+    tl_status st = open_parquet(t, schema, &w->w, err);
+    if (st != TL_OK) {
+        free(w);
+        return st;
+    }
+    *out = w;
+    return TL_OK;
+}
+
+tl_status tl_data_file_writer_add(tl_data_file_writer *w, const struct ArrowArray *rows,
+                                  tl_error *err)
+{
+    return tl_parquet_writer_write(w->w, rows, err);
+}
+
+tl_status tl_data_file_writer_finish(tl_data_file_writer *w, tl_ice_data_file *out, char **key_out,
+                                     struct tl_head_objects *footers, tl_error *err)
+{
+    tl_buf file = {0};
+    tl_parquet_file_stats stats = {0};
+    tl_partition_rows part = {.partition = (tl_ice_value *)w->partition,
+                              .n_partition = w->n_partition};
+    memset(out, 0, sizeof *out);
+    *key_out = NULL;
+    tl_status st = tl_parquet_writer_finish(w->w, &file, &stats, err);
+    if (st == TL_OK) st = name_and_describe(w->t, &part, &stats, out, key_out, err);
+    if (st == TL_OK) st = upload(w->t, &file, out, key_out, footers, err);
+    tl_buf_free(&file);
+    tl_parquet_file_stats_free(&stats);
+    return st;
+}
+
+void tl_data_file_writer_free(tl_data_file_writer *w)
+{
+    if (w == NULL) return;
+    tl_parquet_writer_free(w->w);
+    free(w);
 }

@@ -68,6 +68,9 @@ typedef struct merge {
     segment *segs;
     size_t n_segs, cap_segs;
     int64_t pending, per_file;
+    tl_data_file_writer *file; /* the output file being written, or NULL */
+    int64_t file_rows;         /* rows written to it so far */
+    int64_t slice;             /* rows written out at a time (slice_rows) */
     struct ArrowSchema schema; /* storage layout, from the first row group */
     tl_ice_value *partition;   /* the files' partition (borrowed from the first) */
     size_t n_partition;
@@ -446,21 +449,45 @@ static tl_status gather(merge *m, struct ArrowArray *out, tl_error *err)
     return st;
 }
 
-static tl_status flush(merge *m, tl_error *err)
+/* The pending rows are written out a slice at a time, and the row groups
+ * they came from let go of: the merge holds a slice and a row group per
+ * input, not its whole output file. */
+#define SLICE_ROWS 65536
+
+/* TIMELAKE_MERGE_SLICE_ROWS overrides it, for tests of files of many slices. */
+static int64_t slice_rows(void)
 {
-    if (m->pending == 0) return TL_OK;
-    tl_partition_rows part = {.partition = m->partition, .n_partition = m->n_partition};
-    tl_status st = gather(m, &part.array, err);
+    const char *v = getenv("TIMELAKE_MERGE_SLICE_ROWS");
+    long long n = v ? atoll(v) : 0;
+    return n > 0 ? n : SLICE_ROWS;
+}
+
+/* Writes the pending rows to the output file (opened on first need); with
+ * end_file, finishes that file too. */
+static tl_status flush(merge *m, bool end_file, tl_error *err)
+{
+    tl_status st = TL_OK;
+    if (m->pending > 0) {
+        struct ArrowArray rows = {0};
+        if (m->file == NULL)
+            st = tl_data_file_writer_open(m->t, &m->schema, m->partition, m->n_partition, &m->file,
+                                          err);
+        if (st == TL_OK) st = gather(m, &rows, err);
+        if (st == TL_OK) st = tl_data_file_writer_add(m->file, &rows, err);
+        tl_array_release(&rows);
+        for (size_t i = 0; i < m->n_segs; i++) chunk_unref(m->segs[i].c);
+        m->file_rows += m->pending;
+        m->n_segs = 0;
+        m->pending = 0;
+    }
+    if (st != TL_OK || !end_file || m->file == NULL) return st;
     tl_ice_data_file df;
     char *key = NULL;
-    if (st == TL_OK)
-        st = tl_data_file_write(m->t, &m->schema, &part, &df, &key, &m->out->footers, err);
-    if (st == TL_OK) st = tl_rewrite_output_push(m->t, m->out, &df, key, err);
-    tl_array_release(&part.array);
-    for (size_t i = 0; i < m->n_segs; i++) chunk_unref(m->segs[i].c);
-    m->n_segs = 0;
-    m->pending = 0;
-    return st;
+    st = tl_data_file_writer_finish(m->file, &df, &key, &m->out->footers, err);
+    tl_data_file_writer_free(m->file);
+    m->file = NULL;
+    m->file_rows = 0;
+    return st == TL_OK ? tl_rewrite_output_push(m->t, m->out, &df, key, err) : st;
 }
 
 static tl_status emit(merge *m, chunk *c, int64_t row, tl_error *err)
@@ -479,7 +506,9 @@ static tl_status emit(merge *m, chunk *c, int64_t row, tl_error *err)
         c->refs++;
         m->segs[m->n_segs++] = (segment){c, row, 1};
     }
-    return ++m->pending >= m->per_file ? flush(m, err) : TL_OK;
+    ++m->pending;
+    if (m->file_rows + m->pending >= m->per_file) return flush(m, true, err);
+    return m->pending >= m->slice ? flush(m, false, err) : TL_OK;
 }
 
 /* ---- Merging ---- */
@@ -682,7 +711,7 @@ static tl_status run(merge *m, cursor *cur, const tl_live_file **order, size_t n
         if (st == TL_OK && !ran && !m->unsorted)
             st = dedup ? emit_latest(m, err) : emit_next(m, err);
     }
-    if (st == TL_OK && !m->unsorted) st = flush(m, err);
+    if (st == TL_OK && !m->unsorted) st = flush(m, true, err);
     return st;
 }
 
@@ -692,7 +721,7 @@ tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, si
 {
     memset(out, 0, sizeof *out);
     *fallback = false;
-    merge m = {.t = t, .out = out};
+    merge m = {.t = t, .out = out, .slice = slice_rows()};
     int64_t rows = 0;
     for (size_t i = 0; i < n; i++) rows += files[i]->file.record_count;
     /* An even split of the expected rows into files of at most rows_per_file. */
@@ -716,6 +745,7 @@ tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, si
     if (st != TL_OK) tl_error_prefix(err, "compacting");
     for (size_t i = 0; cur && i < n; i++) close_cursor(&cur[i]);
     for (size_t i = 0; i < m.n_segs; i++) chunk_unref(m.segs[i].c);
+    tl_data_file_writer_free(m.file); /* unfinished: nothing of it was uploaded */
     free(m.segs);
     free(m.heap);
     free(cur);
