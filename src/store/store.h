@@ -87,6 +87,11 @@ typedef struct tl_store_ops {
     /* As tl_store_put_hint. NULL: put. */
     tl_status (*put_hint)(tl_store *s, const char *key, const void *data, size_t len,
                           tl_error *err);
+    /* As tl_store_put_if_absent_unsynced and tl_store_sync. NULL: put_if_absent
+     * (durable when it returns), and nothing to sync. */
+    tl_status (*put_if_absent_unsynced)(tl_store *s, const char *key, const void *data, size_t len,
+                                        tl_error *err);
+    tl_status (*sync)(tl_store *s, tl_error *err);
 } tl_store_ops;
 
 struct tl_store {
@@ -139,6 +144,25 @@ static inline tl_status tl_store_put_if_absent(tl_store *s, const char *key, con
                                                size_t len, tl_error *err)
 {
     return s->ops->put_if_absent(s, key, data, len, err);
+}
+/* As tl_store_put_if_absent, but it may return once the object is visible,
+ * before it is durable: everything put before it is durable then, the object
+ * itself after the next tl_store_sync (or put_if_absent). Locally that saves
+ * the commit's second wait for the disk (the fsync of the directory after the
+ * link) for work that can overlap it: the caller calls tl_store_sync before
+ * reporting the commit, or deleting anything the commit stopped naming. */
+static inline tl_status tl_store_put_if_absent_unsynced(tl_store *s, const char *key,
+                                                        const void *data, size_t len, tl_error *err)
+{
+    return s->ops->put_if_absent_unsynced ? s->ops->put_if_absent_unsynced(s, key, data, len, err)
+                                          : s->ops->put_if_absent(s, key, data, len, err);
+}
+/* Makes every object put or created before the call durable (locally the
+ * fsyncs pending: see local_sync.h). Elsewhere a put is durable when it
+ * returns: nothing to do. */
+static inline tl_status tl_store_sync(tl_store *s, tl_error *err)
+{
+    return s->ops->sync ? s->ops->sync(s, err) : TL_OK;
 }
 static inline tl_status tl_store_list(tl_store *s, const char *prefix, tl_strlist *out,
                                       tl_error *err)

@@ -2,8 +2,9 @@
  * renamed (put) or hard-linked (put_if_absent) into place, so a reader sees
  * the whole object or none of it. Durability: a put's file and directory are
  * fsynced at the latest by the next put_if_absent (the commit point; see
- * local_sync.h), which fsyncs its own file and directory before returning;
- * a put_hint's file never is (readers check a hint and do without).
+ * local_sync.h) before its link, and its own directory after it, before it
+ * returns (put_if_absent_unsynced leaves that to the caller's sync); a
+ * put_hint's file never is (readers check a hint and do without).
  * Temporary files start with ".tmp-" and are never listed. */
 #include <dirent.h>
 #include <stdbool.h>
@@ -252,27 +253,46 @@ static tl_status local_put_hint(tl_store *s, const char *key, const void *data, 
     return put_renamed(s, key, data, len, true, err);
 }
 
-static tl_status local_put_if_absent(tl_store *s, const char *key, const void *data, size_t len,
-                                     tl_error *err)
+/* The commit point: everything put before it is made durable, then the
+ * object is linked into place (EEXIST when another writer won: atomic); its
+ * directory joins the fsyncs pending, for `durable` to sync now or the
+ * caller's tl_store_sync later. */
+static tl_status link_new(tl_store *s, const char *key, const void *data, size_t len, bool durable,
+                          tl_error *err)
 {
     TL_TRY(check_key(key, err));
     local_store *ls = (local_store *)s;
     char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
-    /* Everything put before must be on disk before this object can be: it is
-     * the commit that makes them part of the table. */
     tl_status st = write_temp(ls, path, data, len, &tmp, err);
     if (st == TL_OK) st = tl_sync_set_add(&ls->unsynced, tmp, err);
     if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
-    if (st == TL_OK && link(tmp, path) != 0) /* EEXIST when another writer won: atomic */
+    if (st == TL_OK && link(tmp, path) != 0)
         st = errno == EEXIST ? tl_error_set(err, TL_ERR_EXISTS, "%s exists already", path)
                              : io_error(err, "linking", path);
     if (tmp) unlink(tmp);
     if (st == TL_OK) st = add_dir_of(ls, path, err);
-    if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
+    if (st == TL_OK && durable) st = tl_sync_set_flush(&ls->unsynced, err);
     free(tmp);
     free(path);
     return st;
+}
+
+static tl_status local_put_if_absent(tl_store *s, const char *key, const void *data, size_t len,
+                                     tl_error *err)
+{
+    return link_new(s, key, data, len, true, err);
+}
+
+static tl_status local_put_if_absent_unsynced(tl_store *s, const char *key, const void *data,
+                                              size_t len, tl_error *err)
+{
+    return link_new(s, key, data, len, false, err);
+}
+
+static tl_status local_sync(tl_store *s, tl_error *err)
+{
+    return tl_sync_set_flush(&((local_store *)s)->unsynced, err);
 }
 
 /* Opens the directory of key rel; *out stays NULL when there is none. */
@@ -716,6 +736,8 @@ static const tl_store_ops local_ops = {
     .remove_later = local_remove_later,
     .settle = local_settle,
     .put_hint = local_put_hint,
+    .put_if_absent_unsynced = local_put_if_absent_unsynced,
+    .sync = local_sync,
 };
 
 /* Makes path absolute and lexically normal ("a/./b/../c" -> "/cwd/a/c"). */

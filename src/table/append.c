@@ -417,6 +417,11 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
     char what[sizeof t->name.full + 32];
     snprintf(what, sizeof what, "%s %s", replace ? "replace" : "append to", t->name.full);
     tl_status st = tl_store_check_writable(t->lake->store, what, err);
+    /* The commits below leave their last wait for the disk to the next one
+     * or to the sync at the end (table_internal.h): an append followed by
+     * inline maintenance that commits waits for the disk three times, not
+     * four. */
+    t->defer_sync = true;
     if (st == TL_OK)
         st = append_stream(t, stream, o, replace, evolution, own_summary, started_us, out, err);
     stream->release(stream);
@@ -425,6 +430,17 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
      * out->maintenance_error and never undoes the append. */
     if (st == TL_OK && !out->duplicate && out->rows > 0)
         tl_maintain_after_append(t, o->maintain, out);
+    t->defer_sync = false;
+    tl_error sync_err = {0};
+    double t1 = tl_monotonic_ms();
+    bool append_unsynced = t->unsynced && !out->maintained;
+    tl_status synced = tl_table_sync_commits(t, &sync_err);
+    t->sync_status = TL_OK;                                        /* reported here */
+    if (append_unsynced) out->commit_ms += tl_monotonic_ms() - t1; /* the append's own wait */
+    if (st == TL_OK && synced != TL_OK) { /* visible, perhaps not durable: unknown */
+        st = synced;
+        if (err) *err = sync_err;
+    }
     out->version = t->version;
     return st;
 }

@@ -210,6 +210,42 @@ tl_status tl_table_land_next(tl_table *t, tl_ice_metadata *md, const tl_buf *jso
     return st;
 }
 
+/* Keeps what a commit not yet durable stopped naming until it is. */
+static tl_status hold_removals(tl_table *t, char *const *keys, size_t n, tl_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (keys[i] && tl_strlist_push(&t->unsynced_removals, keys[i]) != 0)
+            return tl_error_nomem(err);
+    return TL_OK;
+}
+
+/* A sync that covered a version not yet durable failed: the append that
+ * made it reports so (its outcome is unknown). */
+static void sync_failed(tl_table *t, tl_status st, const tl_error *err)
+{
+    if (t->sync_status != TL_OK) return;
+    t->sync_status = st;
+    if (err)
+        t->sync_error = *err;
+    else
+        tl_error_set(&t->sync_error, st, "making a commit durable failed");
+}
+
+tl_status tl_table_sync_commits(tl_table *t, tl_error *err)
+{
+    if (t->unsynced) {
+        tl_error e = {0};
+        tl_status st = tl_store_sync(t->lake->store, &e);
+        t->unsynced = false;
+        if (st != TL_OK) sync_failed(t, st, &e);
+    }
+    if (t->sync_status == TL_OK)
+        tl_store_remove_later(t->lake->store, t->unsynced_removals.items, t->unsynced_removals.len);
+    tl_strlist_free(&t->unsynced_removals); /* after a failure they stay: orphans */
+    if (t->sync_status != TL_OK && err) *err = t->sync_error;
+    return t->sync_status;
+}
+
 tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err)
 {
     return tl_table_create_next_removing(t, json, len, NULL, 0, err);
@@ -221,7 +257,17 @@ tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t le
     TL_TRY(tl_table_check_not_dropped(t, err));
     char key[sizeof t->name.key + 64];
     tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
-    TL_TRY(tl_store_put_if_absent(t->lake->store, key, json, len, err));
+    bool defer = t->defer_sync && tl_store_is_local(t->lake->store);
+    tl_status st = defer ? tl_store_put_if_absent_unsynced(t->lake->store, key, json, len, err)
+                         : tl_store_put_if_absent(t->lake->store, key, json, len, err);
+    /* Its syncs covered the versions left unsynced before it. */
+    if (st != TL_OK && st != TL_ERR_EXISTS && t->unsynced) sync_failed(t, st, err);
+    if (st != TL_OK) return st;
+    if (defer) {
+        t->unsynced = true;
+        TL_TRY(hold_removals(t, obsolete, n, err));
+        n = 0;
+    }
     /* Landed. On an object store the hint's PUT and the check share one
      * round trip; locally the hint is written first, so that a drop racing
      * the commit deletes it or the check sees the drop and removes it, all

@@ -33,6 +33,11 @@ tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_err
 tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t len,
                                         char *const *obsolete, size_t n, tl_error *err);
 
+/* Makes the versions this handle's commits left visible but not yet
+ * durable (t->defer_sync) durable, then deletes what they stopped naming.
+ * Nothing to do without such commits. A failure leaves those objects. */
+tl_status tl_table_sync_commits(tl_table *t, tl_error *err);
+
 /* Lands `md` (taken) as version t->version + 1 from its JSON: the commit's
  * head (may be NULL; finished here either way) goes up in parallel with the
  * conditional create, and the handle adopts md when the create landed. A

@@ -455,8 +455,11 @@ tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool fu
 {
     key_set gone = {0};
     tl_status st = expire_snapshots(t, s, full, &gone, r, err);
-    /* Queued locally: an append's inline expiry does not wait for the disk,
+    /* Deleted once the commits that stopped naming them are durable
+     * (inside an append, its commits may not be yet: commit_point.h).
+     * Queued locally: an append's inline expiry does not wait for the disk,
      * and tl_maintain_run settles them before it returns. */
+    if (st == TL_OK && gone.cap > 0) st = tl_table_sync_commits(t, err);
     if (st == TL_OK)
         r->objects_deleted += (int64_t)tl_store_remove_later(t->lake->store, gone.slots, gone.cap);
     if (st == TL_OK && full) st = delete_orphans(t, s, &gone, r, err);

@@ -315,6 +315,7 @@ void tl_table_close(tl_table *t)
     tl_md_cache_free(t->md_cache); /* this handle's reference */
     tl_head_objects_free(t->head_objects);
     tl_batch_index_free(t->batch_index);
+    tl_strlist_free(&t->unsynced_removals); /* never left: commit_stream syncs */
     free(t);
 }
 

@@ -50,6 +50,18 @@ struct tl_table {
     /* The batch ids of the current ancestry (batch_index.h), or NULL until
      * a duplicate check needs them. Checked against md at each use. */
     struct tl_batch_index *batch_index;
+    /* Inside an append with its inline maintenance (append.c) a commit
+     * returns once its version is visible: the wait for the version to be
+     * durable is left to the next commit's first wait (which syncs it with
+     * its own files) or to tl_table_sync_commits at the end, so maintenance
+     * that commits after an append costs one wait for the disk less.
+     * `unsynced`: a version may not be durable yet; the objects it stopped
+     * naming wait in unsynced_removals until it is. sync_status: a sync that
+     * covered such a version failed (kept until the append reports it). */
+    bool defer_sync, unsynced;
+    tl_strlist unsynced_removals;
+    tl_status sync_status;
+    tl_error sync_error;
 };
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */

@@ -2,8 +2,9 @@
  * fault hook called before each fsync: a commit (put_if_absent) publishes
  * vN only once everything put before it is synced, never when one of those
  * syncs failed, and is durable (its directory synced after the link) when it
- * returns; a commit whose files another thread's flush took waits for that
- * flush instead of publishing at once. */
+ * returns (put_if_absent_unsynced: once tl_store_sync returns); a commit
+ * whose files another thread's flush took waits for that flush instead of
+ * publishing at once. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -87,6 +88,25 @@ static void test_commit_publishes_after_what_it_names_is_synced(void)
     tl_store_free(s);
 }
 
+/* put_if_absent_unsynced publishes in the same order, and leaves the
+ * directory's sync after the link to tl_store_sync. */
+static void test_unsynced_commit_is_durable_after_sync(void)
+{
+    tl_store *s = open_table("unsynced");
+    tl_error err;
+    tl_sync_set_fault(watch);
+    CHECK_OK(tl_store_put_if_absent_unsynced(s, "t/metadata/v1.metadata.json", "{}", 2, &err),
+             &err);
+    CHECK(exists(version));
+    CHECK(synced("t/data/d.parquet", false) >= 0);
+    CHECK(synced("t/metadata/m.avro", false) >= 0);
+    CHECK(synced("t/metadata", true) < 0);
+    CHECK_OK(tl_store_sync(s, &err), &err);
+    tl_sync_set_fault(NULL);
+    CHECK(synced("t/metadata", true) >= 0);
+    tl_store_free(s);
+}
+
 static void test_failed_sync_publishes_nothing(void)
 {
     tl_store *s = open_table("failed");
@@ -154,5 +174,6 @@ static void test_commit_waits_for_a_flush_holding_its_files(void)
 }
 
 UNIT_TESTS(UNIT(test_commit_publishes_after_what_it_names_is_synced),
+           UNIT(test_unsynced_commit_is_durable_after_sync),
            UNIT(test_failed_sync_publishes_nothing),
            UNIT(test_commit_waits_for_a_flush_holding_its_files))

@@ -1,0 +1,303 @@
+/* A table commit on local disk, watched through the local store's fault hook
+ * (store/local_sync.h) called before each fsync: every file the new version
+ * names is synced before the version exists, the version's directory after
+ * it and before the append returns, and a failed sync of a named file
+ * publishes nothing (the table stays at its version, readable). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/local_sync.h"
+#include "test_table_helpers.h"
+
+#define MAX_EVENTS 256
+
+static char version_path[900], metadata_dir[800];
+static struct {
+    char path[1200];
+    bool version_there;
+    int64_t newest; /* the newest version present then */
+} events[MAX_EVENTS];
+static int64_t first_watched; /* the version before the watched call */
+static atomic_int n_events;
+static bool fail_data, fail_final, fail_compacted;
+
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static int64_t newest_version(void)
+{
+    int64_t v = first_watched;
+    for (;; v++) {
+        char p[1000];
+        snprintf(p, sizeof p, "%s/v%lld.metadata.json", metadata_dir, (long long)(v + 1));
+        if (!exists(p)) return v;
+    }
+}
+
+static int watch(const char *path)
+{
+    int i = atomic_fetch_add(&n_events, 1);
+    if (i < MAX_EVENTS) {
+        snprintf(events[i].path, sizeof events[i].path, "%s", path);
+        events[i].version_there = exists(version_path);
+        events[i].newest = newest_version();
+    }
+    if (fail_final && strcmp(path, metadata_dir) == 0 && exists(version_path)) return EIO;
+    if (fail_compacted && strstr(path, "/data/") && strstr(path, ".parquet") &&
+        exists(version_path))
+        return EIO; /* a file written after the append's version: the compaction's */
+    return fail_data && strstr(path, "/data/") && strstr(path, ".parquet") ? EIO : 0;
+}
+
+/* Whether path was synced while the newest version was below `bound`. */
+static bool synced_before(const char *path, int64_t bound)
+{
+    int n = atomic_load(&n_events);
+    for (int i = 0; i < n && i < MAX_EVENTS; i++)
+        if (strcmp(events[i].path, path) == 0 && events[i].newest < bound) return true;
+    return false;
+}
+
+/* -1 when path was never synced with the version absent (want false) or
+ * present (want true); else the event's index. */
+static int synced(const char *path, bool want)
+{
+    int n = atomic_load(&n_events);
+    for (int i = 0; i < n && i < MAX_EVENTS; i++)
+        if (strcmp(events[i].path, path) == 0 && events[i].version_there == want) return i;
+    return -1;
+}
+
+/* The data files there before the watched call (not synced by it). */
+static char known[16][1200];
+static int n_known;
+
+static bool is_known(const char *path)
+{
+    for (int i = 0; i < n_known; i++)
+        if (strcmp(known[i], path) == 0) return true;
+    return false;
+}
+
+static void remember_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[1200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || stat(path, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode))
+            remember_files(path);
+        else if (n_known < 16)
+            snprintf(known[n_known++], sizeof known[0], "%s", path);
+    }
+    closedir(d);
+}
+
+/* Every data file under dir (recursively) that the watched call wrote was
+ * synced, and its folder too, before version `bound` existed. */
+static int unsynced_data_files(const char *dir, int64_t bound)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) return 0;
+    int bad = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[1200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode))
+            bad += unsynced_data_files(path, bound);
+        else if (!is_known(path))
+            bad += !synced_before(path, bound) + !synced_before(dir, bound);
+    }
+    closedir(d);
+    return bad;
+}
+
+static void watch_version(const char *lake_dir, int64_t version)
+{
+    snprintf(metadata_dir, sizeof metadata_dir, "%s/%s/default/t/metadata", unit_tmpdir(),
+             lake_dir);
+    snprintf(version_path, sizeof version_path, "%s/v%lld.metadata.json", metadata_dir,
+             (long long)version);
+    first_watched = version - 1;
+    atomic_store(&n_events, 0);
+    tl_sync_set_fault(watch);
+}
+
+/* Whether the metadata folder was synced with version v there. */
+static bool durable(int64_t v)
+{
+    int n = atomic_load(&n_events);
+    for (int i = 0; i < n && i < MAX_EVENTS; i++)
+        if (strcmp(events[i].path, metadata_dir) == 0 && events[i].newest >= v) return true;
+    return false;
+}
+
+static void set_properties(tl_table *t, const char *const *changes)
+{
+    tl_error err;
+    CHECK_OK(tl_table_set_properties(t, changes, &err), &err);
+}
+
+static void test_append_is_durable_in_order(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = ttable_create(&lake, "durable", "t", "device", "u", false, &schema);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = -1};
+    watch_version("durable", tl_table_version(t) + 1);
+    fail_data = false;
+    CHECK_OK(ttable_append_row(t, &schema, 1, &o, &r, &err), &err);
+    tl_sync_set_fault(NULL);
+    CHECK(exists(version_path));
+    n_known = 0;
+    char data[900];
+    snprintf(data, sizeof data, "%s/%s/default/t/data", unit_tmpdir(), "durable");
+    CHECK_INT(unsynced_data_files(data, tl_table_version(t)), 0);
+    CHECK(synced(metadata_dir, true) >= 0); /* durable when the append returned */
+    tl_table_close(t);
+    tl_schema_release(&schema);
+    tl_lake_close(lake);
+}
+
+static void test_failed_sync_commits_nothing(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = ttable_create(&lake, "failing", "t", "device", "u", false, &schema);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = -1};
+    CHECK_OK(ttable_append_row(t, &schema, 1, &o, &r, &err), &err);
+    int64_t before = tl_table_version(t);
+    watch_version("failing", before + 1);
+    fail_data = true;
+    CHECK(ttable_append_row(t, &schema, 2, &o, &r, &err) != TL_OK);
+    fail_data = false;
+    tl_sync_set_fault(NULL);
+    CHECK(!exists(version_path));
+    CHECK_INT(tl_table_version(t), before);
+    CHECK_INT(ttable_sql_int64(lake, "SELECT count(*) FROM t"), 1);
+    tl_table_close(t);
+    tl_schema_release(&schema);
+    tl_lake_close(lake);
+}
+
+/* An append whose inline maintenance compacts makes two commits (three
+ * when it also expires snapshots); all but the last leave their last wait
+ * for the disk to the next (table_internal.h), and each is durable when the
+ * append returns. */
+static void test_append_and_maintenance_are_durable(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = ttable_create(&lake, "maintained", "t", "device", "u", false, &schema);
+    const char *props[] = {"timelake.compact-min-files",
+                           "2",
+                           "timelake.max-snapshots",
+                           "2",
+                           "timelake.min-snapshots",
+                           "1",
+                           NULL};
+    set_properties(t, props);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = -1};
+    CHECK_OK(ttable_append_row(t, &schema, 1, &o, &r, &err), &err);
+    int64_t before = tl_table_version(t);
+    char data[900];
+    snprintf(data, sizeof data, "%s/%s/default/t/data", unit_tmpdir(), "maintained");
+    n_known = 0;
+    remember_files(data);
+    watch_version("maintained", before + 1);
+    CHECK_OK(ttable_append_row(t, &schema, 2, &o, &r, &err), &err);
+    tl_sync_set_fault(NULL);
+    CHECK(r.maintained && r.maintenance.partitions_compacted == 1);
+    CHECK(tl_table_version(t) >= before + 2);
+    for (int64_t v = before + 1; v <= tl_table_version(t); v++) CHECK(durable(v));
+    /* The compacted file too, before the compaction's version. */
+    CHECK_INT(unsynced_data_files(data, tl_table_version(t)), 0);
+    CHECK_INT(ttable_sql_int64(lake, "SELECT count(*) FROM t"), 2);
+    tl_table_close(t);
+    tl_schema_release(&schema);
+    tl_lake_close(lake);
+}
+
+/* The compaction's first sync also made the append's version durable: when
+ * it fails, the append reports it (its version is visible, its durability
+ * unknown), as when its own sync fails. */
+static void test_failed_maintenance_sync_fails_the_append(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = ttable_create(&lake, "maintfail", "t", "device", "u", false, &schema);
+    const char *props[] = {"timelake.compact-min-files", "2", NULL};
+    set_properties(t, props);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = -1};
+    CHECK_OK(ttable_append_row(t, &schema, 1, &o, &r, &err), &err);
+    int64_t before = tl_table_version(t);
+    watch_version("maintfail", before + 1);
+    fail_compacted = true;
+    CHECK_INT(ttable_append_row(t, &schema, 2, &o, &r, &err), TL_ERR_STORAGE);
+    fail_compacted = false;
+    tl_sync_set_fault(NULL);
+    CHECK(r.maintenance_error[0] != '\0');
+    CHECK_INT(tl_table_version(t), before + 1); /* the compaction landed nothing */
+    CHECK_INT(ttable_sql_int64(lake, "SELECT count(*) FROM t"), 2);
+    tl_table_close(t);
+    tl_schema_release(&schema);
+    tl_lake_close(lake);
+}
+
+/* What a commit stops naming (here the metadata file leaving the log) is
+ * deleted only once the commit is durable: not when that sync fails. */
+static void test_nothing_deleted_before_durable(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = ttable_create(&lake, "held", "t", "device", "u", false, &schema);
+    const char *props[] = {"write.metadata.previous-versions-max", "1", NULL};
+    set_properties(t, props);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = 0};
+    CHECK_OK(ttable_append_row(t, &schema, 1, &o, &r, &err), &err);
+    int64_t before = tl_table_version(t);
+    watch_version("held", before + 1);
+    char oldest[1000];
+    snprintf(oldest, sizeof oldest, "%s/v%lld.metadata.json", metadata_dir,
+             (long long)(before - 1));
+    CHECK(exists(oldest));
+    fail_final = true;
+    CHECK_INT(ttable_append_row(t, &schema, 2, &o, &r, &err), TL_ERR_STORAGE);
+    fail_final = false;
+    tl_sync_set_fault(NULL);
+    CHECK(exists(version_path)); /* visible; its durability unknown */
+    tl_table_close(t);
+    tl_schema_release(&schema);
+    tl_lake_close(lake); /* waits for the deletions queued */
+    CHECK(exists(oldest));
+}
+
+UNIT_TESTS(UNIT(test_append_is_durable_in_order), UNIT(test_failed_sync_commits_nothing),
+           UNIT(test_append_and_maintenance_are_durable),
+           UNIT(test_failed_maintenance_sync_fails_the_append),
+           UNIT(test_nothing_deleted_before_durable))
