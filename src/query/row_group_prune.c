@@ -191,3 +191,22 @@ bool tl_row_group_time(const tl_table *t, const tl_pq_file_meta *m, size_t g, in
     *hi = to_us(le_int(&ts->max_value), scale);
     return *lo <= *hi;
 }
+
+/* The part of [lo, hi] inside the filter's time range. */
+static double time_share(const tl_scan_filter *f, int64_t lo, int64_t hi)
+{
+    int64_t a = f->has_lo && f->lo > lo ? f->lo : lo, b = f->has_hi && f->hi < hi ? f->hi : hi;
+    if (b < a) return 0;
+    return ((double)b - (double)a + 1) / ((double)hi - (double)lo + 1);
+}
+
+double tl_row_group_time_share(const tl_table *t, const tl_pq_file_meta *m, size_t g,
+                               const tl_scan_filter *filters, size_t n_filters)
+{
+    int64_t lo, hi;
+    if (n_filters == 0 || !tl_row_group_time(t, m, g, &lo, &hi)) return 1;
+    double share = 0;
+    for (size_t i = 0; i < n_filters; i++)
+        if (tl_row_group_needed(t, m, g, &filters[i], 1)) share += time_share(&filters[i], lo, hi);
+    return share > 1 ? 1 : share;
+}

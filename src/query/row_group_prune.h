@@ -30,6 +30,14 @@ bool tl_row_group_needed(const tl_table *t, const tl_pq_file_meta *m, size_t g,
 bool tl_row_group_time(const tl_table *t, const tl_pq_file_meta *m, size_t g, int64_t *lo,
                        int64_t *hi);
 
+/* The share of the rows of row group g of m that the filters' time ranges
+ * hold, were its rows spread evenly over its time bounds (rows sorted by
+ * series then time are: each series spans them); the filters' shares add
+ * up, to 1 at most. 1 when the statistics give no time bounds; 0 when no
+ * filter wants the row group. */
+double tl_row_group_time_share(const tl_table *t, const tl_pq_file_meta *m, size_t g,
+                               const tl_scan_filter *filters, size_t n_filters);
+
 /* Whether values between min and max (statistics of a page or chunk of the
  * time column, schema element e) may fall in the filter's time range; true
  * when the bounds cannot tell. */

@@ -73,17 +73,27 @@ typedef struct judge {
     tl_pq_bytes last_key;
     bool have_last;
     bool *key_ok; /* per filter, for last_key */
-    /* One filter over microsecond times, none NULL: the times as numbers,
-     * and the filter's bounds (most rows are judged by these alone). */
+    /* Microsecond times, none NULL: the times as numbers, and each
+     * filter's bounds (most rows are judged by these alone). */
     const int64_t *times;
-    int64_t lo, hi;
+    int64_t *lo, *hi;
 } judge;
+
+/* Whether time t lies in filter f's range. */
+static bool in_range(const judge *j, size_t f, int64_t t)
+{
+    return t >= j->lo[f] && t <= j->hi[f];
+}
 
 static bool passes(judge *j, int64_t i)
 {
-    if (j->times && (j->times[i] < j->lo || j->times[i] > j->hi)) return false;
+    if (j->times) {
+        size_t f = 0;
+        while (f < j->n && !in_range(j, f, j->times[i])) f++;
+        if (f == j->n) return false;
+    }
     tl_pq_bytes tv, kv;
-    /* With times, row i passed the one filter's time bounds above. */
+    /* With times, the filters' time bounds are compared as numbers. */
     bool has_t = !j->times && value_at(&j->time, i, &tv), has_k = value_at(&j->key, i, &kv);
     if (has_k && !(j->have_last && same(&kv, &j->last_key))) {
         for (size_t f = 0; f < j->n; f++)
@@ -93,6 +103,7 @@ static bool passes(judge *j, int64_t i)
     }
     for (size_t f = 0; f < j->n; f++) {
         if (has_k && !j->key_ok[f]) continue;
+        if (j->times && !in_range(j, f, j->times[i])) continue;
         if (has_t && !tl_time_bounds_match(&j->filters[f], j->time.elem, &tv, &tv)) continue;
         return true;
     }
@@ -142,18 +153,24 @@ tl_status tl_row_refine(const tl_table *t, tl_parquet_reader *r, int g,
         (restricts(filters, n_filters, false) && kl < 0))
         *exact = false; /* a restriction left to DuckDB */
     if (tl < 0 && kl < 0) return TL_OK;
-    judge j = {.filters = filters, .n = n_filters, .key_ok = calloc(n_filters, sizeof(bool))};
+    judge j = {.filters = filters,
+               .n = n_filters,
+               .key_ok = calloc(n_filters, sizeof(bool)),
+               .lo = calloc(n_filters, sizeof(int64_t)),
+               .hi = calloc(n_filters, sizeof(int64_t))};
     tl_row_ranges out = {0};
-    tl_status st = j.key_ok ? TL_OK : tl_error_nomem(err);
+    tl_status st = j.key_ok && j.lo && j.hi ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK) st = read_values(r, g, tl, rr, &j.time, bytes, read, err);
     if (st == TL_OK) st = read_values(r, g, kl, rr, &j.key, bytes, read, err);
     bool exact_time = st == TL_OK && tl >= 0 && exact_values(&j.time, true);
     if (st == TL_OK && ((tl >= 0 && !exact_time) || (kl >= 0 && !exact_values(&j.key, false))))
         *exact = false;
-    if (exact_time && n_filters == 1) {
+    if (exact_time) {
         j.times = (const int64_t *)j.time.a.buffers[1] + j.time.a.offset;
-        j.lo = filters->has_lo ? filters->lo : INT64_MIN;
-        j.hi = filters->has_hi ? filters->hi : INT64_MAX;
+        for (size_t f = 0; f < n_filters; f++) {
+            j.lo[f] = filters[f].has_lo ? filters[f].lo : INT64_MIN;
+            j.hi[f] = filters[f].has_hi ? filters[f].hi : INT64_MAX;
+        }
     }
     int64_t at = 0; /* row of the values */
     for (size_t k = 0; st == TL_OK && k < rr->n; k++)
@@ -165,6 +182,8 @@ tl_status tl_row_refine(const tl_table *t, tl_parquet_reader *r, int g,
     tl_array_release(&j.time.a);
     tl_array_release(&j.key.a);
     free(j.key_ok);
+    free(j.lo);
+    free(j.hi);
     if (st != TL_OK) {
         tl_row_ranges_free(&out);
         return st;

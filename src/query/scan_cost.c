@@ -64,13 +64,31 @@ static int64_t data_pages(const tl_pq_column_chunk *c)
     return n > 0 ? n : 1;
 }
 
+/* Whether the data pages of a chunk hold PLAIN values only, by their
+ * encoding statistics, else by the chunk's encodings (levels aside). */
+static bool plain_pages(const tl_pq_column_meta *m)
+{
+    for (size_t i = 0; i < m->n_encoding_stats; i++) {
+        int32_t type = m->encoding_stats[i].page_type;
+        if ((type == TL_PQ_DATA_PAGE || type == TL_PQ_DATA_PAGE_V2) &&
+            m->encoding_stats[i].encoding != TL_PQ_ENC_PLAIN)
+            return false;
+    }
+    for (size_t i = 0; m->n_encoding_stats == 0 && i < m->n_encodings; i++)
+        if (m->encodings[i] != TL_PQ_ENC_PLAIN && m->encodings[i] != TL_PQ_ENC_RLE &&
+            m->encodings[i] != TL_PQ_ENC_BIT_PACKED)
+            return false;
+    return true;
+}
+
 /* Whether the selective scan reads just the rows' values of a chunk
- * (uncompressed, fixed-width PLAIN values), not whole pages. */
+ * (uncompressed, fixed-width PLAIN values), not whole pages: a delta-encoded
+ * time column is decoded by the page. */
 static bool rows_readable(const tl_pq_column_chunk *c)
 {
     tl_pq_type ty = c->meta.type;
     return c->has_meta && c->meta.codec == TL_PQ_CODEC_UNCOMPRESSED &&
-           !c->meta.has_dictionary_page_offset &&
+           !c->meta.has_dictionary_page_offset && plain_pages(&c->meta) &&
            (ty == TL_PQ_INT32 || ty == TL_PQ_INT64 || ty == TL_PQ_FLOAT || ty == TL_PQ_DOUBLE);
 }
 
@@ -175,8 +193,11 @@ tl_status tl_scan_cost(tl_query_engine *e, const tl_table *t, const char *query,
     tl_footer_cache_end(e);
     free(fields);
     /* As the scan decides: pages first, narrowed to the rows when they
-     * are not most of the rows. */
-    double chosen = y.paged <= (double)y.rows * 0.75 ? y.wanted : y.paged;
+     * are not most of the rows or the time bounds say few rows match
+     * (selective_scan.c). */
+    bool refined =
+        y.paged <= (double)y.rows * 0.75 || tl_selective_rows_narrow((int64_t)y.wanted, y.rows);
+    double chosen = refined ? y.wanted : y.paged;
     bool selective = n_filters > 0 && y.files <= TL_FOOTER_CACHE_MAX &&
                      tl_selective_scan_takes(e, t, (int64_t)chosen, y.rows);
     *bytes = y.footers + y.whole + (selective ? (int64_t)y.wanted_bytes : y.chunks);

@@ -84,8 +84,12 @@ static tl_status columns_kept(const tl_table *t, const tl_pq_file_meta *m, const
     return TL_OK;
 }
 
+/* *chosen grows by the rows of the pages that may match, *timed by those
+ * that the time bounds of their row groups suggest match (row_group_prune.h:
+ * a row group sorted by series then time whose pages each span every time
+ * of it, the pages alone do not narrow). */
 static tl_status plan_file(plan *p, file_plan *fp, const bool *fields, int64_t *chosen,
-                           int64_t *total, tl_error *err)
+                           int64_t *timed, int64_t *total, tl_error *err)
 {
     tl_parquet_reader *r = fp->fe->reader;
     const tl_pq_file_meta *m = tl_parquet_reader_meta(r);
@@ -101,9 +105,12 @@ static tl_status plan_file(plan *p, file_plan *fp, const bool *fields, int64_t *
     for (int g = 0; g < n_rg; g++) {
         TL_TRY(tl_page_select(p->t, r, g, p->filters, p->n_filters, &fp->ranges[g], err));
         int64_t rows = tl_row_ranges_rows(&fp->ranges[g]);
+        double by_time = tl_row_group_time_share(p->t, m, (size_t)g, p->filters, p->n_filters) *
+                         (double)m->row_groups[g].num_rows;
         fp->out->rows_read += rows;
         fp->out->row_groups_read += rows > 0;
         *chosen += rows;
+        *timed += by_time < (double)rows ? (int64_t)by_time : rows;
     }
     return TL_OK;
 }
@@ -235,7 +242,7 @@ static void plan_free(plan *p)
 
 /* Footers, schemas and row ranges of every file; *ok false when declined. */
 static tl_status plan_files(tl_query_engine *e, plan *p, tl_selective_file *files, bool *ok,
-                            int64_t *chosen, int64_t *total, tl_error *err)
+                            int64_t *chosen, int64_t *timed, int64_t *total, tl_error *err)
 {
     const tl_ice_schema *s = tl_ice_metadata_current_schema(p->t->md);
     bool *fields = calloc(s->n_fields + 1, sizeof *fields);
@@ -252,7 +259,7 @@ static tl_status plan_files(tl_query_engine *e, plan *p, tl_selective_file *file
         if (st == TL_OK && *ok && i == 0) *ok = tl_projection_fits(p->t, &fp->fe->schema);
         /* Rows of nested columns are read by row group: read_parquet's part. */
         if (st == TL_OK && *ok) *ok = tl_pq_subset_flat(tl_parquet_reader_meta(fp->fe->reader));
-        if (st == TL_OK && *ok) st = plan_file(p, fp, fields, chosen, total, err);
+        if (st == TL_OK && *ok) st = plan_file(p, fp, fields, chosen, timed, total, err);
     }
     free(fields);
     return st;
@@ -294,12 +301,16 @@ tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_
     if (p.files == NULL) return tl_error_nomem(err);
     tl_footer_cache_begin(e);
     bool ok = false;
-    int64_t chosen = 0, total = 0;
-    tl_status st = plan_files(e, &p, files, &ok, &chosen, &total, err);
+    int64_t chosen = 0, timed = 0, total = 0;
+    tl_status st = plan_files(e, &p, files, &ok, &chosen, &timed, &total, err);
     /* Pages hold neighbours of the rows wanted: the values of the filtered
-     * columns tell them apart, unless the pages are most of the rows. */
+     * columns tell them apart, unless the pages are most of the rows and
+     * their times say most of them match (a short range at the edge of an
+     * hour, in pages of many series each spanning the hour: the time column
+     * is read, the other columns for the rows left). */
     bool refined = false;
-    if (st == TL_OK && ok && (m == MODE_ALWAYS || chosen <= total / 4 * 3)) {
+    if (st == TL_OK && ok &&
+        (m == MODE_ALWAYS || chosen <= total / 4 * 3 || tl_selective_rows_narrow(timed, total))) {
         st = tl_parallel_run(n, threads_for(n), true, refine_file, &p, err);
         chosen = 0;
         for (size_t i = 0; st == TL_OK && i < n; i++) chosen += files[i].rows_read;

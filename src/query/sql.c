@@ -494,10 +494,10 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     bool answered = false, truncated = false; /* answered by a window of the newest data */
     bool topk_shape = false;
     tl_sql_topk topk;
-    char *rewritten = NULL;               /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
-    char *routed = NULL, *routing = NULL; /* through a rollup (sql_route.h) */
-    char *preagg = NULL;                  /* partial states from the scan (sql_route.h) */
-    const char *unfiltered = NULL;        /* without its exact WHERE (sql_exact_where.h) */
+    char *rewritten = NULL; /* Timelake's SQL in DuckDB's (sql_rewrite.h) */
+    char *routed = NULL, *routing = NULL, *route_cost = NULL; /* through a rollup (sql_route.h) */
+    char *preagg = NULL;           /* partial states from the scan (sql_route.h) */
+    const char *unfiltered = NULL; /* without its exact WHERE (sql_exact_where.h) */
     tl_sql_table_read *reads = NULL;
     size_t n_reads = 0;
     tl_sql_scope scope = {c->lake, ns, o->only_namespace, c->settings};
@@ -529,7 +529,8 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
      * its clean buckets, and raw's own view (its scan) is not made. */
     size_t planned = c->n;
     if (st == TL_OK && !answered)
-        st = tl_sql_route(e, query, &plan, lookup, c, reads, &n_reads, &ss, &routed, &routing, err);
+        st = tl_sql_route(e, query, &plan, lookup, c, reads, &n_reads, &ss, &routed, &routing,
+                          &route_cost, err);
     if (st == TL_OK && !answered && !routed && c->n == 1)
         st = tl_sql_preagg(e, &plan, &ss, &routed, &preagg, err);
     int64_t exact_views = ss.exact_views; /* routing's own scans are not the query's views */
@@ -546,9 +547,9 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (unfiltered) query = unfiltered;
     if (st == TL_OK && !answered) st = tl_deadline_check(&deadline, err);
     if (st == TL_OK && explain) {
-        tl_sql_explain_input x = {stmt->query, query,  reads,
-                                  n_reads,     &plan,  topk_shape ? &topk : NULL,
-                                  routing,     preagg, stmt->analyze};
+        tl_sql_explain_input x = {
+            stmt->query, query,      reads,  n_reads,      &plan, topk_shape ? &topk : NULL,
+            routing,     route_cost, preagg, stmt->analyze};
         st = tl_sql_explain(e, &x, out, err);
     } else if (st == TL_OK && !answered) {
         st = run(e, query, o->max_rows, out, &truncated, err);
@@ -569,6 +570,7 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     free(rewritten);
     free(routed);
     free(routing);
+    free(route_cost);
     free(preagg);
     return st;
 }

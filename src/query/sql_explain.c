@@ -135,6 +135,7 @@ tl_status tl_sql_explain(tl_query_engine *e, const tl_sql_explain_input *x,
         tl_buf_free(&text);
     }
     if (st == TL_OK && x->routing) add(&r, "timelake_rollup", x->routing);
+    if (st == TL_OK && x->route_cost) add(&r, "timelake_route_cost", x->route_cost);
     if (st == TL_OK && x->preagg) add(&r, "timelake_preagg", x->preagg);
     if (st == TL_OK) st = duckdb_plan(e, x->query, x->analyze, &r, err);
     if (st == TL_OK && r.oom) st = tl_error_nomem(err);

@@ -5,6 +5,10 @@
  *   timelake_scan    per table: its snapshot, and either the last-value
  *                    index that answers it, or the files (listed) and row
  *                    groups its pruning leaves of all, and the bytes read;
+ *   timelake_rollup  the rollup a routed query reads (sql_route.h), and its
+ *                    clean buckets;
+ *   timelake_route_cost  when a rollup fits: the bytes each plan reads, as
+ *                    the cost rule estimates them, and which it chose;
  *   timelake_topk    the window of newest (or oldest) buckets a top-k
  *                    query is tried on first (sql_topk.h);
  *   physical_plan    DuckDB's plan; with ANALYZE, "Plan with Metrics" (the
@@ -42,6 +46,7 @@ typedef struct tl_sql_explain_input {
     const tl_sql_plan *plan; /* the filters of each reference */
     const tl_sql_topk *topk; /* NULL: no top-k shape */
     const char *routing;     /* what rollup routing did (sql_route.h), or NULL */
+    const char *route_cost;  /* its cost rule's estimates and choice, or NULL */
     const char *preagg;      /* what the partial aggregation in the scan did, or NULL */
     bool analyze;
 } tl_sql_explain_input;

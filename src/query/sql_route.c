@@ -1232,14 +1232,27 @@ static tl_status rollup_series(tl_query_engine *e, const tl_table *rollup, int64
     return TL_OK;
 }
 
+/* EXPLAIN's account of the choice (a timelake_route_cost row). */
+static char *cost_text(const tl_table *raw, const tl_table *rollup, int64_t roll, int64_t rest,
+                       int64_t before)
+{
+    bool routes = roll + rest < before;
+    return tl_strdup_printf(
+        "rollup %s: its clean buckets %" PRId64 " bytes + %s around them %" PRId64
+        " bytes = %" PRId64 " bytes, against %s alone %" PRId64 " bytes (estimated): %s",
+        rollup->name.full, roll, raw->name.full, rest, roll + rest, raw->name.full, before,
+        routes ? "the rollup reads less, routed" : "raw data reads less, not routed");
+}
+
 /* Whether reading the rollup's clean buckets and raw's rows outside them
  * reads fewer bytes than raw alone, as each scan would read them
  * (scan_cost.h): a narrow query that decodes a few pages of raw gains
  * nothing from a rollup whose row groups hold every series. rollup_sql: the
- * routed query's SELECT of the rollup, which names the columns it reads. */
+ * routed query's SELECT of the rollup, which names the columns it reads.
+ * *text: the estimates and the choice, for EXPLAIN (malloc'd). */
 static tl_status worth_it(tl_query_engine *e, const tl_sql_ref *ref, const tl_table *rollup,
                           const tl_rollup_def *d, const char *rollup_sql, const tl_scan_filter *rf,
-                          size_t nrf, const tl_scan_filter *wf, size_t nwf, bool *out,
+                          size_t nrf, const tl_scan_filter *wf, size_t nwf, bool *out, char **text,
                           tl_error *err)
 {
     int64_t series, before, roll, rest;
@@ -1249,6 +1262,7 @@ static tl_status worth_it(tl_query_engine *e, const tl_sql_ref *ref, const tl_ta
     TL_TRY(tl_scan_cost(e, rollup, rollup_sql, rf, nrf, series, &roll, err));
     TL_TRY(tl_scan_cost(e, ref->t, query, wf, nwf, series, &rest, err));
     *out = roll + rest < before;
+    if ((*text = cost_text(ref->t, rollup, roll, rest, before)) == NULL) return tl_error_nomem(err);
     return TL_OK;
 }
 
@@ -1259,6 +1273,7 @@ struct route_memo {
     char *rollup;  /* the full name of the rollup that answers, or NULL */
     char *routed, *explain;
     char *rollup_sql;            /* the routed query's SELECT of the rollup (union_sql) */
+    char *cost;                  /* the cost rule's estimates and choice (cost_text), or NULL */
     span ranges[MAX_RANGES + 1]; /* its clean buckets */
     size_t n;
     bool folds; /* the rollup's rows aggregated in the scan, as `fold` says */
@@ -1334,7 +1349,7 @@ static tl_status route_to(tl_query_engine *e, tl_sql_plan *plan, const json_t *p
         st == TL_OK ? union_sql(q, c->t, &c->def, c->merges, ranges, n, &m->rollup_sql) : NULL;
     if (st == TL_OK && from == NULL) st = tl_error_nomem(err);
     if (st == TL_OK)
-        st = worth_it(e, ref, c->t, &c->def, m->rollup_sql, rf, nrf, wf, nwf, &ok, err);
+        st = worth_it(e, ref, c->t, &c->def, m->rollup_sql, rf, nrf, wf, nwf, &ok, &m->cost, err);
     ok = st == TL_OK && ok && rewrite_tree(e, q, select, from, c->merges);
     free(from);
     char *text = ok ? tl_sql_tree_text(e, doc) : NULL;
@@ -1370,6 +1385,7 @@ static void memo_clear(struct route_memo *m)
     free(m->routed);
     free(m->explain);
     free(m->rollup_sql);
+    free(m->cost);
     tl_rollup_fold_free(&m->fold);
     memset(m, 0, sizeof *m);
 }
@@ -1445,9 +1461,10 @@ static char *rollups_seen(const tl_table *raw, const tl_strlist *names, tl_sql_l
  * raw's narrowed, the text kept. */
 static tl_status replay(tl_query_engine *e, tl_sql_plan *plan, const struct route_memo *m,
                         tl_sql_lookup lookup, void *ctx, const view_reads *vr, char **routed,
-                        char **explain, tl_error *err)
+                        char **explain, char **cost, tl_error *err)
 {
     tl_qname qn;
+    if (m->cost && (*cost = strdup(m->cost)) == NULL) return tl_error_nomem(err);
     tl_table *rollup = NULL;
     if (m->rollup == NULL || tl_qname_parse(m->rollup, "default", &qn, NULL) != TL_OK ||
         lookup(ctx, qn.namespace_, qn.table, NULL, &rollup, NULL) != TL_OK || rollup == NULL)
@@ -1499,7 +1516,7 @@ static bool read_plan(tl_query_engine *e, const tl_sql_plan *plan, json_t *stmt,
 static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, int64_t width,
                          const tl_strlist *names, tl_sql_lookup lookup, void *ctx,
                          struct route_memo *m, const view_reads *vr, char **routed, char **explain,
-                         tl_error *err)
+                         char **cost, tl_error *err)
 {
     /* A copy: routing rewrites it in place. */
     json_t *stmt = json_deep_copy(plan->stmt);
@@ -1522,6 +1539,7 @@ static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, int64_t width,
     if (found && plan_doc == NULL) st = tl_error_nomem(err);
     if (st == TL_OK && found)
         st = route_to(e, plan, plan_doc, &q, doc, select, &best, m, vr, routed, explain, err);
+    if (st == TL_OK && m->cost && (*cost = strdup(m->cost)) == NULL) st = tl_error_nomem(err);
     if (st == TL_OK && *routed &&
         ((m->rollup = strdup(best.t->name.full)) == NULL || (m->routed = strdup(*routed)) == NULL ||
          (m->explain = strdup(*explain)) == NULL))
@@ -1535,9 +1553,10 @@ static tl_status analyse(tl_query_engine *e, tl_sql_plan *plan, int64_t width,
 
 tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
                        tl_sql_lookup lookup, void *ctx, tl_sql_table_read *reads, size_t *n_reads,
-                       tl_scan_stats *stats, char **routed, char **explain, tl_error *err)
+                       tl_scan_stats *stats, char **routed, char **explain, char **cost,
+                       tl_error *err)
 {
-    *routed = *explain = NULL;
+    *routed = *explain = *cost = NULL;
     view_reads vr = {reads, n_reads, stats, true};
     if (plan->n_refs != 1 || plan->refs[0].t == NULL || plan->query /* time travel */ ||
         !routing_on(e, plan->refs[0].t))
@@ -1569,10 +1588,10 @@ tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
         goto done;
     }
     if (seen && strcmp(seen->rollups, m.rollups) == 0) {
-        st = replay(e, plan, seen, lookup, ctx, &vr, routed, explain, err);
+        st = replay(e, plan, seen, lookup, ctx, &vr, routed, explain, cost, err);
         goto done;
     }
-    st = analyse(e, plan, width, &names, lookup, ctx, &m, &vr, routed, explain, err);
+    st = analyse(e, plan, width, &names, lookup, ctx, &m, &vr, routed, explain, cost, err);
     if (st == TL_OK) {
         memo_keep(e, &m); /* takes it */
         memset(&m, 0, sizeof m);
@@ -1583,7 +1602,8 @@ done:
     if (st != TL_OK) {
         free(*routed);
         free(*explain);
-        *routed = *explain = NULL;
+        free(*cost);
+        *routed = *explain = *cost = NULL;
     }
     return st;
 }

@@ -49,13 +49,16 @@
  * the clean buckets (raw's own view, which a routed query does not read, is
  * then left to the caller: register it only when not routed). What those
  * two views read goes to reads[*n_reads] (room for two more; NULL: added
- * into *stats instead). Fails only when a view cannot be registered. query: the text the plan was
- * made from; what routing found is kept by it, the session's settings and the versions of the raw
- * table and its rollups, so that a repeated query neither analyses its syntax tree nor rewrites it
- * again. */
+ * into *stats instead). *cost (malloc'd, NULL when no rollup with clean
+ * buckets fits): the cost rule's estimates of both plans and its choice,
+ * routed or not, for EXPLAIN. Fails only when a view cannot be registered. query: the text the plan
+ * was made from; what routing found is kept by it, the session's settings and the versions of the
+ * raw table and its rollups, so that a repeated query neither analyses its syntax tree nor rewrites
+ * it again. */
 tl_status tl_sql_route(tl_query_engine *e, const char *query, tl_sql_plan *plan,
                        tl_sql_lookup lookup, void *ctx, tl_sql_table_read *reads, size_t *n_reads,
-                       tl_scan_stats *stats, char **routed, char **explain, tl_error *err);
+                       tl_scan_stats *stats, char **routed, char **explain, char **cost,
+                       tl_error *err);
 
 /* A query of the routing shape that no rollup answers, over one table
  * whose files hold no pending duplicate: when its keys are strings and its

@@ -191,3 +191,56 @@ def test_explain_counts_the_nested_columns_read(tmp_path):
     want = footer_and_chunks(roll_file, ["host", "bucket", "mx_m1"])
     assert got == want, (scan[0], want, roll_file.stat().st_size)
     assert want < footer_and_chunks(roll_file, leaves)
+
+
+def route_cost(lake, q):
+    """EXPLAIN's account of the cost rule: (rollup bytes, raw bytes around
+    them, raw bytes alone, routed)."""
+    rows = [p for kind, p in plans(lake, q) if kind == "timelake_route_cost"]
+    assert len(rows) == 1, plans(lake, q)
+    m = re.search(r"its clean buckets (\d+) bytes \+ m\.raw around them (\d+) bytes = (\d+) bytes, "
+                  r"against m\.raw alone (\d+) bytes \(estimated\): (.*)$", rows[0])
+    assert m, rows[0]
+    roll, rest, both, alone = (int(m.group(i)) for i in range(1, 5))
+    assert both == roll + rest
+    return roll, rest, alone, m.group(5).endswith(", routed")
+
+
+def test_explain_shows_the_cost_rule_choice(made):
+    lake = timelake.Lake(made)
+    # Raw data cheaper: one host's few pages against the rollup's every host.
+    q = hourly("host = 'host_007' AND ")
+    roll, rest, alone, routes = route_cost(lake, q)
+    assert not routes and roll + rest >= alone and not routed(lake, q), (roll, rest, alone)
+    same_answer(made, q)
+    # The rollup cheaper: every host.
+    q = hourly("")
+    roll, rest, alone, routes = route_cost(lake, q)
+    assert routes and roll + rest < alone and routed(lake, q), (roll, rest, alone)
+    same_answer(made, q)
+    # No rollup fits (an aggregate none stores): no estimate.
+    q = "SELECT time_bucket(INTERVAL '1 hour', time) AS b, stddev(m0) FROM m.raw GROUP BY 1"
+    assert not any(kind == "timelake_route_cost" for kind, _ in plans(lake, q))
+
+
+def test_partial_edges_read_by_their_time_rows(made):
+    """Raw rows around the clean buckets, two minutes at each end of hourly
+    files whose pages each hold every minute of many hosts: the time column
+    tells the rows apart (row_refine.h), and only theirs of the value
+    column are read, not the value column's pages."""
+    lake = timelake.Lake(made)
+    q = ("SELECT time_bucket(INTERVAL '1 hour', time) AS hour, count(*) AS n, max(m2) AS m FROM m.raw "
+         "WHERE time >= TIMESTAMPTZ '2024-03-01 02:58:00Z' AND time < TIMESTAMPTZ '2024-03-01 09:02:00Z' "
+         "GROUP BY 1 ORDER BY 1")
+    assert routed(lake, q)
+    edge = [s for s in scans(lake, q) if "(outside the rollup's clean buckets)" in s]
+    assert len(edge) == 1 and ": 2 of" in edge[0], edge
+    got = int(re.search(r"(\d+) bytes read", edge[0]).group(1))
+    files = [Path(re.sub(r"^file:/+", "/", p.strip().split(" (")[0])) for p in edge[0].splitlines()[1:]]
+    assert len(files) == 2, edge[0]
+    values = sum(footer_and_chunks(f, ["m2"], footer=False) for f in files)
+    times = sum(footer_and_chunks(f, ["time"], footer=False) for f in files)
+    assert got < times + values / 4, (got, times, values)
+    roll, rest, alone, routes = route_cost(lake, q)
+    assert routes and rest < times + values / 4, (rest, times, values)
+    same_answer(made, q)
