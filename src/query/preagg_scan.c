@@ -15,6 +15,8 @@
 
 #define PREAGG_THREADS 4
 #define MAX_COLS 64
+/* Rows of a piece of a large row group (split_row_groups). */
+#define PIECE_ROWS 131072
 
 bool tl_preagg_off(void)
 {
@@ -27,6 +29,14 @@ static bool preagg_strings(void)
 {
     const char *v = getenv("TL_PREAGG");
     return v && strcmp(v, "strings") == 0;
+}
+
+/* The rows of a piece of a large row group: TL_PREAGG=pieces, a page each
+ * (tests: small files cut as large ones are). */
+static int64_t piece_rows(void)
+{
+    const char *v = getenv("TL_PREAGG");
+    return v && strcmp(v, "pieces") == 0 ? 1 : PIECE_ROWS;
 }
 
 /* One file: its footer and the leaf of each column the scan reads (time,
@@ -333,6 +343,78 @@ static tl_status open_files(tl_query_engine *e, const tl_preagg_request *r, cons
     return st;
 }
 
+/* The rows of rr in [lo, hi), appended to *out; -1 when out of memory. */
+static int cut_ranges(const tl_row_ranges *rr, int64_t lo, int64_t hi, tl_row_ranges *out)
+{
+    for (size_t i = 0; i < rr->n; i++) {
+        int64_t s = rr->r[i].start > lo ? rr->r[i].start : lo;
+        int64_t e = rr->r[i].end < hi ? rr->r[i].end : hi;
+        if (s < e && tl_row_ranges_push(out, s, e) != 0) return -1;
+    }
+    return 0;
+}
+
+/* Job j's rows cut at page starts of its first value column (its largest
+ * pages, none then decoded twice) into pieces of about PIECE_ROWS, appended
+ * to jobs[*k]; false when the column has no offset index (j appended whole)
+ * or out of memory (*oom). */
+static bool split_job(pre_job *j, pre_job *jobs, size_t *k, size_t cap, size_t n_keys,
+                      int64_t piece, bool *oom)
+{
+    tl_pq_column_index ci;
+    tl_pq_offset_index oi;
+    tl_error ignored = {0};
+    int leaf = j->f->leaves[1 + n_keys];
+    if (tl_parquet_reader_page_index(j->rd, j->g, leaf, &ci, &oi, &ignored) != TL_OK ||
+        oi.n_pages < 2)
+        return false;
+    const tl_pq_file_meta *m = tl_parquet_reader_meta(j->rd);
+    int64_t rows = m->row_groups[j->g].num_rows, lo = 0;
+    for (size_t p = 1; p <= oi.n_pages && *k < cap; p++) {
+        int64_t hi = p < oi.n_pages ? oi.pages[p].first_row_index : rows;
+        if (hi - lo < piece && p < oi.n_pages) continue;
+        pre_job piece = {.f = j->f, .rd = j->rd, .g = j->g};
+        if (cut_ranges(&j->rr, lo, hi, &piece.rr) != 0) {
+            tl_row_ranges_free(&piece.rr);
+            tl_row_ranges_free(&j->rr);
+            *oom = true;
+            return true;
+        }
+        if (piece.rr.n) jobs[(*k)++] = piece;
+        lo = hi;
+    }
+    tl_row_ranges_free(&j->rr);
+    return true;
+}
+
+/* A single file's row groups of more than PIECE_ROWS rows in pieces
+ * (split_job): DuckDB merges a few more partial-state rows, and the lanes
+ * get even shares (a rollup's file of 1,048,576 and 331,424 rows was two
+ * lanes, one three times the other) and buffers of a piece's size. */
+static tl_status split_row_groups(pre_plan *p, size_t *k, tl_error *err)
+{
+    size_t cap = 0;
+    const tl_preagg_request *r = p->r;
+    int64_t piece = piece_rows();
+    if (r->n_values == 0) return TL_OK;
+    for (size_t i = 0; i < *k; i++) cap += (size_t)(tl_row_ranges_rows(&p->jobs[i].rr) / piece) + 2;
+    if (cap <= *k + 1) return TL_OK;
+    pre_job *jobs = calloc(cap, sizeof *jobs);
+    if (jobs == NULL) return tl_error_nomem(err);
+    size_t n = 0;
+    bool oom = false;
+    for (size_t i = 0; i < *k; i++) {
+        pre_job *j = &p->jobs[i];
+        if (oom || tl_row_ranges_rows(&j->rr) < piece * 3 / 2 ||
+            !split_job(j, jobs, &n, cap, r->n_keys, piece, &oom))
+            jobs[n++] = *j;
+    }
+    free(p->jobs);
+    p->jobs = jobs;
+    *k = n;
+    return oom ? tl_error_nomem(err) : TL_OK;
+}
+
 /* One file's k row groups (k > 1) in up to PREAGG_THREADS lanes of
  * consecutive ones, each lane past the first with a reader of its own (in
  * own[]): a single large file (a rollup's) read by as many threads as a
@@ -396,6 +478,8 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
     p.refine = tl_selective_rows_narrow(chosen, total);
     size_t lanes = n;
     tl_parquet_reader *own[PREAGG_THREADS] = {0};
+    if (st == TL_OK && n == 1 && !p.refine) st = split_row_groups(&p, &k, err);
+    if (st == TL_OK && n == 1) p.file_jobs[1] = k;
     if (st == TL_OK && n == 1 && k > 1) st = split_file(&p, k, own, &lanes, err);
     if (st == TL_OK && k)
         st = tl_parallel_run(lanes, lanes < PREAGG_THREADS ? lanes : PREAGG_THREADS, true, run_file,
@@ -408,7 +492,10 @@ static tl_status scan_files(tl_query_engine *e, const tl_preagg_request *r, pre_
     if (st == TL_OK) st = make_rowset(&p, k, time_format, &rs, err);
     if (st == TL_OK) st = tl_rowsets_add(e, rs, id, err);
     for (size_t i = 0; st == TL_OK && i < k; i++) {
-        stats->row_groups_read += p.jobs[i].read;
+        /* the pieces of a row group (split_row_groups) count it once */
+        bool again = i > 0 && p.jobs[i].f == p.jobs[i - 1].f && p.jobs[i].g == p.jobs[i - 1].g &&
+                     p.jobs[i - 1].read;
+        stats->row_groups_read += p.jobs[i].read && !again;
         stats->bytes_read += p.jobs[i].bytes_read;
     }
     for (size_t i = 0; i < n && st == TL_OK; i++) {

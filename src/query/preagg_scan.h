@@ -22,7 +22,8 @@
  * than our reader decodes to utf8, float64 and microsecond timestamps, when
  * filter pushdown is off, or when TL_PREAGG=off. Key columns are read as
  * dictionary codes where their pages hold them (TL_PREAGG=strings: never,
- * for tests). */
+ * for tests; TL_PREAGG=pieces: a large row group of one file is cut into
+ * pieces of a page, not of 131,072 rows, for tests). */
 #ifndef TL_QUERY_PREAGG_SCAN_H
 #define TL_QUERY_PREAGG_SCAN_H
 

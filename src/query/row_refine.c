@@ -110,6 +110,34 @@ static bool passes(judge *j, int64_t i)
     return false;
 }
 
+/* The rows of rr whose times (j->times, in the rows' order) lie in a
+ * filter's range, into *out, stretch by stretch: time alone decides (no
+ * key read). -1 when out of memory. */
+static int by_times(const judge *j, const tl_row_ranges *rr, tl_row_ranges *out)
+{
+    const int64_t *tv = j->times;
+    for (size_t k = 0; k < rr->n; k++) {
+        int64_t row = rr->r[k].start, end = rr->r[k].end;
+        while (row < end) {
+            while (row < end) { /* rows outside every range */
+                size_t f = 0;
+                while (f < j->n && !in_range(j, f, *tv)) f++;
+                if (f < j->n) break;
+                row++, tv++;
+            }
+            int64_t first = row;
+            while (row < end) {
+                size_t f = 0;
+                while (f < j->n && !in_range(j, f, *tv)) f++;
+                if (f == j->n) break;
+                row++, tv++;
+            }
+            if (row > first && tl_row_ranges_push(out, first, row) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
 /* Whether cv holds a value, of the kind compared exactly, at every row: a
  * time in microseconds, or a string. */
 static bool exact_values(const column_values *cv, bool time)
@@ -173,7 +201,11 @@ tl_status tl_row_refine(const tl_table *t, tl_parquet_reader *r, int g,
         }
     }
     int64_t at = 0; /* row of the values */
-    for (size_t k = 0; st == TL_OK && k < rr->n; k++)
+    if (st == TL_OK && j.times && j.key.kind == 0) {
+        st = by_times(&j, rr, &out) ? tl_error_nomem(err) : TL_OK;
+        at = -1; /* judged */
+    }
+    for (size_t k = 0; st == TL_OK && at >= 0 && k < rr->n; k++)
         for (int64_t row = rr->r[k].start; row < rr->r[k].end; row++, at++)
             if (passes(&j, at) && tl_row_ranges_push(&out, row, row + 1) != 0) {
                 st = tl_error_nomem(err);

@@ -132,8 +132,19 @@ static tl_status decode_delta_ints(colread *c, const uint8_t *p, size_t len, siz
     tl_pq_type t = c->d->elem.type;
     if (t != TL_PQ_INT32 && t != TL_PQ_INT64)
         return invalid(err, "DELTA_BINARY_PACKED on a non-integer column");
-    GROW(c, tmp64, tmp64_cap, k ? k : 1, err);
     size_t got = 0, used = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (t == TL_PQ_INT64) { /* decoded in place: int64 values are their little-endian bytes */
+        GROW(c, phys, phys_cap, k * 8 + 1, err);
+        TL_TRY(tl_pq_delta_decode(p, len, false, (int64_t *)(void *)c->phys, k, &got, &used, err));
+        if (got != k)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "DELTA_BINARY_PACKED holds %zu values, expected %zu", got, k);
+        pv->fixed = c->phys;
+        return TL_OK;
+    }
+#endif
+    GROW(c, tmp64, tmp64_cap, k ? k : 1, err);
     TL_TRY(tl_pq_delta_decode(p, len, t == TL_PQ_INT32, c->tmp64, k, &got, &used, err));
     if (got != k)
         return tl_error_set(err, TL_ERR_INVALID,
@@ -526,6 +537,21 @@ static tl_status finish_page(colread *c, int32_t enc, const uint8_t *p, size_t l
         c->done += n;
         return TL_OK;
     }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* Deltas of int64 values with no null (times), stored as they are:
+     * decoded straight into the output too. */
+    if (enc == TL_PQ_ENC_DELTA_BINARY_PACKED && (int64_t)k == n && c->values && t == TL_PQ_INT64 &&
+        conv == TL_PQ_CONV_COPY64 && c->width == 8) {
+        size_t got = 0, used = 0;
+        TL_TRY(tl_pq_delta_decode(p, len, false, (int64_t *)(void *)(c->values + c->done * 8), k,
+                                  &got, &used, err));
+        if (got != k)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "DELTA_BINARY_PACKED holds %zu values, expected %zu", got, k);
+        c->done += n;
+        return TL_OK;
+    }
+#endif
     phys_values pv;
     TL_TRY(decode_values(c, enc, p, len, k, &pv, err));
     TL_TRY(store_values(c, c->done, n, &pv, (int64_t)k < n ? c->validity : NULL, err));

@@ -449,7 +449,10 @@ static tl_status delta_walk(const uint8_t *data, size_t len, bool is32, int64_t 
             size_t mb_bytes = per_mb * (size_t)w / 8, left = (size_t)(end - p);
             if ((take * (size_t)w + 7) / 8 > left) return delta_bad(err, "miniblock truncated");
             size_t avail = mb_bytes < left ? mb_bytes : left, whole = 0;
-            if (out) {
+            if (out && w == 0 && !is32) { /* even steps (steady readings) */
+                for (size_t k = 0; k < take; k++) out[got + k] = (int64_t)(last += min);
+                got += take;
+            } else if (out) {
                 for (size_t k = 0; k < take; k++) {
                     last += min + (w ? unpack_one64(p, avail, k * (size_t)w, w) : 0);
                     out[got++] = is32 ? (int32_t)(uint32_t)last : (int64_t)last;
