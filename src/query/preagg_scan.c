@@ -196,6 +196,12 @@ static tl_status narrow_by_time(pre_plan *p, pre_job *j, struct ArrowArray *time
 {
     const tl_run_split *s = &p->r->split;
     if (s->lo == INT64_MIN && s->hi == INT64_MAX) return TL_OK;
+    /* Rows spread over the row group's times by series: when most of its
+     * times are in range, most rows are, and narrowing would not pay. */
+    const tl_pq_file_meta *m = tl_parquet_reader_meta(j->rd);
+    tl_scan_filter range = {
+        .has_lo = s->lo != INT64_MIN, .has_hi = s->hi != INT64_MAX, .lo = s->lo, .hi = s->hi};
+    if (tl_row_group_time_share(p->r->t, m, (size_t)j->g, &range, 1) >= 0.75) return TL_OK;
     tl_row_ranges kept = {0};
     int64_t n_kept = 0;
     tl_status st = rows_in_range(s, &j->rr, time, &kept, &n_kept, err);

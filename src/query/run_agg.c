@@ -290,6 +290,58 @@ static bool above(double a, double b)
     return isnan(a) ? !isnan(b) : !isnan(b) && a > b;
 }
 
+/* The largest of *m and x[0..n) into *m, by four independent comparisons
+ * at a time (no chain of dependent ones); false, *m untouched, when a NaN
+ * is among them (the caller then orders NaN above every number). */
+static bool extreme_max(const double *x, int64_t n, double *m)
+{
+    double a = *m, b = *m, c = *m, d = *m;
+    bool nan = a != a;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a = x[i] > a ? x[i] : a;
+        b = x[i + 1] > b ? x[i + 1] : b;
+        c = x[i + 2] > c ? x[i + 2] : c;
+        d = x[i + 3] > d ? x[i + 3] : d;
+        nan |= (x[i] != x[i]) | (x[i + 1] != x[i + 1]) | (x[i + 2] != x[i + 2]) |
+               (x[i + 3] != x[i + 3]);
+    }
+    for (; i < n; i++) {
+        a = x[i] > a ? x[i] : a;
+        nan |= x[i] != x[i];
+    }
+    if (nan) return false;
+    a = b > a ? b : a;
+    c = d > c ? d : c;
+    *m = c > a ? c : a;
+    return true;
+}
+
+/* The smallest, as extreme_max. */
+static bool extreme_min(const double *x, int64_t n, double *m)
+{
+    double a = *m, b = *m, c = *m, d = *m;
+    bool nan = a != a;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a = x[i] < a ? x[i] : a;
+        b = x[i + 1] < b ? x[i + 1] : b;
+        c = x[i + 2] < c ? x[i + 2] : c;
+        d = x[i + 3] < d ? x[i + 3] : d;
+        nan |= (x[i] != x[i]) | (x[i + 1] != x[i + 1]) | (x[i + 2] != x[i + 2]) |
+               (x[i + 3] != x[i + 3]);
+    }
+    for (; i < n; i++) {
+        a = x[i] < a ? x[i] : a;
+        nan |= x[i] != x[i];
+    }
+    if (nan) return false;
+    a = b < a ? b : a;
+    c = d < c ? d : c;
+    *m = c < a ? c : a;
+    return true;
+}
+
 /* The sums of an int64 column (a rollup's stored counts) of each output
  * row; TL_ERR_INVALID when one leaves int64 (the caller then declines). */
 static tl_status int_sums(const struct ArrowArray *a, const int64_t *starts, const int64_t *ends,
@@ -328,10 +380,12 @@ static tl_status fold_state(const tl_run_state *s, const tl_run_input *in, const
         for (int64_t r = 0; r < n_runs; r++) {
             int64_t o = rows ? rows[r] : r, i = starts[r];
             double v0 = cnt[o] ? acc[o] : x[i];
-            for (; i < ends[r]; i++) { /* NaN above every number (above()) */
-                double v = x[i];
-                if (max ? v > v0 || (v != v && v0 == v0) : v < v0 || (v0 != v0 && v == v)) v0 = v;
-            }
+            if (max ? !extreme_max(x + i, ends[r] - i, &v0) : !extreme_min(x + i, ends[r] - i, &v0))
+                for (; i < ends[r]; i++) { /* a NaN: above every number (above()) */
+                    double v = x[i];
+                    if (max ? v > v0 || (v != v && v0 == v0) : v < v0 || (v0 != v0 && v == v))
+                        v0 = v;
+                }
             cnt[o] += ends[r] - starts[r];
             acc[o] = v0;
         }

@@ -537,6 +537,17 @@ static tl_status finish_page(colread *c, int32_t enc, const uint8_t *p, size_t l
         c->done += n;
         return TL_OK;
     }
+    /* Dictionary codes of fixed-width values with no null, stored as they
+     * are (a rollup's counts): the entries gathered straight into the output. */
+    if ((enc == TL_PQ_ENC_RLE_DICTIONARY || enc == TL_PQ_ENC_PLAIN_DICTIONARY) && (int64_t)k == n &&
+        c->values && (t == TL_PQ_INT64 || t == TL_PQ_DOUBLE) && conv == TL_PQ_CONV_COPY64 &&
+        c->width == 8) {
+        TL_TRY(decode_indices(c, p, len, k, err));
+        uint8_t *dst = c->values + (size_t)c->done * 8;
+        for (size_t i = 0; i < k; i++) memcpy(dst + i * 8, c->dict_page + (size_t)c->idx[i] * 8, 8);
+        c->done += n;
+        return TL_OK;
+    }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* Deltas of int64 values with no null (times), stored as they are:
      * decoded straight into the output too. */
