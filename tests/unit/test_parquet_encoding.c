@@ -522,6 +522,13 @@ static void test_byte_stream_split(void)
         for (size_t i = 0; i < 5; i++)
             for (size_t k = 0; k < width; k++) CHECK_INT(out[i * width + k], streams[k * 5 + i]);
     }
+    /* Doubles past 16 (decoded 16 at a time where the machine can), and a tail. */
+    enum { N = 37 };
+    uint8_t streams[8 * N], out[8 * N];
+    for (size_t i = 0; i < sizeof streams; i++) streams[i] = (uint8_t)(i * 131 + 7);
+    CHECK_OK(tl_pq_byte_stream_split_decode(streams, sizeof streams, 8, N, out, &err), &err);
+    for (size_t i = 0; i < N; i++)
+        for (size_t k = 0; k < 8; k++) CHECK_INT(out[i * 8 + k], streams[k * N + i]);
 }
 
 static void test_bit_helpers(void)
