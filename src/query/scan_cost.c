@@ -196,7 +196,7 @@ tl_status tl_scan_cost(tl_query_engine *e, const tl_table *t, const char *query,
      * are not most of the rows or the time bounds say few rows match
      * (selective_scan.c). */
     bool refined =
-        y.paged <= (double)y.rows * 0.75 || tl_selective_rows_narrow((int64_t)y.wanted, y.rows);
+        y.paged <= (double)y.rows * 0.75 || tl_selective_time_refines((int64_t)y.wanted, y.rows);
     double chosen = refined ? y.wanted : y.paged;
     bool selective = n_filters > 0 && y.files <= TL_FOOTER_CACHE_MAX &&
                      tl_selective_scan_takes(e, t, (int64_t)chosen, y.rows);

@@ -156,36 +156,164 @@ bool tl_strings_valid(const struct ArrowArray *a)
     return tl_utf8_valid(data + first, (size_t)(last - first));
 }
 
+/* The rows of row group g of the file into fp->segs[g] (none: left empty),
+ * read by r; *bytes grows by what was read. */
+static tl_status decode_group(file_plan *fp, tl_parquet_reader *r, int g, int64_t *bytes,
+                              tl_error *err)
+{
+    size_t n_cols = (size_t)fp->fe->schema.n_children;
+    const tl_row_ranges *rr = &fp->ranges[g];
+    if (rr->n == 0) return TL_OK;
+    tl_rows_segment *seg = &fp->segs[g];
+    seg->rows = tl_row_ranges_rows(rr);
+    if ((seg->cols = calloc(n_cols + 1, sizeof *seg->cols)) == NULL) return tl_error_nomem(err);
+    for (size_t c = 0; c < n_cols; c++) {
+        if (!fp->keep[c]) continue;
+        /* Pages the refinement read (a superset of these) are counted once. */
+        int64_t again = 0;
+        bool counted = fp->refined[(size_t)g * n_cols + c];
+        tl_status st = tl_parquet_reader_read_rows(r, g, (int)c, rr->r, rr->n, &seg->cols[c],
+                                                   counted ? &again : bytes, err);
+        if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
+        if (strcmp(fp->fe->schema.children[c]->format, "u") == 0 &&
+            !tl_strings_valid(&seg->cols[c]))
+            return tl_error_set(err, TL_ERR_INVALID, "%s: column %s is not valid UTF-8",
+                                fp->fe->path, fp->fe->schema.children[c]->name);
+    }
+    return TL_OK;
+}
+
+/* Room for a segment per row group (plan_free frees them all). */
+static tl_status segs_alloc(file_plan *fp, tl_error *err)
+{
+    int n_rg = tl_parquet_reader_num_row_groups(fp->fe->reader);
+    if ((fp->segs = calloc((size_t)n_rg + 1, sizeof *fp->segs)) == NULL) return tl_error_nomem(err);
+    fp->n_segs = (size_t)n_rg;
+    return TL_OK;
+}
+
+/* The decoded segments, in row-group order, first. */
+static void segs_compact(file_plan *fp)
+{
+    size_t k = 0;
+    for (size_t g = 0; g < fp->n_segs; g++)
+        if (fp->segs[g].cols) fp->segs[k++] = fp->segs[g];
+    fp->n_segs = k;
+}
+
 static tl_status decode_file(void *ctx, size_t i, tl_error *err)
 {
     plan *p = ctx;
     file_plan *fp = &p->files[i];
-    tl_parquet_reader *r = fp->fe->reader;
+    TL_TRY(segs_alloc(fp, err));
+    for (int g = 0; g < (int)fp->n_segs; g++)
+        TL_TRY(decode_group(fp, fp->fe->reader, g, &fp->out->bytes_read, err));
+    segs_compact(fp);
+    return TL_OK;
+}
+
+/* The row groups of a single file refined or decoded by up to
+ * DECODE_THREADS lanes of consecutive ones, each with a reader of its own (a
+ * reader is not shared between threads): a compacted file is one. */
+typedef struct lanes {
+    plan *p;
+    bool decode; /* decode_group, else the refinement */
+    tl_parquet_reader *rd[DECODE_THREADS];
+    int bounds[DECODE_THREADS + 1]; /* lane i: row groups [bounds[i], bounds[i + 1]) */
+    int64_t bytes[DECODE_THREADS];
+    bool exact[DECODE_THREADS];
+} lanes;
+
+static tl_status run_lane(void *ctx, size_t i, tl_error *err)
+{
+    lanes *l = ctx;
+    file_plan *fp = &l->p->files[0];
     size_t n_cols = (size_t)fp->fe->schema.n_children;
-    int n_rg = tl_parquet_reader_num_row_groups(r);
-    if ((fp->segs = calloc((size_t)n_rg + 1, sizeof *fp->segs)) == NULL) return tl_error_nomem(err);
-    for (int g = 0; g < n_rg; g++) {
-        const tl_row_ranges *rr = &fp->ranges[g];
-        if (rr->n == 0) continue;
-        tl_rows_segment *seg = &fp->segs[fp->n_segs++];
-        seg->rows = tl_row_ranges_rows(rr);
-        if ((seg->cols = calloc(n_cols + 1, sizeof *seg->cols)) == NULL) return tl_error_nomem(err);
-        for (size_t c = 0; c < n_cols; c++) {
-            if (!fp->keep[c]) continue;
-            /* Pages the refinement read (a superset of these) are counted once. */
-            int64_t again = 0;
-            bool counted = fp->refined[(size_t)g * n_cols + c];
-            tl_status st =
-                tl_parquet_reader_read_rows(r, g, (int)c, rr->r, rr->n, &seg->cols[c],
-                                            counted ? &again : &fp->out->bytes_read, err);
-            if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
-            if (strcmp(fp->fe->schema.children[c]->format, "u") == 0 &&
-                !tl_strings_valid(&seg->cols[c]))
-                return tl_error_set(err, TL_ERR_INVALID, "%s: column %s is not valid UTF-8",
-                                    fp->fe->path, fp->fe->schema.children[c]->name);
+    l->exact[i] = true;
+    for (int g = l->bounds[i]; g < l->bounds[i + 1]; g++) {
+        if (l->decode) {
+            TL_TRY(decode_group(fp, l->rd[i], g, &l->bytes[i], err));
+            continue;
         }
+        tl_status st =
+            tl_row_refine(l->p->t, l->rd[i], g, l->p->filters, l->p->n_filters, &fp->ranges[g],
+                          &l->bytes[i], &fp->refined[(size_t)g * n_cols], &l->exact[i], err);
+        if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
     }
     return TL_OK;
+}
+
+/* The lanes of the single file's row groups holding `rows` rows; *n 0 when
+ * one thread does as well (few rows or one row group). */
+static tl_status lanes_open(plan *p, int64_t rows, bool decode, lanes *l, int *n, tl_error *err)
+{
+    file_plan *fp = &p->files[0];
+    int n_rg = tl_parquet_reader_num_row_groups(fp->fe->reader);
+    *l = (lanes){.p = p, .decode = decode, .rd = {fp->fe->reader}};
+    *n = n_rg < DECODE_THREADS ? n_rg : DECODE_THREADS;
+    if (rows < 2 * 65536 || *n < 2) {
+        *n = 0;
+        return TL_OK;
+    }
+    for (int i = 0; i <= *n; i++) l->bounds[i] = (int)((int64_t)n_rg * i / *n);
+    tl_status st = TL_OK;
+    for (int i = 1; st == TL_OK && i < *n; i++) st = tl_footer_reader(fp->fe, &l->rd[i], err);
+    return st;
+}
+
+static void lanes_close(lanes *l, int n)
+{
+    for (int i = 1; i < n; i++) tl_parquet_reader_free(l->rd[i]);
+}
+
+/* refine_file for a single file of `rows` rows: in lanes. */
+static tl_status refine_single(plan *p, int64_t rows, tl_error *err)
+{
+    file_plan *fp = &p->files[0];
+    lanes l;
+    int n = 0;
+    tl_status st = lanes_open(p, rows, false, &l, &n, err);
+    if (st == TL_OK && n == 0) st = tl_parallel_run(1, 1, true, refine_file, p, err);
+    if (st != TL_OK || n == 0) {
+        lanes_close(&l, n);
+        return st;
+    }
+    st = tl_parallel_run((size_t)n, (size_t)n, true, run_lane, &l, err);
+    lanes_close(&l, n);
+    int n_rg = tl_parquet_reader_num_row_groups(fp->fe->reader);
+    fp->out->rows_read = fp->out->row_groups_read = 0;
+    fp->exact = true;
+    for (int i = 0; i < n; i++) {
+        fp->out->bytes_read += l.bytes[i];
+        fp->exact &= l.exact[i];
+    }
+    for (int g = 0; g < n_rg; g++) {
+        int64_t r = tl_row_ranges_rows(&fp->ranges[g]);
+        fp->out->rows_read += r;
+        fp->out->row_groups_read += r > 0;
+    }
+    return st;
+}
+
+/* decode_file for a single file of `rows` rows (its pages, where the rows
+ * wanted lie, may be any of them): in lanes. */
+static tl_status decode_single(plan *p, int64_t rows, tl_error *err)
+{
+    file_plan *fp = &p->files[0];
+    lanes l;
+    int n = 0;
+    tl_status st = lanes_open(p, rows, true, &l, &n, err);
+    if (st == TL_OK && n == 0) st = tl_parallel_run(1, 1, true, decode_file, p, err);
+    if (st != TL_OK || n == 0) {
+        lanes_close(&l, n);
+        return st;
+    }
+    st = segs_alloc(fp, err);
+    if (st == TL_OK) st = tl_parallel_run((size_t)n, (size_t)n, true, run_lane, &l, err);
+    lanes_close(&l, n);
+    for (int i = 0; i < n; i++) fp->out->bytes_read += l.bytes[i];
+    if (st == TL_OK) segs_compact(fp);
+    return st;
 }
 
 /* Moves the decoded segments of every file into a new rowset. */
@@ -270,6 +398,11 @@ bool tl_selective_rows_narrow(int64_t chosen, int64_t total)
     return chosen <= total / 4 && chosen <= TL_SELECTIVE_MAX_ROWS;
 }
 
+bool tl_selective_time_refines(int64_t timed, int64_t total)
+{
+    return timed <= total / 32 && timed <= TL_SELECTIVE_MAX_ROWS;
+}
+
 bool tl_selective_scan_takes(const tl_query_engine *e, const tl_table *t, int64_t chosen,
                              int64_t total)
 {
@@ -310,14 +443,17 @@ tl_status tl_selective_scan(tl_query_engine *e, const tl_table *t, tl_selective_
      * is read, the other columns for the rows left). */
     bool refined = false;
     if (st == TL_OK && ok &&
-        (m == MODE_ALWAYS || chosen <= total / 4 * 3 || tl_selective_rows_narrow(timed, total))) {
-        st = tl_parallel_run(n, threads_for(n), true, refine_file, &p, err);
+        (m == MODE_ALWAYS || chosen <= total / 4 * 3 || tl_selective_time_refines(timed, total))) {
+        st = n == 1 ? refine_single(&p, total, err)
+                    : tl_parallel_run(n, threads_for(n), true, refine_file, &p, err);
         chosen = 0;
         for (size_t i = 0; st == TL_OK && i < n; i++) chosen += files[i].rows_read;
         refined = st == TL_OK;
     }
     if (st == TL_OK && ok && m == MODE_AUTO) ok = tl_selective_rows_narrow(chosen, total);
-    if (st == TL_OK && ok) st = tl_parallel_run(n, threads_for(n), true, decode_file, &p, err);
+    if (st == TL_OK && ok)
+        st = n == 1 ? decode_single(&p, total, err)
+                    : tl_parallel_run(n, threads_for(n), true, decode_file, &p, err);
     /* A file our reader cannot decode (a codec, an encoding it lacks) is
      * left to read_parquet. */
     if (st == TL_ERR_INVALID) {

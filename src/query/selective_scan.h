@@ -37,6 +37,13 @@ typedef struct tl_selective_file {
  * takes the others). */
 bool tl_selective_rows_narrow(int64_t chosen, int64_t total);
 
+/* Whether rows whose pages are most of the files' `total` rows, but of
+ * which the time bounds of their row groups say `timed` match, are refined
+ * by their times: the time column read whole, and every page holding a row
+ * wanted of each other column decoded, pays when they are a small share
+ * (the edges of a range: 4,000 of 720,000 rows; not 5 minutes of an hour). */
+bool tl_selective_time_refines(int64_t timed, int64_t total);
+
 /* Whether the scan would decode `chosen` rows of files holding `total`
  * itself, by the setting and the rule above (scan_cost.h's estimate). */
 bool tl_selective_scan_takes(const tl_query_engine *e, const tl_table *t, int64_t chosen,
