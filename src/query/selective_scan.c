@@ -156,6 +156,68 @@ bool tl_strings_valid(const struct ArrowArray *a)
     return tl_utf8_valid(data + first, (size_t)(last - first));
 }
 
+/* The strings of dictionary codes (tl_parquet_reader_read_codes: int32
+ * codes, a utf8 dictionary) as a utf8 array; TL_ERR_INVALID for a code past
+ * the dictionary. */
+static tl_status codes_to_strings(const struct ArrowArray *codes, struct ArrowArray *out,
+                                  tl_error *err)
+{
+    const struct ArrowArray *d = codes->dictionary;
+    const int32_t *code = (const int32_t *)codes->buffers[1] + codes->offset;
+    const uint8_t *valid = codes->null_count ? codes->buffers[0] : NULL;
+    const int32_t *doff = (const int32_t *)d->buffers[1] + d->offset;
+    int64_t n = codes->length;
+    size_t bytes = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (valid && !tl_bit_get(valid, codes->offset + i)) continue;
+        if (code[i] < 0 || code[i] >= d->length)
+            return tl_error_set(err, TL_ERR_INVALID, "a dictionary code past its dictionary");
+        bytes += (size_t)(doff[code[i] + 1] - doff[code[i]]);
+    }
+    if (bytes > INT32_MAX) return tl_error_set(err, TL_ERR_INVALID, "strings too large");
+    TL_TRY(tl_array_init(out, 3, 0, err));
+    int32_t *off = tl_array_alloc_buffer(out, 1, (size_t)(n + 1) * sizeof *off);
+    uint8_t *data = tl_array_alloc_buffer(out, 2, bytes + 1);
+    uint8_t *bits = valid ? tl_array_alloc_buffer(out, 0, (size_t)(n + 7) / 8 + 1) : NULL;
+    if (!off || !data || (valid && !bits)) {
+        tl_array_release(out);
+        return tl_error_nomem(err);
+    }
+    if (bits) memset(bits, 0, (size_t)(n + 7) / 8 + 1);
+    int32_t at = 0;
+    for (int64_t i = 0; i < n; i++) {
+        off[i] = at;
+        if (valid && !tl_bit_get(valid, codes->offset + i)) continue;
+        if (bits) tl_bit_set(bits, i);
+        int32_t len = doff[code[i] + 1] - doff[code[i]];
+        memcpy(data + at, (const uint8_t *)d->buffers[2] + doff[code[i]], (size_t)len);
+        at += len;
+    }
+    off[n] = at;
+    out->length = n;
+    out->null_count = valid ? codes->null_count : 0;
+    return TL_OK;
+}
+
+/* Rows of a string column: by their dictionary codes where every page read
+ * holds codes (a key column of a few hundred names: no page of strings
+ * built whole to keep a few), else as read_rows reads them. */
+static tl_status read_strings(tl_parquet_reader *r, int g, int c, const tl_row_ranges *rr,
+                              struct ArrowArray *out, int64_t *bytes, tl_error *err)
+{
+    struct ArrowArray codes = {0};
+    int64_t read = 0;
+    tl_status st = tl_parquet_reader_read_codes(r, g, c, rr->r, rr->n, &codes, &read, err);
+    if (st == TL_ERR_NOT_FOUND) {
+        tl_error_clear(err);
+        return tl_parquet_reader_read_rows(r, g, c, rr->r, rr->n, out, bytes, err);
+    }
+    if (st == TL_OK) st = codes_to_strings(&codes, out, err);
+    tl_array_release(&codes);
+    if (st == TL_OK) *bytes += read;
+    return st;
+}
+
 /* The rows of row group g of the file into fp->segs[g] (none: left empty),
  * read by r; *bytes grows by what was read. */
 static tl_status decode_group(file_plan *fp, tl_parquet_reader *r, int g, int64_t *bytes,
@@ -172,8 +234,11 @@ static tl_status decode_group(file_plan *fp, tl_parquet_reader *r, int g, int64_
         /* Pages the refinement read (a superset of these) are counted once. */
         int64_t again = 0;
         bool counted = fp->refined[(size_t)g * n_cols + c];
-        tl_status st = tl_parquet_reader_read_rows(r, g, (int)c, rr->r, rr->n, &seg->cols[c],
-                                                   counted ? &again : bytes, err);
+        bool text = strcmp(fp->fe->schema.children[c]->format, "u") == 0;
+        tl_status st =
+            text ? read_strings(r, g, (int)c, rr, &seg->cols[c], counted ? &again : bytes, err)
+                 : tl_parquet_reader_read_rows(r, g, (int)c, rr->r, rr->n, &seg->cols[c],
+                                               counted ? &again : bytes, err);
         if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
         if (strcmp(fp->fe->schema.children[c]->format, "u") == 0 &&
             !tl_strings_valid(&seg->cols[c]))
