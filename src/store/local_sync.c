@@ -23,6 +23,7 @@ void tl_sync_set_init(tl_sync_set *s)
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->flushing, NULL);
     memset(&s->paths, 0, sizeof s->paths);
+    s->failed_errno = 0;
 }
 
 void tl_sync_set_destroy(tl_sync_set *s)
@@ -93,8 +94,18 @@ static void open_written(const tl_strlist *paths, int *fds, atomic_int *failed)
     }
 }
 
+static tl_status failed(int e, tl_error *err)
+{
+    return tl_error_set(err, TL_ERR_STORAGE,
+                        "making written files durable: %s; an fsync on this lake failed, so files "
+                        "written through it may not be on disk and nothing more is committed "
+                        "through it: check the disk, then open the lake again",
+                        strerror(e));
+}
+
 static tl_status flush_locked(tl_sync_set *s, tl_error *err)
 {
+    if (s->failed_errno != 0) return failed(s->failed_errno, err);
     pthread_mutex_lock(&s->lock);
     tl_strlist todo = s->paths;
     memset(&s->paths, 0, sizeof s->paths);
@@ -114,9 +125,9 @@ static tl_status flush_locked(tl_sync_set *s, tl_error *err)
     free(job.fds);
     tl_strlist_free(&todo);
     int e = atomic_load(&job.failed_errno);
-    if (e != 0)
-        return tl_error_set(err, TL_ERR_STORAGE, "making written files durable: %s", strerror(e));
-    return TL_OK;
+    if (e == 0) return TL_OK;
+    s->failed_errno = e;
+    return failed(e, err);
 }
 
 /* Flushes run one at a time: a flush that found the set empty because

@@ -18,6 +18,7 @@ typedef struct tl_sync_set {
     pthread_mutex_t lock;
     tl_strlist paths;         /* files and directories to fsync, without duplicates */
     pthread_mutex_t flushing; /* held for a whole flush (see tl_sync_set_flush) */
+    int failed_errno;         /* of the first failed fsync; sticky (under flushing) */
 } tl_sync_set;
 
 void tl_sync_set_init(tl_sync_set *s);
@@ -32,7 +33,10 @@ tl_status tl_sync_set_add_dir(tl_sync_set *s, const char *dir_path, tl_error *er
 /* Fsyncs everything remembered so far (a path deleted meanwhile is skipped):
  * when it returns, every path added before it was called is durable, also
  * those another thread's flush took and is still syncing (flushes run one
- * at a time). */
+ * at a time). Once an fsync has failed, every later flush fails too: the
+ * failed flush may have taken another commit's paths, which nobody can sync
+ * again (the kernel reports a writeback error once and may drop the pages),
+ * so no commit on this set may publish what names them. */
 tl_status tl_sync_set_flush(tl_sync_set *s, tl_error *err);
 
 /* For tests: when set, called with each path just before its fsync; a

@@ -4,7 +4,7 @@
  * syncs failed, and is durable (its directory synced after the link) when it
  * returns (put_if_absent_unsynced: once tl_store_sync returns); a commit
  * whose files another thread's flush took waits for that flush instead of
- * publishing at once. */
+ * publishing at once, and fails when that flush failed. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -173,7 +173,37 @@ static void test_commit_waits_for_a_flush_holding_its_files(void)
     tl_store_free(shared);
 }
 
+/* A's commit takes B's data file with its own and fails to sync it: B's
+ * commit, finding nothing left to sync, must not publish, nor may any later
+ * commit through this store; a store opened afresh commits again. */
+static void test_failed_flush_fails_the_commits_whose_files_it_took(void)
+{
+    tl_store *s = open_table("sticky");
+    snprintf(failing, sizeof failing, "%s/b/data/d.parquet", root);
+    tl_error err;
+    CHECK_OK(tl_store_put(s, "b/data/d.parquet", "data", 4, &err), &err);
+    tl_sync_set_fault(watch);
+    CHECK_INT(tl_store_put_if_absent(s, "a/metadata/v1.metadata.json", "{}", 2, &err),
+              TL_ERR_STORAGE);
+    tl_sync_set_fault(NULL);
+    CHECK_INT(tl_store_put_if_absent(s, "b/metadata/v1.metadata.json", "{}", 2, &err),
+              TL_ERR_STORAGE);
+    CHECK(strstr(err.message, "open the lake again") != NULL);
+    char b_version[700];
+    snprintf(b_version, sizeof b_version, "%s/b/metadata/v1.metadata.json", root);
+    CHECK(!exists(b_version));
+    CHECK_INT(tl_store_put_if_absent(s, "c/metadata/v1.metadata.json", "{}", 2, &err),
+              TL_ERR_STORAGE);
+    tl_store_free(s);
+    CHECK_OK(tl_store_open(root, NULL, &s, &err), &err);
+    CHECK_OK(tl_store_put(s, "b/data/d.parquet", "data", 4, &err), &err);
+    CHECK_OK(tl_store_put_if_absent(s, "b/metadata/v1.metadata.json", "{}", 2, &err), &err);
+    CHECK(exists(b_version));
+    tl_store_free(s);
+}
+
 UNIT_TESTS(UNIT(test_commit_publishes_after_what_it_names_is_synced),
+           UNIT(test_failed_flush_fails_the_commits_whose_files_it_took),
            UNIT(test_unsynced_commit_is_durable_after_sync),
            UNIT(test_failed_sync_publishes_nothing),
            UNIT(test_commit_waits_for_a_flush_holding_its_files))
