@@ -8,7 +8,11 @@ package under test on its path, and `sql` blocks one statement at a time
 through `timelake sql`. A ```text block right after `<!-- output -->` is what
 the block before it prints. A block that needs what this test cannot give (a
 bucket, a server that keeps running) has `<!-- not run: why -->` right before
-it, and is reported here as a skipped test with that reason."""
+it, and is reported here as a skipped test with that reason. A block with
+`<!-- run with: s3 -->` before it runs against moto's S3 server, started for
+it, holding the bucket `bucket`, with the endpoint and credentials in the
+environment (`AWS_ENDPOINT_URL_S3`, `AWS_ACCESS_KEY_ID`, ...), as a reader's
+shell would hold theirs."""
 
 import os
 import re
@@ -25,7 +29,7 @@ RUNNERS = ("sh", "python", "sql")
 PASTEABLE = (*RUNNERS, "c")  # a reader pastes these; each runs or says why not
 
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
-NOTE = re.compile(r"^<!--\s*(not run:.*?|output)\s*-->\s*$")
+NOTE = re.compile(r"^<!--\s*(not run:.*?|output|run with: s3)\s*-->\s*$")
 
 
 class Block:
@@ -146,7 +150,7 @@ def runs_and_outputs(blocks):
                 problems.append(f"{b}: an output block follows no block that runs")
             else:
                 runs[-1] = (runs[-1][0], b.code)
-        elif b.lang in RUNNERS:
+        elif b.lang in RUNNERS and b.note in (None, "run with: s3"):
             runs.append((b, None))
         elif b.lang in PASTEABLE:
             problems.append(f"{b}: a {b.lang} block neither runs nor says why not")
@@ -199,16 +203,43 @@ def same_output(got, shown):
     return tidy(got) == tidy(shown)
 
 
+def s3_env(env, log_dir):
+    """moto's S3 server with the bucket `bucket`, and env plus what a reader's
+    shell would hold for it; returns (server, env)."""
+    import urllib.request
+
+    from store_servers import start_moto
+
+    proc, backend = start_moto(log_dir)
+    urllib.request.urlopen(urllib.request.Request(f"{backend.endpoint}/bucket", method="PUT"))
+    return proc, {**env, "AWS_ENDPOINT_URL_S3": backend.endpoint, "AWS_ALLOW_HTTP": "true",
+                  "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+
+def run_readme_block(block, shown, tmp_path, env):
+    ok, out, err = run_block(block, tmp_path, env)
+    assert ok, f"{block} failed:\n{block.code}\n--- stdout\n{out}\n--- stderr\n{err}"
+    if shown is not None:
+        assert same_output(out, shown), f"{block} printed\n{out}\nwhere the README shows\n{shown}"
+
+
 def test_readme_examples_run(tmp_path):
+    from store_servers import stop
+
     runs, _ = runs_and_outputs(README_BLOCKS)
     assert len(runs) >= 10, "the README's examples went missing"
+    assert any(b.note == "run with: s3" for b, _ in runs), "the README's S3 example went missing"
     (tmp_path / "home").mkdir()
     env = block_env(tmp_path)
-    for block, shown in runs:
-        ok, out, err = run_block(block, tmp_path, env)
-        assert ok, f"{block} failed:\n{block.code}\n--- stdout\n{out}\n--- stderr\n{err}"
-        if shown is not None:
-            assert same_output(out, shown), f"{block} printed\n{out}\nwhere the README shows\n{shown}"
+    s3 = None
+    try:
+        for block, shown in runs:
+            if block.note == "run with: s3" and s3 is None:
+                s3 = s3_env(env, tmp_path)
+            run_readme_block(block, shown, tmp_path, s3[1] if block.note else env)
+    finally:
+        if s3:
+            stop(s3[0])
 
 
 @pytest.mark.parametrize("block", runs_and_outputs(README_BLOCKS)[1], ids=repr)
