@@ -86,45 +86,30 @@ static bool is_known(const char *path)
     return false;
 }
 
+static int remember(const char *path, const char *folder, void *ctx)
+{
+    (void)folder, (void)ctx;
+    if (n_known < 16) snprintf(known[n_known++], sizeof known[0], "%s", path);
+    return 0;
+}
+
 static void remember_files(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char path[1200];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (e->d_name[0] == '.' || stat(path, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode))
-            remember_files(path);
-        else if (n_known < 16)
-            snprintf(known[n_known++], sizeof known[0], "%s", path);
-    }
-    closedir(d);
+    ttable_walk_files(dir, remember, NULL);
 }
 
 /* Every data file under dir (recursively) that the watched call wrote was
  * synced, and its folder too, before version `bound` existed. */
+static int unsynced(const char *path, const char *folder, void *bound)
+{
+    if (is_known(path)) return 0;
+    int64_t v = *(const int64_t *)bound;
+    return !synced_before(path, v) + !synced_before(folder, v);
+}
+
 static int unsynced_data_files(const char *dir, int64_t bound)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL) return 0;
-    int bad = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        char path[1200];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (stat(path, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode))
-            bad += unsynced_data_files(path, bound);
-        else if (!is_known(path))
-            bad += !synced_before(path, bound) + !synced_before(dir, bound);
-    }
-    closedir(d);
-    return bad;
+    return ttable_walk_files(dir, unsynced, &bound);
 }
 
 static void watch_version(const char *lake_dir, int64_t version)

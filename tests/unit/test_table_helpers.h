@@ -4,8 +4,10 @@
 #ifndef TEST_TABLE_HELPERS_H
 #define TEST_TABLE_HELPERS_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "arrow/array.h"
 #include "arrow/stream.h"
@@ -85,6 +87,28 @@ static inline int64_t ttable_sql_int64(tl_lake *lake, const char *sql)
     schema.release(&schema);
     s.release(&s);
     return n;
+}
+
+/* Calls fn(path, folder, ctx) for every file under dir, recursively (names
+ * starting with '.' left out), and returns the sum of what it returned. */
+typedef int (*ttable_file_fn)(const char *path, const char *folder, void *ctx);
+
+static inline int ttable_walk_files(const char *dir, ttable_file_fn fn, void *ctx)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) return 0;
+    int sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[1200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0) continue;
+        sum += S_ISDIR(st.st_mode) ? ttable_walk_files(path, fn, ctx) : fn(path, dir, ctx);
+    }
+    closedir(d);
+    return sum;
 }
 
 #endif
