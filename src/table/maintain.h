@@ -52,6 +52,11 @@ typedef bool (*tl_manifest_list_visit_fn)(void *ctx, const tl_ice_manifest_file 
 /* The same for the manifests a manifest list names. */
 tl_status tl_manifest_list_cache_visit(const tl_table *t, const char *url,
                                        tl_manifest_list_visit_fn fn, void *ctx, tl_error *err);
+/* A deep copy of the manifests a manifest list names, parsed only when it is
+ * not cached (maintenance, and the check before each append, read the list
+ * the last commit wrote). Free *out with tl_ice_manifest_files_free. */
+tl_status tl_manifest_list_cache_read(const tl_table *t, const char *url,
+                                      tl_ice_manifest_file **out, size_t *n, tl_error *err);
 /* Whether every manifest of the current snapshot can be read and parsed
  * (through the cache: each is parsed once per process). A damaged table is
  * TL_ERR_STORAGE naming the table and the file. */

@@ -226,6 +226,58 @@ static bool copy_data_file(tl_ice_data_file *dst, const tl_ice_data_file *s)
     return ok;
 }
 
+/* A deep copy; on failure dst holds what was copied (tl_ice_manifest_files_free frees it). */
+static bool copy_manifest_file(tl_ice_manifest_file *dst, const tl_ice_manifest_file *s)
+{
+    bool ok = true;
+    *dst = *s;
+    dst->manifest_path =
+        dup_mem(s->manifest_path, s->manifest_path ? strlen(s->manifest_path) : 0, &ok);
+    dst->key_metadata = dup_mem(s->key_metadata, s->key_metadata_len, &ok);
+    dst->partitions = dup_mem(s->partitions, s->n_partitions * sizeof *s->partitions, &ok);
+    for (size_t i = 0; dst->partitions && i < s->n_partitions; i++)
+        dst->partitions[i].lower_bound = dst->partitions[i].upper_bound = NULL;
+    for (size_t i = 0; ok && dst->partitions && i < s->n_partitions; i++) {
+        const tl_ice_field_summary *f = &s->partitions[i];
+        dst->partitions[i].lower_bound = dup_mem(f->lower_bound, f->lower_len, &ok);
+        dst->partitions[i].upper_bound = dup_mem(f->upper_bound, f->upper_len, &ok);
+    }
+    if (dst->partitions == NULL) dst->n_partitions = 0;
+    return ok;
+}
+
+typedef struct list_copy {
+    tl_ice_manifest_file *files;
+    size_t n, cap;
+} list_copy;
+
+static bool take_manifest(void *p, const tl_ice_manifest_file *mf)
+{
+    list_copy *c = p;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        tl_ice_manifest_file *grown = realloc(c->files, cap * sizeof *grown);
+        if (grown == NULL) return false;
+        c->files = grown;
+        c->cap = cap;
+    }
+    return copy_manifest_file(&c->files[c->n++], mf); /* counted even on failure, to be freed */
+}
+
+tl_status tl_manifest_list_cache_read(const tl_table *t, const char *url,
+                                      tl_ice_manifest_file **out, size_t *n, tl_error *err)
+{
+    list_copy c = {0};
+    tl_status st = tl_manifest_list_cache_visit(t, url, take_manifest, &c, err);
+    if (st != TL_OK) {
+        tl_ice_manifest_files_free(c.files, c.n);
+        return st;
+    }
+    *out = c.files;
+    *n = c.n;
+    return TL_OK;
+}
+
 typedef struct live_ctx {
     tl_live_files *lf;
     size_t m; /* the manifest being visited */
@@ -313,7 +365,7 @@ tl_status tl_maintain_live_files(const tl_table *t, tl_live_files *out, tl_error
     const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(t->md);
     if (s == NULL || s->manifest_list == NULL) return TL_OK;
     tl_status st =
-        tl_table_read_manifest_list(t, s->manifest_list, &out->manifests, &out->n_manifests, err);
+        tl_manifest_list_cache_read(t, s->manifest_list, &out->manifests, &out->n_manifests, err);
     live_ctx c = {.lf = out};
     for (size_t m = 0; st == TL_OK && m < out->n_manifests; m++) {
         if (out->manifests[m].content != 0) continue; /* delete manifests */
@@ -337,7 +389,7 @@ tl_status tl_table_check_manifests(const tl_table *t, tl_error *err)
     tl_ice_manifest_file *mfs = NULL;
     size_t n = 0;
     const char *failed = s->manifest_list;
-    tl_status st = tl_table_read_manifest_list(t, s->manifest_list, &mfs, &n, err);
+    tl_status st = tl_manifest_list_cache_read(t, s->manifest_list, &mfs, &n, err);
     for (size_t i = 0; st == TL_OK && i < n; i++) {
         failed = mfs[i].manifest_path;
         st = tl_manifest_cache_visit(t, &mfs[i], visit_nothing, NULL, err);
