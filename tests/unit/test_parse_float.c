@@ -243,6 +243,33 @@ static void test_hard_cases(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_text(cases[i]);
 }
 
+/* The last one to seven digits of a field read as one word: with the eight
+ * bytes before the end taking in the sign, the point or the integer part,
+ * and a byte that is not a digit at each place among them (an exponent, a
+ * second point, a letter), so the word test must send it byte by byte. */
+static void test_field_tails(void)
+{
+    static const char bad[] = {'e', 'E', '.', 'z', '/', ':', '+', '-'};
+    char buf[64];
+    mismatches = 0;
+    for (int whole = 0; whole <= 9; whole++)
+        for (int frac = 1; frac <= 7; frac++)
+            for (int sign = 0; sign < 2; sign++)
+                for (int at = -1; at < whole + 1 + frac; at++)
+                    for (size_t b = 0; b < (at < 0 ? 1 : sizeof bad); b++) {
+                        size_t k = 0;
+                        if (sign) buf[k++] = '-';
+                        for (int d = 0; d < whole; d++) buf[k++] = (char)('0' + rng() % 10);
+                        buf[k++] = '.';
+                        for (int d = 0; d < frac; d++) buf[k++] = (char)('1' + rng() % 9);
+                        buf[k] = '\0';
+                        if (at >= 0) buf[(size_t)sign + (size_t)at] = bad[b];
+                        check_text(buf);
+                        snprintf(buf + k, sizeof buf - k, "e%d", (int)(rng() % 40) - 20);
+                        check_text(buf);
+                    }
+}
+
 /* Fixed notation as CSV writers give it ("0.3519064800030509", "-12.5",
  * "0.000123"), with leading zeros and 1 to 25 digits: around the 8-digit
  * blocks and the 19 digits that are read without going digit by digit. */
@@ -315,7 +342,7 @@ static void test_eisel_lemire_decides(void)
     CHECK(declined * 1000 < n);
 }
 
-UNIT_TESTS(UNIT(test_hard_cases), UNIT(test_digit_runs), UNIT(test_subnormals),
-           UNIT(test_eisel_lemire_decides), UNIT(test_random_doubles),
+UNIT_TESTS(UNIT(test_hard_cases), UNIT(test_digit_runs), UNIT(test_field_tails),
+           UNIT(test_subnormals), UNIT(test_eisel_lemire_decides), UNIT(test_random_doubles),
            UNIT(test_random_digit_strings), UNIT(test_long_digit_strings),
            UNIT(test_fixed_notation))
