@@ -496,7 +496,8 @@ static tl_status build_one(void *ctx, size_t i, tl_error *unused)
     tl_error *err = &j->err[i];
     if (i == 0) {
         /* Merged against this attempt's parent: after a lost race, the winner's. */
-        j->st[0] = tl_lvi_build(j->t, j->req->rows, j->req->replace, j->lvi, j->cs->warning, err);
+        j->st[0] = tl_lvi_build(j->t, j->req->rows, j->req->replace, j->cs->lvi_key, j->lvi,
+                                j->cs->warning, err);
         return TL_OK;
     }
     j->st[1] = next_metadata(j->t, j->cs, j->req, j->seq, &j->md, err);

@@ -130,6 +130,95 @@ tl_status tl_lvi_read(const tl_table *t, tl_rows *out, bool *found, tl_error *er
     return TL_OK;
 }
 
+/* ---- The index this handle built last ---- */
+
+/* Each append merges the parent's index, which is most often the one this
+ * handle built in its previous commit: decoding that file again cost as much
+ * as merging. The merged rows are kept under the key they were uploaded to
+ * and taken back when the current snapshot names that key, for the same
+ * schema and column layout (anything else reads the file). */
+struct tl_lvi_memo {
+    char *key;
+    uint64_t size; /* of the file: one replaced or gone is read (and reported) */
+    int32_t schema_id;
+    tl_rows rows;
+};
+
+tl_lvi_memo *tl_lvi_memo_new(void)
+{
+    return calloc(1, sizeof(tl_lvi_memo));
+}
+
+static void memo_clear(tl_lvi_memo *m)
+{
+    if (m->key) tl_rows_free(&m->rows);
+    free(m->key);
+    m->key = NULL;
+}
+
+void tl_lvi_memo_free(tl_lvi_memo *m)
+{
+    if (m == NULL) return;
+    memo_clear(m);
+    free(m);
+}
+
+static bool same_layout(const struct ArrowSchema *a, const struct ArrowSchema *b)
+{
+    if (a->n_children != b->n_children) return false;
+    for (int64_t i = 0; i < a->n_children; i++)
+        if (strcmp(a->children[i]->format, b->children[i]->format) != 0 ||
+            a->children[i]->n_children != 0 || b->children[i]->n_children != 0)
+            return false;
+    return true;
+}
+
+/* The kept rows when they are the current snapshot's index laid out like
+ * `rows` and its file is still there at its size (taken: the memo is empty
+ * after), else false: a file gone or replaced is read, rebuilt and reported
+ * as before (tl_lvi_parent). */
+static bool memo_take(const tl_table *t, const tl_rows *rows, tl_rows *out)
+{
+    tl_lvi_memo *m = t->lvi_memo;
+    const char *url = current_lvi_url(t);
+    if (m == NULL || m->key == NULL || url == NULL) return false;
+    char buf[1024];
+    const char *key = tl_table_key_of_url(t, url, buf, sizeof buf);
+    uint64_t size;
+    bool hit = key && strcmp(key, m->key) == 0 && m->schema_id == t->md->current_schema_id &&
+               same_layout(&m->rows.schema, &rows->schema) &&
+               tl_store_size(t->lake->store, key, &size, NULL) == TL_OK && size == m->size;
+    if (hit) {
+        *out = m->rows;
+        free(m->key);
+        m->key = NULL;
+    } else {
+        memo_clear(m);
+    }
+    return hit;
+}
+
+/* Keeps `merged` (taken over, with a copy of schema) as the index under key,
+ * a file of `size` bytes. */
+static void memo_keep(const tl_table *t, const char *key, uint64_t size,
+                      const struct ArrowSchema *schema, struct ArrowArray *merged)
+{
+    tl_lvi_memo *m = t->lvi_memo;
+    if (m == NULL || key == NULL) return;
+    memo_clear(m);
+    tl_error ignored = {0};
+    char *k = strdup(key);
+    if (k == NULL || tl_schema_copy(schema, &m->rows.schema, &ignored) != TL_OK) {
+        free(k); /* not kept: the next append reads the file */
+        return;
+    }
+    m->key = k;
+    m->size = size;
+    m->schema_id = t->md->current_schema_id;
+    m->rows.array = *merged;
+    merged->release = NULL;
+}
+
 /* ---- Merging ---- */
 
 static bool value_equal(const tl_array_view *v, int64_t a, int64_t b)
@@ -331,13 +420,16 @@ bool tl_lvi_wanted(const tl_table *t, bool fresh)
     return fresh || current_lvi_url(t) != NULL || parent_rows(t) == 0;
 }
 
-tl_status tl_lvi_build(const tl_table *t, const tl_rows *rows, bool fresh, tl_buf *file_out,
-                       char *warning, tl_error *err)
+tl_status tl_lvi_build(const tl_table *t, const tl_rows *rows, bool fresh, const char *key,
+                       tl_buf *file_out, char *warning, tl_error *err)
 {
     memset(file_out, 0, sizeof *file_out);
     tl_rows parent = {0};
     bool found = false;
-    if (!fresh) TL_TRY(tl_lvi_parent(t, &parent, &found, warning, err));
+    if (!fresh && memo_take(t, rows, &parent))
+        found = true;
+    else if (!fresh)
+        TL_TRY(tl_lvi_parent(t, &parent, &found, warning, err));
     struct ArrowArray all = {0}, merged = {0};
     tl_status st = found ? combine(&parent, rows, &all, err) : TL_OK;
     const struct ArrowArray *input = found ? &all : &rows->array;
@@ -347,7 +439,8 @@ tl_status tl_lvi_build(const tl_table *t, const tl_rows *rows, bool fresh, tl_bu
         if (st != TL_OK) tl_error_prefix(err, "building the last-value index");
     }
     if (st != TL_OK) tl_buf_free(file_out);
-    tl_array_release(&merged);
+    if (st == TL_OK) memo_keep(t, key, file_out->len, &rows->schema, &merged);
+    if (merged.release) tl_array_release(&merged);
     tl_array_release(&all);
     if (found) tl_rows_free(&parent);
     return st;
@@ -359,7 +452,7 @@ tl_status tl_lvi_encode(const tl_table *t, const tl_rows *rows, int64_t snapshot
     *key_out = NULL;
     memset(file_out, 0, sizeof *file_out);
     if (!tl_lvi_wanted(t, fresh)) return TL_OK;
-    TL_TRY(tl_lvi_build(t, rows, fresh, file_out, warning, err));
+    TL_TRY(tl_lvi_build(t, rows, fresh, NULL, file_out, warning, err));
     *key_out = tl_lvi_key(t, snapshot_id);
     if (*key_out) return TL_OK;
     tl_buf_free(file_out);

@@ -5,6 +5,7 @@
 
 #include "table/batch_index.h"
 #include "table/head.h"
+#include "table/lvi.h"
 #include "table/metadata_cache.h"
 #include "table/table_internal.h"
 #include "table/version_cache.h"
@@ -277,11 +278,15 @@ static tl_status load(tl_lake *lake, const tl_qname *name, int64_t version, bool
                       tl_table **out, tl_error *err)
 {
     tl_table *t = calloc(1, sizeof *t);
-    if (t == NULL) return tl_error_nomem(err);
+    if (t == NULL || (t->lvi_memo = tl_lvi_memo_new()) == NULL) {
+        free(t);
+        return tl_error_nomem(err);
+    }
     t->lake = lake;
     t->name = *name;
     tl_status st = reload(t, version, cached_only, err);
     if (st != TL_OK) {
+        tl_lvi_memo_free(t->lvi_memo);
         free(t);
         return st;
     }
@@ -315,6 +320,7 @@ void tl_table_close(tl_table *t)
     tl_md_cache_free(t->md_cache); /* this handle's reference */
     tl_head_objects_free(t->head_objects);
     tl_batch_index_free(t->batch_index);
+    tl_lvi_memo_free(t->lvi_memo);
     tl_strlist_free(&t->unsynced_removals); /* never left: commit_stream syncs */
     free(t);
 }

@@ -50,6 +50,8 @@ struct tl_table {
     /* The batch ids of the current ancestry (batch_index.h), or NULL until
      * a duplicate check needs them. Checked against md at each use. */
     struct tl_batch_index *batch_index;
+    /* The last-value index this handle built last (lvi.h); never NULL. */
+    struct tl_lvi_memo *lvi_memo;
     /* Inside an append with its inline maintenance (append.c) a commit
      * returns once its version is visible: the wait for the version to be
      * durable is left to the next commit's first wait (which syncs it with

@@ -201,3 +201,24 @@ def test_nested_latest_matches_the_data_files_and_the_reference(nested, referenc
         print(json.dumps(sorted(rows, key=lambda r: r["dev"]), default=str))
     """)
     assert out == json.loads(json.dumps(got, default=str))
+
+
+def test_handles_taking_turns_keep_every_series_in_the_index(tmp_path):
+    """Each handle merges its next append with the index it built itself
+    (kept in memory, table/lvi.c) only while the table's current snapshot
+    still names that index: after another handle's append (same shape of
+    rows, so the files are alike in size) or a rollback past it, the merge
+    starts from the current snapshot's own index."""
+    lake = tlc.Lake(str(tmp_path))
+    a = lake.create_table("iot.m", SCHEMA, time_column="time", series_key=["site", "dev"])
+    b = lake.table("iot.m")
+    a.append(batch([row("s", 1, 1, 10)]))
+    b.append(batch([row("s", 2, 1, 20)]))
+    a.append(batch([row("s", 3, 1, 30)]))
+    b.append(batch([row("s", 4, 1, 40)]))
+    assert sorted(lake.latest("iot.m").column("dev").to_pylist()) == [1, 2, 3, 4]
+    before = b.info()["snapshot_id"]  # b appended last
+    a.append(batch([row("s", 5, 1, 50)]))
+    a.rollback(before)
+    a.append(batch([row("s", 6, 1, 60)]))
+    assert sorted(lake.latest("iot.m").column("dev").to_pylist()) == [1, 2, 3, 4, 6]
