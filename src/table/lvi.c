@@ -198,6 +198,11 @@ static bool memo_take(const tl_table *t, const tl_rows *rows, tl_rows *out)
     return hit;
 }
 
+/* The memo stays in memory between appends, one per open handle (a server
+ * holds many): an index of more series than this is read from its file by
+ * the next append instead, as before the memo. */
+#define MEMO_MAX_SERIES 100000
+
 /* Keeps `merged` (taken over, with a copy of schema) as the index under key,
  * a file of `size` bytes. */
 static void memo_keep(const tl_table *t, const char *key, uint64_t size,
@@ -206,6 +211,7 @@ static void memo_keep(const tl_table *t, const char *key, uint64_t size,
     tl_lvi_memo *m = t->lvi_memo;
     if (m == NULL || key == NULL) return;
     memo_clear(m);
+    if (merged->length > MEMO_MAX_SERIES) return;
     tl_error ignored = {0};
     char *k = strdup(key);
     if (k == NULL || tl_schema_copy(schema, &m->rows.schema, &ignored) != TL_OK) {
