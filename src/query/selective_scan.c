@@ -240,8 +240,7 @@ static tl_status decode_group(file_plan *fp, tl_parquet_reader *r, int g, int64_
                  : tl_parquet_reader_read_rows(r, g, (int)c, rr->r, rr->n, &seg->cols[c],
                                                counted ? &again : bytes, err);
         if (st != TL_OK) return tl_error_prefix(err, "reading %s", fp->fe->path);
-        if (strcmp(fp->fe->schema.children[c]->format, "u") == 0 &&
-            !tl_strings_valid(&seg->cols[c]))
+        if (text && !tl_strings_valid(&seg->cols[c]))
             return tl_error_set(err, TL_ERR_INVALID, "%s: column %s is not valid UTF-8",
                                 fp->fe->path, fp->fe->schema.children[c]->name);
     }
