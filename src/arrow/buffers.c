@@ -86,22 +86,35 @@ tl_status tl_validity_copy(const tl_array_view *v, struct ArrowArray *out, tl_er
     return TL_OK;
 }
 
+/* The first j in [first, last) with o[j + 1] < o[j], or -1. Each block is
+ * tested without an exit per element, which the compiler vectorizes (the
+ * scalar loop with its early exit was 1% of the notification server's CPU);
+ * only a block with a drop is searched for it. */
+#define OFFSETS_BLOCK 1024
+#define FIRST_DROP(name, T)                                                                        \
+    static int64_t name(const T *o, int64_t first, int64_t last)                                   \
+    {                                                                                              \
+        for (int64_t j = first; j < last; j += OFFSETS_BLOCK) {                                    \
+            int64_t end = last - j > OFFSETS_BLOCK ? j + OFFSETS_BLOCK : last;                     \
+            int drop = 0;                                                                          \
+            for (int64_t k = j; k < end; k++) drop |= o[k + 1] < o[k];                             \
+            for (int64_t k = j; drop && k < end; k++)                                              \
+                if (o[k + 1] < o[k]) return k;                                                     \
+        }                                                                                          \
+        return -1;                                                                                 \
+    }
+FIRST_DROP(first_drop32, int32_t)
+FIRST_DROP(first_drop64, int64_t)
+
 tl_status tl_offsets_check(const tl_array_view *v, tl_error *err)
 {
-    int64_t bad = -1, first = v->offset, last = v->offset + v->length;
-    if (tl_atype_is_large(v->type.id)) {
-        const int64_t *o = v->values;
-        for (int64_t j = first; j < last && bad < 0; j++)
-            if (o[j + 1] < o[j]) bad = j;
-    } else {
-        const int32_t *o = v->values;
-        for (int64_t j = first; j < last && bad < 0; j++)
-            if (o[j + 1] < o[j]) bad = j;
-    }
+    int64_t first = v->offset, last = v->offset + v->length;
+    bool large = tl_atype_is_large(v->type.id);
+    int64_t bad =
+        large ? first_drop64(v->values, first, last) : first_drop32(v->values, first, last);
     if (bad < 0) return TL_OK;
     return tl_error_set(err, TL_ERR_INVALID, "offsets decrease at row %lld of a %s array",
-                        (long long)(bad - first),
-                        tl_atype_is_large(v->type.id) ? "64-bit offset" : "32-bit offset");
+                        (long long)(bad - first), large ? "64-bit offset" : "32-bit offset");
 }
 
 void tl_view_of_owned(const tl_arrow_type *type, const struct ArrowArray *array, tl_array_view *out)

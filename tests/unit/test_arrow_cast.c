@@ -696,6 +696,51 @@ static void test_cast_hostile_offsets(void)
     tcol_free(&c);
 }
 
+/* A drop anywhere in a long array is found at its row, whichever block of
+ * the check it falls in (first, last, across a block's edge), for both
+ * offset widths and a view that starts past row 0. */
+static void test_offsets_check_finds_every_drop(void)
+{
+    enum { N = 3000 };
+    static const char *s[N];
+    for (int i = 0; i < N; i++) s[i] = "ab";
+    const int64_t drops[] = {0, 1, 1022, 1023, 1024, 1025, 2047, 2048, 2998, 2999};
+    const char *formats[] = {"u", "U"};
+    for (int f = 0; f < 2; f++)
+        for (size_t d = 0; d < sizeof drops / sizeof *drops; d++)
+            for (int64_t start = 0; start <= 5; start += 5) {
+                tcol c;
+                tcol_strs(&c, formats[f], s, N);
+                int64_t row = drops[d]; /* o[row + 1] < o[row] */
+                if (f == 0)
+                    ((int32_t *)c.array.buffers[1])[row + 1] = 1;
+                else
+                    ((int64_t *)c.array.buffers[1])[row + 1] = 1;
+                if (row == 0) { /* o[1] = 1 < o[0] needs o[0] above it */
+                    if (f == 0)
+                        ((int32_t *)c.array.buffers[1])[0] = 2;
+                    else
+                        ((int64_t *)c.array.buffers[1])[0] = 2;
+                }
+                tl_array_view v = c.view;
+                v.offset = start;
+                v.length = N - start;
+                tl_error err;
+                char want[128];
+                if (row < start) {
+                    CHECK_INT(tl_offsets_check(&v, &err), TL_OK);
+                } else {
+                    CHECK_INT(tl_offsets_check(&v, &err), TL_ERR_INVALID);
+                    snprintf(want, sizeof want, "offsets decrease at row %lld of a %s array",
+                             (long long)(row - start), f ? "64-bit offset" : "32-bit offset");
+                    CHECK_STR(err.message, want);
+                }
+                v.length = row - start; /* the drop just past the view's end: not seen */
+                if (row >= start) CHECK_INT(tl_offsets_check(&v, &err), TL_OK);
+                tcol_free(&c);
+            }
+}
+
 static void test_cast_random_inputs_never_crash(void)
 {
     /* Random bytes as values of every type, cast to every type: errors are
@@ -744,4 +789,4 @@ UNIT_TESTS(UNIT(test_cast_same_type_copies), UNIT(test_cast_int_to_int),
            UNIT(test_cast_parse_strings), UNIT(test_cast_dictionary), UNIT(test_cast_null_type),
            UNIT(test_cast_empty_arrays), UNIT(test_cast_type_matrix),
            UNIT(test_cast_validity_without_nulls), UNIT(test_cast_hostile_offsets),
-           UNIT(test_cast_random_inputs_never_crash))
+           UNIT(test_offsets_check_finds_every_drop), UNIT(test_cast_random_inputs_never_crash))
