@@ -21,6 +21,7 @@
 #include "formats/parquet/parquet_reader.h"
 #include "table/append.h"
 #include "table/maintain.h"
+#include "table/maintain_series.h"
 
 #define MAX_KEYS 8
 
@@ -30,8 +31,10 @@ typedef struct chunk {
     tl_rows rows;
     tl_array_view keys[MAX_KEYS], ingest;
     int8_t key_width[MAX_KEYS]; /* bits of an integer key, 0 for bytes: resolved once */
-    size_t n_keys;
+    size_t n_keys, n_series;    /* the series key's first, then time */
+    int32_t *rank;              /* per row, its series' rank (maintain_series.h), or NULL */
     bool has_ingest;
+    int8_t ingest_width;
     tl_array_view *cols; /* every column, made when first written out */
     int64_t n_cols;
     int refs;
@@ -75,6 +78,8 @@ typedef struct merge {
     tl_ice_value *partition;   /* the files' partition (borrowed from the first) */
     size_t n_partition;
     tl_rewrite_output *out;
+    tl_series_set series; /* ranked once the inputs are open (rank_opened) */
+    bool ranking;
 } merge;
 
 static void chunk_unref(chunk *c)
@@ -84,6 +89,7 @@ static void chunk_unref(chunk *c)
     if (c->has_ingest) tl_array_view_free(&c->ingest);
     for (int64_t i = 0; i < c->n_cols; i++) tl_array_view_free(&c->cols[i]);
     free(c->cols);
+    free(c->rank);
     tl_rows_free(&c->rows);
     free(c);
 }
@@ -130,7 +136,12 @@ static int cmp_rows(const chunk *a, int64_t i, const chunk *b, int64_t j)
 {
     /* Time, the last key, differs most often between neighbours, but the
      * order is by series first: compare in key order. */
-    for (size_t k = 0; k < a->n_keys; k++) {
+    size_t k = 0;
+    if (a->rank && b->rank) {
+        if (a->rank[i] != b->rank[j]) return a->rank[i] < b->rank[j] ? -1 : 1;
+        k = a->n_series;
+    }
+    for (; k < a->n_keys; k++) {
         int c = cmp_value(a, i, b, j, k);
         if (c) return c;
     }
@@ -145,7 +156,9 @@ static int cmp_cursors(const cursor *a, const cursor *b)
 
 static int64_t ingest_at(const chunk *c, int64_t row)
 {
-    return c->has_ingest && !tl_view_is_null(&c->ingest, row) ? tl_view_int(&c->ingest, row) : 0;
+    return c->has_ingest && !tl_view_is_null(&c->ingest, row)
+               ? tl_view_int_of_width(&c->ingest, c->ingest_width, row)
+               : 0;
 }
 
 /* ---- Reading inputs a row group at a time ---- */
@@ -165,6 +178,7 @@ static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
     for (size_t i = 0; i < ct->series_key.len && n < MAX_KEYS - 1; i++)
         idx[n++] = ct->series_index[i];
     if (ct->series_key.len > MAX_KEYS - 1) *unsorted = true; /* more keys than compared */
+    ch->n_series = n;
     if (ct->time_index >= 0) idx[n++] = ct->time_index;
     for (size_t k = 0; k < n; k++) {
         TL_TRY(tl_array_view_init(&ch->keys[k], r->schema.children[idx[k]],
@@ -178,7 +192,47 @@ static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
         TL_TRY(tl_array_view_init(&ch->ingest, r->schema.children[ct->ingest_index],
                                   r->array.children[ct->ingest_index], err));
         ch->has_ingest = true;
-        if (!key_type_ok(&ch->ingest)) *unsorted = true;
+        if (!key_type_ok(&ch->ingest) || tl_atype_is_varbinary(ch->ingest.type.id))
+            *unsorted = true;
+        else
+            ch->ingest_width = (int8_t)tl_arrow_type_bit_width(&ch->ingest.type);
+    }
+    return TL_OK;
+}
+
+/* ---- Ranking the series (maintain_series.h) ---- */
+
+/* c->rank: the ranks of its rows' series, or NULL when one of them was not
+ * ranked (a row group read after the ranking, with a new series). Before the
+ * ranking it holds their ids. */
+static tl_status chunk_ranks(merge *m, chunk *c, tl_error *err)
+{
+    bool found;
+    c->rank = malloc((size_t)c->rows.array.length * sizeof *c->rank);
+    if (c->rank == NULL) return tl_error_nomem(err);
+    tl_status st =
+        tl_series_set_lookup(&m->series, c->keys, c->rows.array.length, c->rank, &found, err);
+    if (st != TL_OK || !found) {
+        free(c->rank);
+        c->rank = NULL;
+    }
+    return st;
+}
+
+/* Ranks the series of the row groups the inputs open with (a small file is
+ * one row group): from then on the rows of two ranked row groups compare by
+ * rank, then time. */
+static tl_status rank_opened(merge *m, tl_error *err)
+{
+    chunk *first = m->n_heap ? m->heap[0]->cur : NULL;
+    if (m->unsorted || first == NULL || first->n_series == 0) return TL_OK;
+    tl_series_set_init(&m->series, first->key_width, first->n_series);
+    m->ranking = true;
+    for (size_t i = 0; i < m->n_heap; i++) TL_TRY(chunk_ranks(m, m->heap[i]->cur, err));
+    TL_TRY(tl_series_set_rank(&m->series, err));
+    for (size_t i = 0; i < m->n_heap; i++) {
+        chunk *c = m->heap[i]->cur;
+        tl_series_set_ids_to_ranks(&m->series, c->rank, c->rows.array.length);
     }
     return TL_OK;
 }
@@ -204,6 +258,10 @@ static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
         return st;
     }
     *(c->opening ? &c->rows_in : &m->out->rows_in) += ch->rows.array.length;
+    if (!c->opening && m->ranking && !m->unsorted && (st = chunk_ranks(m, ch, err)) != TL_OK) {
+        chunk_unref(ch);
+        return st;
+    }
     *out = ch;
     return TL_OK;
 }
@@ -703,6 +761,7 @@ static tl_status open_all(merge *m, cursor *cur, const tl_live_file **order, siz
 static tl_status run(merge *m, cursor *cur, const tl_live_file **order, size_t n, tl_error *err)
 {
     tl_status st = open_all(m, cur, order, n, err);
+    if (st == TL_OK) st = rank_opened(m, err);
     for (size_t i = m->n_heap; st == TL_OK && !m->unsorted && i-- > 0;) sift_down(m, i);
     bool dedup = m->t->contract.dedup && m->t->contract.time_index >= 0;
     while (st == TL_OK && !m->unsorted && m->n_heap > 0) {
@@ -751,6 +810,7 @@ tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, si
     free(cur);
     free(order);
     if (m.schema.release) tl_schema_release(&m.schema);
+    tl_series_set_free(&m.series);
     *fallback = st == TL_OK && m.unsorted;
     if (st != TL_OK || m.unsorted) tl_rewrite_output_free(t, out, true);
     return st;

@@ -1,0 +1,146 @@
+/* The series ranks the compaction merge compares rows by
+ * (table/maintain_series.h): checked against a direct comparison of the
+ * values in the merge's order (column by column, nulls first, integers by
+ * value, bytes lexicographically with a prefix first). */
+#include "table/maintain_series.h"
+#include "test_arrow_helpers.h"
+#include "unit.h"
+
+#define ROWS 64
+
+static const char *const WORDS[] = {"", "a", "ab", "abc", "b", "ba", "host_012", "host_0120", NULL};
+#define N_WORDS (sizeof WORDS / sizeof WORDS[0])
+
+typedef struct rows {
+    const char *host[ROWS];
+    int64_t dev[ROWS];
+    char nulls[ROWS + 1];
+    tcol cols[2];
+    int32_t ids[ROWS];
+} rows;
+
+/* Rows sorted or not, with runs of one series (the lookup's shortcut). */
+static void make_rows(rows *r, uint64_t *seed, size_t n_words)
+{
+    for (int i = 0; i < ROWS; i++) {
+        bool repeat = i > 0 && trand(seed) % 3 == 0;
+        r->host[i] = repeat ? r->host[i - 1] : WORDS[trand(seed) % n_words];
+        r->dev[i] = repeat ? r->dev[i - 1] : (int64_t)(trand(seed) % 7) - 3;
+        r->nulls[i] = repeat ? r->nulls[i - 1] : trand(seed) % 9 == 0 ? 'x' : '.';
+    }
+    r->nulls[ROWS] = '\0';
+    tcol_strs(&r->cols[0], "u", r->host, ROWS);
+    tcol_ints(&r->cols[1], "i", r->dev, r->nulls, ROWS);
+}
+
+static void free_rows(rows *r)
+{
+    tcol_free(&r->cols[0]);
+    tcol_free(&r->cols[1]);
+}
+
+static int sign(int64_t x)
+{
+    return (x > 0) - (x < 0);
+}
+
+static int ref_cmp(const rows *a, int i, const rows *b, int j)
+{
+    const char *x = a->host[i], *y = b->host[j];
+    if (x == NULL || y == NULL) {
+        if (x != y) return x == NULL ? -1 : 1;
+    } else if (strcmp(x, y) != 0) {
+        return sign(strcmp(x, y));
+    }
+    bool nx = a->nulls[i] == 'x', ny = b->nulls[j] == 'x';
+    if (nx || ny) return ny - nx;
+    return sign(a->dev[i] - b->dev[j]);
+}
+
+static tl_series_set new_set(void)
+{
+    int8_t width[2] = {0, 32};
+    tl_series_set s;
+    tl_series_set_init(&s, width, 2);
+    return s;
+}
+
+static tl_array_view views[2];
+
+static const tl_array_view *views_of(rows *r)
+{
+    views[0] = r->cols[0].view;
+    views[1] = r->cols[1].view;
+    return views;
+}
+
+static void test_ranks_follow_the_merge_order(void)
+{
+    uint64_t seed = 7;
+    for (int round = 0; round < 20; round++) {
+        rows a, b;
+        make_rows(&a, &seed, N_WORDS);
+        make_rows(&b, &seed, N_WORDS);
+        tl_series_set s = new_set();
+        tl_error err;
+        bool found;
+        CHECK_OK(tl_series_set_lookup(&s, views_of(&a), ROWS, a.ids, &found, &err), &err);
+        CHECK(found);
+        CHECK_OK(tl_series_set_lookup(&s, views_of(&b), ROWS, b.ids, &found, &err), &err);
+        CHECK_OK(tl_series_set_rank(&s, &err), &err);
+        tl_series_set_ids_to_ranks(&s, a.ids, ROWS);
+        tl_series_set_ids_to_ranks(&s, b.ids, ROWS);
+        rows *both[2] = {&a, &b};
+        int wrong = 0;
+        for (int x = 0; x < 2; x++)
+            for (int y = 0; y < 2; y++)
+                for (int i = 0; i < ROWS; i++)
+                    for (int j = 0; j < ROWS; j++)
+                        wrong += sign(both[x]->ids[i] - both[y]->ids[j]) !=
+                                 ref_cmp(both[x], i, both[y], j);
+        if (wrong) unit_fail(__FILE__, __LINE__, "round %d: %d pairs ranked wrong", round, wrong);
+        tl_series_set_free(&s);
+        free_rows(&a);
+        free_rows(&b);
+    }
+}
+
+/* After the ranking a row group of known series gets their ranks, and one
+ * with a series never seen is refused (the merge compares its bytes). */
+static void test_lookup_after_ranking(void)
+{
+    uint64_t seed = 11;
+    rows a, known, other;
+    make_rows(&a, &seed, N_WORDS - 3); /* no "host_012", "host_0120" or null */
+    make_rows(&known, &seed, N_WORDS - 3);
+    tl_series_set s = new_set();
+    tl_error err;
+    bool found;
+    for (int i = 0; i < ROWS; i++) { /* every series of `known` is in `a` */
+        known.host[i] = a.host[ROWS - 1 - i];
+        known.dev[i] = a.dev[ROWS - 1 - i];
+        known.nulls[i] = a.nulls[ROWS - 1 - i];
+    }
+    free_rows(&known);
+    tcol_strs(&known.cols[0], "u", known.host, ROWS);
+    tcol_ints(&known.cols[1], "i", known.dev, known.nulls, ROWS);
+    CHECK_OK(tl_series_set_lookup(&s, views_of(&a), ROWS, a.ids, &found, &err), &err);
+    CHECK_OK(tl_series_set_rank(&s, &err), &err);
+    tl_series_set_ids_to_ranks(&s, a.ids, ROWS);
+    CHECK_OK(tl_series_set_lookup(&s, views_of(&known), ROWS, known.ids, &found, &err), &err);
+    CHECK(found);
+    for (int i = 0; i < ROWS; i++) CHECK_INT(known.ids[i], a.ids[ROWS - 1 - i]);
+    make_rows(&other, &seed, N_WORDS);
+    other.host[ROWS - 1] = "host_0120";
+    free_rows(&other);
+    tcol_strs(&other.cols[0], "u", other.host, ROWS);
+    tcol_ints(&other.cols[1], "i", other.dev, other.nulls, ROWS);
+    CHECK_OK(tl_series_set_lookup(&s, views_of(&other), ROWS, other.ids, &found, &err), &err);
+    CHECK(!found);
+    tl_series_set_free(&s);
+    free_rows(&a);
+    free_rows(&known);
+    free_rows(&other);
+}
+
+UNIT_TESTS(UNIT(test_ranks_follow_the_merge_order), UNIT(test_lookup_after_ranking))
