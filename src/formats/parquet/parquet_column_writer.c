@@ -498,9 +498,12 @@ static tl_status assemble_page(tl_pq_column_writer *w, bool dict, tl_error *err)
 /* Compresses scratch and appends header + body to dst. */
 static tl_status emit_page(tl_pq_column_writer *w, tl_pq_page_header *h, tl_buf *dst, tl_error *err)
 {
-    w->comp.len = 0;
-    TL_TRY(tl_pq_compress(w->cctx, w->codec, w->level, w->scratch.data, w->scratch.len, &w->comp,
-                          err));
+    if (!w->comp_ready) {
+        w->comp.len = 0;
+        TL_TRY(tl_pq_compress(w->cctx, w->codec, w->level, w->scratch.data, w->scratch.len,
+                              &w->comp, err));
+    }
+    w->comp_ready = false;
     if (w->comp.len > INT32_MAX)
         return tl_error_set(err, TL_ERR_INVALID, "column \"%s\": a page exceeds 2 GiB",
                             w->desc->name);
@@ -609,11 +612,14 @@ static bool codec_cannot_pay(const tl_pq_column_writer *w, size_t raw)
 /* Whether BYTE_STREAM_SPLIT beats PLAIN depends on the data (it wins on noisy
  * full-precision floats and loses on rounded ones): the chunk's first page decides,
  * and whether the codec stays with it. Uncompressed, both are the same size and
- * PLAIN is the cheaper to read. */
+ * PLAIN is the cheaper to read. The PLAIN trial goes last: when PLAIN is
+ * written, as when the codec does not pay (noisy floats), the page is the one
+ * in scratch (page_ready), and compressed in comp when the codec stays. */
 static tl_status choose_float_encoding(tl_pq_column_writer *w, tl_error *err)
 {
     w->value_encoding = TL_PQ_ENC_PLAIN;
     TL_TRY(assemble_page(w, false, err));
+    w->page_ready = true;
     if (codec_cannot_pay(w, w->scratch.len)) {
         w->float_trial = w->codec_trial = false;
         drop_codec(w);
@@ -629,6 +635,8 @@ static tl_status choose_float_encoding(tl_pq_column_writer *w, tl_error *err)
         w->value_encoding = TL_PQ_ENC_PLAIN;
     }
     w->codec_trial = false;
+    w->page_ready = w->value_encoding == TL_PQ_ENC_PLAIN;
+    w->comp_ready = w->page_ready && w->codec != TL_PQ_CODEC_UNCOMPRESSED;
     return TL_OK;
 }
 
@@ -646,7 +654,10 @@ static tl_status choose_codec(tl_pq_column_writer *w, tl_error *err)
     w->comp.len = 0;
     TL_TRY(tl_pq_compress(w->cctx, w->codec, w->level, w->scratch.data, w->scratch.len, &w->comp,
                           err));
-    if (!codec_pays(w, w->comp.len, w->scratch.len)) drop_codec(w);
+    if (!codec_pays(w, w->comp.len, w->scratch.len))
+        drop_codec(w);
+    else
+        w->comp_ready = true; /* the trial is the page's compressed form */
     return TL_OK;
 }
 
@@ -659,7 +670,8 @@ static tl_status flush_page(tl_pq_column_writer *w, tl_error *err)
         w->codec_trial = false;
         TL_TRY(dict_page_minmax(w, err));
     }
-    TL_TRY(assemble_page(w, dict, err));
+    if (!w->page_ready) TL_TRY(assemble_page(w, dict, err));
+    w->page_ready = false;
     if (w->codec_trial) TL_TRY(choose_codec(w, err));
     tl_pq_page_header h = {.type = TL_PQ_DATA_PAGE, .has_data = true};
     h.data.num_values = (int32_t)(w->desc->levels ? w->page_levels : w->page_rows);
@@ -853,6 +865,7 @@ void tl_pq_colw_reset(tl_pq_column_writer *w)
     w->n_plain_pages = w->n_dict_pages = 0;
     w->codec = w->codec_default;
     w->codec_trial = wants_codec_trial(w);
+    w->page_ready = w->comp_ready = false;
 }
 
 void tl_pq_colw_free(tl_pq_column_writer *w)
