@@ -33,6 +33,7 @@ typedef struct chunk {
     int8_t key_width[MAX_KEYS]; /* bits of an integer key, 0 for bytes: resolved once */
     size_t n_keys, n_series;    /* the series key's first, then time */
     int32_t *rank;              /* per row, its series' rank (maintain_series.h), or NULL */
+    const int64_t *time;        /* the time key's values when 64-bit without nulls, or NULL */
     bool has_ingest;
     int8_t ingest_width;
     tl_array_view *cols; /* every column, made when first written out */
@@ -132,20 +133,25 @@ static inline int cmp_value(const chunk *a, int64_t i, const chunk *b, int64_t j
     return (x > y) - (x < y);
 }
 
-static int cmp_rows(const chunk *a, int64_t i, const chunk *b, int64_t j)
+static int cmp_keys_from(const chunk *a, int64_t i, const chunk *b, int64_t j, size_t k)
 {
-    /* Time, the last key, differs most often between neighbours, but the
-     * order is by series first: compare in key order. */
-    size_t k = 0;
-    if (a->rank && b->rank) {
-        if (a->rank[i] != b->rank[j]) return a->rank[i] < b->rank[j] ? -1 : 1;
-        k = a->n_series;
-    }
     for (; k < a->n_keys; k++) {
         int c = cmp_value(a, i, b, j, k);
         if (c) return c;
     }
     return 0;
+}
+
+/* Time, the last key, differs most often between neighbours, but the order
+ * is by series first: compare in key order. */
+static inline int cmp_rows(const chunk *a, int64_t i, const chunk *b, int64_t j)
+{
+    if (a->rank == NULL || b->rank == NULL) return cmp_keys_from(a, i, b, j, 0);
+    int32_t x = a->rank[i], y = b->rank[j];
+    if (x != y) return x < y ? -1 : 1;
+    if (a->time == NULL || b->time == NULL) return cmp_keys_from(a, i, b, j, a->n_series);
+    int64_t s = a->time[i], t = b->time[j];
+    return (s > t) - (s < t);
 }
 
 static int cmp_cursors(const cursor *a, const cursor *b)
@@ -180,6 +186,7 @@ static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
     if (ct->series_key.len > MAX_KEYS - 1) *unsorted = true; /* more keys than compared */
     ch->n_series = n;
     if (ct->time_index >= 0) idx[n++] = ct->time_index;
+    bool timed = ct->time_index >= 0;
     for (size_t k = 0; k < n; k++) {
         TL_TRY(tl_array_view_init(&ch->keys[k], r->schema.children[idx[k]],
                                   r->array.children[idx[k]], err));
@@ -188,6 +195,9 @@ static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
         bool bytes = tl_atype_is_varbinary(ch->keys[k].type.id);
         ch->key_width[k] = (int8_t)(bytes ? 0 : tl_arrow_type_bit_width(&ch->keys[k].type));
     }
+    const tl_array_view *tv = timed ? &ch->keys[n - 1] : NULL;
+    if (tv && ch->key_width[n - 1] == 64 && tv->validity == NULL)
+        ch->time = (const int64_t *)tv->values + tv->offset;
     if (ct->ingest_index >= 0) {
         TL_TRY(tl_array_view_init(&ch->ingest, r->schema.children[ct->ingest_index],
                                   r->array.children[ct->ingest_index], err));
