@@ -2,11 +2,15 @@
  * first data page the codec barely shrinks (by less than min_saving_pct, or by
  * less than 8 KiB) is stored uncompressed, floats as PLAIN; every other chunk
  * keeps the codec. Each chunk decides afresh, and the
- * values read back unchanged either way. */
+ * values read back unchanged either way. A float page of more than 1,024
+ * values is judged by its first 1,024 when they leave no doubt. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arrow/array.h"
+#include "formats/parquet/parquet_compress.h"
+#include "formats/parquet/parquet_encoding.h"
 #include "formats/parquet/parquet_reader.h"
 #include "formats/parquet/parquet_writer.h"
 #include "unit.h"
@@ -268,6 +272,70 @@ static void test_rejects_bad_percentages(void)
     t.schema.release(&t.schema);
 }
 
-UNIT_TESTS(UNIT(test_noise_is_stored_uncompressed), UNIT(test_zero_keeps_the_codec_everywhere),
-           UNIT(test_snappy_drops_too), UNIT(test_small_pages_keep_no_codec),
-           UNIT(test_rejects_bad_percentages))
+/* One float column of `n` rows on one page: its first `head` values noise,
+ * the rest a constant. Returns the codec its chunk was stored with. */
+static tl_pq_codec_id head_noise_codec(int64_t n, int64_t head, int min_saving)
+{
+    tl_error err;
+    table t;
+    tl_schema_init(&t.schema, "+s", NULL, 0, 1, &err);
+    tl_schema_init(t.schema.children[0], "g", "v", 0, 0, &err);
+    tl_array_init(&t.array, 1, 1, &err);
+    t.array.length = n;
+    struct ArrowArray *a = t.array.children[0];
+    tl_array_init(a, 2, 0, &err);
+    a->length = n;
+    double *d = tl_array_alloc_buffer(a, 1, (size_t)n * 8);
+    rng = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < n; i++) d[i] = i < head ? noise() : 42.0;
+    int64_t saved = page_rows;
+    page_rows = n;
+    tl_buf file = {0};
+    CHECK_OK(write_table(&t, TL_PARQUET_ZSTD, min_saving, &file, &err), &err);
+    page_rows = saved;
+    tl_parquet_reader *r = NULL;
+    open_file(&file, &r);
+    tl_pq_codec_id codec = r ? chunk(r, 0, 0)->codec : TL_PQ_CODEC_UNCOMPRESSED;
+    tl_parquet_reader_free(r);
+    tl_buf_free(&file);
+    t.array.release(&t.array);
+    t.schema.release(&t.schema);
+    return codec;
+}
+
+/* The percentage zstd saves on `n` noise values, BYTE_STREAM_SPLIT. */
+static int noise_saving(int64_t n)
+{
+    double *d = malloc((size_t)n * 8);
+    rng = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < n; i++) d[i] = noise();
+    tl_buf split = {0}, comp = {0};
+    tl_error err;
+    tl_pq_byte_stream_split_encode(&split, (const uint8_t *)d, (size_t)n, 8);
+    tl_pq_codec_ctx *c = tl_pq_codec_ctx_new();
+    CHECK_OK(tl_pq_compress(c, TL_PQ_CODEC_ZSTD, 3, split.data, split.len, &comp, &err), &err);
+    int pct = (int)(100 - comp.len * 100 / split.len);
+    tl_pq_codec_ctx_free(c);
+    tl_buf_free(&split);
+    tl_buf_free(&comp);
+    free(d);
+    return pct;
+}
+
+/* A large float page is judged by its first 1,024 values when they make the
+ * outcome clear, and tried whole when they leave it close: here the sample
+ * is noise and the rest of the page a constant, which the codec would
+ * shrink by far. */
+static void test_float_pages_judged_by_a_sample(void)
+{
+    int s = noise_saving(1024);
+    CHECK(s >= 0 && s < 60);
+    /* Far below the sample's saving: the sample decides, uncompressed. */
+    CHECK_INT(head_noise_codec(20000, 1024, s + 20), TL_PQ_CODEC_UNCOMPRESSED);
+    /* Within a few points of it: the whole page is tried, and keeps zstd. */
+    CHECK_INT(head_noise_codec(20000, 1024, s + 2), TL_PQ_CODEC_ZSTD);
+}
+
+UNIT_TESTS(UNIT(test_noise_is_stored_uncompressed), UNIT(test_float_pages_judged_by_a_sample),
+           UNIT(test_zero_keeps_the_codec_everywhere), UNIT(test_snappy_drops_too),
+           UNIT(test_small_pages_keep_no_codec), UNIT(test_rejects_bad_percentages))

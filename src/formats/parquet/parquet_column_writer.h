@@ -77,6 +77,7 @@ typedef struct tl_pq_column_writer {
     size_t n_pages, pages_cap;
     int32_t n_plain_pages, n_dict_pages; /* n_plain_pages: pages in value_encoding */
     tl_buf scratch, comp, header;
+    tl_buf trial; /* a sample of the page, encoded for the float trial */
     /* The float trial left the page in scratch, and compressed with the
      * chunk's codec in comp: flush_page and emit_page use them as they are. */
     bool page_ready, comp_ready;

@@ -34,7 +34,9 @@ typedef struct tl_parquet_write_options {
     tl_parquet_codec codec; /* callers always set it */
     int compression_level;  /* zstd/gzip/brotli level, e.g. 3; 0: the codec's default */
     /* 0: every column chunk is compressed. 1-100: a chunk whose first data page
-     * the codec shrinks by less than this percentage is stored uncompressed. */
+     * the codec shrinks by less than this percentage is stored uncompressed. A
+     * float page of over 1,024 values is judged by its first 1,024 when they
+     * leave no doubt (5 points either side), else whole. */
     int min_saving_pct;
     int64_t page_rows;              /* rows per data page, e.g. 20000; <= 0: 20000 */
     int64_t row_group_rows;         /* max rows per row group, e.g. 1000000; <= 0: 1000000 */
