@@ -636,19 +636,19 @@ static tl_status sample_sizes(tl_pq_column_writer *w, size_t n, size_t *plain, s
     return TL_OK;
 }
 
-/* What the sample makes clear: 0 nothing; -1 the codec does not pay; 1 it
- * pays, in the encoding *enc. */
-static int sample_verdict(const tl_pq_column_writer *w, size_t plain, size_t split, size_t raw,
+/* What the sample makes clear, its compressed sizes scaled to the page's
+ * `raw` bytes: 0 nothing; -1 the codec does not pay; 1 it pays, in the
+ * encoding *enc. */
+static int sample_verdict(const tl_pq_column_writer *w, double plain, double split, double raw,
                           tl_pq_encoding *enc)
 {
-    size_t lo = plain < split ? plain : split, hi = plain < split ? split : plain;
-    double saving = 100.0 * (1.0 - (double)lo / (double)raw);
-    int need = w->min_saving_pct, margin = TL_PQ_FLOAT_TRIAL_MARGIN;
+    double lo = plain < split ? plain : split, hi = plain < split ? split : plain;
+    double saving = 100.0 * (1.0 - lo / raw), margin = TL_PQ_FLOAT_TRIAL_MARGIN;
+    int need = w->min_saving_pct;
     if (need > 0 && saving + margin <= need) return -1;
-    bool pays =
-        need == 0 || (saving >= need + margin && (double)raw * (100.0 - margin) / 100.0 >=
-                                                     (double)lo + TL_PQ_CODEC_MIN_PAGE_SAVING);
-    if (!pays || (double)hi * 100.0 < (double)lo * (100.0 + margin)) return 0;
+    bool pays = need == 0 || (saving >= need + margin &&
+                              raw - lo >= TL_PQ_CODEC_MIN_PAGE_SAVING + raw * margin / 100.0);
+    if (!pays || hi * 100.0 < lo * (100.0 + margin)) return 0;
     *enc = split < plain ? TL_PQ_ENC_BYTE_STREAM_SPLIT : TL_PQ_ENC_PLAIN;
     return 1;
 }
@@ -689,9 +689,10 @@ static tl_status choose_float_encoding(tl_pq_column_writer *w, tl_error *err)
     int verdict = 0;
     tl_pq_encoding enc = TL_PQ_ENC_PLAIN;
     if (n > TL_PQ_FLOAT_TRIAL_VALUES && w->codec_trial) {
-        size_t plain = 0, split = 0, raw = TL_PQ_FLOAT_TRIAL_VALUES * width;
+        size_t plain = 0, split = 0;
         TL_TRY(sample_sizes(w, TL_PQ_FLOAT_TRIAL_VALUES, &plain, &split, err));
-        verdict = sample_verdict(w, plain, split, raw, &enc);
+        double raw = (double)w->scratch.len, scale = raw / (TL_PQ_FLOAT_TRIAL_VALUES * width);
+        verdict = sample_verdict(w, plain * scale, split * scale, raw, &enc);
     }
     if (verdict == 0) TL_TRY(full_trials(w, err));
     if (verdict < 0) drop_codec(w); /* PLAIN, in scratch */
