@@ -1,4 +1,5 @@
 #include "core/buf.h"
+#include "core/grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,15 +10,7 @@ int tl_buf_grow(tl_buf *b, size_t extra)
 {
     /* +1 keeps room for the trailing NUL. */
     if (extra > SIZE_MAX - b->len - 1) return -1;
-    size_t need = b->len + extra + 1;
-    if (need <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    uint8_t *p = realloc(b->data, cap);
-    if (p == NULL) return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
+    return TL_GROW(b->data, b->cap, b->len + extra + 1, 64);
 }
 
 int tl_buf_append_str(tl_buf *b, const char *s)

@@ -1,3 +1,4 @@
+#include "core/grow.h"
 #include "core/strlist.h"
 
 #include <stdarg.h>
@@ -8,13 +9,7 @@
 int tl_strlist_push_owned(tl_strlist *l, char *s)
 {
     if (s == NULL) return -1;
-    if (l->len + 2 > l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        char **items = realloc(l->items, cap * sizeof *items);
-        if (items == NULL) return -1;
-        l->items = items;
-        l->cap = cap;
-    }
+    if (TL_GROW(l->items, l->cap, l->len + 2, 8) != 0) return -1;
     l->items[l->len++] = s;
     l->items[l->len] = NULL;
     return 0;

@@ -28,7 +28,7 @@ from conftest import static_link_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_SRC = ROOT / "tests" / "tools" / "iceberg_tool.c"
-OWN_SOURCES = ["src/core/buf.c", "src/core/error.c", "src/arrow/array.c", "src/arrow/arrow_type.c"] + [
+OWN_SOURCES = ["src/core/buf.c", "src/core/grow.c", "src/core/error.c", "src/arrow/array.c", "src/arrow/arrow_type.c"] + [
     f"src/iceberg/{n}.c" for n in ("schema", "schema_json", "schema_arrow", "metadata", "metadata_edit",
                                    "metadata_json", "metadata_parse", "metadata_write", "transform", "bounds")]
 

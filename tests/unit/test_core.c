@@ -1,9 +1,11 @@
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arrow/array.h"
 #include "core/buf.h"
+#include "core/grow.h"
 #include "core/random.h"
 #include "unit.h"
 
@@ -105,7 +107,53 @@ static void test_owned_array_releases_everything(void)
     CHECK(a.release == NULL);
 }
 
-UNIT_TESTS(UNIT(test_buf_grows_and_terminates), UNIT(test_format_i64_as_printf),
-           UNIT(test_uuid_form), UNIT(test_error_prefix_keeps_code),
-           UNIT(test_arrow_type_round_trip), UNIT(test_metadata_encode_find),
-           UNIT(test_owned_array_releases_everything))
+/* Doubling from the minimum, elements kept, and nothing done when there is room. */
+static void test_grow_doubles_and_keeps(void)
+{
+    int64_t *a = NULL;
+    size_t cap = 0;
+    for (size_t n = 0; n < 100; n++) {
+        CHECK(TL_GROW(a, cap, n + 1, 8) == 0);
+        CHECK(cap >= n + 1);
+        a[n] = (int64_t)n * 3;
+    }
+    CHECK_INT(cap, 128); /* 8, 16, 32, 64, 128 */
+    int64_t *before = a;
+    CHECK(TL_GROW(a, cap, 128, 8) == 0);
+    CHECK(a == before && cap == 128);
+    CHECK(TL_GROW(a, cap, 1000, 8) == 0); /* doubled until it holds 1000 */
+    CHECK_INT(cap, 1024);
+    for (size_t n = 0; n < 100; n++) CHECK_INT(a[n], (int64_t)n * 3);
+    free(a);
+    CHECK_INT(tl_grow_capacity(0, 1, 4, 0), 1);   /* no minimum: from 1 */
+    CHECK_INT(tl_grow_capacity(5, 6, 4, 64), 10); /* a capacity under min still doubles */
+    CHECK_INT(tl_grow_capacity(5, 5, 4, 64), 5);
+}
+
+/* A capacity whose size in bytes would wrap around size_t is refused before
+ * any allocation, the array left as it was; doubling near the top stops at the
+ * largest count that fits. */
+static void test_grow_refuses_overflow(void)
+{
+    uint64_t *a = malloc(4 * sizeof *a);
+    CHECK(a != NULL);
+    a[3] = 42;
+    size_t cap = 4;
+    CHECK(TL_GROW(a, cap, SIZE_MAX / 8 + 1, 16) == -1);
+    CHECK(cap == 4 && a[3] == 42);
+    CHECK(TL_GROW(a, cap, SIZE_MAX, 16) == -1);
+    CHECK(cap == 4 && a[3] == 42);
+    CHECK(tl_realloc_array(&a, SIZE_MAX / 4, 8) == -1);
+    CHECK(tl_realloc_array(&a, SIZE_MAX / 8 + 2, 8) == -1); /* would wrap to 8 bytes */
+    CHECK(a[3] == 42);
+    free(a);
+    CHECK(tl_grow_capacity(0, SIZE_MAX / 8 + 1, 8, 16) == 0);
+    CHECK(tl_grow_capacity(SIZE_MAX / 32 + 1, SIZE_MAX / 32 + 2, 16, 16) == SIZE_MAX / 16);
+    CHECK(tl_grow_capacity(SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 2, 1, 64) == SIZE_MAX);
+    CHECK(tl_grow_capacity(0, 3, 2, SIZE_MAX) == SIZE_MAX / 2); /* a min beyond what fits */
+}
+
+UNIT_TESTS(UNIT(test_buf_grows_and_terminates), UNIT(test_grow_doubles_and_keeps),
+           UNIT(test_grow_refuses_overflow), UNIT(test_format_i64_as_printf), UNIT(test_uuid_form),
+           UNIT(test_error_prefix_keeps_code), UNIT(test_arrow_type_round_trip),
+           UNIT(test_metadata_encode_find), UNIT(test_owned_array_releases_everything))
