@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arrow/array.h"
+#include "core/grow.h"
 
 typedef struct tl_batch_stream {
     struct ArrowSchema schema;
@@ -99,15 +100,9 @@ tl_status tl_stream_read_rows(struct ArrowArrayStream *stream, int64_t max_rows,
     struct ArrowArray *batches = NULL;
     size_t n = 0, cap = 0;
     for (int64_t rows = 0; rows < max_rows;) {
-        if (n == cap) {
-            size_t new_cap = cap ? cap * 2 : 8;
-            struct ArrowArray *grown = realloc(batches, new_cap * sizeof *grown);
-            if (grown == NULL) {
-                release_batches(batches, n);
-                return tl_error_nomem(err);
-            }
-            batches = grown;
-            cap = new_cap;
+        if (TL_GROW(batches, cap, n + 1, 8) != 0) {
+            release_batches(batches, n);
+            return tl_error_nomem(err);
         }
         memset(&batches[n], 0, sizeof batches[n]);
         int rc = stream->get_next(stream, &batches[n]);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "iceberg/metadata_json.h"
 
 static tl_status type_from_json(const json_t *t, const char *where, int depth, tl_ice_field *f,
@@ -126,13 +127,7 @@ static tl_status collect_ids(const tl_ice_field *fields, size_t n, int32_t **ids
                              size_t *cap, tl_error *err)
 {
     for (size_t i = 0; i < n; i++) {
-        if (*n_ids == *cap) {
-            size_t c = *cap ? *cap * 2 : 16;
-            int32_t *grown = realloc(*ids, c * sizeof **ids);
-            if (grown == NULL) return tl_error_nomem(err);
-            *ids = grown;
-            *cap = c;
-        }
+        if (TL_GROW(*ids, *cap, *n_ids + 1, 16) != 0) return tl_error_nomem(err);
         (*ids)[(*n_ids)++] = fields[i].id;
         TL_TRY(collect_ids(fields[i].children, fields[i].n_children, ids, n_ids, cap, err));
     }

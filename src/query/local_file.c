@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "core/random.h"
 #include "query/scan.h"
 #include "store/digest.h"
@@ -120,13 +121,9 @@ void tl_query_fetch_dir_trim(tl_query_engine *e)
         if (de->d_name[0] == '.') continue;
         char *p = tl_strdup_printf("%s/%s", e->fetch_dir, de->d_name);
         struct stat sb;
-        if (n == cap) {
-            local_copy *more = realloc(c, (cap = cap ? 2 * cap : 64) * sizeof *c);
-            if (more == NULL) {
-                free(p);
-                break;
-            }
-            c = more;
+        if (TL_GROW(c, cap, n + 1, 64) != 0) {
+            free(p);
+            break;
         }
         if (p == NULL || stat(p, &sb) != 0) {
             free(p);

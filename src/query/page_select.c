@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "query/row_group_prune.h"
 
 #define push tl_row_ranges_push
@@ -27,13 +28,7 @@ int tl_row_ranges_push(tl_row_ranges *rr, int64_t s, int64_t e)
         if (e > rr->r[rr->n - 1].end) rr->r[rr->n - 1].end = e;
         return 0;
     }
-    if (rr->n == rr->cap) {
-        size_t cap = rr->cap ? rr->cap * 2 : 8;
-        tl_pq_row_range *r = realloc(rr->r, cap * sizeof *r);
-        if (r == NULL) return -1;
-        rr->r = r;
-        rr->cap = cap;
-    }
+    if (TL_GROW(rr->r, rr->cap, rr->n + 1, 8) != 0) return -1;
     rr->r[rr->n++] = (tl_pq_row_range){s, e};
     return 0;
 }

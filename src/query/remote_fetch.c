@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/arena.h"
+#include "core/grow.h"
 #include "formats/parquet/parquet_subset.h"
 #include "query/local_file.h"
 #include "query/query_columns.h"
@@ -73,12 +74,10 @@ typedef struct batch {
 static tl_status batch_add(batch *b, job *j, uint64_t off, uint64_t len, tl_error *err)
 {
     if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 16;
-        tl_store_get_item *items = realloc(b->items, cap * sizeof *items);
-        if (items) b->items = items;
-        job **owner = items ? realloc(b->owner, cap * sizeof *owner) : NULL;
-        if (owner == NULL) return tl_error_nomem(err);
-        b->owner = owner;
+        size_t cap = tl_grow_capacity(b->cap, b->n + 1, sizeof *b->items, 16);
+        if (cap == 0 || tl_realloc_array(&b->items, cap, sizeof *b->items) != 0 ||
+            tl_realloc_array(&b->owner, cap, sizeof *b->owner) != 0)
+            return tl_error_nomem(err);
         b->cap = cap;
     }
     b->items[b->n] = (tl_store_get_item){.key = j->key, .offset = off, .len = (size_t)len};

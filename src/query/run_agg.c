@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "query/time_floor.h"
 
 static bool valid(const struct ArrowArray *a, int64_t i)
@@ -107,14 +108,9 @@ static int64_t *run_starts(const tl_run_split *s, const tl_run_input *in, int64_
         if (!fresh && tvalid) fresh = tv[i] < r_lo || tv[i] >= r_hi;
         for (size_t c = 0; !fresh && c < in->n_keys; c++) fresh = !same_key(in->keys[c], i, i - 1);
         if (!fresh) continue;
-        if ((size_t)k + 1 >= cap) {
-            int64_t *more = realloc(starts, 2 * cap * sizeof *starts);
-            if (more == NULL) {
-                free(starts);
-                return NULL;
-            }
-            starts = more;
-            cap *= 2;
+        if (TL_GROW(starts, cap, (size_t)k + 2, 256) != 0) {
+            free(starts);
+            return NULL;
         }
         starts[k++] = i;
         tnull = !tvalid;
@@ -149,14 +145,9 @@ static int64_t *run_starts_valid(const tl_run_split *s, const tl_run_input *in, 
     bool ranged = s->lo != INT64_MIN || s->hi != INT64_MAX;
     double inv = 1.0 / (double)s->width;
     for (int64_t i = 0; i < n;) {
-        if ((size_t)k + 1 >= cap) {
-            int64_t *more = realloc(starts, 2 * cap * sizeof *starts);
-            if (more == NULL) {
-                free(starts);
-                return NULL;
-            }
-            starts = more;
-            cap *= 2;
+        if (TL_GROW(starts, cap, (size_t)k + 2, 256) != 0) {
+            free(starts);
+            return NULL;
         }
         starts[k++] = i;
         int64_t t = tv[i++], lo, hi;

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/grow.h"
 #include "query/agg_util.h"
 
 /* A stretch of the signal: a reading (first_t == last_t, spans 0, area 0)
@@ -104,13 +105,7 @@ static int run_order(const void *pa, const void *pb)
 
 static bool push(tw_state *s, const run *r)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        run *runs = realloc(s->runs, cap * sizeof *runs);
-        if (runs == NULL) return false;
-        s->runs = runs;
-        s->cap = cap;
-    }
+    if (TL_GROW(s->runs, s->cap, s->n + 1, 8) != 0) return false;
     if (s->n && run_order(&s->runs[s->n - 1], r) > 0) s->sorted = false;
     s->runs[s->n++] = *r;
     return true;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "core/random.h"
 #include "store/digest.h"
 
@@ -259,13 +260,9 @@ static void disk_evict(const cache_store *c)
             free(path);
             continue;
         }
-        if (n == cap) {
-            cached_file *f = realloc(files, (cap = cap ? 2 * cap : 64) * sizeof *f);
-            if (f == NULL) {
-                free(path);
-                break;
-            }
-            files = f;
+        if (TL_GROW(files, cap, n + 1, 64) != 0) {
+            free(path);
+            break;
         }
         files[n++] = (cached_file){path, (long long)sb.st_size, sb.st_mtim};
         total += (long long)sb.st_size;

@@ -2,18 +2,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "store/store.h"
 
 tl_store_listed *tl_store_listing_add(tl_store_listing *l, const char *key, uint64_t size,
                                       const uint8_t *md5)
 {
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        tl_store_listed *items = realloc(l->items, cap * sizeof *items);
-        if (items == NULL) return NULL;
-        l->items = items;
-        l->cap = cap;
-    }
+    if (TL_GROW(l->items, l->cap, l->len + 1, 16) != 0) return NULL;
     tl_store_listed *e = &l->items[l->len];
     memset(e, 0, sizeof *e);
     e->key = strdup(key);

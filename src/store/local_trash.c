@@ -1,3 +1,4 @@
+#include "core/grow.h"
 #include "store/local_trash.h"
 
 #include <signal.h>
@@ -150,13 +151,7 @@ static void adopt_after_fork(tl_trash *t)
 
 static bool push(tl_trash *t, const char *path, const struct stat *sb)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        tl_trash_item *items = realloc(t->items, cap * sizeof *items);
-        if (items == NULL) return false;
-        t->items = items;
-        t->cap = cap;
-    }
+    if (TL_GROW(t->items, t->cap, t->n + 1, 16) != 0) return false;
     char *copy = strdup(path);
     if (copy == NULL) return false;
     t->items[t->n++] = (tl_trash_item){copy, sb->st_dev, sb->st_ino, sb->st_mtim};

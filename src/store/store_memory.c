@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/grow.h"
 #include "store/digest.h"
 #include "store/store.h"
 
@@ -100,18 +101,12 @@ static tl_status store(memory_store *m, const char *key, const void *data, size_
         st = tl_error_set(err, TL_ERR_EXISTS, "%s exists already", key);
     } else if (!found) {
         char *k = strdup(key);
-        object *items = m->n == m->cap
-                            ? realloc(m->items, (m->cap ? 2 * m->cap : 64) * sizeof *items)
-                            : m->items;
-        if (k == NULL || items == NULL) {
+        if (k == NULL || TL_GROW(m->items, m->cap, m->n + 1, 64) != 0) {
             free(k);
-            if (items) m->items = items;
             st = tl_error_nomem(err);
         } else {
-            if (m->n == m->cap) m->cap = m->cap ? 2 * m->cap : 64;
-            m->items = items;
-            memmove(&items[i + 1], &items[i], (m->n - i) * sizeof *items);
-            items[i] = (object){.key = k};
+            memmove(&m->items[i + 1], &m->items[i], (m->n - i) * sizeof *m->items);
+            m->items[i] = (object){.key = k};
             m->n++;
         }
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "formats/parquet/parquet_dict.h"
 #include "table/batch_ids.h"
 
@@ -41,14 +42,7 @@ static tl_status add_snapshot_ids(tl_batch_index *ix, const tl_ice_snapshot *s, 
 static tl_status note_snapshots(tl_batch_index *ix, const tl_ice_metadata *md, size_t from,
                                 tl_error *err)
 {
-    if (md->n_snapshots > ix->cap) {
-        size_t cap = ix->cap ? ix->cap : 64;
-        while (cap < md->n_snapshots) cap *= 2;
-        int64_t *ids = realloc(ix->snapshot_ids, cap * sizeof *ids);
-        if (ids == NULL) return tl_error_nomem(err);
-        ix->snapshot_ids = ids;
-        ix->cap = cap;
-    }
+    if (TL_GROW(ix->snapshot_ids, ix->cap, md->n_snapshots, 64) != 0) return tl_error_nomem(err);
     for (size_t i = from; i < md->n_snapshots; i++)
         ix->snapshot_ids[i] = md->snapshots[i].snapshot_id;
     ix->n = md->n_snapshots;

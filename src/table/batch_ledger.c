@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/random.h"
 #include "formats/avro/avro_file.h"
 #include "table/append.h"
@@ -201,13 +202,7 @@ typedef struct entry_list {
 
 static bool list_push(entry_list *l, const char *batch_id, int64_t ms)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        ledger_entry *items = realloc(l->items, cap * sizeof *items);
-        if (items == NULL) return false;
-        l->items = items;
-        l->cap = cap;
-    }
+    if (TL_GROW(l->items, l->cap, l->n + 1, 64) != 0) return false;
     char *copy = strdup(batch_id);
     if (copy == NULL) return false;
     l->items[l->n++] = (ledger_entry){copy, ms};

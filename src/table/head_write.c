@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/parallel.h"
 #include "iceberg/manifest.h"
 #include "iceberg/manifest_list.h"
@@ -179,13 +180,7 @@ static void live_free(live_set *l)
 
 static bool live_push(live_set *l, const tl_ice_data_file *f)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        live_file *p = realloc(l->items, cap * sizeof *p);
-        if (p == NULL) return false;
-        l->items = p;
-        l->cap = cap;
-    }
+    if (TL_GROW(l->items, l->cap, l->n + 1, 64) != 0) return false;
     l->items[l->n] = (live_file){strdup(f->file_path), f->file_size_in_bytes};
     return l->items[l->n++].path != NULL;
 }
@@ -334,8 +329,8 @@ static bool any_large(const live_set *live)
  * there are none. A table of small files is spared the parse of every
  * manifest on every commit: its handle knows its version has none, and
  * this commit adds none. */
-static tl_status add_footers(const tl_head_job *j, size_t room, tl_head_objects *o,
-                             bool *no_large, tl_error *err)
+static tl_status add_footers(const tl_head_job *j, size_t room, tl_head_objects *o, bool *no_large,
+                             tl_error *err)
 {
     footer_budget b = {objects_bytes(o), room};
     if (j->t->no_large_files && !has_footers(j->fresh)) {

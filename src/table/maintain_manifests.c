@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "table/maintain.h"
 
 #define BUCKETS 4096
@@ -254,13 +255,7 @@ typedef struct list_copy {
 static bool take_manifest(void *p, const tl_ice_manifest_file *mf)
 {
     list_copy *c = p;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        tl_ice_manifest_file *grown = realloc(c->files, cap * sizeof *grown);
-        if (grown == NULL) return false;
-        c->files = grown;
-        c->cap = cap;
-    }
+    if (TL_GROW(c->files, c->cap, c->n + 1, 16) != 0) return false;
     return copy_manifest_file(&c->files[c->n++], mf); /* counted even on failure, to be freed */
 }
 
@@ -295,13 +290,7 @@ static bool take_entry(void *p, const tl_ice_manifest_entry *e)
         lf->delete_files++;
         return true;
     }
-    if (lf->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        tl_live_file *files = realloc(lf->files, cap * sizeof *files);
-        if (files == NULL) return false;
-        lf->files = files;
-        c->cap = cap;
-    }
+    if (TL_GROW(lf->files, c->cap, lf->n + 1, 64) != 0) return false;
     tl_live_file *f = &lf->files[lf->n];
     bool ok = copy_data_file(&f->file, &e->file);
     lf->n++; /* counted even on failure, so that the free releases the partial copy */
@@ -322,13 +311,7 @@ static bool take_existing(void *p, const tl_ice_manifest_entry *e)
 {
     existing_ctx *c = p;
     if (e->status == 2 || e->file.content != 0) return true;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        tl_ice_manifest_entry *grown = realloc(c->entries, cap * sizeof *grown);
-        if (grown == NULL) return false;
-        c->entries = grown;
-        c->cap = cap;
-    }
+    if (TL_GROW(c->entries, c->cap, c->n + 1, 16) != 0) return false;
     int64_t seq = c->mf->sequence_number;
     tl_ice_manifest_entry *x = &c->entries[c->n];
     *x = (tl_ice_manifest_entry){

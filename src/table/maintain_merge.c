@@ -17,6 +17,7 @@
 #include "arrow/concat.h"
 #include "arrow/nested.h"
 #include "arrow/take.h"
+#include "core/grow.h"
 #include "core/parallel.h"
 #include "formats/parquet/parquet_reader.h"
 #include "table/append.h"
@@ -564,13 +565,7 @@ static tl_status emit(merge *m, chunk *c, int64_t row, tl_error *err)
     if (last && last->c == c && last->start + last->len == row) {
         last->len++;
     } else {
-        if (m->n_segs == m->cap_segs) {
-            size_t cap = m->cap_segs ? m->cap_segs * 2 : 256;
-            segment *s = realloc(m->segs, cap * sizeof *s);
-            if (s == NULL) return tl_error_nomem(err);
-            m->segs = s;
-            m->cap_segs = cap;
-        }
+        if (TL_GROW(m->segs, m->cap_segs, m->n_segs + 1, 256) != 0) return tl_error_nomem(err);
         c->refs++;
         m->segs[m->n_segs++] = (segment){c, row, 1};
     }

@@ -14,6 +14,7 @@
 #include "arrow/cast.h"
 #include "arrow/stream.h"
 #include "arrow/take.h"
+#include "core/grow.h"
 #include "core/parallel.h"
 #include "formats/parquet/parquet_dict.h"
 #include "formats/parquet/parquet_reader.h"
@@ -508,13 +509,8 @@ static tl_status note_values(new_keys *nk, const tl_array_view *views, int64_t i
             continue;
         }
         if (!k->prunable) continue;
-        if (k->n_values == k->cap_values) { /* doubling: one value per new key */
-            size_t cap = k->cap_values ? 2 * k->cap_values : 64;
-            bound_val *v = realloc(k->values, cap * sizeof *v);
-            if (v == NULL) return tl_error_nomem(err);
-            k->values = v;
-            k->cap_values = cap;
-        }
+        if (TL_GROW(k->values, k->cap_values, k->n_values + 1, 64) != 0) /* one value per new key */
+            return tl_error_nomem(err);
         bool ok;
         TL_TRY(value_bound(k, &views[c], i, &k->values[k->n_values], &ok, err));
         if (ok)

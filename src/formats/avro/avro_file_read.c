@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "formats/avro/avro_file.h"
 
 typedef struct tl_avro_meta_entry {
@@ -225,16 +226,6 @@ void tl_avro_reader_free(tl_avro_reader *r)
     free(r);
 }
 
-static tl_status grow(void **items, size_t *cap, size_t elem_size, tl_error *err)
-{
-    size_t cap2 = *cap ? *cap * 2 : 16;
-    void *p = realloc(*items, cap2 * elem_size);
-    if (p == NULL) return tl_error_nomem(err);
-    *items = p;
-    *cap = cap2;
-    return TL_OK;
-}
-
 static tl_status read_all(tl_avro_reader *r, size_t elem_size, tl_avro_record_fn convert,
                           const char *what, void **out, size_t *n, tl_error *err)
 {
@@ -246,7 +237,10 @@ static tl_status read_all(tl_avro_reader *r, size_t elem_size, tl_avro_record_fn
         bool done;
         tl_arena_reset(&arena);
         if ((st = tl_avro_reader_next(r, &arena, &v, &done, err)) != TL_OK || done) break;
-        if (*n == cap && (st = grow(out, &cap, elem_size, err)) != TL_OK) break;
+        if (tl_grow(out, &cap, *n + 1, elem_size, 16) != 0) {
+            st = tl_error_nomem(err);
+            break;
+        }
         void *elem = (uint8_t *)*out + *n * elem_size;
         memset(elem, 0, elem_size);
         st = convert(&v, elem, err);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "formats/avro/avro_names.h"
 
 typedef struct tl_avro_parser {
@@ -62,13 +63,7 @@ static bool tl_avro_valid_fullname(const char *s)
 static tl_avro_type *tl_avro_new_node(tl_avro_parser *ps, tl_avro_kind kind)
 {
     tl_avro_schema *s = ps->schema;
-    if (s->n_nodes == s->cap_nodes) {
-        size_t cap = s->cap_nodes ? s->cap_nodes * 2 : 16;
-        tl_avro_type **nodes = realloc(s->nodes, cap * sizeof *nodes);
-        if (nodes == NULL) return NULL;
-        s->nodes = nodes;
-        s->cap_nodes = cap;
-    }
+    if (TL_GROW(s->nodes, s->cap_nodes, s->n_nodes + 1, 16) != 0) return NULL;
     tl_avro_type *t = calloc(1, sizeof *t);
     if (t == NULL) return NULL;
     t->kind = kind;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "formats/avro/avro_schema.h"
 
 #define ENTRIES 16
@@ -67,15 +68,9 @@ static bool insert(const char *json, size_t len, tl_avro_schema *s)
     char *text = malloc(len + 1);
     if (text == NULL) return false;
     memcpy(text, json, len);
-    if (cache.n_counts == cache.cap_counts) {
-        size_t cap = cache.cap_counts ? cache.cap_counts * 2 : ENTRIES * 2;
-        holder_count *c = realloc(cache.counts, cap * sizeof *c);
-        if (c == NULL) {
-            free(text);
-            return false;
-        }
-        cache.counts = c;
-        cache.cap_counts = cap;
+    if (TL_GROW(cache.counts, cache.cap_counts, cache.n_counts + 1, ENTRIES * 2) != 0) {
+        free(text);
+        return false;
     }
     entry *slot = &cache.e[0];
     for (size_t i = 0; i < ENTRIES && slot->text; i++)

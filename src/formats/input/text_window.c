@@ -1,3 +1,4 @@
+#include "core/grow.h"
 #include "formats/input/text_window.h"
 
 #include <stdint.h>
@@ -30,13 +31,7 @@ tl_status tl_text_window_fill(tl_text_window *w, size_t max, bool *too_long, tl_
     }
     *too_long = w->len > max;
     if (*too_long) return TL_OK;
-    if (w->cap - w->len < CHUNK) {
-        size_t cap = w->cap ? w->cap * 2 : 2 * CHUNK;
-        uint8_t *nb = realloc(w->buf, cap);
-        if (nb == NULL) return tl_error_nomem(err);
-        w->buf = nb;
-        w->cap = cap;
-    }
+    if (TL_GROW(w->buf, w->cap, w->len + CHUNK, 2 * CHUNK) != 0) return tl_error_nomem(err);
     do { /* the first time, read at least 3 bytes to see a byte order mark */
         size_t n, room = w->cap - w->len, limit = max + 1 - w->len;
         TL_TRY(tl_text_input_read(w->in, w->buf + w->len, room < limit ? room : limit, &n, err));

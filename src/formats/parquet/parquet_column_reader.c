@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arrow/array.h"
+#include "core/grow.h"
 #include "formats/parquet/parquet_encoding.h"
 
 typedef struct colread {
@@ -67,23 +68,9 @@ static tl_status invalid(tl_error *err, const char *what)
     return tl_error_set(err, TL_ERR_INVALID, "%s", what);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c = c > SIZE_MAX / 4 ? need : c * 2;
-    if (c > SIZE_MAX / elem) return -1;
-    void *q = realloc(*p, c * elem);
-    if (q == NULL) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 #define GROW(c, field, cap, n, err)                                                                \
     do {                                                                                           \
-        if (grow((void **)&(c)->field, &(c)->cap, (n), sizeof *(c)->field) != 0)                   \
-            return tl_error_nomem(err);                                                            \
+        if (TL_GROW((c)->field, (c)->cap, (n), 64) != 0) return tl_error_nomem(err);               \
     } while (0)
 
 /* ---- Physical values ---- */

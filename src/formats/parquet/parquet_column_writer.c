@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "formats/parquet/parquet_encoding.h"
 
 /* Past this many dictionary bytes a chunk's further pages are PLAIN. */
@@ -319,33 +320,18 @@ static tl_status stage_bytes_plain(tl_pq_column_writer *w, const tl_array_view *
     return TL_OK;
 }
 
-static int grow_u32(uint32_t **p, size_t *cap, size_t need)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 1024;
-    while (c < need) c *= 2;
-    uint32_t *q = realloc(*p, c * sizeof *q);
-    if (q == NULL) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 /* Records that the current page uses dictionary entry idx (once per page). */
 static int note_distinct(tl_pq_column_writer *w, uint32_t idx)
 {
     if (idx >= w->stamp_cap) {
-        size_t c = w->stamp_cap ? w->stamp_cap : 1024;
-        while (c <= idx) c *= 2;
-        uint32_t *s = realloc(w->stamp, c * sizeof *s);
-        if (s == NULL) return -1;
-        memset(s + w->stamp_cap, 0, (c - w->stamp_cap) * sizeof *s);
-        w->stamp = s;
-        w->stamp_cap = c;
+        size_t old = w->stamp_cap;
+        if (TL_GROW(w->stamp, w->stamp_cap, (size_t)idx + 1, 1024) != 0) return -1;
+        memset(w->stamp + old, 0, (w->stamp_cap - old) * sizeof *w->stamp);
     }
     if (w->stamp[idx] == w->page_no) return 0;
     w->stamp[idx] = w->page_no;
-    if (grow_u32(&w->page_distinct, &w->page_distinct_cap, w->page_distinct_n + 1) != 0) return -1;
+    if (TL_GROW(w->page_distinct, w->page_distinct_cap, w->page_distinct_n + 1, 1024) != 0)
+        return -1;
     w->page_distinct[w->page_distinct_n++] = idx;
     return 0;
 }
@@ -353,7 +339,7 @@ static int note_distinct(tl_pq_column_writer *w, uint32_t idx)
 static tl_status stage_bytes_dict(tl_pq_column_writer *w, const tl_array_view *v,
                                   const uint8_t *valid, int64_t start, int64_t n, tl_error *err)
 {
-    if (grow_u32(&w->page_idx, &w->page_idx_cap, w->page_idx_n + (size_t)n) != 0)
+    if (TL_GROW(w->page_idx, w->page_idx_cap, w->page_idx_n + (size_t)n, 1024) != 0)
         return tl_error_nomem(err);
     const uint8_t *prev = NULL;
     int64_t prev_len = -1;
@@ -520,13 +506,7 @@ static tl_status emit_page(tl_pq_column_writer *w, tl_pq_page_header *h, tl_buf 
 
 static tl_status record_page(tl_pq_column_writer *w, int64_t offset, tl_error *err)
 {
-    if (w->n_pages == w->pages_cap) {
-        size_t cap = w->pages_cap ? w->pages_cap * 2 : 16;
-        tl_pq_page_info *p = realloc(w->pages, cap * sizeof *p);
-        if (p == NULL) return tl_error_nomem(err);
-        w->pages = p;
-        w->pages_cap = cap;
-    }
+    if (TL_GROW(w->pages, w->pages_cap, w->n_pages + 1, 16) != 0) return tl_error_nomem(err);
     tl_pq_page_info *pi = &w->pages[w->n_pages++];
     pi->offset = offset;
     pi->size = (int32_t)(w->chunk.len - (size_t)offset);
@@ -824,14 +804,10 @@ tl_status tl_pq_colw_write(tl_pq_column_writer *w, const tl_array_view *v, int64
 static tl_status grow_levels(tl_pq_column_writer *w, size_t need, tl_error *err)
 {
     if (need <= w->page_levels_cap) return TL_OK;
-    size_t cap = w->page_levels_cap ? w->page_levels_cap : 1024;
-    while (cap < need) cap *= 2;
-    uint32_t *d = realloc(w->page_def, cap * sizeof *d);
-    if (d == NULL) return tl_error_nomem(err);
-    w->page_def = d;
-    uint32_t *r = realloc(w->page_rep, cap * sizeof *r);
-    if (r == NULL) return tl_error_nomem(err);
-    w->page_rep = r;
+    size_t cap = tl_grow_capacity(w->page_levels_cap, need, sizeof *w->page_def, 1024);
+    if (cap == 0 || tl_realloc_array(&w->page_def, cap, sizeof *w->page_def) != 0 ||
+        tl_realloc_array(&w->page_rep, cap, sizeof *w->page_rep) != 0)
+        return tl_error_nomem(err);
     w->page_levels_cap = cap;
     return TL_OK;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/arena.h"
+#include "core/grow.h"
 
 /* Deeper nesting than this is refused (DuckDB's own limit is lower). */
 #define MAX_DEPTH 64
@@ -58,13 +59,7 @@ bool tl_pq_field_is_nested(const struct ArrowSchema *field)
 
 static tl_status add_elem(tl_pq_nested *n, size_t *at, tl_error *err)
 {
-    if (n->n_elems == n->elems_cap) {
-        size_t cap = n->elems_cap ? n->elems_cap * 2 : 8;
-        tl_pq_schema_element *e = realloc(n->elems, cap * sizeof *e);
-        if (e == NULL) return tl_error_nomem(err);
-        n->elems = e;
-        n->elems_cap = cap;
-    }
+    if (TL_GROW(n->elems, n->elems_cap, n->n_elems + 1, 8) != 0) return tl_error_nomem(err);
     *at = n->n_elems++;
     memset(&n->elems[*at], 0, sizeof n->elems[*at]);
     return TL_OK;
@@ -131,13 +126,7 @@ static tl_status leaf_desc(node *nd, const struct ArrowSchema *f, tl_pq_column_d
 static tl_status build_leaf(tl_pq_nested *n, node *nd, const struct ArrowSchema *f,
                             const char *name, build_ctx *c, tl_error *err)
 {
-    if (n->n_leaves == n->leaves_cap) {
-        size_t cap = n->leaves_cap ? n->leaves_cap * 2 : 4;
-        tl_pq_column_desc *l = realloc(n->leaves, cap * sizeof *l);
-        if (l == NULL) return tl_error_nomem(err);
-        n->leaves = l;
-        n->leaves_cap = cap;
-    }
+    if (TL_GROW(n->leaves, n->leaves_cap, n->n_leaves + 1, 4) != 0) return tl_error_nomem(err);
     char *path = dotted_path(n, c);
     if (path == NULL) return tl_error_nomem(err);
     tl_pq_column_desc *d = &n->leaves[n->n_leaves];
@@ -474,13 +463,10 @@ typedef struct shred_ctx {
 static int push(tl_pq_leaf_levels *l, uint32_t def, uint32_t rep)
 {
     if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 1024;
-        uint32_t *d = realloc(l->def, cap * sizeof *d);
-        if (d == NULL) return -1;
-        l->def = d;
-        uint32_t *r = realloc(l->rep, cap * sizeof *r);
-        if (r == NULL) return -1;
-        l->rep = r;
+        size_t cap = tl_grow_capacity(l->cap, l->n + 1, sizeof *l->def, 1024);
+        if (cap == 0 || tl_realloc_array(&l->def, cap, sizeof *l->def) != 0 ||
+            tl_realloc_array(&l->rep, cap, sizeof *l->rep) != 0)
+            return -1;
         l->cap = cap;
     }
     l->def[l->n] = def;
@@ -490,13 +476,7 @@ static int push(tl_pq_leaf_levels *l, uint32_t def, uint32_t rep)
 
 static int push_value(tl_pq_leaf_levels *l, uint32_t def, uint32_t rep, int64_t slot)
 {
-    if (l->n_slots == l->slots_cap) {
-        size_t cap = l->slots_cap ? l->slots_cap * 2 : 1024;
-        int64_t *s = realloc(l->slots, cap * sizeof *s);
-        if (s == NULL) return -1;
-        l->slots = s;
-        l->slots_cap = cap;
-    }
+    if (TL_GROW(l->slots, l->slots_cap, l->n_slots + 1, 1024) != 0) return -1;
     l->slots[l->n_slots++] = slot;
     return push(l, def, rep);
 }

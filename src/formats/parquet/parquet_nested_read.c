@@ -6,6 +6,7 @@
 
 #include "arrow/buffers.h"
 #include "arrow/take.h"
+#include "core/grow.h"
 
 #define MAX_DEPTH 64
 
@@ -66,13 +67,7 @@ static tl_status parse(parse_ctx *c, tl_pq_rnode *n, const char *name, int16_t s
 
 static tl_status add_leaf(parse_ctx *c, tl_pq_rnode *n, tl_error *err)
 {
-    if (*c->n_leaves == *c->cap) {
-        size_t cap = *c->cap ? *c->cap * 2 : 8;
-        tl_pq_column_desc *l = realloc(*c->leaves, cap * sizeof *l);
-        if (l == NULL) return tl_error_nomem(err);
-        *c->leaves = l;
-        *c->cap = cap;
-    }
+    if (TL_GROW(*c->leaves, *c->cap, *c->n_leaves + 1, 8) != 0) return tl_error_nomem(err);
     tl_pq_column_desc *d = &(*c->leaves)[*c->n_leaves];
     TL_TRY(tl_pq_column_to_arrow(n->e, d, err));
     d->levels = true;

@@ -8,6 +8,7 @@
 #include "arrow/concat.h"
 #include "arrow/take.h"
 #include "core/arena.h"
+#include "core/grow.h"
 #include "formats/parquet/parquet_column_reader.h"
 #include "formats/parquet/parquet_compress.h"
 #include "formats/parquet/parquet_encoding.h"
@@ -111,13 +112,7 @@ static tl_status read_footer(tl_parquet_reader *r, tl_error *err)
 
 static tl_status add_flat_leaf(tl_parquet_reader *r, const tl_pq_column_desc *d, tl_error *err)
 {
-    if (r->n_leaves == r->leaves_cap) {
-        size_t cap = r->leaves_cap ? r->leaves_cap * 2 : 16;
-        tl_pq_column_desc *l = realloc(r->leaves, cap * sizeof *l);
-        if (l == NULL) return tl_error_nomem(err);
-        r->leaves = l;
-        r->leaves_cap = cap;
-    }
+    if (TL_GROW(r->leaves, r->leaves_cap, r->n_leaves + 1, 16) != 0) return tl_error_nomem(err);
     r->leaves[r->n_leaves++] = *d;
     return TL_OK;
 }

@@ -6,6 +6,7 @@
 
 #include "arrow/array.h"
 #include "core/arena.h"
+#include "core/grow.h"
 #include "core/parallel.h"
 #include "formats/parquet/parquet_column_writer.h"
 #include "formats/parquet/parquet_encoding.h"
@@ -213,13 +214,10 @@ tl_status tl_parquet_writer_open(const struct ArrowSchema *schema,
 static tl_status grow_row_groups(tl_parquet_writer *w, tl_error *err)
 {
     if (w->n_rgs < w->rgs_cap) return TL_OK;
-    size_t cap = w->rgs_cap ? w->rgs_cap * 2 : 8;
-    tl_pq_row_group *r = realloc(w->rgs, cap * sizeof *r);
-    if (r == NULL) return tl_error_nomem(err);
-    w->rgs = r;
-    chunk_index **ix = realloc(w->indexes, cap * sizeof *ix);
-    if (ix == NULL) return tl_error_nomem(err);
-    w->indexes = ix;
+    size_t cap = tl_grow_capacity(w->rgs_cap, w->n_rgs + 1, sizeof *w->rgs, 8);
+    if (cap == 0 || tl_realloc_array(&w->rgs, cap, sizeof *w->rgs) != 0 ||
+        tl_realloc_array(&w->indexes, cap, sizeof *w->indexes) != 0)
+        return tl_error_nomem(err);
     w->rgs_cap = cap;
     return TL_OK;
 }
