@@ -14,12 +14,20 @@
 /* Commits of one group lost to ids committed meanwhile by another writer,
  * before each member is tried alone. */
 #define MAX_ROUNDS 3
-/* How long a commit waits for members being parsed: about the parse of a
- * file of a few MB, so a large file does not hold up the others. (Set at
- * build time to compare: -DWAIT_COMING_MS=0 commits whatever is queued.) */
+/* How long a commit waits for members being fetched and parsed: about the
+ * fetch and parse of a file of a few MB, so a large file does not hold up the
+ * others. (Set at build time to compare: -DWAIT_COMING_MS=0 commits whatever
+ * is queued; TIMELAKE_NOTIFY_WAIT_COMING_MS overrides it, for tests that need
+ * a commit to wait whatever the machine's load.) */
 #ifndef WAIT_COMING_MS
 #define WAIT_COMING_MS 50
 #endif
+
+static long wait_coming_ms(void)
+{
+    const char *v = getenv("TIMELAKE_NOTIFY_WAIT_COMING_MS");
+    return v && v[0] ? strtol(v, NULL, 10) : WAIT_COMING_MS;
+}
 
 void tl_notify_group_init(tl_notify_group *g, tl_table *table, pthread_mutex_t *table_lock,
                           int maintain)
@@ -29,6 +37,7 @@ void tl_notify_group_init(tl_notify_group *g, tl_table *table, pthread_mutex_t *
     g->table_lock = table_lock;
     g->maintain = maintain;
     g->tail = &g->head;
+    g->wait_ms = wait_coming_ms();
     pthread_mutex_init(&g->lock, NULL);
     pthread_cond_init(&g->changed, NULL);
 }
@@ -188,13 +197,14 @@ static size_t defer_repeats(tl_notify_member **ms, size_t n)
     return kept;
 }
 
-/* Waits (g->lock held) until the members being parsed have joined, up to
- * WAIT_COMING_MS. */
+/* Waits (g->lock held) until the members being fetched or parsed have
+ * joined, up to g->wait_ms. */
 static void wait_coming(tl_notify_group *g)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += WAIT_COMING_MS * 1000000L;
+    until.tv_sec += g->wait_ms / 1000;
+    until.tv_nsec += g->wait_ms % 1000 * 1000000L;
     if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
     while (g->coming > 0 && pthread_cond_timedwait(&g->changed, &g->lock, &until) == 0) {
     }

@@ -40,17 +40,18 @@ typedef struct tl_notify_group {
     pthread_cond_t changed;
     tl_notify_member *head, **tail;
     bool committing;
-    int coming; /* members being parsed, to join soon */
+    int coming;   /* members being fetched or parsed, to join soon */
+    long wait_ms; /* how long a commit waits for them at most */
 } tl_notify_group;
 
 void tl_notify_group_init(tl_notify_group *g, tl_table *table, pthread_mutex_t *table_lock,
                           int maintain);
 void tl_notify_group_destroy(tl_notify_group *g);
 
-/* A member is being parsed (tl_notify_group_coming) and will join, or will
- * not after all (tl_notify_group_gone): a commit about to start waits a
- * little for the members being parsed, so that they join it rather than
- * wait for it and then commit on their own. */
+/* A member is being fetched or parsed (tl_notify_group_coming) and will
+ * join, or will not after all (tl_notify_group_gone): a commit about to start
+ * waits a little for the members on their way, so that they join it rather
+ * than wait for it and then commit on their own. */
 void tl_notify_group_coming(tl_notify_group *g);
 void tl_notify_group_gone(tl_notify_group *g);
 

@@ -95,11 +95,22 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
         seen = -1; /* the append checks again; report it only if that fails too */
     if (seen == 1) return duplicate(ev, table, version, t0, why, why_size);
     tl_error_clear(&err);
+    /* Commits of the table wait a little for this request from now on, while
+     * it fetches too: concurrent requests missed each other's commit during
+     * their fetches (as long as their parse), and each commit costs its
+     * files, fsyncs and their later merges (half the commits with four
+     * senders once they wait). */
+    if (tl_notify_tables_coming(in->tables, table, &err) != TL_OK) {
+        snprintf(why, why_size, "%s: %s", ev->key, err.message);
+        log_error(ev, table, 503, why);
+        return 503;
+    }
     /* Text small enough to parse ahead is read from memory: no temporary file. */
     uint64_t memory_max = fmt == TL_INPUT_PARQUET ? 0 : tl_notify_tables_parse_ahead_bytes();
     tl_notify_object obj;
     tl_status st =
         tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, memory_max, &obj, &err);
+    if (st != TL_OK) tl_notify_tables_gone(in->tables, table);
     if (st != TL_OK && seen == -1 && committed_now(in, table, ev->key, &version))
         return duplicate(ev, table, version, t0, why, why_size);
     if (st != TL_OK) {
@@ -114,9 +125,10 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     int group = 1;
     /* Messages name the object: a file's by its temporary name (replaced below). */
     char *name = obj.path ? NULL : tl_strdup_printf("s3://%s/%s", ev->bucket, ev->key);
-    if (obj.path == NULL && name == NULL)
+    if (obj.path == NULL && name == NULL) {
+        tl_notify_tables_gone(in->tables, table);
         st = tl_error_nomem(&err);
-    else
+    } else
         st = tl_notify_tables_append(in->tables, table, obj.path ? obj.path : name, obj.data,
                                      obj.bytes, fmt, ev->key, &r, &group, &err);
     free(name);

@@ -236,8 +236,7 @@ static tl_status append_grouped(notify_table *x, const char *path, const uint8_t
 {
     tl_notify_member m;
     memset(&m, 0, sizeof m);
-    m.batch_id = batch_id;
-    tl_notify_group_coming(&x->group);
+    m.batch_id = batch_id; /* announced as coming by the caller */
     tl_status st = parse_ahead(x, path, data, len, format, &m, err);
     if (st != TL_OK) tl_notify_group_gone(&x->group);
     if (st == TL_OK) {
@@ -268,6 +267,20 @@ tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, cons
     return st;
 }
 
+tl_status tl_notify_tables_coming(tl_notify_tables *t, const char *name, tl_error *err)
+{
+    notify_table *x = find(t, name);
+    if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
+    tl_notify_group_coming(&x->group);
+    return TL_OK;
+}
+
+void tl_notify_tables_gone(tl_notify_tables *t, const char *name)
+{
+    notify_table *x = find(t, name);
+    if (x) tl_notify_group_gone(&x->group);
+}
+
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
                                   const uint8_t *data, size_t len, tl_input_format format,
                                   const char *batch_id, tl_append_result *out, int *group,
@@ -280,6 +293,7 @@ tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const c
     if (data != NULL || cli_file_size(path) <= tl_notify_tables_parse_ahead_bytes()) {
         st = append_grouped(x, path, data, len, format, batch_id, out, group, err);
     } else {
+        tl_notify_group_gone(&x->group); /* not in a group: on its own, under the lock */
         pthread_mutex_lock(&x->lock);
         x->loader.format = format;
         st = cli_loader_append(&x->loader, &path, 1, batch_id, out, err);

@@ -27,14 +27,22 @@ void tl_notify_tables_free(tl_notify_tables *t);
 tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, const char *batch_id,
                                      bool wait, int *out, int64_t *version, tl_error *err);
 
+/* A request for table `name` is on its way to tl_notify_tables_append (from
+ * before its object is fetched: commits of the table wait a little for it,
+ * notify_group.h), or will not come after all (gone: its fetch failed). Each
+ * coming is followed by exactly one append or gone. */
+tl_status tl_notify_tables_coming(tl_notify_tables *t, const char *name, tl_error *err);
+void tl_notify_tables_gone(tl_notify_tables *t, const char *name);
+
 /* Appends the file at `path` (read as `format`) to table `name` with
  * `batch_id`, or, when `data` is not NULL, its `len` bytes (a text format, at
  * most tl_notify_tables_parse_ahead_bytes; `path` then only names them in
- * messages): parsed first, then committed together with the other requests
- * waiting for the table (notify_group.h); *group is how many requests that
- * commit served. Returns once the rows are committed (or failed, nothing of
- * them committed). Files above the parse-ahead size stream under the table's
- * lock as a commit of their own. */
+ * messages), for a request announced with tl_notify_tables_coming: parsed
+ * first, then committed together with the other requests waiting for the
+ * table (notify_group.h); *group is how many requests that commit served.
+ * Returns once the rows are committed (or failed, nothing of them
+ * committed). Files above the parse-ahead size stream under the table's lock
+ * as a commit of their own. */
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
                                   const uint8_t *data, size_t len, tl_input_format format,
                                   const char *batch_id, tl_append_result *out, int *group,

@@ -7,11 +7,13 @@ expected are read from the uploaded files with pyarrow, the rows present with
 pyiceberg (neither is our reader): every good file's rows exactly once, nothing
 of a bad one."""
 
+import asyncio
 import concurrent.futures
 import io
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyiceberg.table import StaticTable
 
+import fault_proxy
 import notify_support as ns
 import store_servers
 import test_notify_server as tns
@@ -186,6 +189,60 @@ def test_many_senders_good_bad_and_repeated_files(moto, tmp_path):
     assert all(l["rows"] == 300 for l in loads if not l["duplicate"])
     # Requests were committed together (24 senders, each commit an fsync or more).
     assert max(l.get("group", 0) for l in loads) > 1, "no commit served more than one request"
+
+
+class HoldProxy(fault_proxy.FaultProxy):
+    """Holds each GET whose path holds `held` until `release` is set."""
+
+    def __init__(self, upstream, held):
+        super().__init__(upstream)
+        self.held, self.release, self.seen = held, threading.Event(), threading.Event()
+
+    async def _hold(self, method, path):
+        if method == "GET" and self.held in path:
+            self.seen.set()
+            while not self.release.is_set():
+                await asyncio.sleep(0.01)
+
+    def answered(self, part):
+        with self._lock:
+            return any(method == "GET" and part in path for _, _, method, path, _ in self.log)
+
+
+def test_a_commit_waits_for_a_request_still_fetching(moto, tmp_path, monkeypatch):
+    """A request counts as on its way to its table's group from before its
+    object is fetched, not only while it parses: a commit ready to start waits
+    for it (here without a time limit, so the machine's load cannot split
+    them), and the two land in one commit. The slow request's GET is held
+    until the fast one has fetched its object and had time to commit alone."""
+    monkeypatch.setenv("TIMELAKE_NOTIFY_WAIT_COMING_MS", "60000")
+    lake_dir = tmp_path / "lake"
+    tns.create_tables(lake_dir, [TABLE])
+    s3 = tns.s3_client(moto.endpoint)
+    s3.create_bucket(Bucket="landing-w")
+    good = upload_good(s3, "landing-w", "w/", [0, 2], 50)  # two CSV files
+    slow, fast = sorted(good)
+    with HoldProxy(moto.endpoint, slow) as proxy:
+        server = tns.Server(lake_dir, proxy.endpoint, tmp_path, *ROOM, table=TABLE)
+        try:
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                first = pool.submit(server.post, body_of("landing-w", [slow]))
+                assert proxy.seen.wait(30), "the slow object was never fetched"
+                second = pool.submit(server.post, body_of("landing-w", [fast]))
+                for _ in range(3000):
+                    if proxy.answered(fast):
+                        break
+                    time.sleep(0.01)
+                time.sleep(0.3)  # what the fast request needs to commit on its own
+                proxy.release.set()
+                assert first.result()[0] == 200 and second.result()[0] == 200
+            loads = server.loads()
+        finally:
+            proxy.release.set()
+            server.stop()
+    assert sorted(l["key"] for l in loads) == [slow, fast]
+    assert [l["group"] for l in loads] == [2, 2], loads
+    assert_exactly(lake_dir, good)
 
 
 def test_sigkill_while_committing_then_redelivery(moto, tmp_path):
