@@ -6,6 +6,7 @@
 
 #include "core/parallel.h"
 #include "core/strlist.h"
+#include "store/store_fault.h"
 #include "store/store_options.h"
 
 /* timelake_warm_connections: connections opened when the lake opens, each a
@@ -68,8 +69,8 @@ static tl_status open_remote(const char *location, const char *const *options, t
     return st;
 }
 
-tl_status tl_store_open(const char *location, const char *const *options, tl_store **out,
-                        tl_error *err)
+static tl_status open_store(const char *location, const char *const *options, tl_store **out,
+                            tl_error *err)
 {
     if (location == NULL || location[0] == '\0')
         return tl_error_set(err, TL_ERR_INVALID, "empty warehouse location");
@@ -87,6 +88,13 @@ tl_status tl_store_open(const char *location, const char *const *options, tl_sto
                             options[0]);
     const char *path = scheme_end ? location + 7 : location;
     return tl_store_local_open(path, out, err);
+}
+
+tl_status tl_store_open(const char *location, const char *const *options, tl_store **out,
+                        tl_error *err)
+{
+    TL_TRY(open_store(location, options, out, err));
+    return tl_store_fault_wrap(out, err); /* tests only: nothing unless a hook is set */
 }
 
 void tl_store_free(tl_store *s)
