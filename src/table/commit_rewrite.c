@@ -35,6 +35,9 @@ typedef struct rw_ctx {
                               for the head object */
     char *lvi_key;         /* this attempt's last-value index (req->index), or NULL */
     tl_buf lvi;
+    /* The create landed or its outcome is unknown: the metadata may name what
+     * was written, which must then stay (orphan cleanup removes it otherwise). */
+    bool may_have_landed;
 } rw_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -306,6 +309,7 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
     if (st == TL_OK) {
         st = tl_table_land_next(t, md, &json, head, err);
         md = NULL;
+        c->may_have_landed = st != TL_ERR_EXISTS && st != TL_ERR_NOT_FOUND;
     } else {
         tl_head_job_finish(t, head, false);
     }
@@ -377,7 +381,7 @@ tl_status tl_commit_rewrite(tl_table *t, const tl_rewrite_request *req, int *att
     for (int n = 1;; n++) {
         if (attempts) *attempts = n;
         st = attempt(&c, err);
-        attempt_cleanup(&c, st != TL_OK);
+        attempt_cleanup(&c, st != TL_OK && !c.may_have_landed);
         if (st != TL_ERR_EXISTS) break;
         if (n == MAX_ATTEMPTS) {
             st = tl_error_set(err, TL_ERR_CONFLICT,
@@ -392,5 +396,6 @@ tl_status tl_commit_rewrite(tl_table *t, const tl_rewrite_request *req, int *att
         if (st != TL_OK) break;
     }
     free(c.sorted);
+    if (req->may_have_landed) *req->may_have_landed = c.may_have_landed;
     return st;
 }

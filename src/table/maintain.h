@@ -121,12 +121,17 @@ typedef struct tl_rewrite_request {
     tl_status (*index)(const tl_table *t, void *ctx, int64_t snapshot_id, char **key, tl_buf *file,
                        tl_error *err);
     void *index_ctx;
+    /* Or NULL. Set when the commit landed or the conditional create's outcome
+     * stayed unknown (a lost answer): the metadata may name the added files,
+     * so the caller must keep them even on failure. */
+    bool *may_have_landed;
 } tl_rewrite_request;
 
 /* Commits a snapshot that removes and adds data files. On a lost race it
  * reloads and rebases when every removed file is still live; when one is gone
  * it gives up with TL_ERR_CONFLICT. Leaves no manifest or list behind on
- * failure (the caller deletes its data files). */
+ * failure (the caller deletes its data files), except when the create's
+ * outcome is unknown: then nothing is deleted (req->may_have_landed). */
 tl_status tl_commit_rewrite(tl_table *t, const tl_rewrite_request *req, int *attempts,
                             tl_error *err);
 

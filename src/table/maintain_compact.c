@@ -211,6 +211,7 @@ tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_com
     plan p = {0};
     rewrite_batch rb = {0};
     tl_maintain_report delta = {0};
+    bool may_have_landed = false;
     TL_TRY(tl_maintain_live_files(t, &lf, err));
     tl_status st = make_plan(t, s, mode, &lf, &p, err);
     for (size_t g = 0, start = 0; st == TL_OK && g < p.n_groups; start = p.group_end[g++])
@@ -227,6 +228,7 @@ tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_com
             .n_added = rb.out.n_added,
             .added_sequence_numbers = rb.seqs,
             .footers = &rb.out.footers,
+            .may_have_landed = &may_have_landed,
         };
         st = tl_commit_rewrite(t, &req, NULL, err);
     }
@@ -237,7 +239,7 @@ tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_com
         r->rows_rewritten += delta.rows_rewritten;
         r->duplicates_removed += delta.duplicates_removed;
     }
-    tl_rewrite_output_free(t, &rb.out, st != TL_OK);
+    tl_rewrite_output_free(t, &rb.out, st != TL_OK && !may_have_landed);
     free(rb.seqs);
     free(rb.removed);
     free(p.files);
