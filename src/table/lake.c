@@ -67,6 +67,34 @@ int tl_lake_cache_stats(const tl_lake *lake, tl_cache_counts *out)
 
 #define DROP_ROUNDS 20
 
+static int cmp_version(const void *a, const void *b)
+{
+    int64_t x = tl_ice_metadata_version_of_key(*(char *const *)a);
+    int64_t y = tl_ice_metadata_version_of_key(*(char *const *)b);
+    return x < y ? -1 : x > y;
+}
+
+/* Deletes the table's metadata versions oldest first, one after another:
+ * until the newest goes, a reader finds the table as it was (a drop that
+ * fails midway does not bring back an older version of it), and once it
+ * has gone, the table is gone. The version hint goes last. */
+static tl_status remove_versions(tl_store *store, const char *meta_prefix, tl_error *err)
+{
+    tl_strlist keys = {0};
+    tl_status st = tl_store_list(store, meta_prefix, &keys, err);
+    size_t n = 0;
+    for (size_t i = 0; st == TL_OK && i < keys.len; i++)
+        if (tl_ice_metadata_version_of_key(keys.items[i]) > 0) {
+            char *k = keys.items[n];
+            keys.items[n++] = keys.items[i];
+            keys.items[i] = k;
+        }
+    if (n > 1) qsort(keys.items, n, sizeof *keys.items, cmp_version);
+    for (size_t i = 0; st == TL_OK && i < n; i++) st = tl_store_remove(store, keys.items[i], err);
+    tl_strlist_free(&keys);
+    return st;
+}
+
 /* Deletes every object under the table's prefix: the versions first (a
  * crash midway then leaves no readable half table, and a writer that finds
  * any file of the table missing finds its version gone too and can say the
@@ -84,7 +112,8 @@ static tl_status remove_table_objects(tl_store *store, const tl_qname *tn, tl_er
     snprintf(meta_prefix, sizeof meta_prefix, "%smetadata/", prefix);
     snprintf(versions_prefix, sizeof versions_prefix, "%sv", meta_prefix);
     for (int round = 1;; round++) {
-        TL_TRY(tl_store_remove_prefix(store, versions_prefix, err));
+        TL_TRY(remove_versions(store, meta_prefix, err));
+        TL_TRY(tl_store_remove_prefix(store, versions_prefix, err)); /* the hint */
         TL_TRY(tl_store_remove_prefix(store, meta_prefix, err));
         TL_TRY(tl_store_remove_prefix(store, prefix, err));
         tl_strlist left = {0};
