@@ -279,8 +279,28 @@ static tl_status write_v1(tl_lake *lake, const tl_qname *name, const tl_ice_meta
     tl_status st = tl_ice_metadata_serialize(md, &json, err);
     if (st == TL_OK) st = tl_store_put_if_absent(lake->store, key, json.data, json.len, err);
     if (st == TL_ERR_EXISTS) st = tl_table_exists_error(err, name);
+    /* Outcome unknown (a lost answer): our bytes there (the table's UUID is
+     * in them) say it landed; anything else leaves the error. */
+    if (st != TL_OK && st != TL_ERR_EXISTS && st != TL_ERR_NOMEM) {
+        tl_buf there = {0};
+        if (tl_store_get(lake->store, key, &there, NULL) == TL_OK && there.len == json.len &&
+            memcmp(there.data, json.data, json.len) == 0)
+            st = TL_OK;
+        tl_buf_free(&there);
+    }
     tl_buf_free(&json);
     return st;
+}
+
+/* A created table that could not be opened is removed again: the create
+ * fails and leaves nothing (a rollup would otherwise stay half made). */
+static void unmake_v1(tl_lake *lake, const tl_qname *name)
+{
+    char key[sizeof name->key + 64];
+    tl_table_metadata_key(name, 1, key, sizeof key);
+    tl_store_remove(lake->store, key, NULL);
+    snprintf(key, sizeof key, "%s/metadata/version-hint.text", name->key);
+    tl_store_remove(lake->store, key, NULL);
 }
 
 tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct ArrowSchema *schema,
@@ -313,8 +333,11 @@ tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct Arr
         snprintf(hint_key, sizeof hint_key, "%s/metadata/version-hint.text", tn.key);
         /* The hint and the registry are conveniences: a failure leaves a valid table. */
         tl_store_put_hint(lake->store, hint_key, "1", 1, NULL);
-        tl_registry_add(lake->store, tn.full, NULL);
         st = tl_table_load(lake, &tn, 1, out, err);
+        if (st == TL_OK)
+            tl_registry_add(lake->store, tn.full, NULL);
+        else
+            unmake_v1(lake, &tn);
     }
     tl_ice_metadata_free(md);
     plan_free(&plan);
