@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
+
 /* A series encoded: per column a tag (null, integer or bytes) then the
  * integer's 8 bytes, or the bytes' length (4 bytes) and the bytes. Equal
  * series encode to equal strings, and the tags let the comparison below
@@ -122,17 +124,15 @@ static int grow_slots(tl_series_set *s)
     return 0;
 }
 
+/* Room for one more id: start holds cap + 1 entries, hash cap. */
 static int reserve(tl_series_set *s)
 {
     if (s->start != NULL && s->n + 1 < s->cap) return 0;
-    size_t cap = s->cap ? s->cap * 2 : 256;
-    size_t *start = realloc(s->start, (cap + 1) * sizeof *start);
-    if (start == NULL) return -1;
-    if (s->start == NULL) start[0] = 0;
-    s->start = start;
-    uint64_t *hash = realloc(s->hash, cap * sizeof *hash);
-    if (hash == NULL) return -1;
-    s->hash = hash;
+    size_t cap = tl_grow_capacity(s->cap, s->n + 2, sizeof *s->start, 256);
+    bool first = s->start == NULL;
+    if (cap == 0 || tl_realloc_array(&s->start, cap + 1, sizeof *s->start) != 0) return -1;
+    if (first) s->start[0] = 0;
+    if (tl_realloc_array(&s->hash, cap, sizeof *s->hash) != 0) return -1;
     s->cap = cap;
     return 0;
 }

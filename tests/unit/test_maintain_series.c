@@ -143,4 +143,47 @@ static void test_lookup_after_ranking(void)
     free_rows(&other);
 }
 
-UNIT_TESTS(UNIT(test_ranks_follow_the_merge_order), UNIT(test_lookup_after_ranking))
+/* Many series: the set grows (its keys, ids and slots) and still ranks
+ * them in order. */
+static void test_many_series(void)
+{
+    enum { N = 5000 };
+    static int64_t dev[N];
+    static const char *host[N];
+    static char names[N][8];
+    static int32_t ids[N];
+    uint64_t seed = 3;
+    for (int i = 0; i < N; i++) {
+        dev[i] = (int64_t)(trand(&seed) % 1000000) - 500000;
+        snprintf(names[i], sizeof names[i], "h%d", (int)(trand(&seed) % 7));
+        host[i] = names[i];
+    }
+    tcol cols[2];
+    tcol_strs(&cols[0], "u", host, N);
+    tcol_ints(&cols[1], "i", dev, NULL, N);
+    tl_array_view v[2] = {cols[0].view, cols[1].view};
+    tl_series_set s = new_set();
+    tl_error err;
+    bool found;
+    static int32_t again[N];
+    CHECK_OK(tl_series_set_lookup(&s, v, N, ids, &found, &err), &err);
+    size_t distinct = s.n;
+    CHECK_OK(tl_series_set_lookup(&s, v, N, again, &found, &err), &err);
+    CHECK(s.n == distinct && memcmp(ids, again, sizeof ids) == 0); /* each found again */
+    CHECK_OK(tl_series_set_rank(&s, &err), &err);
+    tl_series_set_ids_to_ranks(&s, ids, N);
+    int wrong = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j += 7) {
+            int c = strcmp(host[i], host[j]);
+            c = c ? (c > 0) - (c < 0) : sign(dev[i] - dev[j]);
+            wrong += sign(ids[i] - ids[j]) != c;
+        }
+    CHECK_INT(wrong, 0);
+    tl_series_set_free(&s);
+    tcol_free(&cols[0]);
+    tcol_free(&cols[1]);
+}
+
+UNIT_TESTS(UNIT(test_many_series), UNIT(test_ranks_follow_the_merge_order),
+           UNIT(test_lookup_after_ranking))
