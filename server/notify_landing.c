@@ -126,7 +126,8 @@ static tl_status copy_to_file(tl_store *s, const char *key, uint8_t *buf, size_t
 }
 
 tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
-                                  uint64_t memory_max, tl_notify_object *out, tl_error *err)
+                                  uint64_t memory_max, void (*sized)(void *ctx, uint64_t bytes),
+                                  void *ctx, tl_notify_object *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
     tl_store *s;
@@ -135,6 +136,7 @@ tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, cons
     if (buf == NULL) return tl_error_nomem(err);
     size_t got = 0;
     tl_status st = tl_store_get_first(s, key, CHUNK, buf, &got, &out->bytes, err);
+    if (st == TL_OK && sized) sized(ctx, out->bytes);
     if (st == TL_OK && got == out->bytes && got <= memory_max) {
         uint8_t *fit = realloc(buf, got ? got : 1); /* give back the rest of the chunk */
         out->data = fit ? fit : buf;

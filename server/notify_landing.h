@@ -31,9 +31,12 @@ typedef struct tl_notify_object {
  * TL_ERR_NOT_FOUND, any other failure TL_ERR_STORAGE; no file is left then.
  * The size is the bucket's, never the notification's, learnt from the first
  * ranged GET (one round trip for an object up to one chunk, 8 MiB); each GET
- * is of at most one chunk, so memory stays bounded for any size. */
+ * is of at most one chunk, so memory stays bounded for any size.
+ * sized(ctx, bytes) (when not NULL) is told the size as soon as the first GET
+ * has it, before the rest of a large object is copied. */
 tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, const char *key,
-                                  uint64_t memory_max, tl_notify_object *out, tl_error *err);
+                                  uint64_t memory_max, void (*sized)(void *ctx, uint64_t bytes),
+                                  void *ctx, tl_notify_object *out, tl_error *err);
 
 /* Unlinks the temporary file, frees what the object holds. */
 void tl_notify_object_clear(tl_notify_object *o);

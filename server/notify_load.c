@@ -76,6 +76,23 @@ static bool committed_now(tl_notify_ingest *in, const char *table, const char *k
            seen == 1;
 }
 
+/* A request announced to its table's group (tl_notify_tables_coming). */
+typedef struct coming {
+    tl_notify_tables *tables;
+    const char *table;
+    bool on_way; /* still announced */
+} coming;
+
+/* An object above the parse-ahead size commits alone, after its copy to a
+ * file: the table's commits stop waiting for it as soon as its size says so. */
+static void sized(void *ctx, uint64_t bytes)
+{
+    coming *c = ctx;
+    if (bytes <= tl_notify_tables_parse_ahead_bytes()) return;
+    tl_notify_tables_gone(c->tables, c->table);
+    c->on_way = false;
+}
+
 static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *table,
                 tl_input_format fmt, char *why, size_t why_size)
 {
@@ -108,9 +125,10 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     /* Text small enough to parse ahead is read from memory: no temporary file. */
     uint64_t memory_max = fmt == TL_INPUT_PARQUET ? 0 : tl_notify_tables_parse_ahead_bytes();
     tl_notify_object obj;
-    tl_status st =
-        tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, memory_max, &obj, &err);
-    if (st != TL_OK) tl_notify_tables_gone(in->tables, table);
+    coming c = {in->tables, table, true};
+    tl_status st = tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, memory_max, sized, &c,
+                                           &obj, &err);
+    if (st != TL_OK && c.on_way) tl_notify_tables_gone(in->tables, table);
     if (st != TL_OK && seen == -1 && committed_now(in, table, ev->key, &version))
         return duplicate(ev, table, version, t0, why, why_size);
     if (st != TL_OK) {
@@ -126,7 +144,7 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     /* Messages name the object: a file's by its temporary name (replaced below). */
     char *name = obj.path ? NULL : tl_strdup_printf("s3://%s/%s", ev->bucket, ev->key);
     if (obj.path == NULL && name == NULL) {
-        tl_notify_tables_gone(in->tables, table);
+        if (c.on_way) tl_notify_tables_gone(in->tables, table);
         st = tl_error_nomem(&err);
     } else
         st = tl_notify_tables_append(in->tables, table, obj.path ? obj.path : name, obj.data,

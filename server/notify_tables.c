@@ -293,7 +293,6 @@ tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const c
     if (data != NULL || cli_file_size(path) <= tl_notify_tables_parse_ahead_bytes()) {
         st = append_grouped(x, path, data, len, format, batch_id, out, group, err);
     } else {
-        tl_notify_group_gone(&x->group); /* not in a group: on its own, under the lock */
         pthread_mutex_lock(&x->lock);
         x->loader.format = format;
         st = cli_loader_append(&x->loader, &path, 1, batch_id, out, err);

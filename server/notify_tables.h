@@ -29,8 +29,10 @@ tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, cons
 
 /* A request for table `name` is on its way to tl_notify_tables_append (from
  * before its object is fetched: commits of the table wait a little for it,
- * notify_group.h), or will not come after all (gone: its fetch failed). Each
- * coming is followed by exactly one append or gone. */
+ * notify_group.h), or will not join its group after all (gone: its fetch
+ * failed, or its object is above the parse-ahead size and commits alone,
+ * said as soon as its size is known). Each coming is followed by exactly one
+ * gone or one append of an object up to the parse-ahead size. */
 tl_status tl_notify_tables_coming(tl_notify_tables *t, const char *name, tl_error *err);
 void tl_notify_tables_gone(tl_notify_tables *t, const char *name);
 

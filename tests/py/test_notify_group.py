@@ -245,6 +245,49 @@ def test_a_commit_waits_for_a_request_still_fetching(moto, tmp_path, monkeypatch
     assert_exactly(lake_dir, good)
 
 
+class HoldLaterProxy(HoldProxy):
+    """Holds the GETs of `held` after its first one (the rest of a large object)."""
+
+    async def _hold(self, method, path):
+        with self._lock:
+            n = sum(1 for m, p, _ in self.requests if m == "GET" and self.held in p)
+        if n > 1:
+            await super()._hold(method, path)
+
+
+def test_a_commit_does_not_wait_for_an_object_too_large_to_join(moto, tmp_path, monkeypatch):
+    """An object above the parse-ahead size commits alone once copied to a
+    file: as soon as its first GET tells its size, the table's commits stop
+    waiting for it. Here the rest of it is held while a small object's request
+    commits and answers (a commit waiting for it would wait a minute)."""
+    monkeypatch.setenv("TIMELAKE_NOTIFY_WAIT_COMING_MS", "60000")
+    monkeypatch.setenv("TIMELAKE_NOTIFY_PARSE_AHEAD_BYTES", "100000")
+    lake_dir = tmp_path / "lake"
+    tns.create_tables(lake_dir, [TABLE])
+    s3 = tns.s3_client(moto.endpoint)
+    s3.create_bucket(Bucket="landing-b")
+    small = upload_good(s3, "landing-b", "b/", [0], 50)
+    big = upload_good(s3, "landing-b", "b/", [2], 200_000)  # 10 MB: over one GET's 8 MiB
+    (big_key,), (small_key,) = big, small
+    with HoldLaterProxy(moto.endpoint, big_key) as proxy:
+        server = tns.Server(lake_dir, proxy.endpoint, tmp_path, *ROOM, table=TABLE)
+        try:
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                first = pool.submit(server.post, body_of("landing-b", [big_key]))
+                assert proxy.seen.wait(60), "the rest of the large object was never asked for"
+                second = pool.submit(server.post, body_of("landing-b", [small_key]))
+                assert second.result(timeout=30)[0] == 200
+                assert not first.done()
+                proxy.release.set()
+                assert first.result()[0] == 200
+            loads = server.loads()
+        finally:
+            proxy.release.set()
+            server.stop()
+    assert sorted(l["key"] for l in loads) == sorted([big_key, small_key])
+    assert_exactly(lake_dir, {**big, **small})
+
+
 def test_sigkill_while_committing_then_redelivery(moto, tmp_path):
     """Killed while requests are queued and committing: some commits landed
     unanswered. Every notification delivered again loads each file's rows once:
