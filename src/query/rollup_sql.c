@@ -614,15 +614,6 @@ static void create_stmt_free(create_stmt *c)
     tl_strlist_free(&c->with);
 }
 
-/* A metadata edit setting NULL-terminated key, value pairs (value NULL removes). */
-static tl_status set_pairs(const tl_table *t, tl_ice_metadata *md, void *ctx, tl_error *err)
-{
-    (void)t;
-    const char *const *kv = ctx;
-    for (; kv[0]; kv += 2) TL_TRY(tl_ice_metadata_set_property(md, kv[0], kv[1], err));
-    return TL_OK;
-}
-
 typedef struct list_edit {
     const char *name;
     bool add;
@@ -710,7 +701,10 @@ static tl_status create_options(create_stmt *c, tl_strlist *props, tl_table_opti
     return TL_OK;
 }
 
-/* Creates the rollup table with its first rows; on failure it is dropped. */
+/* Creates the rollup table, its definition in its first version, then its
+ * first rows and the raw table's list naming it; on failure it is dropped.
+ * A failure that the drop cannot undo (the store down) leaves a rollup
+ * without its rows or not listed: CREATE again completes it (resume). */
 static tl_status make_rollup(tl_lake *lake, create_stmt *c, tl_table *raw, int64_t *written,
                              tl_error *err)
 {
@@ -725,11 +719,6 @@ static tl_status make_rollup(tl_lake *lake, create_stmt *c, tl_table *raw, int64
     if (st == TL_OK && rows.get_schema(&rows, &schema) != 0)
         st = tl_error_set(err, TL_ERR_QUERY, "rollup %s: %s", c->name.full,
                           rows.get_last_error(&rows));
-    if (st == TL_OK) {
-        require_columns(&schema, &c->def);
-        st = tl_lake_create_table(lake, c->name.full, &schema, &o, &t, err);
-    }
-    bool created = st == TL_OK;
     char width[32];
     tl_duration_format(c->def.bucket_us, width, sizeof width);
     char *aggs = st == TL_OK ? tl_rollup_aggregates_json(c->def.aggs, c->def.n_aggs) : NULL;
@@ -741,7 +730,11 @@ static tl_status make_rollup(tl_lake *lake, create_stmt *c, tl_table *raw, int64
                          TL_ROLLUP_AGGREGATES_KEY,
                          aggs,
                          NULL};
-    if (st == TL_OK) st = tl_table_commit_metadata(t, set_pairs, own, err);
+    if (st == TL_OK) {
+        require_columns(&schema, &c->def);
+        st = tl_table_create_owned(lake, c->name.full, &schema, &o, own, &t, err);
+    }
+    bool created = st == TL_OK;
     if (st == TL_OK && cur) st = tl_rollup_commit(t, &rows, false, cur, written, err);
     if (st == TL_OK) st = edit_raw_list(raw, c->name.full, true, err);
     if (st != TL_OK && created) {
@@ -757,6 +750,61 @@ static tl_status make_rollup(tl_lake *lake, create_stmt *c, tl_table *raw, int64
     return st;
 }
 
+static tl_status open_rollup(tl_lake *lake, const tl_qname *name, tl_table **t, tl_rollup_def *d,
+                             tl_error *err);
+
+/* Whether rollup t is half made: a CREATE whose cleanup failed (the store
+ * down) left it without rows although its raw table has some, or not in
+ * the raw table's list. */
+static tl_status half_made(const tl_table *t, const tl_table *raw, bool *out, tl_error *err)
+{
+    tl_strlist names = {0};
+    TL_TRY(tl_rollup_list(raw->md, &names, err));
+    bool listed = tl_strlist_contains(&names, t->name.full);
+    tl_strlist_free(&names);
+    *out = !listed || (tl_ice_metadata_current_snapshot(t->md) == NULL &&
+                       tl_ice_metadata_current_snapshot(raw->md) != NULL);
+    return TL_OK;
+}
+
+static bool same_definition(const create_stmt *c, const tl_rollup_def *d)
+{
+    char *a = tl_rollup_aggregates_json(c->def.aggs, c->def.n_aggs);
+    char *b = tl_rollup_aggregates_json(d->aggs, d->n_aggs);
+    bool same = a && b && strcmp(a, b) == 0 && strcmp(c->source.full, d->source) == 0 &&
+                c->def.bucket_us == d->bucket_us;
+    free(a);
+    free(b);
+    return same;
+}
+
+/* CREATE of an existing rollup that a failed CREATE of the same statement
+ * left half made: its rows and its place in the raw table's list are made
+ * now (*resumed; *written rows). Anything else that exists is left alone. */
+static tl_status resume_rollup(tl_lake *lake, const char *ns, const char *p, create_stmt *c,
+                               bool *resumed, int64_t *written, tl_error *err)
+{
+    tl_table *t = NULL, *raw = NULL;
+    tl_rollup_def d;
+    tl_error ignored = {0};
+    *resumed = false;
+    if (open_rollup(lake, &c->name, &t, &d, &ignored) != TL_OK) return TL_OK;
+    bool half = false;
+    tl_query_engine *e = NULL;
+    tl_status st = tl_query_engine_get(lake, &e, err);
+    if (st == TL_OK) st = read_select(lake, e, ns, p, c, &raw, err);
+    if (st == TL_OK) st = half_made(t, raw, &half, err);
+    if (st == TL_OK && half && same_definition(c, &d)) {
+        st = tl_rollup_refresh(t, written, err);
+        if (st == TL_OK) st = edit_raw_list(raw, c->name.full, true, err);
+        *resumed = st == TL_OK;
+    }
+    tl_table_close(raw);
+    tl_table_close(t);
+    tl_rollup_def_free(&d);
+    return st;
+}
+
 static tl_status create_rollup(tl_lake *lake, const char *ns, const char *p, create_stmt *c,
                                struct ArrowArrayStream *out, tl_error *err)
 {
@@ -764,9 +812,14 @@ static tl_status create_rollup(tl_lake *lake, const char *ns, const char *p, cre
     tl_error probe = {0};
     tl_status st = tl_lake_open_table(lake, c->name.full, &existing, &probe);
     tl_table_close(existing);
-    if (st == TL_OK)
+    if (st == TL_OK) {
+        bool resumed = false;
+        int64_t written = 0;
+        TL_TRY(resume_rollup(lake, ns, p, c, &resumed, &written, err));
+        if (resumed) return result_row(c->name.full, written, out, err);
         return c->if_not_exists ? result_row(c->name.full, 0, out, err)
                                 : tl_table_exists_error(err, &c->name);
+    }
     if (st != TL_ERR_NOT_FOUND) {
         *err = probe;
         return st;

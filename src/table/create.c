@@ -306,6 +306,13 @@ static void unmake_v1(tl_lake *lake, const tl_qname *name)
 tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct ArrowSchema *schema,
                                const tl_table_options *options, tl_table **out, tl_error *err)
 {
+    return tl_table_create_owned(lake, name, schema, options, NULL, out, err);
+}
+
+tl_status tl_table_create_owned(tl_lake *lake, const char *name, const struct ArrowSchema *schema,
+                                const tl_table_options *options, const char *const *own,
+                                tl_table **out, tl_error *err)
+{
     tl_qname tn;
     TL_TRY(tl_qname_parse(name, "default", &tn, err));
     char what[sizeof tn.full + 16];
@@ -320,6 +327,7 @@ tl_status tl_lake_create_table(tl_lake *lake, const char *name, const struct Arr
     char *location = tl_store_url_of(lake->store, tn.key);
     bool exists = false;
     tl_status st = location ? make_plan(schema, o, &plan, err) : tl_error_nomem(err);
+    for (; st == TL_OK && own && own[0]; own += 2) st = add_property(&plan, own[0], own[1], err);
     if (st == TL_OK) st = table_exists(lake->store, &tn, &exists, err);
     if (st == TL_OK && exists) st = tl_table_exists_error(err, &tn);
     if (st == TL_OK)

@@ -72,6 +72,13 @@ void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, siz
 tl_status tl_table_not_found(tl_error *err, const tl_qname *name);
 tl_status tl_table_exists_error(tl_error *err, const tl_qname *name);
 
+/* tl_lake_create_table, with properties Timelake sets itself in version 1
+ * (`own`: NULL or NULL-terminated key, value pairs, not checked as a
+ * user's are): a rollup is created with its definition in one commit. */
+tl_status tl_table_create_owned(tl_lake *lake, const char *name, const struct ArrowSchema *schema,
+                                const tl_table_options *options, const char *const *own,
+                                tl_table **out, tl_error *err);
+
 /* The object key of a URL written in the table's metadata (buf may receive
  * it), or NULL when the URL is outside the warehouse. */
 const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size);
