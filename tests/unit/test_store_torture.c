@@ -49,6 +49,7 @@ static struct {
     atomic_long by_kind[N_CALLS];
     tl_store_fault mode;
     bool outage;     /* from the target on, every call fails (the store is down) */
+    bool outage_run; /* the last run was one (kept after disarm) */
     atomic_int down; /* the outage began */
     atomic_int fired;
     bool wrote;     /* the call failed writes */
@@ -456,6 +457,9 @@ typedef struct op {
     /* The operation may end TL_OK even when a call failed (the failure came
      * after its commit point and is reported elsewhere, or not at all). */
     bool ok_after_commit;
+    /* In an outage it may leave an intermediate state (several commits, whose
+     * undoing fails too), which the retry must complete. */
+    bool half_in_outage;
 } op;
 
 /* The append's report of its inline maintenance, checked after a failure. */
@@ -609,20 +613,22 @@ static tl_status run_rollup_drop(fixture *f, bool retry, tl_error *err)
 }
 
 static const op ops[] = {
-    {"append", setup_table, run_append, false},
-    {"append with batch id", setup_table, run_append_batch_id, false},
-    {"append with inline maintenance", setup_table, run_append_maintained, true},
-    {"maintain", setup_maintain, run_maintain_only, false},
-    {"rollback", setup_table, run_rollback, false},
-    {"set_properties", setup_table, run_set_properties, false},
-    {"upgrade", setup_table, run_upgrade, false},
-    {"create table", setup_empty, run_create, false},
-    {"drop table", setup_drop, run_drop, false},
-    {"rollup create", setup_table, run_rollup_create, false},
+    {"append", setup_table, run_append, false, false},
+    {"append with batch id", setup_table, run_append_batch_id, false, false},
+    {"append with inline maintenance", setup_table, run_append_maintained, true, false},
+    {"maintain", setup_maintain, run_maintain_only, false, false},
+    {"rollback", setup_table, run_rollback, false, false},
+    {"set_properties", setup_table, run_set_properties, false, false},
+    {"upgrade", setup_table, run_upgrade, false, false},
+    {"create table", setup_empty, run_create, false, false},
+    {"drop table", setup_drop, run_drop, false, false},
+    /* Its table, then its rows, then the raw table's list: in an outage the
+     * drop that undoes them fails too; CREATE again completes the rollup. */
+    {"rollup create", setup_table, run_rollup_create, false, true},
     /* A refresh compacts the rollup after its commit, as an append's inline
      * maintenance does; SQL has no report to show that step's failure in. */
-    {"rollup refresh", setup_rollup_stale, run_rollup_refresh, true},
-    {"rollup drop", setup_rollup, run_rollup_drop, false},
+    {"rollup refresh", setup_rollup_stale, run_rollup_refresh, true, false},
+    {"rollup drop", setup_rollup, run_rollup_drop, false, false},
 };
 
 /* ---- The torture loop ---- */
@@ -685,7 +691,7 @@ static void torture_once(const op *o, bool local, const baseline *b, long n, tl_
     err.message[0] = '\0';
     memset(&last_append, 0, sizeof last_append);
     arm(n, mode, only);
-    F.outage = outage_next;
+    F.outage = F.outage_run = outage_next;
     runs++;
     tl_status st = o->run(&f, false, &err);
     disarm();
@@ -724,7 +730,7 @@ static void torture_once(const op *o, bool local, const baseline *b, long n, tl_
     /* Before or after, through this lake and through a new one. */
     lake_state now = read_lake(&f, f.lake);
     bool is_before = same_state(&now, &b->before), is_after = same_state(&now, &b->after);
-    if (!is_before && !is_after) {
+    if (!is_before && !is_after && !(F.outage_run && o->half_in_outage)) {
         describe(&now, desc, sizeof desc);
         report(o, &f, mode_name, n, what, "neither before nor after: %s", desc);
         CHECK(is_before || is_after);
@@ -844,11 +850,7 @@ static void torture(const op *o, bool local)
             torture_sweep(o, local, &b, b.calls, atol(env), TL_FAULT_FAIL, ONLY_ANY);
         if (strchr(sweeps, 'l'))
             torture_sweep(o, local, &b, b.writes, atol(env), TL_FAULT_LOST, ONLY_WRITES);
-        /* Known bug, left open: when the store goes down after CREATE
-         * MATERIALIZED ROLLUP created the rollup's table, its cleanup (a drop)
-         * fails too and an empty table that is no rollup stays under the
-         * name (IF NOT EXISTS then keeps it). */
-        outage_next = strchr(sweeps, 'o') != NULL && o->run != run_rollup_create;
+        outage_next = strchr(sweeps, 'o') != NULL;
         if (outage_next)
             torture_sweep(o, local, &b, b.writes, atol(env), TL_FAULT_FAIL, ONLY_WRITES);
         outage_next = false;
@@ -858,7 +860,8 @@ static void torture(const op *o, bool local)
      * every commit point (conditional create) with its answer lost; on the
      * memory store also failed, the first four removals (a drop's order,
      * the files a failed commit deletes), the first and the last read and
-     * a write before the commit. The local store's runs wait for the disk. */
+     * a write before the commit, and an outage from the second conditional
+     * create on. The local store's runs wait for the disk. */
     long creates = b.by_kind[TL_CALL_PUT_IF_ABSENT], removes = b.by_kind[TL_CALL_REMOVE];
     torture_sweep(o, local, &b, creates, 0, TL_FAULT_LOST, TL_CALL_PUT_IF_ABSENT);
     if (local) return;
@@ -866,6 +869,10 @@ static void torture(const op *o, bool local)
     torture_sweep(o, local, &b, creates, 0, TL_FAULT_FAIL, TL_CALL_PUT_IF_ABSENT);
     torture_sweep(o, local, &b, b.by_kind[TL_CALL_GET], 2, TL_FAULT_FAIL, TL_CALL_GET);
     torture_sweep(o, local, &b, b.by_kind[TL_CALL_PUT], 1, TL_FAULT_FAIL, TL_CALL_PUT);
+    outage_next = true; /* the store down from the second conditional create on */
+    if (creates > 0)
+        torture_once(o, local, &b, creates > 1 ? 2 : 1, TL_FAULT_FAIL, TL_CALL_PUT_IF_ABSENT);
+    outage_next = false;
 }
 
 static void test_torture(void)
