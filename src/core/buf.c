@@ -13,6 +13,15 @@ int tl_buf_grow(tl_buf *b, size_t extra)
     return TL_GROW(b->data, b->cap, b->len + extra + 1, 64);
 }
 
+int tl_buf_reserve_exact(tl_buf *b, size_t extra)
+{
+    if (extra < b->cap - b->len) return 0;
+    if (extra > SIZE_MAX - b->len - 1 || tl_realloc_array(&b->data, b->len + extra + 1, 1) != 0)
+        return -1;
+    b->cap = b->len + extra + 1;
+    return 0;
+}
+
 int tl_buf_append_str(tl_buf *b, const char *s)
 {
     return tl_buf_append(b, s, strlen(s));

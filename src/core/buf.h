@@ -26,6 +26,10 @@ static inline int tl_buf_reserve(tl_buf *b, size_t extra)
     return extra < b->cap - b->len ? 0 : tl_buf_grow(b, extra); /* room for the NUL too */
 }
 
+/* Room for exactly `extra` more bytes (and the NUL), where tl_buf_reserve
+ * may round up to twice that: for a caller that knows the final size. */
+int tl_buf_reserve_exact(tl_buf *b, size_t extra);
+
 static inline int tl_buf_append(tl_buf *b, const void *data, size_t len)
 {
     if (tl_buf_reserve(b, len) != 0) return -1;

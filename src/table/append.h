@@ -89,6 +89,9 @@ typedef struct tl_data_file_writer tl_data_file_writer;
 tl_status tl_data_file_writer_open(const tl_table *t, const struct ArrowSchema *schema,
                                    const tl_ice_value *partition, size_t n_partition,
                                    tl_data_file_writer **out, tl_error *err);
+/* Makes room for a file of about `bytes` bytes (tl_parquet_writer_reserve):
+ * 0, or -1 when memory runs out (the writer unchanged and usable). */
+int tl_data_file_writer_reserve(tl_data_file_writer *w, size_t bytes);
 tl_status tl_data_file_writer_add(tl_data_file_writer *w, const struct ArrowArray *rows,
                                   tl_error *err);
 tl_status tl_data_file_writer_finish(tl_data_file_writer *w, tl_ice_data_file *out, char **key_out,

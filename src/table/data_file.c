@@ -271,6 +271,11 @@ tl_status tl_data_file_writer_open(const tl_table *t, const struct ArrowSchema *
     return TL_OK;
 }
 
+int tl_data_file_writer_reserve(tl_data_file_writer *w, size_t bytes)
+{
+    return tl_parquet_writer_reserve(w->w, bytes);
+}
+
 tl_status tl_data_file_writer_add(tl_data_file_writer *w, const struct ArrowArray *rows,
                                   tl_error *err)
 {

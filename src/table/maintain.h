@@ -87,6 +87,11 @@ typedef struct tl_rewrite_output {
 
 tl_status tl_rewrite_files(const tl_table *t, const tl_live_file *const *files, size_t n,
                            int64_t target_file_size, tl_rewrite_output *out, tl_error *err);
+/* The bytes a merge reserves for one output file of file_rows rows, from
+ * its inputs' input_bytes over input_rows (see maintain_merge.c). */
+#define TL_MERGE_RESERVE_MAX (INT64_C(256) * 1024 * 1024)
+int64_t tl_merge_reserve_bytes(int64_t input_bytes, int64_t input_rows, int64_t file_rows);
+
 /* The streaming path of tl_rewrite_files: a k-way merge of the files, each
  * sorted by (series key..., time), read a row group at a time, written as
  * files of about rows_per_file rows. Sets *fallback (and leaves nothing

@@ -302,13 +302,16 @@ static bool check_row(const struct ArrowArray *a, int64_t r, int64_t row, int c)
 }
 
 static tl_status write_file(const tl_parquet_write_options *o, int64_t n, const int64_t *splits,
-                            tl_buf *out, tl_parquet_file_stats *stats, tl_error *err)
+                            size_t reserve, tl_buf *out, tl_parquet_file_stats *stats,
+                            tl_error *err)
 {
     struct ArrowSchema s;
     struct ArrowArray a;
     build_batch(&s, &a, n);
     tl_parquet_writer *w;
     tl_status st = tl_parquet_writer_open(&s, o, &w, err);
+    if (st == TL_OK && reserve && tl_parquet_writer_reserve(w, reserve) != 0)
+        st = tl_error_nomem(err);
     for (int64_t start = 0, k = 0; st == TL_OK && start < n; k++) {
         int64_t len = splits && splits[k] ? splits[k] : n - start;
         if (len > n - start) len = n - start;
@@ -402,7 +405,7 @@ static void run_round_trip(const round_trip *rt)
     tl_buf file = {0};
     tl_parquet_file_stats stats;
     tl_error err;
-    CHECK_OK(write_file(&o, rt->n, rt->splits, &file, &stats, &err), &err);
+    CHECK_OK(write_file(&o, rt->n, rt->splits, 0, &file, &stats, &err), &err);
     CHECK_INT(stats.file_size, file.len);
     CHECK_INT(stats.num_rows, rt->n);
     CHECK_INT(stats.n_row_groups, (rt->n + rt->rg_rows - 1) / rt->rg_rows);
@@ -488,6 +491,31 @@ static void test_round_trip_uncompressed_and_empty(void)
     run_round_trip(&empty);
 }
 
+/* A file buffer reserved big enough is the one the file comes back in, never
+ * grown (a compaction sizes it from its inputs); one reserved too small grows
+ * as before. The bytes are the same either way. */
+static void test_reserved_file_buffer(void)
+{
+    tl_parquet_write_options o = {.codec = TL_PARQUET_ZSTD,
+                                  .page_rows = 500,
+                                  .row_group_rows = 2000,
+                                  .write_page_index = true,
+                                  .threads = 1};
+    int64_t splits[] = {700, 900, 0};
+    tl_buf plain = {0}, big = {0}, small = {0};
+    tl_error err;
+    CHECK_OK(write_file(&o, 5000, splits, 0, &plain, NULL, &err), &err);
+    CHECK_OK(write_file(&o, 5000, splits, plain.len + 100, &big, NULL, &err), &err);
+    CHECK_OK(write_file(&o, 5000, splits, plain.len / 2, &small, NULL, &err), &err);
+    CHECK_INT(big.cap, plain.len + 101); /* the reservation and its NUL */
+    CHECK(small.cap > plain.len);
+    CHECK(big.len == plain.len && memcmp(big.data, plain.data, plain.len) == 0);
+    CHECK(small.len == plain.len && memcmp(small.data, plain.data, plain.len) == 0);
+    tl_buf_free(&plain);
+    tl_buf_free(&big);
+    tl_buf_free(&small);
+}
+
 /* ---- Statistics ---- */
 
 static int64_t col_index(const char *in, bool nullable)
@@ -505,7 +533,7 @@ static void test_statistics(void)
     tl_buf file = {0};
     tl_parquet_file_stats fs;
     tl_error err;
-    CHECK_OK(write_file(&o, N, NULL, &file, &fs, &err), &err);
+    CHECK_OK(write_file(&o, N, NULL, 0, &file, &fs, &err), &err);
     /* int64, nullable: min/max over non-null rows, PLAIN little-endian. */
     int c = (int)col_index("l", true);
     int64_t lo = INT64_MAX, hi = INT64_MIN, nulls = 0;
@@ -740,7 +768,7 @@ static void test_hostile_files(void)
     int64_t splits[] = {0};
     tl_buf file = {0};
     tl_error err;
-    CHECK_OK(write_file(&o, 140, splits, &file, NULL, &err), &err);
+    CHECK_OK(write_file(&o, 140, splits, 0, &file, NULL, &err), &err);
     /* Every truncation is refused at open (the footer moves with the end). */
     for (size_t n = 0; n < file.len; n += 1 + n / 64) {
         tl_parquet_source src;
@@ -768,6 +796,6 @@ static void test_hostile_files(void)
 
 UNIT_TESTS(UNIT(test_round_trip_compact_zstd_threads), UNIT(test_round_trip_parallel_columns),
            UNIT(test_round_trip_plain_snappy), UNIT(test_round_trip_gzip_tiny_pages),
-           UNIT(test_round_trip_uncompressed_and_empty), UNIT(test_statistics),
-           UNIT(test_dictionary_falls_back_to_plain), UNIT(test_rejects_bad_batches),
-           UNIT(test_hostile_files))
+           UNIT(test_round_trip_uncompressed_and_empty), UNIT(test_reserved_file_buffer),
+           UNIT(test_statistics), UNIT(test_dictionary_falls_back_to_plain),
+           UNIT(test_rejects_bad_batches), UNIT(test_hostile_files))

@@ -209,6 +209,11 @@ tl_status tl_parquet_writer_open(const struct ArrowSchema *schema,
     return TL_OK;
 }
 
+int tl_parquet_writer_reserve(tl_parquet_writer *w, size_t bytes)
+{
+    return bytes > w->out.len ? tl_buf_reserve_exact(&w->out, bytes - w->out.len) : 0;
+}
+
 /* ---- Row groups ---- */
 
 static tl_status grow_row_groups(tl_parquet_writer *w, tl_error *err)

@@ -65,6 +65,13 @@ tl_status tl_parquet_writer_open(const struct ArrowSchema *schema,
 tl_status tl_parquet_writer_write(tl_parquet_writer *w, const struct ArrowArray *batch,
                                   tl_error *err);
 
+/* Makes room for a file of `bytes` bytes at once, for a caller that knows
+ * about how big the file will be (a compaction: its inputs' size). The file
+ * buffer otherwise grows by doubling: each step maps fresh pages and copies
+ * the whole file so far. A hint: past `bytes` the buffer grows as before.
+ * 0, or -1 when memory runs out (the writer unchanged and usable). */
+int tl_parquet_writer_reserve(tl_parquet_writer *w, size_t bytes);
+
 /* Finishes the file: *out (empty on entry) receives the whole file's bytes (caller
  * owns it, tl_buf_free), *stats (may be NULL) the per-file statistics (caller frees
  * with tl_parquet_file_stats_free). The writer can only be freed afterwards. */
