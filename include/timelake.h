@@ -125,7 +125,8 @@ typedef struct tl_table tl_table;
 /* Opens a warehouse. `location` is a local path or a file://, s3://, gs:// or
  * az:// URL. `options` is NULL or a NULL-terminated array of key, value string
  * pairs (storage options, named as the reference names them: aws_region,
- * aws_endpoint, google_service_account, azure_storage_account_key, ...); an
+ * aws_endpoint, google_service_account, azure_storage_account_key, ...), and
+ * for any lake timelake_index_cache_bytes (tl_index_cache_counts); an
  * unknown key is TL_ERR_INVALID. The strings are copied.
  * On success *out is a new handle: close it with tl_lake_close. */
 tl_status tl_lake_open(const char *location, const char *const *options, tl_lake **out,
@@ -159,6 +160,26 @@ typedef struct tl_cache_counts {
 /* Fills *out and returns 1, or returns 0 (and leaves *out alone) when the
  * lake has no read cache (a local lake, or both layers turned off). */
 int tl_lake_cache_stats(const tl_lake *lake, tl_cache_counts *out);
+
+/* The last-value indexes a lake's table handles keep in memory: each handle
+ * keeps the index its last commit wrote, so that its next append merges with
+ * it instead of reading the file again. All of them share one budget: the
+ * lake's own when the lake option timelake_index_cache_bytes is given (any
+ * lake, local too; 0 keeps none), else the process's, 64 MiB shared by every
+ * lake opened without it. When the budget is exceeded the index kept longest
+ * ago is dropped first, and its handle's next append reads the file. */
+typedef struct tl_index_cache_counts {
+    int64_t bytes;       /* memory the kept indexes hold now */
+    int64_t limit_bytes; /* the budget */
+    int64_t indexes;     /* indexes kept now (at most one per open table handle) */
+    int64_t hits;        /* appends that merged with a kept index */
+    int64_t misses;      /* appends that read their parent's index file instead */
+    int64_t dropped;     /* kept indexes let go for the budget (or larger than it) */
+} tl_index_cache_counts;
+
+/* Fills *out with the counts of the lake's budget since it was made (the
+ * process's budget: every lake's that shares it). */
+void tl_lake_index_cache_stats(const tl_lake *lake, tl_index_cache_counts *out);
 
 /* The contract of a new table. Zero-initialise, then set what you need. */
 typedef struct tl_table_options {

@@ -256,6 +256,15 @@ static PyObject *lake_cache_stats(PyObject *obj, PyObject *unused)
     return tlpy_cache_dict(&c);
 }
 
+static PyObject *lake_index_cache_stats(PyObject *obj, PyObject *unused)
+{
+    (void)unused;
+    tlpy_lake *self = (tlpy_lake *)obj;
+    tl_index_cache_counts c;
+    tl_lake_index_cache_stats(self->lake, &c); /* locks itself */
+    return tlpy_index_cache_dict(&c);
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 #define FN(f) (PyCFunction)(void (*)(void))(f)
 
@@ -278,6 +287,12 @@ static PyMethodDef lake_methods[] = {
     {"cache_stats", lake_cache_stats, METH_NOARGS,
      "cache_stats()\n--\n\nWhat the read cache did since the lake was opened, as a dict: "
      "memory_hits, disk_hits, misses, bytes_fetched; None with the cache off (a local lake)."},
+    {"index_cache_stats", lake_index_cache_stats, METH_NOARGS,
+     "index_cache_stats()\n--\n\nThe last-value indexes the lake's table handles keep in memory "
+     "for their next append, as a dict: bytes, limit_bytes (the storage option "
+     "timelake_index_cache_bytes; without it the process's 64 MiB, shared by every lake opened "
+     "without it), indexes, hits, misses, dropped (the oldest first when the budget is "
+     "exceeded)."},
     {"latest", FN(lake_latest), KW,
      "latest(table)\n--\n\nThe newest row of every series of `table`, as a pyarrow.Table."},
     {"drop_table", FN(lake_drop_table), KW,

@@ -112,6 +112,19 @@ PyObject *tlpy_upgrade_dict(const tl_upgrade_report *r)
     return finish(d, bad);
 }
 
+PyObject *tlpy_index_cache_dict(const tl_index_cache_counts *c)
+{
+    PyObject *d = PyDict_New();
+    if (d == NULL) return NULL;
+    int bad = put(d, "bytes", PyLong_FromLongLong(c->bytes)) ||
+              put(d, "limit_bytes", PyLong_FromLongLong(c->limit_bytes)) ||
+              put(d, "indexes", PyLong_FromLongLong(c->indexes)) ||
+              put(d, "hits", PyLong_FromLongLong(c->hits)) ||
+              put(d, "misses", PyLong_FromLongLong(c->misses)) ||
+              put(d, "dropped", PyLong_FromLongLong(c->dropped));
+    return finish(d, bad);
+}
+
 PyObject *tlpy_cache_dict(const tl_cache_counts *c)
 {
     PyObject *d = PyDict_New();

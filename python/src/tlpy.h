@@ -102,5 +102,6 @@ PyObject *tlpy_append_dict(const tl_append_result *r);
 PyObject *tlpy_info_dict(const tl_table_info *info);
 PyObject *tlpy_upgrade_dict(const tl_upgrade_report *r);
 PyObject *tlpy_cache_dict(const tl_cache_counts *c);
+PyObject *tlpy_index_cache_dict(const tl_index_cache_counts *c);
 
 #endif

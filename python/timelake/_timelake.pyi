@@ -5,7 +5,14 @@ import os
 
 import pyarrow as pa
 
-from timelake._types import AppendResult, CacheStats, MaintainReport, TableInfo, UpgradeReport
+from timelake._types import (
+    AppendResult,
+    CacheStats,
+    IndexCacheStats,
+    MaintainReport,
+    TableInfo,
+    UpgradeReport,
+)
 
 LIBRARY_VERSION: str
 """The version of libtimelake the module was built with."""
@@ -85,6 +92,11 @@ class Lake:
         """
     def cache_stats(self) -> Optional[CacheStats]:
         """What the read cache did since the lake was opened; None with the cache off (a local lake)."""
+    def index_cache_stats(self) -> IndexCacheStats:
+        """The last-value indexes the lake's table handles keep for their next append: bytes held,
+        limit_bytes (storage option ``timelake_index_cache_bytes``; without it the process's
+        64 MiB, shared by every lake opened without it; the oldest dropped first), indexes, hits,
+        misses, dropped."""
     def latest(self, table: str) -> pa.Table:
         """The newest row of every series of ``table``. Raises KeyError if it does not exist."""
     def drop_table(self, name: str) -> None:

@@ -69,6 +69,19 @@ class CacheStats(TypedDict):
     bytes_fetched: int
 
 
+class IndexCacheStats(TypedDict):
+    """``Lake.index_cache_stats()``: the last-value indexes table handles keep in memory for their
+    next append, under the lake's budget (``timelake_index_cache_bytes``), or without it the
+    process's 64 MiB shared by every lake opened without it."""
+
+    bytes: int
+    limit_bytes: int
+    indexes: int
+    hits: int
+    misses: int
+    dropped: int
+
+
 class UpgradeReport(TypedDict):
     """What ``Table.upgrade()`` did, or would do with ``dry_run``.
 

@@ -2,6 +2,7 @@
 
 #include "core/buf.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,26 @@ void tl_array_move(struct ArrowArray *src, struct ArrowArray *dst)
 {
     memcpy(dst, src, sizeof *dst);
     src->release = NULL;
+}
+
+int64_t tl_array_memory(const struct ArrowArray *array)
+{
+    if (array->release != release_owned_array) return -1;
+    const owned_array *own = array->private_data;
+    int64_t total = (int64_t)malloc_usable_size((void *)own);
+    for (int64_t i = 0; i < own->n_buffers; i++)
+        if (own->buffers[i]) total += (int64_t)malloc_usable_size(own->buffers[i]);
+    for (int64_t i = 0; i < own->n_children; i++) {
+        int64_t child = tl_array_memory(&own->child_structs[i]);
+        if (child < 0) return -1;
+        total += child;
+    }
+    if (array->dictionary) {
+        int64_t dict = tl_array_memory(array->dictionary);
+        if (dict < 0) return -1;
+        total += dict + (int64_t)malloc_usable_size(array->dictionary);
+    }
+    return total;
 }
 
 /* ---- Owned schemas ---- */

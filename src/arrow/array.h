@@ -33,6 +33,12 @@ void tl_array_release(struct ArrowArray *array);
 /* Moves *src into *dst (dst must be released); src becomes released. */
 void tl_array_move(struct ArrowArray *src, struct ArrowArray *dst);
 
+/* The bytes an owned array holds: what the allocator gave for its buffers and
+ * its own block (malloc_usable_size), with its children and dictionary. -1
+ * when it, or a part of it, is another producer's (whose allocations are not
+ * known). For memory budgets. */
+int64_t tl_array_memory(const struct ArrowArray *array);
+
 /* ---- Owned schemas ----
  * tl_schema_init sets format, name (may be NULL) and flags, copying the
  * strings, and allocates n_children zeroed child structs owned by the parent. */

@@ -1,22 +1,65 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/clock.h"
 #include "iceberg/metadata.h"
 #include "store/cache.h"
-#include "table/settings.h"
+#include "table/lvi_memo.h"
 #include "table/metadata_cache.h"
+#include "table/settings.h"
 #include "table/table_internal.h"
 #include "table/version_cache.h"
+
+#define INDEX_CACHE_BYTES "timelake_index_cache_bytes"
+
+/* The lake's own options, which every kind of lake takes (the store's are
+ * the rest): *budget from timelake_index_cache_bytes, digits only as the
+ * timelake_cache_*_bytes keys, or -1 without it; *rest (malloc'd, the strings options') the
+ * pairs for the store. */
+static tl_status lake_options(const char *const *options, int64_t *budget, const char ***rest,
+                              tl_error *err)
+{
+    size_t n = 0, kept = 0;
+    while (options && options[n]) n += 2;
+    *budget = -1;
+    *rest = calloc(n + 1, sizeof **rest);
+    if (*rest == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i += 2) {
+        if (strcasecmp(options[i], INDEX_CACHE_BYTES) != 0) {
+            (*rest)[kept++] = options[i];
+            (*rest)[kept++] = options[i + 1];
+            continue;
+        }
+        const char *v = options[i + 1], *p = v;
+        int64_t b = 0;
+        for (; *p >= '0' && *p <= '9' && b <= (INT64_MAX - 9) / 10; p++) b = b * 10 + (*p - '0');
+        if (*v == '\0' || *p != '\0') {
+            free(*rest);
+            return tl_error_set(err, TL_ERR_INVALID, "%s must be a number of bytes, got \"%s\"",
+                                options[i], v);
+        }
+        *budget = b;
+    }
+    return TL_OK;
+}
 
 tl_status tl_lake_open(const char *location, const char *const *options, tl_lake **out,
                        tl_error *err)
 {
+    int64_t budget;
+    const char **store_options;
+    TL_TRY(lake_options(options, &budget, &store_options, err));
     tl_lake *lake = calloc(1, sizeof *lake);
-    if (lake == NULL) return tl_error_nomem(err);
-    tl_status st = tl_store_open(location, options, &lake->store, err);
+    tl_status st = lake ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK &&
+        (lake->lvi_memos = budget < 0 ? tl_lvi_memos_process() : tl_lvi_memos_new(budget)) == NULL)
+        st = tl_error_nomem(err);
+    if (st == TL_OK) st = tl_store_open(location, store_options, &lake->store, err);
+    free(store_options);
     if (st != TL_OK) {
+        if (lake) tl_lvi_memos_free(lake->lvi_memos);
         free(lake);
         return st;
     }
@@ -32,6 +75,7 @@ void tl_lake_close(tl_lake *lake)
     tl_strings_free(lake->settings);
     tl_store_free(lake->store);
     tl_md_cache_free(lake->md_cache);
+    tl_lvi_memos_free(lake->lvi_memos); /* this lake's reference: handles hold theirs */
     free(lake);
 }
 
@@ -63,6 +107,11 @@ int tl_lake_cache_stats(const tl_lake *lake, tl_cache_counts *out)
     if (!tl_store_cache_stats(lake->store, &s)) return 0;
     *out = (tl_cache_counts){s.memory_hits, s.disk_hits, s.misses, s.bytes_fetched};
     return 1;
+}
+
+void tl_lake_index_cache_stats(const tl_lake *lake, tl_index_cache_counts *out)
+{
+    tl_lvi_memos_stats(lake->lvi_memos, out);
 }
 
 #define DROP_ROUNDS 20

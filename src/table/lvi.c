@@ -13,6 +13,7 @@
 #include "formats/parquet/parquet_reader.h"
 #include "formats/parquet/parquet_writer.h"
 #include "table/live_files.h"
+#include "table/lvi_memo.h"
 
 #define CREATED_BY "timelake-c " TIMELAKE_VERSION
 
@@ -130,99 +131,25 @@ tl_status tl_lvi_read(const tl_table *t, tl_rows *out, bool *found, tl_error *er
     return TL_OK;
 }
 
-/* ---- The index this handle built last ---- */
+/* ---- The index this handle built last (lvi_memo.h) ---- */
 
-/* Each append merges the parent's index, which is most often the one this
- * handle built in its previous commit: decoding that file again cost as much
- * as merging. The merged rows are kept under the key they were uploaded to
- * and taken back when the current snapshot names that key, for the same
- * schema and column layout (anything else reads the file). */
-struct tl_lvi_memo {
-    char *key;
-    uint64_t size; /* of the file: one replaced or gone is read (and reported) */
-    int32_t schema_id;
-    tl_rows rows;
-};
-
-tl_lvi_memo *tl_lvi_memo_new(void)
+/* The kept rows when they are the current snapshot's index (key `url`)
+ * laid out like `rows` and its file is still there at its size, else false:
+ * a file gone or replaced is read, rebuilt and reported as before
+ * (tl_lvi_parent). */
+static bool memo_take(const tl_table *t, const char *url, const tl_rows *rows, tl_rows *out)
 {
-    return calloc(1, sizeof(tl_lvi_memo));
-}
-
-static void memo_clear(tl_lvi_memo *m)
-{
-    if (m->key) tl_rows_free(&m->rows);
-    free(m->key);
-    m->key = NULL;
-}
-
-void tl_lvi_memo_free(tl_lvi_memo *m)
-{
-    if (m == NULL) return;
-    memo_clear(m);
-    free(m);
-}
-
-static bool same_layout(const struct ArrowSchema *a, const struct ArrowSchema *b)
-{
-    if (a->n_children != b->n_children) return false;
-    for (int64_t i = 0; i < a->n_children; i++)
-        if (strcmp(a->children[i]->format, b->children[i]->format) != 0 ||
-            a->children[i]->n_children != 0 || b->children[i]->n_children != 0)
-            return false;
-    return true;
-}
-
-/* The kept rows when they are the current snapshot's index laid out like
- * `rows` and its file is still there at its size (taken: the memo is empty
- * after), else false: a file gone or replaced is read, rebuilt and reported
- * as before (tl_lvi_parent). */
-static bool memo_take(const tl_table *t, const tl_rows *rows, tl_rows *out)
-{
-    tl_lvi_memo *m = t->lvi_memo;
-    const char *url = current_lvi_url(t);
-    if (m == NULL || m->key == NULL || url == NULL) return false;
     char buf[1024];
     const char *key = tl_table_key_of_url(t, url, buf, sizeof buf);
-    uint64_t size;
-    bool hit = key && strcmp(key, m->key) == 0 && m->schema_id == t->md->current_schema_id &&
-               same_layout(&m->rows.schema, &rows->schema) &&
-               tl_store_size(t->lake->store, key, &size, NULL) == TL_OK && size == m->size;
-    if (hit) {
-        *out = m->rows;
-        free(m->key);
-        m->key = NULL;
-    } else {
-        memo_clear(m);
+    uint64_t kept_size = 0, size;
+    bool hit = key && tl_lvi_memo_take(t->lvi_memo, key, t->md->current_schema_id, &rows->schema,
+                                       out, &kept_size);
+    if (hit && (tl_store_size(t->lake->store, key, &size, NULL) != TL_OK || size != kept_size)) {
+        tl_rows_free(out);
+        hit = false;
     }
+    tl_lvi_memo_count(t->lvi_memo, hit);
     return hit;
-}
-
-/* The memo stays in memory between appends, one per open handle (a server
- * holds many): an index of more series than this is read from its file by
- * the next append instead, as before the memo. */
-#define MEMO_MAX_SERIES 100000
-
-/* Keeps `merged` (taken over, with a copy of schema) as the index under key,
- * a file of `size` bytes. */
-static void memo_keep(const tl_table *t, const char *key, uint64_t size,
-                      const struct ArrowSchema *schema, struct ArrowArray *merged)
-{
-    tl_lvi_memo *m = t->lvi_memo;
-    if (m == NULL || key == NULL) return;
-    memo_clear(m);
-    if (merged->length > MEMO_MAX_SERIES) return;
-    tl_error ignored = {0};
-    char *k = strdup(key);
-    if (k == NULL || tl_schema_copy(schema, &m->rows.schema, &ignored) != TL_OK) {
-        free(k); /* not kept: the next append reads the file */
-        return;
-    }
-    m->key = k;
-    m->size = size;
-    m->schema_id = t->md->current_schema_id;
-    m->rows.array = *merged;
-    merged->release = NULL;
 }
 
 /* ---- Merging ---- */
@@ -432,7 +359,8 @@ tl_status tl_lvi_build(const tl_table *t, const tl_rows *rows, bool fresh, const
     memset(file_out, 0, sizeof *file_out);
     tl_rows parent = {0};
     bool found = false;
-    if (!fresh && memo_take(t, rows, &parent))
+    const char *url = current_lvi_url(t);
+    if (!fresh && url && memo_take(t, url, rows, &parent))
         found = true;
     else if (!fresh)
         TL_TRY(tl_lvi_parent(t, &parent, &found, warning, err));
@@ -445,7 +373,9 @@ tl_status tl_lvi_build(const tl_table *t, const tl_rows *rows, bool fresh, const
         if (st != TL_OK) tl_error_prefix(err, "building the last-value index");
     }
     if (st != TL_OK) tl_buf_free(file_out);
-    if (st == TL_OK) memo_keep(t, key, file_out->len, &rows->schema, &merged);
+    if (st == TL_OK && key)
+        tl_lvi_memo_keep(t->lvi_memo, key, file_out->len, t->md->current_schema_id, &rows->schema,
+                         &merged);
     if (merged.release) tl_array_release(&merged);
     tl_array_release(&all);
     if (found) tl_rows_free(&parent);

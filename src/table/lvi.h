@@ -36,12 +36,8 @@ char *tl_lvi_key(const tl_table *t, int64_t snapshot_id);
 tl_status tl_lvi_build(const tl_table *t, const tl_rows *rows, bool fresh, const char *key,
                        tl_buf *file_out, char *warning, tl_error *err);
 /* tl_lvi_build keeps the rows it built under `key` (NULL: not kept) in the
- * handle's memo, and merges the next append with them rather than decoding the
- * file again while the current snapshot names that key. One per handle
- * (struct tl_table's lvi_memo); NULL from new when out of memory. */
-typedef struct tl_lvi_memo tl_lvi_memo;
-tl_lvi_memo *tl_lvi_memo_new(void);
-void tl_lvi_memo_free(tl_lvi_memo *m);
+ * handle's memo (lvi_memo.h), and merges the next append with them rather
+ * than decoding the file again while the current snapshot names that key. */
 
 /* Whether an index row whose time is `time_us` stays. */
 typedef bool (*tl_lvi_keep_fn)(const tl_table *t, int64_t time_us, void *ctx);

@@ -5,7 +5,7 @@
 
 #include "table/batch_index.h"
 #include "table/head.h"
-#include "table/lvi.h"
+#include "table/lvi_memo.h"
 #include "table/metadata_cache.h"
 #include "table/table_internal.h"
 #include "table/version_cache.h"
@@ -278,7 +278,7 @@ static tl_status load(tl_lake *lake, const tl_qname *name, int64_t version, bool
                       tl_table **out, tl_error *err)
 {
     tl_table *t = calloc(1, sizeof *t);
-    if (t == NULL || (t->lvi_memo = tl_lvi_memo_new()) == NULL) {
+    if (t == NULL || (t->lvi_memo = tl_lvi_memo_new(lake->lvi_memos)) == NULL) {
         free(t);
         return tl_error_nomem(err);
     }

@@ -14,7 +14,8 @@ struct tl_lake {
      * query layer sets query_free so that closing the lake frees it. */
     void *query;
     void (*query_free)(void *query);
-    struct tl_md_cache *md_cache; /* parsed metadata of unchanged tables (metadata_cache.h) */
+    struct tl_md_cache *md_cache;   /* parsed metadata of unchanged tables (metadata_cache.h) */
+    struct tl_lvi_memos *lvi_memos; /* the budget of the handles' lvi_memo (lvi_memo.h) */
     /* Session settings of every query (tl_lake_set_settings): NULL or
      * NULL-terminated name, value pairs, owned. */
     char **settings;
@@ -50,7 +51,8 @@ struct tl_table {
     /* The batch ids of the current ancestry (batch_index.h), or NULL until
      * a duplicate check needs them. Checked against md at each use. */
     struct tl_batch_index *batch_index;
-    /* The last-value index this handle built last (lvi.h); never NULL. */
+    /* The last-value index this handle built last (lvi_memo.h), counted in
+     * the lake's lvi_memos; never NULL. */
     struct tl_lvi_memo *lvi_memo;
     /* Inside an append with its inline maintenance (append.c) a commit
      * returns once its version is visible: the wait for the version to be

@@ -261,6 +261,21 @@ def test_import_does_not_import_pyarrow():
     assert out.stdout.strip() == "False"
 
 
+def test_index_cache_stats_and_its_budget(tmp_path):
+    """Lake.index_cache_stats(): the last-value indexes kept for the next append, under the budget
+    the storage option timelake_index_cache_bytes sets (any lake, a local one too; without it the
+    process's, shared by every such lake)."""
+    lake = timelake.Lake(str(tmp_path), {"timelake_index_cache_bytes": "1000000"})
+    t = contract.iot(lake)
+    for i in range(3):
+        t.append(contract.readings(10, start=T0 + dt.timedelta(days=i)), maintain=False)
+    s = lake.index_cache_stats()
+    assert s["limit_bytes"] == 1000000 and 0 < s["bytes"] <= 1000000 and s["indexes"] == 1, s
+    assert (s["hits"], s["misses"], s["dropped"]) == (2, 0, 0), s
+    with pytest.raises(ValueError, match="timelake_index_cache_bytes must be a number of bytes"):
+        timelake.Lake(str(tmp_path), {"timelake_index_cache_bytes": "lots"})
+
+
 # ---- the read cache of an object store ----
 
 s3 = pytest.fixture(scope="module")(server_fixture("s3"))

@@ -136,6 +136,13 @@ _lib.tl_table_info_get.argtypes = [_P, ctypes.POINTER(TableInfo), ctypes.POINTER
 _lib.tl_table_info_clear.argtypes = [ctypes.POINTER(TableInfo)]
 
 
+class IndexCacheCounts(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int64) for n in ("bytes", "limit_bytes", "indexes", "hits", "misses", "dropped")]
+
+
+_lib.tl_lake_index_cache_stats.argtypes = [_P, ctypes.POINTER(IndexCacheCounts)]
+
+
 class QueryStats(ctypes.Structure):
     _fields_ = [(n, ctypes.c_int64) for n in
                 ("files_total", "files_read", "row_groups_total", "row_groups_read", "bytes_read")] + [
@@ -385,6 +392,12 @@ class Lake:
 
     def object_writer(self, key):
         return ObjectWriter(self, key)
+
+    def index_cache_stats(self):
+        """tl_lake_index_cache_stats as a dict."""
+        c = IndexCacheCounts()
+        _lib.tl_lake_index_cache_stats(self._h, ctypes.byref(c))
+        return {n: getattr(c, n) for n, _ in c._fields_}
 
     def latest(self, table):
         err = Error()
