@@ -76,11 +76,12 @@ tl_status tl_stream_from_batches(struct ArrowSchema *schema, struct ArrowArray *
     return TL_OK;
 }
 
-static tl_status producer_error(struct ArrowArrayStream *stream, int code, const char *call,
-                                tl_error *err)
+tl_status tl_stream_producer_error(struct ArrowArrayStream *stream, int code, const char *call,
+                                   tl_error *err)
 {
     const char *msg = stream->get_last_error ? stream->get_last_error(stream) : NULL;
-    return tl_error_set(err, TL_ERR_INVALID, "stream %s failed: %s (error %d)", call,
+    return tl_error_set(err, code == ENOMEM ? TL_ERR_NOMEM : TL_ERR_INVALID,
+                        "stream %s failed: %s (error %d)", call,
                         msg && msg[0] ? msg : strerror(code), code);
 }
 
@@ -107,7 +108,7 @@ tl_status tl_stream_read_rows(struct ArrowArrayStream *stream, int64_t max_rows,
         memset(&batches[n], 0, sizeof batches[n]);
         int rc = stream->get_next(stream, &batches[n]);
         if (rc != 0) {
-            tl_status st = producer_error(stream, rc, "get_next", err);
+            tl_status st = tl_stream_producer_error(stream, rc, "get_next", err);
             tl_array_release(&batches[n]);
             release_batches(batches, n);
             return st;
@@ -136,7 +137,7 @@ tl_status tl_stream_collect(struct ArrowArrayStream *stream, struct ArrowSchema 
     if (stream == NULL || stream->release == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "stream is released");
     int rc = stream->get_schema(stream, schema_out);
-    if (rc != 0) return producer_error(stream, rc, "get_schema", err);
+    if (rc != 0) return tl_stream_producer_error(stream, rc, "get_schema", err);
     bool eof;
     tl_status st = tl_stream_read_rows(stream, INT64_MAX, batches_out, n_out, &eof, err);
     if (st != TL_OK) tl_schema_release(schema_out);

@@ -16,17 +16,25 @@
 tl_status tl_stream_from_batches(struct ArrowSchema *schema, struct ArrowArray *batches, size_t n,
                                  struct ArrowArrayStream *out, tl_error *err);
 
-/* Reads a whole stream: *schema_out and a malloc'd array of batches (the caller
- * releases each batch and frees the array; NULL when there are none). Errors
- * from the producer become TL_ERR_INVALID with the producer's get_last_error
- * message. The stream is NOT released by this call. On failure nothing is
- * returned (everything read so far is released). */
+/* The error of a producer's call (`call`: "get_schema", "get_next") that
+ * returned `code`: TL_ERR_NOMEM for ENOMEM (the producer ran out of memory,
+ * its input is fine), otherwise TL_ERR_INVALID; the message is the
+ * producer's get_last_error, or strerror(code) without one. */
+tl_status tl_stream_producer_error(struct ArrowArrayStream *stream, int code, const char *call,
+                                   tl_error *err);
+
 /* Reads batches from a stream until at least max_rows rows or the end
- * (*eof set). The caller releases each batch and frees the array. */
+ * (*eof set). The caller releases each batch and frees the array. Errors
+ * from the producer as tl_stream_producer_error says. */
 tl_status tl_stream_read_rows(struct ArrowArrayStream *stream, int64_t max_rows,
                               struct ArrowArray **batches_out, size_t *n_out, bool *eof,
                               tl_error *err);
 
+/* Reads a whole stream: *schema_out and a malloc'd array of batches (the caller
+ * releases each batch and frees the array; NULL when there are none). Errors
+ * from the producer as tl_stream_producer_error says. The stream is NOT
+ * released by this call. On failure nothing is returned (everything read so
+ * far is released). */
 tl_status tl_stream_collect(struct ArrowArrayStream *stream, struct ArrowSchema *schema_out,
                             struct ArrowArray **batches_out, size_t *n_out, tl_error *err);
 

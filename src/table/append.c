@@ -364,11 +364,7 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
     TL_TRY(tl_commit_extras_check(o, err));
     struct ArrowSchema schema = {0};
     int rc = stream->get_schema(stream, &schema);
-    if (rc != 0) {
-        const char *msg = stream->get_last_error ? stream->get_last_error(stream) : NULL;
-        return tl_error_set(err, TL_ERR_INVALID, "stream get_schema failed: %s",
-                            msg && msg[0] ? msg : "error");
-    }
+    if (rc != 0) return tl_stream_producer_error(stream, rc, "get_schema", err);
     /* A batch already committed costs no reading or writing at all. */
     out->attempts = 1;
     bool seen = false;
