@@ -37,6 +37,8 @@ tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_
 
 tl_status tl_table_damaged(const tl_table *t, tl_status code, tl_error *err)
 {
+    /* Memory ran out reading the file: that says nothing of the file. */
+    if (code == TL_ERR_NOMEM) return code;
     if (err == NULL) return code;
     char why[TL_ERROR_MESSAGE_MAX];
     snprintf(why, sizeof why, "%s", err->message);

@@ -42,7 +42,8 @@ tl_status tl_table_read_url(const tl_table *t, const char *url, tl_buf *out, tl_
  * what is wrong ("manifest list <url>: not an Avro file (bad magic)"). On
  * failure *out is NULL and *n 0. */
 /* Rewrites err (a file of the table's current snapshot that cannot be read)
- * to name the table and say what to do; returns code. */
+ * to name the table and say what to do; returns code. TL_ERR_NOMEM is left
+ * as it is: the file may well be fine. */
 tl_status tl_table_damaged(const tl_table *t, tl_status code, tl_error *err);
 
 tl_status tl_table_read_manifest_list(const tl_table *t, const char *url,

@@ -383,7 +383,7 @@ tl_status tl_table_check_manifests(const tl_table *t, tl_error *err)
     const char *key = st != TL_OK ? tl_table_key_of_url(t, failed, buf, sizeof buf) : NULL;
     uint64_t size;
     if (key && tl_store_size(t->lake->store, key, &size, NULL) == TL_ERR_NOT_FOUND) st = TL_OK;
-    if (st != TL_OK) tl_table_damaged(t, TL_ERR_STORAGE, err);
+    if (st != TL_OK) st = tl_table_damaged(t, st == TL_ERR_NOMEM ? st : TL_ERR_STORAGE, err);
     if (mfs) tl_ice_manifest_files_free(mfs, n);
-    return st == TL_OK ? TL_OK : TL_ERR_STORAGE;
+    return st;
 }
