@@ -910,7 +910,9 @@ void tl_pq_colw_reset(tl_pq_column_writer *w)
 
 void tl_pq_colw_free(tl_pq_column_writer *w)
 {
-    if (w == NULL) return;
+    /* desc NULL: a writer's column that was never initialized (it ran out
+     * of memory on an earlier one): zeroed, it holds nothing. */
+    if (w == NULL || w->desc == NULL) return;
     tl_pq_colw_reset(w);
     free(w->page_valid);
     free(w->page_def);
