@@ -137,6 +137,8 @@ static tl_status tl_mwrite_partition_field(const tl_ice_partition_field_type *pf
 {
     json_error_t jerr;
     json_t *type = json_loads(pf->avro_type_json ? pf->avro_type_json : "", JSON_DECODE_ANY, &jerr);
+    if (type == NULL && json_error_code(&jerr) == json_error_out_of_memory)
+        return tl_error_nomem(err);
     if (type == NULL || json_is_array(type) || json_is_null(type)) {
         json_decref(type);
         return tl_error_set(err, TL_ERR_INVALID, "partition field \"%s\": bad Avro type %s",
