@@ -66,11 +66,17 @@ void tl_store_listing_sort(tl_store_listing *l)
 tl_status tl_store_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
                                  tl_error *err)
 {
-    if (s->ops->list_detailed) return s->ops->list_detailed(s, prefix, out, err);
-    tl_strlist keys = {0};
-    tl_status st = tl_store_list(s, prefix, &keys, err);
-    for (size_t i = 0; st == TL_OK && i < keys.len; i++)
-        if (tl_store_listing_push(out, keys.items[i], 0, NULL) != 0) st = tl_error_nomem(err);
-    tl_strlist_free(&keys);
+    tl_status st;
+    if (s->ops->list_detailed) {
+        st = s->ops->list_detailed(s, prefix, out, err);
+    } else {
+        tl_strlist keys = {0};
+        st = tl_store_list(s, prefix, &keys, err);
+        for (size_t i = 0; st == TL_OK && i < keys.len; i++)
+            if (tl_store_listing_push(out, keys.items[i], 0, NULL) != 0) st = tl_error_nomem(err);
+        tl_strlist_free(&keys);
+    }
+    /* A backend that failed half way (memory ran out) leaves what it listed. */
+    if (st != TL_OK) tl_store_listing_free(out);
     return st;
 }

@@ -170,7 +170,8 @@ static inline tl_status tl_store_list(tl_store *s, const char *prefix, tl_strlis
     return s->ops->list(s, prefix, out, err);
 }
 /* Every object under prefix with its size and digest (store/listing.c); on a
- * backend that cannot tell them, the keys with size 0 and has_md5 false. */
+ * backend that cannot tell them, the keys with size 0 and has_md5 false. On
+ * failure *out is freed (empty). */
 tl_status tl_store_list_detailed(tl_store *s, const char *prefix, tl_store_listing *out,
                                  tl_error *err);
 /* Adds an entry (key copied; md5 may be NULL). 0, or -1 when out of memory. */
