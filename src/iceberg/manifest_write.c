@@ -7,6 +7,7 @@
 
 #include "formats/avro/avro_file.h"
 #include "iceberg/manifest.h"
+#include "iceberg/metadata_json.h"
 
 /* The schema text, one field a line as the reference orders them. */
 // clang-format off
@@ -136,9 +137,10 @@ static tl_status tl_mwrite_partition_field(const tl_ice_partition_field_type *pf
                                            json_t *fields, tl_error *err)
 {
     json_error_t jerr;
-    json_t *type = json_loads(pf->avro_type_json ? pf->avro_type_json : "", JSON_DECODE_ANY, &jerr);
-    if (type == NULL && json_error_code(&jerr) == json_error_out_of_memory)
-        return tl_error_nomem(err);
+    const char *text = pf->avro_type_json ? pf->avro_type_json : "";
+    bool nomem;
+    json_t *type = tl_ice_json_loadb(text, strlen(text), JSON_DECODE_ANY, &jerr, &nomem);
+    if (nomem) return tl_error_nomem(err);
     if (type == NULL || json_is_array(type) || json_is_null(type)) {
         json_decref(type);
         return tl_error_set(err, TL_ERR_INVALID, "partition field \"%s\": bad Avro type %s",

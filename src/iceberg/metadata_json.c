@@ -1,5 +1,6 @@
 #include "iceberg/metadata_json.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,14 @@ bool tl_ice_json_put(json_t *obj, const char *key, json_t *value, bool *failed)
         return false;
     }
     return true;
+}
+
+json_t *tl_ice_json_loadb(const char *json, size_t len, size_t flags, json_error_t *e, bool *nomem)
+{
+    errno = 0;
+    json_t *j = json_loadb(json, len, flags, e);
+    *nomem = j == NULL && (errno == ENOMEM || json_error_code(e) == json_error_out_of_memory);
+    return j;
 }
 
 int tl_ice_json_dump_to_buf(const char *data, size_t size, void *buf)

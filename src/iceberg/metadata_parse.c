@@ -576,7 +576,9 @@ tl_status tl_ice_metadata_parse(const char *json, size_t len, tl_ice_metadata **
 {
     *out = NULL;
     json_error_t jerr;
-    json_t *root = json_loadb(json, len, 0, &jerr);
+    bool nomem;
+    json_t *root = tl_ice_json_loadb(json, len, 0, &jerr, &nomem);
+    if (nomem) return tl_error_nomem(err);
     if (root == NULL)
         return tl_error_set(err, TL_ERR_INVALID,
                             TL_ICE_WHERE " is not valid JSON: %s (line %d, column %d)", jerr.text,
