@@ -155,25 +155,12 @@ typedef struct fixture {
     struct ArrowSchema schema;
 } fixture;
 
-/* Rows `n` of batch `b`, half in a day two months old, half in the last
- * hours (two partitions), in two series. */
+/* Rows `n` of batch `b`, in two partitions and two series. */
 static tl_status append_batch(fixture *f, int b, int n, const tl_append_options *o,
                               tl_append_result *r, tl_error *err)
 {
-    int64_t times[16];
-    const char *keys[16];
-    int64_t old_day = (now_us / 86400000000LL - 60) * 86400000000LL;
-    for (int i = 0; i < n; i++) {
-        int64_t base = i % 2 ? now_us - 3 * 3600000000LL : old_day;
-        times[i] = base + (int64_t)(b * 16 + i) * 1000000LL;
-        keys[i] = i % 4 < 2 ? "pump-1" : "pump-2";
-    }
-    struct ArrowArray batch;
-    struct ArrowSchema copy;
     struct ArrowArrayStream s;
-    tbatch_time_key(&batch, times, keys, n);
-    CHECK_OK(tl_schema_copy(&f->schema, &copy, err), err);
-    CHECK_OK(tl_stream_from_batches(&copy, &batch, 1, &s, err), err);
+    ttable_two_partition_stream(&f->schema, now_us, b, n, &s);
     tl_append_result ignored;
     begin();
     tl_status st = tl_table_append(f->t, &s, o, r ? r : &ignored, err);

@@ -72,6 +72,29 @@ static inline tl_status ttable_append_row(tl_table *t, const struct ArrowSchema 
     return ttable_append_key(t, schema, "pump-1", at, o, r, err);
 }
 
+/* A stream *s of `n` (at most 16) rows of batch `b` for a table made by
+ * ttable_create without a value column (`schema`, copied): half in a day two
+ * months before now_us (a cold partition retention drops), half in the last
+ * hours, in two series. The stream is the caller's to consume. */
+static inline void ttable_two_partition_stream(const struct ArrowSchema *schema, int64_t now_us,
+                                               int b, int n, struct ArrowArrayStream *s)
+{
+    int64_t times[16];
+    const char *keys[16];
+    int64_t old_day = (now_us / 86400000000LL - 60) * 86400000000LL;
+    for (int i = 0; i < n && i < 16; i++) {
+        int64_t base = i % 2 ? now_us - 3 * 3600000000LL : old_day;
+        times[i] = base + (int64_t)(b * 16 + i) * 1000000LL;
+        keys[i] = i % 4 < 2 ? "pump-1" : "pump-2";
+    }
+    struct ArrowArray batch;
+    struct ArrowSchema copy;
+    tl_error err;
+    tbatch_time_key(&batch, times, keys, n < 16 ? n : 16);
+    CHECK_OK(tl_schema_copy(schema, &copy, &err), &err);
+    CHECK_OK(tl_stream_from_batches(&copy, &batch, 1, s, &err), &err);
+}
+
 /* The first column of the first row of a query's answer, a BIGINT (a count). */
 static inline int64_t ttable_sql_int64(tl_lake *lake, const char *sql)
 {
