@@ -895,7 +895,9 @@ static tl_status read_target(const char **p, const char *ns, bool not_exists, bo
     }
     char *name = NULL;
     if (!tl_sql_read_name(p, &name))
-        return tl_error_set(err, TL_ERR_QUERY, "syntax error: the rollup needs a name");
+        return tl_sql_at_name(*p)
+                   ? tl_error_set(err, TL_ERR_NOMEM, "out of memory")
+                   : tl_error_set(err, TL_ERR_QUERY, "syntax error: the rollup needs a name");
     tl_status st = tl_qname_parse(name, ns, out, err);
     free(name);
     return st;

@@ -84,15 +84,20 @@ bool tl_sql_read_name(const char **at, char **out)
 {
     *out = NULL;
     tl_strlist parts = {0};
-    const char *p = *at;
+    const char *p = *at, *end = *at;
     for (;;) {
         tl_sql_token t = tl_sql_next(&p);
         if (t.kind != 'w' && t.kind != 'q') break;
         char *part = tl_sql_text_of(t);
-        if (part == NULL || tl_strlist_push_owned(&parts, part) != 0) break;
+        if (part == NULL || tl_strlist_push_owned(&parts, part) != 0) {
+            /* Out of memory: no name rather than its first parts. */
+            free(part);
+            tl_strlist_free(&parts);
+            return false;
+        }
         const char *q = p;
         if (!tl_sql_is_char(tl_sql_next(&q), '.')) {
-            *at = p;
+            end = p;
             break;
         }
         p = q;
@@ -107,7 +112,14 @@ bool tl_sql_read_name(const char **at, char **out)
         }
     }
     tl_strlist_free(&parts);
+    if (*out) *at = end; /* out of memory leaves *at at the name */
     return *out != NULL;
+}
+
+bool tl_sql_at_name(const char *p)
+{
+    tl_sql_token t = tl_sql_next(&p);
+    return t.kind == 'w' || t.kind == 'q';
 }
 
 /* Whether only blanks and semicolons are left. */

@@ -21,8 +21,10 @@ bool tl_sql_is_char(tl_sql_token t, char c);
 /* The text of a word, quoted identifier or string (unquoted), malloc'd. */
 char *tl_sql_text_of(tl_sql_token t);
 /* A dotted name (a.b.c, parts maybe quoted) into *out, malloc'd; false when
- * there is none. */
+ * there is none, or out of memory (tl_sql_at_name tells them apart). */
 bool tl_sql_read_name(const char **at, char **out);
+/* Whether a name starts at p (a word or a quoted identifier). */
+bool tl_sql_at_name(const char *p);
 /* Whether only blanks and semicolons are left. */
 bool tl_sql_at_end(const char *p);
 
