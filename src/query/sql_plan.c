@@ -838,7 +838,14 @@ tl_status tl_sql_syntax_tree(tl_query_engine *e, const char *query, json_t **out
     free(text);
     json_error_t je;
     json_t *doc = readable ? json_loads(readable, 0, &je) : NULL;
+    /* jansson 2.14 reads a failed allocation in a string as a syntax error;
+     * DuckDB's text is valid JSON, so a second reading tells them apart. */
+    if (doc == NULL && readable && json_error_code(&je) != json_error_out_of_memory)
+        doc = json_loads(readable, 0, &je);
+    bool nomem =
+        doc == NULL && (readable == NULL || json_error_code(&je) == json_error_out_of_memory);
     free(readable);
+    if (nomem) return tl_error_nomem(err);
     if (doc == NULL) return tl_error_set(err, TL_ERR_QUERY, "cannot read the query's syntax tree");
     char *copy = strdup(query);
     if (copy) {
@@ -977,24 +984,37 @@ static void keep_tree_text(tl_query_engine *e, const char *tree, const char *sql
     *slot = (struct tl_query_tree_text){t, q};
 }
 
-char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc)
+tl_status tl_sql_tree_sql(tl_query_engine *e, const json_t *doc, char **out, tl_error *err)
 {
+    *out = NULL;
     json_t *copy = json_deep_copy(doc);
     if (copy) mark_big_integers(copy);
     char *text = copy ? json_dumps(copy, JSON_COMPACT) : NULL;
     json_decref(copy);
-    if (text) unmark_big_integers(text);
-    char *sql = text ? kept_tree_text(e, text) : NULL;
-    if (text && sql == NULL) {
-        if (tl_query_scalar_text(e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text, &sql,
-                                 NULL) == TL_OK) {
-            if (sql) keep_tree_text(e, text, sql);
-        } else {
+    if (text == NULL) return tl_error_nomem(err);
+    unmark_big_integers(text);
+    tl_status st = TL_OK;
+    char *sql = kept_tree_text(e, text);
+    if (sql == NULL) {
+        st = tl_query_scalar_text(e, "SELECT json_deserialize_sql(?::VARCHAR::JSON)", text, &sql,
+                                  err);
+        if (st == TL_OK && sql) keep_tree_text(e, text, sql);
+        if (st == TL_OK && sql == NULL)
+            st = tl_error_set(err, TL_ERR_QUERY, "cannot write the query back as SQL");
+        if (st != TL_OK) {
             free(sql);
             sql = NULL;
         }
     }
     free(text);
+    *out = sql;
+    return st;
+}
+
+char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc)
+{
+    char *sql = NULL;
+    tl_sql_tree_sql(e, doc, &sql, NULL);
     return sql;
 }
 
@@ -1067,8 +1087,7 @@ tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_name
     if (st == TL_OK && w.ctes == NULL) st = tl_error_nomem(err);
     if (st == TL_OK) st = walk(&w, json_array_get(stmts, 0), err);
     if (st == TL_OK) out->stmt = json_incref(json_array_get(stmts, 0));
-    if (st == TL_OK && travel && (out->query = tl_sql_tree_text(e, doc)) == NULL)
-        st = tl_error_set(err, TL_ERR_QUERY, "cannot write the time-travelling query back as SQL");
+    if (st == TL_OK && travel) st = tl_sql_tree_sql(e, doc, &out->query, err);
     for (size_t i = 0; i < w.n_pending; i++) {
         tl_scan_filter_clear(&w.pending[i].filter);
         tl_strlist_free(&w.pending[i].nonnull);

@@ -67,6 +67,9 @@ tl_status tl_sql_syntax_tree(tl_query_engine *e, const char *query, json_t **out
  * expression nodes (borrowed); malloc'd, NULL on failure. The texts of
  * recent trees are kept by the engine. */
 char *tl_sql_tree_text(tl_query_engine *e, const json_t *doc);
+/* The same into *out, with why it failed: TL_ERR_NOMEM, or TL_ERR_QUERY when
+ * DuckDB cannot write the tree as SQL. */
+tl_status tl_sql_tree_sql(tl_query_engine *e, const json_t *doc, char **out, tl_error *err);
 char *tl_sql_select_text(tl_query_engine *e, json_t *exprs);
 
 /* The value of a time literal DuckDB would compare with a time column (a
