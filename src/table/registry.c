@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/strlist.h"
+#include "iceberg/metadata_json.h"
 #include "table/table_internal.h"
 
 #define REGISTRY_KEY "timelake-tables.json"
@@ -27,8 +28,10 @@ static tl_status registry_read(tl_store *store, tl_strlist *out, tl_error *err)
     if (st != TL_OK && err) *err = e;
     if (st != TL_OK) return st;
     json_error_t jerr;
-    json_t *root = json_loadb((const char *)b.data, b.len, 0, &jerr);
+    bool nomem;
+    json_t *root = tl_ice_json_loadb((const char *)b.data, b.len, 0, &jerr, &nomem);
     tl_buf_free(&b);
+    if (nomem) return tl_error_nomem(err);
     if (!json_is_array(root)) {
         json_decref(root);
         return tl_error_set(err, TL_ERR_STORAGE, "%s is not a JSON array of table names",
