@@ -26,7 +26,9 @@
 static long wait_coming_ms(void)
 {
     const char *v = getenv("TIMELAKE_NOTIFY_WAIT_COMING_MS");
-    return v && v[0] ? strtol(v, NULL, 10) : WAIT_COMING_MS;
+    if (v == NULL || v[0] == '\0') return WAIT_COMING_MS;
+    long ms = strtol(v, NULL, 10);
+    return ms < 0 ? 0 : ms > 60000 ? 60000 : ms; /* a deadline that cannot wrap */
 }
 
 void tl_notify_group_init(tl_notify_group *g, tl_table *table, pthread_mutex_t *table_lock,
