@@ -6,6 +6,7 @@
 
 #include "core/random.h"
 #include "formats/input/text_batch.h"
+#include "iceberg/metadata_json.h"
 #include "table/contract.h"
 #include "table/live_files.h"
 
@@ -117,11 +118,15 @@ void tl_attachments_free(tl_table *t, tl_attachment_uploads *u, bool remove)
     memset(u, 0, sizeof *u);
 }
 
-/* The names the summary of s lists (a malformed list, from another tool, is none). */
+/* The names the summary of s lists (a malformed list, from another tool, is
+ * none); NULL when out of memory. */
 static json_t *names_of(const tl_ice_snapshot *s)
 {
     const char *text = s ? tl_ice_snapshot_summary(s, TL_SUMMARY_ATTACHMENTS) : NULL;
-    json_t *a = text ? json_loads(text, 0, NULL) : NULL;
+    json_error_t je;
+    bool nomem = false;
+    json_t *a = text ? tl_ice_json_loadb(text, strlen(text), 0, &je, &nomem) : NULL;
+    if (nomem) return NULL;
     if (json_is_array(a)) return a;
     json_decref(a);
     return json_array();

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iceberg/metadata_json.h"
 #include "table/batch_ledger.h"
 #include "table/contract.h"
 
@@ -14,7 +15,10 @@ tl_status tl_snapshot_batch_ids(const tl_ice_snapshot *s, tl_strlist *out, tl_er
     const char *one = tl_ice_snapshot_summary(s, TL_SUMMARY_BATCH_ID);
     if (one && tl_strlist_push(out, one) != 0) return tl_error_nomem(err);
     const char *many = tl_ice_snapshot_summary(s, TL_SUMMARY_BATCH_IDS);
-    json_t *a = many ? json_loads(many, 0, NULL) : NULL;
+    json_error_t je;
+    bool nomem = false;
+    json_t *a = many ? tl_ice_json_loadb(many, strlen(many), 0, &je, &nomem) : NULL;
+    if (nomem) return tl_error_nomem(err); /* never fewer ids: a redelivery would commit */
     size_t i;
     json_t *v;
     tl_status st = TL_OK;

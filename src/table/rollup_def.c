@@ -9,6 +9,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "iceberg/metadata.h"
+#include "iceberg/metadata_json.h"
 
 static const char *const fn_names[] = {
     [TL_ROLLUP_COUNT] = "count",
@@ -84,7 +85,9 @@ static tl_status bad(tl_error *err, const char *name, const char *key, const cha
 static tl_status parse_aggs(const char *text, const char *name, tl_rollup_def *d, tl_error *err)
 {
     json_error_t je;
-    json_t *doc = text ? json_loads(text, 0, &je) : NULL;
+    bool nomem = false;
+    json_t *doc = text ? tl_ice_json_loadb(text, strlen(text), 0, &je, &nomem) : NULL;
+    if (nomem) return tl_error_nomem(err);
     if (!json_is_array(doc)) {
         json_decref(doc);
         return bad(err, name, TL_ROLLUP_AGGREGATES_KEY, "is not a JSON array of aggregates");
