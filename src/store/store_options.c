@@ -296,8 +296,8 @@ static tl_status parse_enum(const opt_def *d, const char *key, const char *v, vo
 }
 
 /* Digits only, as the reference's timelake_cache_* and count keys. */
-static tl_status parse_plain(const char *key, const char *v, bool bytes, long long *out,
-                             tl_error *err)
+tl_status tl_store_option_plain(const char *key, const char *v, bool bytes, long long *out,
+                                tl_error *err)
 {
     long long n = 0;
     bool ok = v[0] != '\0';
@@ -399,11 +399,11 @@ static tl_status apply(tl_store_config *c, const opt_def *d, const char *key, co
         *(long long *)field = n;
         return TL_OK;
     case OPT_PLAIN_BYTES:
-        TL_TRY(parse_plain(key, v, true, &n, err));
+        TL_TRY(tl_store_option_plain(key, v, true, &n, err));
         *(long long *)field = n;
         return TL_OK;
     case OPT_COUNT:
-        TL_TRY(parse_plain(key, v, false, &n, err));
+        TL_TRY(tl_store_option_plain(key, v, false, &n, err));
         *(int *)field = n > 1024 ? 1024 : (int)n;
         return TL_OK;
     case OPT_CACHE:

@@ -77,4 +77,10 @@ tl_status tl_store_config_parse(const char *location, const char *const *options
                                 tl_store_config *out, tl_error *err);
 void tl_store_config_clear(tl_store_config *c);
 
+/* An option's value of digits only, as the reference's timelake_cache_* keys
+ * take them: a number of bytes (`bytes`) or a count; otherwise
+ * TL_ERR_INVALID naming key and value. */
+tl_status tl_store_option_plain(const char *key, const char *v, bool bytes, long long *out,
+                                tl_error *err);
+
 #endif

@@ -6,6 +6,7 @@
 #include "core/clock.h"
 #include "iceberg/metadata.h"
 #include "store/cache.h"
+#include "store/store_options.h"
 #include "table/lvi_memo.h"
 #include "table/metadata_cache.h"
 #include "table/settings.h"
@@ -15,9 +16,9 @@
 #define INDEX_CACHE_BYTES "timelake_index_cache_bytes"
 
 /* The lake's own options, which every kind of lake takes (the store's are
- * the rest): *budget from timelake_index_cache_bytes, digits only as the
- * timelake_cache_*_bytes keys, or -1 without it; *rest (malloc'd, the strings options') the
- * pairs for the store. */
+ * the rest): *budget from timelake_index_cache_bytes (digits only, as the
+ * store's timelake_cache_*_bytes keys), or -1 without it; *rest (malloc'd, the strings options')
+ * the pairs for the store. */
 static tl_status lake_options(const char *const *options, int64_t *budget, const char ***rest,
                               tl_error *err)
 {
@@ -32,13 +33,11 @@ static tl_status lake_options(const char *const *options, int64_t *budget, const
             (*rest)[kept++] = options[i + 1];
             continue;
         }
-        const char *v = options[i + 1], *p = v;
-        int64_t b = 0;
-        for (; *p >= '0' && *p <= '9' && b <= (INT64_MAX - 9) / 10; p++) b = b * 10 + (*p - '0');
-        if (*v == '\0' || *p != '\0') {
+        long long b;
+        tl_status st = tl_store_option_plain(options[i], options[i + 1], true, &b, err);
+        if (st != TL_OK) {
             free(*rest);
-            return tl_error_set(err, TL_ERR_INVALID, "%s must be a number of bytes, got \"%s\"",
-                                options[i], v);
+            return st;
         }
         *budget = b;
     }

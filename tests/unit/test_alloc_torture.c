@@ -199,14 +199,7 @@ static void add_stale_rollup(fixture *f, int serial)
  * three small files for maintenance to compact. */
 static tl_status create_table(fixture *f, tl_error *err)
 {
-    const char *keys[] = {"device"};
-    /* Dedup off: a row appended twice shows as two. */
-    tl_table_options opts = {.time_column = "time",
-                             .series_key = keys,
-                             .series_key_len = 1,
-                             .dedup = 0,
-                             .ingest_time = -1};
-    return tl_lake_create_table(lake, f->table, &f->schema, &opts, &f->t, err);
+    return ttable_create_device_table(lake, f->table, &f->schema, &f->t, err);
 }
 
 static void setup(fixture *f, bool table, bool rollup)
@@ -216,9 +209,7 @@ static void setup(fixture *f, bool table, bool rollup)
     int id = serial++;
     snprintf(f->table, sizeof f->table, "a%d.t", id);
     tl_error err;
-    CHECK_OK(tl_schema_init(&f->schema, "+s", NULL, 0, 2, &err), &err);
-    CHECK_OK(tl_schema_init(f->schema.children[0], "tsu:UTC", "time", 0, 0, &err), &err);
-    CHECK_OK(tl_schema_init(f->schema.children[1], "u", "device", 0, 0, &err), &err);
+    ttable_device_schema(&f->schema);
     if (!table) return;
     CHECK_OK(create_table(f, &err), &err);
     const char *props[] = {"auto-maintain", "false", NULL};

@@ -167,23 +167,13 @@ static void lake_only(fixture *f, bool local, int id)
     snprintf(f->ns, sizeof f->ns, "t%d", serial++);
     snprintf(f->table, sizeof f->table, "%s.t", f->ns);
     snprintf(f->rollup, sizeof f->rollup, "%s.r", f->ns);
-    tl_error err;
-    CHECK_OK(tl_schema_init(&f->schema, "+s", NULL, 0, 2, &err), &err);
-    CHECK_OK(tl_schema_init(f->schema.children[0], "tsu:UTC", "time", 0, 0, &err), &err);
-    CHECK_OK(tl_schema_init(f->schema.children[1], "u", "device", 0, 0, &err), &err);
+    ttable_device_schema(&f->schema);
 }
 
 static void create_table(fixture *f, tl_error *err_out)
 {
-    const char *keys[] = {"device"};
-    /* Dedup off: a row appended twice shows as two. */
-    tl_table_options opts = {.time_column = "time",
-                             .series_key = keys,
-                             .series_key_len = 1,
-                             .dedup = 0,
-                             .ingest_time = -1};
     tl_error err = {0};
-    tl_status st = tl_lake_create_table(f->lake, f->table, &f->schema, &opts, &f->t, &err);
+    tl_status st = ttable_create_device_table(f->lake, f->table, &f->schema, &f->t, &err);
     if (err_out) *err_out = err;
     if (err_out) err_out->code = st;
     if (err_out == NULL) CHECK_OK(st, &err);

@@ -72,6 +72,31 @@ static inline tl_status ttable_append_row(tl_table *t, const struct ArrowSchema 
     return ttable_append_key(t, schema, "pump-1", at, o, r, err);
 }
 
+/* The schema of the torture tests' tables (the caller releases it): time
+ * (tsu:UTC), then the series key "device" (a string). */
+static inline void ttable_device_schema(struct ArrowSchema *schema)
+{
+    tl_error err;
+    CHECK_OK(tl_schema_init(schema, "+s", NULL, 0, 2, &err), &err);
+    CHECK_OK(tl_schema_init(schema->children[0], "tsu:UTC", "time", 0, 0, &err), &err);
+    CHECK_OK(tl_schema_init(schema->children[1], "u", "device", 0, 0, &err), &err);
+}
+
+/* Creates table `name` of ttable_device_schema's schema with dedup off (a
+ * row appended twice shows as two) into *t, the caller's to close. */
+static inline tl_status ttable_create_device_table(tl_lake *lake, const char *name,
+                                                   const struct ArrowSchema *schema, tl_table **t,
+                                                   tl_error *err)
+{
+    const char *keys[] = {"device"};
+    tl_table_options opts = {.time_column = "time",
+                             .series_key = keys,
+                             .series_key_len = 1,
+                             .dedup = 0,
+                             .ingest_time = -1};
+    return tl_lake_create_table(lake, name, schema, &opts, t, err);
+}
+
 /* A stream *s of `n` (at most 16) rows of batch `b` for a table made by
  * ttable_create without a value column (`schema`, copied): half in a day two
  * months before now_us (a cold partition retention drops), half in the last
