@@ -385,6 +385,43 @@ static void test_delta_round_trip(void)
     }
 }
 
+/* Every bit width 0..64 of a block's miniblocks, against a packing done bit
+ * by bit: 101 values are 100 deltas, so the last miniblock is padded. Each
+ * miniblock holds the block's least delta and one 2^w - 1 above it. */
+static void test_delta_every_width(void)
+{
+    enum { N = 101, DELTAS = N - 1 };
+    tl_error err;
+    for (int w = 0; w <= 64; w++) {
+        uint64_t top = w == 64 ? UINT64_MAX : (1ull << w) - 1, lo = w == 64 ? 1ull << 63 : 0;
+        uint64_t u[128] = {0};
+        for (size_t k = 0; k < DELTAS; k++) {
+            bool at_top = k % 32 == 1 || k == DELTAS - 1;
+            u[k] = k % 32 == 0 ? 0 : at_top ? top : rnd() & top;
+        }
+        int64_t v[N];
+        v[0] = 12345;
+        for (size_t k = 0; k < DELTAS; k++) v[k + 1] = (int64_t)((uint64_t)v[k] + lo + u[k]);
+        tl_buf b = {0};
+        CHECK(tl_pq_delta_encode(&b, v, N, false) == 0);
+        uint8_t want[4 * 4 * 64] = {0};
+        for (size_t k = 0; k < 128; k++)
+            for (int bit = 0; bit < w; bit++)
+                if (u[k] >> bit & 1)
+                    want[(k * (size_t)w + (size_t)bit) / 8] |=
+                        (uint8_t)(1u << ((k * (size_t)w + (size_t)bit) % 8));
+        size_t packed = 16 * (size_t)w;
+        CHECK(b.len >= packed + 4);
+        CHECK(memcmp(b.data + b.len - packed, want, packed) == 0);
+        for (int m = 0; m < 4; m++) CHECK_INT(b.data[b.len - packed - 4 + (size_t)m], w);
+        int64_t out[N];
+        size_t got, used;
+        CHECK_OK(tl_pq_delta_decode(b.data, b.len, false, out, N, &got, &used, &err), &err);
+        CHECK(got == N && used == b.len && memcmp(out, v, sizeof v) == 0);
+        tl_buf_free(&b);
+    }
+}
+
 /* The count of values in [lo, hi] without decoding, against the decoded values:
  * even runs (steady steps, equal values, steps that wrap past INT64's ends),
  * runs broken by jitter, bounds on, inside and just past the values. */
@@ -554,5 +591,5 @@ UNIT_TESTS(UNIT(test_thrift_known_bytes), UNIT(test_thrift_varints),
            UNIT(test_thrift_nesting_limit), UNIT(test_file_meta_round_trip),
            UNIT(test_page_header_round_trip), UNIT(test_rle_known_vectors),
            UNIT(test_rle_round_trip), UNIT(test_rle_bitmap_levels), UNIT(test_delta_known_vector),
-           UNIT(test_delta_round_trip), UNIT(test_delta_count), UNIT(test_byte_array_encodings),
-           UNIT(test_byte_stream_split), UNIT(test_bit_helpers))
+           UNIT(test_delta_round_trip), UNIT(test_delta_every_width), UNIT(test_delta_count),
+           UNIT(test_byte_array_encodings), UNIT(test_byte_stream_split), UNIT(test_bit_helpers))

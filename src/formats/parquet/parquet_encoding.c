@@ -91,16 +91,6 @@ static inline void bw_put32(bit_writer *b, uint64_t v, int w)
     }
 }
 
-static inline void bw_put(bit_writer *b, uint64_t v, int w)
-{
-    if (w > 32) {
-        bw_put32(b, v & 0xFFFFFFFFu, 32);
-        v >>= 32;
-        w -= 32;
-    }
-    bw_put32(b, w == 32 ? v & 0xFFFFFFFFu : v & ((1ull << w) - 1), w);
-}
-
 static inline void bw_flush(bit_writer *b)
 {
     if (b->nbits > 0) b->dst[b->pos++] = (uint8_t)b->acc;
@@ -322,6 +312,29 @@ tl_status tl_pq_rle_decode_bitmap(const uint8_t *data, size_t len, uint8_t *dst,
 
 enum { DELTA_BLOCK = 128, DELTA_MINIBLOCKS = 4, DELTA_MB_VALUES = DELTA_BLOCK / DELTA_MINIBLOCKS };
 
+/* Packs a miniblock's values of w bits (each below 2^w) into its 4 * w
+ * bytes, LSB first, a 64-bit word at a time: a byte at a time cost about a
+ * hundred instructions a value, a fifth of writing a timestamp column. */
+static uint8_t *pack_miniblock(uint8_t *dst, const uint64_t *v, int w)
+{
+    uint64_t acc = 0;
+    int nbits = 0;
+    for (size_t k = 0; k < DELTA_MB_VALUES && w > 0; k++) {
+        acc |= v[k] << nbits;
+        nbits += w;
+        if (nbits >= 64) {
+            tl_store_le64(dst, acc);
+            dst += 8;
+            nbits -= 64;
+            /* The bits of v[k] that did not fit (none when it ended the word). */
+            acc = nbits ? v[k] >> (w - nbits) : 0;
+        }
+    }
+    /* 32 values of w bits are 4 * w bytes: what is left is whole bytes. */
+    for (; nbits > 0; nbits -= 8, acc >>= 8) *dst++ = (uint8_t)acc;
+    return dst;
+}
+
 static int delta_block(tl_buf *out, const uint64_t *deltas, size_t cnt)
 {
     uint64_t min = deltas[0];
@@ -340,11 +353,13 @@ static int delta_block(tl_buf *out, const uint64_t *deltas, size_t cnt)
     if (tl_buf_append(out, widths, DELTA_MINIBLOCKS) != 0) return -1;
     uint8_t *dst = tl_buf_extend(out, bytes);
     if (dst == NULL) return -1;
-    bit_writer b = {.dst = dst};
     for (size_t m = 0; m < DELTA_MINIBLOCKS && m * DELTA_MB_VALUES < cnt; m++) {
-        for (size_t k = m * DELTA_MB_VALUES; k < (m + 1) * DELTA_MB_VALUES; k++)
-            bw_put(&b, k < cnt ? deltas[k] - min : 0, widths[m]);
-        bw_flush(&b);
+        uint64_t mb[DELTA_MB_VALUES];
+        for (size_t k = 0; k < DELTA_MB_VALUES; k++) {
+            size_t at = m * DELTA_MB_VALUES + k;
+            mb[k] = at < cnt ? deltas[at] - min : 0;
+        }
+        dst = pack_miniblock(dst, mb, widths[m]);
     }
     return 0;
 }
