@@ -525,6 +525,81 @@ static int64_t col_index(const char *in, bool nullable)
     return -1;
 }
 
+/* A double column's statistics from one page of v[0, n): whether it has a
+ * min and max, and them; its NaN count. */
+typedef struct dstats {
+    bool has;
+    double lo, hi;
+    int64_t nans;
+} dstats;
+
+static dstats double_stats(const double *v, int64_t n)
+{
+    tl_error err;
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    dstats out = {0};
+    CHECK_OK(tl_schema_init(&s, "+s", NULL, 0, 1, &err), &err);
+    CHECK_OK(tl_schema_init(s.children[0], "g", "x", 0, 0, &err), &err);
+    CHECK_OK(tl_array_init(&a, 1, 1, &err), &err);
+    a.length = n;
+    CHECK_OK(tl_array_init(a.children[0], 2, 0, &err), &err);
+    a.children[0]->length = n;
+    double *values = tl_array_alloc_buffer(a.children[0], 1, (size_t)n * sizeof *v);
+    CHECK(values != NULL);
+    if (values) memcpy(values, v, (size_t)n * sizeof *v);
+    tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED};
+    tl_parquet_writer *w = NULL;
+    tl_buf file = {0};
+    tl_parquet_file_stats fs = {0};
+    CHECK_OK(tl_parquet_writer_open(&s, &o, &w, &err), &err);
+    CHECK_OK(tl_parquet_writer_write(w, &a, &err), &err);
+    CHECK_OK(tl_parquet_writer_finish(w, &file, &fs, &err), &err);
+    if (fs.n_columns == 1) {
+        out.has = fs.columns[0].has_min_max;
+        out.nans = fs.columns[0].nan_count;
+        if (out.has) {
+            memcpy(&out.lo, fs.columns[0].min, 8);
+            memcpy(&out.hi, fs.columns[0].max, 8);
+        }
+    }
+    tl_parquet_file_stats_free(&fs);
+    tl_parquet_writer_free(w);
+    tl_buf_free(&file);
+    tl_array_release(&a);
+    tl_schema_release(&s);
+    return out;
+}
+
+/* Double statistics are scanned two values at a time: the least and the
+ * greatest in either lane or in an odd last value, NaN in any position
+ * (counted, never min or max), zeros widened to -0.0 and +0.0. */
+static void test_double_statistics(void)
+{
+    static const struct {
+        double v[7];
+        int n;
+        double lo, hi;
+        int64_t nans;
+    } cases[] = {
+        {{NAN, 3.5, -0.0, NAN, -2.25, 0.0, NAN}, 7, -2.25, 3.5, 3},
+        {{1, 2, NAN, 4, 9}, 5, 1, 9, 1},  /* the greatest is the odd last value */
+        {{5, 2, 7, -8, 6}, 5, -8, 7, 0},  /* the least in the second lane */
+        {{-1, 4, 3, 2, -9}, 5, -9, 4, 0}, /* the least is the odd last value */
+        {{0.0, -0.0, 0.0}, 3, -0.0, 0.0, 0},
+        {{NAN, NAN, NAN}, 3, 0, 0, 3},
+        {{42}, 1, 42, 42, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        dstats st = double_stats(cases[c].v, cases[c].n);
+        CHECK_INT(st.nans, cases[c].nans);
+        CHECK(st.has == (cases[c].nans < cases[c].n));
+        if (!st.has) continue;
+        CHECK(st.lo == cases[c].lo && signbit(st.lo) == signbit(cases[c].lo));
+        CHECK(st.hi == cases[c].hi && signbit(st.hi) == signbit(cases[c].hi));
+    }
+}
+
 static void test_statistics(void)
 {
     enum { N = 700 };
@@ -797,5 +872,6 @@ static void test_hostile_files(void)
 UNIT_TESTS(UNIT(test_round_trip_compact_zstd_threads), UNIT(test_round_trip_parallel_columns),
            UNIT(test_round_trip_plain_snappy), UNIT(test_round_trip_gzip_tiny_pages),
            UNIT(test_round_trip_uncompressed_and_empty), UNIT(test_reserved_file_buffer),
-           UNIT(test_statistics), UNIT(test_dictionary_falls_back_to_plain),
-           UNIT(test_rejects_bad_batches), UNIT(test_hostile_files))
+           UNIT(test_statistics), UNIT(test_double_statistics),
+           UNIT(test_dictionary_falls_back_to_plain), UNIT(test_rejects_bad_batches),
+           UNIT(test_hostile_files))

@@ -3,6 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/grow.h"
 #include "formats/parquet/parquet_encoding.h"
@@ -90,19 +93,64 @@ static tl_status stats_int64(tl_pq_column_writer *w, const int64_t *v, size_t n,
     return page_minmax(w, a, b, 8, err);
 }
 
-/* NaN never becomes min or max (comparisons with it are false); zeros are
- * widened to -0.0 / +0.0 as the Parquet spec asks. */
+/* The least and greatest of v[0, n) and how many are NaN: NaN never becomes
+ * min or max (comparisons with it are false). */
+static void scan_float(const float *v, size_t n, float *lo, float *hi, int64_t *nans)
+{
+    float l = INFINITY, h = -INFINITY;
+    int64_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        float x = v[i];
+        k += x != x;
+        l = x < l ? x : l;
+        h = x > h ? x : h;
+    }
+    *lo = l, *hi = h, *nans = k;
+}
+
+/* Two lanes at a time where SSE2 is (every x86-64): minpd(x, l) is
+ * x < l ? x : l lane by lane, so a NaN x leaves l as the scalar loop does;
+ * the scalar loop compiled to one value per iteration (a float column's
+ * statistics were a tenth of compacting the benchmark's files). */
+static void scan_double(const double *v, size_t n, double *lo, double *hi, int64_t *nans)
+{
+    double l = INFINITY, h = -INFINITY;
+    int64_t k = 0;
+    size_t i = 0;
+#ifdef __SSE2__
+    __m128d vl = _mm_set1_pd(INFINITY), vh = _mm_set1_pd(-INFINITY);
+    __m128i vk = _mm_setzero_si128();
+    for (; n - i >= 2; i += 2) {
+        __m128d x = _mm_loadu_pd(v + i);
+        vl = _mm_min_pd(x, vl);
+        vh = _mm_max_pd(x, vh);
+        vk = _mm_sub_epi64(vk, _mm_castpd_si128(_mm_cmpunord_pd(x, x))); /* -1 per NaN */
+    }
+    double ls[2], hs[2];
+    int64_t ks[2];
+    _mm_storeu_pd(ls, vl);
+    _mm_storeu_pd(hs, vh);
+    _mm_storeu_si128((__m128i *)(void *)ks, vk);
+    l = ls[0] < ls[1] ? ls[0] : ls[1];
+    h = hs[0] > hs[1] ? hs[0] : hs[1];
+    k = ks[0] + ks[1];
+#endif
+    for (; i < n; i++) {
+        double x = v[i];
+        k += x != x;
+        l = x < l ? x : l;
+        h = x > h ? x : h;
+    }
+    *lo = l, *hi = h, *nans = k;
+}
+
+/* Zeros are widened to -0.0 / +0.0 as the Parquet spec asks. */
 #define FLOAT_STATS(T, BITS)                                                                       \
     static tl_status stats_##T(tl_pq_column_writer *w, const T *v, size_t n, tl_error *err)        \
     {                                                                                              \
-        T lo = INFINITY, hi = -INFINITY;                                                           \
-        int64_t nans = 0;                                                                          \
-        for (size_t i = 0; i < n; i++) {                                                           \
-            T x = v[i];                                                                            \
-            nans += x != x;                                                                        \
-            lo = x < lo ? x : lo;                                                                  \
-            hi = x > hi ? x : hi;                                                                  \
-        }                                                                                          \
+        T lo, hi;                                                                                  \
+        int64_t nans;                                                                              \
+        scan_##T(v, n, &lo, &hi, &nans);                                                           \
         w->page_nans += nans;                                                                      \
         if ((int64_t)n == nans) return TL_OK;                                                      \
         if (lo == 0) lo = -(T)0.0;                                                                 \
