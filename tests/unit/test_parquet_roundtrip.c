@@ -713,6 +713,67 @@ static size_t fallback_string(int64_t i, char *buf)
     return (size_t)sprintf(buf + 180, "%019lld", (long long)i) + 180;
 }
 
+/* Row i of test_dictionary_neighbours: runs of equal strings, then a
+ * neighbour of the same length that differs in one byte (first, middle or
+ * last), at every length from 0 to 24. */
+static size_t neighbour_string(int64_t i, char *out)
+{
+    size_t len = (size_t)(i / 12) % 25, at = (size_t)(i / 4) % 3;
+    memset(out, 'k', len);
+    if (len && i % 4 == 3) out[at == 0 ? 0 : at == 1 ? len / 2 : len - 1] = 'q';
+    return len;
+}
+
+/* A dictionary page's values are compared with the previous one to skip
+ * the hash of a repeat: neighbours that differ in any byte stay apart. */
+static void test_dictionary_neighbours(void)
+{
+    enum { N = 25 * 12 };
+    tl_error err;
+    struct ArrowSchema s;
+    tl_schema_init(&s, "+s", NULL, 0, 1, &err);
+    tl_schema_init(s.children[0], "u", "tag", 0, 0, &err);
+    struct ArrowArray a;
+    tl_array_init(&a, 1, 1, &err);
+    a.length = N;
+    struct ArrowArray *c = a.children[0];
+    tl_array_init(c, 3, 0, &err);
+    c->length = N;
+    int32_t *off = tl_array_alloc_buffer(c, 1, (N + 1) * 4);
+    char *data = tl_array_alloc_buffer(c, 2, (size_t)N * 24);
+    for (int64_t i = 0; i < N; i++)
+        off[i + 1] = off[i] + (int32_t)neighbour_string(i, data + off[i]);
+    tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED};
+    tl_parquet_writer *w;
+    tl_buf file = {0};
+    CHECK_OK(tl_parquet_writer_open(&s, &o, &w, &err), &err);
+    CHECK_OK(tl_parquet_writer_write(w, &a, &err), &err);
+    CHECK_OK(tl_parquet_writer_finish(w, &file, NULL, &err), &err);
+    tl_parquet_writer_free(w);
+    tl_parquet_source src;
+    tl_parquet_source_from_memory(&src, file.data, file.len);
+    tl_parquet_reader *r;
+    CHECK_OK(tl_parquet_reader_open(&src, &r, &err), &err);
+    CHECK(tl_parquet_reader_meta(r)->row_groups[0].columns[0].meta.has_dictionary_page_offset);
+    struct ArrowArray b;
+    CHECK_OK(tl_parquet_reader_read_row_group(r, 0, NULL, 0, &b, &err), &err);
+    const int32_t *got = b.children[0]->buffers[1];
+    for (int64_t i = 0; i < N; i++) {
+        char want[32];
+        size_t n = neighbour_string(i, want);
+        if ((size_t)(got[i + 1] - got[i]) != n ||
+            memcmp((const char *)b.children[0]->buffers[2] + got[i], want, n) != 0) {
+            unit_fail(__FILE__, __LINE__, "row %lld differs", (long long)i);
+            break;
+        }
+    }
+    b.release(&b);
+    tl_parquet_reader_free(r);
+    tl_buf_free(&file);
+    a.release(&a);
+    s.release(&s);
+}
+
 static void test_dictionary_falls_back_to_plain(void)
 {
     enum { N = 12000 };
@@ -873,5 +934,5 @@ UNIT_TESTS(UNIT(test_round_trip_compact_zstd_threads), UNIT(test_round_trip_para
            UNIT(test_round_trip_plain_snappy), UNIT(test_round_trip_gzip_tiny_pages),
            UNIT(test_round_trip_uncompressed_and_empty), UNIT(test_reserved_file_buffer),
            UNIT(test_statistics), UNIT(test_double_statistics),
-           UNIT(test_dictionary_falls_back_to_plain), UNIT(test_rejects_bad_batches),
-           UNIT(test_hostile_files))
+           UNIT(test_dictionary_falls_back_to_plain), UNIT(test_dictionary_neighbours),
+           UNIT(test_rejects_bad_batches), UNIT(test_hostile_files))
