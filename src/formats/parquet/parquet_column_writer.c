@@ -540,24 +540,28 @@ static tl_status assemble_page(tl_pq_column_writer *w, bool dict, tl_error *err)
     return TL_OK;
 }
 
-/* Compresses scratch and appends header + body to dst. */
+/* Compresses scratch and appends header + body to dst. An uncompressed
+ * page (noisy floats, most often) goes from scratch to dst as it is, not
+ * through a copy in comp. */
 static tl_status emit_page(tl_pq_column_writer *w, tl_pq_page_header *h, tl_buf *dst, tl_error *err)
 {
-    if (!w->comp_ready) {
+    bool raw = !w->comp_ready && w->codec == TL_PQ_CODEC_UNCOMPRESSED;
+    if (!w->comp_ready && !raw) {
         w->comp.len = 0;
         TL_TRY(tl_pq_compress(w->cctx, w->codec, w->level, w->scratch.data, w->scratch.len,
                               &w->comp, err));
     }
     w->comp_ready = false;
-    if (w->comp.len > INT32_MAX)
+    const tl_buf *body = raw ? &w->scratch : &w->comp;
+    if (body->len > INT32_MAX)
         return tl_error_set(err, TL_ERR_INVALID, "column \"%s\": a page exceeds 2 GiB",
                             w->desc->name);
     h->uncompressed_page_size = (int32_t)w->scratch.len;
-    h->compressed_page_size = (int32_t)w->comp.len;
+    h->compressed_page_size = (int32_t)body->len;
     w->header.len = 0;
     TL_TRY(tl_pq_write_page_header(&w->header, h, err));
     if (tl_buf_append(dst, w->header.data, w->header.len) != 0 ||
-        tl_buf_append(dst, w->comp.data, w->comp.len) != 0)
+        tl_buf_append(dst, body->data, body->len) != 0)
         return tl_error_nomem(err);
     w->uncompressed += (int64_t)(w->header.len + w->scratch.len);
     return TL_OK;
