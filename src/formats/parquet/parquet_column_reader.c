@@ -248,6 +248,21 @@ static int64_t int96_to_ns(const uint8_t *p)
     return (int64_t)((uint64_t)days * 86400000000000ull + nanos);
 }
 
+/* Copies one value of len bytes. Values of 8 to 16 bytes (series keys,
+ * names) are two overlapping words, inline, within both ends: a call to
+ * memcpy for each value of a dictionary-encoded column cost more than the
+ * copy. */
+static inline void copy_value(uint8_t *dst, const uint8_t *src, size_t len)
+{
+    if (len >= 8 && len <= 16) {
+        uint64_t head = tl_load_le64(src), tail = tl_load_le64(src + len - 8);
+        tl_store_le64(dst, head);
+        tl_store_le64(dst + len - 8, tail);
+    } else if (len) {
+        memcpy(dst, src, len);
+    }
+}
+
 static tl_status store_bytes(colread *c, int64_t row0, int64_t n, const tl_pq_view *v,
                              const uint8_t *valid, tl_error *err)
 {
@@ -261,7 +276,7 @@ static tl_status store_bytes(colread *c, int64_t row0, int64_t n, const tl_pq_vi
     j = 0;
     for (int64_t i = 0; i < n; i++) {
         if (!valid || tl_bit_get(valid, row0 + i)) {
-            if (v[j].len) memcpy(c->data.data + pos, v[j].data, v[j].len);
+            copy_value(c->data.data + pos, v[j].data, v[j].len);
             pos += (int32_t)v[j].len;
             j++;
         }
