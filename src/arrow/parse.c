@@ -456,15 +456,32 @@ static bool scan_clock(const char *s, size_t len, tl_clock *c)
 
 static const int64_t units_per_second[] = {1, 1000, 1000000, 1000000000};
 
+/* scan_date through a memo (may be NULL): the days depend on the first ten
+ * characters only, and only a valid date is kept. */
+static bool scan_date_memo(const char *s, size_t len, tl_date_memo *m, int64_t *days)
+{
+    if (m && m->set && len >= 10 && memcmp(s, m->text, 10) == 0) {
+        *days = m->days;
+        return true;
+    }
+    if (!scan_date(s, len, days)) return false;
+    if (m) {
+        memcpy(m->text, s, 10);
+        m->days = *days;
+        m->set = true;
+    }
+    return true;
+}
+
 static tl_status parse_timestamp(const char *s, size_t len, tl_time_unit unit, bool exact,
-                                 int64_t *out, tl_error *err)
+                                 tl_date_memo *memo, int64_t *out, tl_error *err)
 {
     static const char *const names[] = {"timestamp[s]", "timestamp[ms]", "timestamp[us]",
                                         "timestamp[ns]"};
     static const char *const ticks[] = {"second", "millisecond", "microsecond", "nanosecond"};
     int64_t days;
     tl_clock c = {0, 0, 0};
-    if (!scan_date(s, len, &days)) return parse_error(s, len, names[unit], err);
+    if (!scan_date_memo(s, len, memo, &days)) return parse_error(s, len, names[unit], err);
     if (len > 10) {
         char sep = s[10];
         if ((sep != 'T' && sep != 't' && sep != ' ') || !scan_clock(s + 11, len - 11, &c))
@@ -489,13 +506,19 @@ static tl_status parse_timestamp(const char *s, size_t len, tl_time_unit unit, b
 tl_status tl_parse_timestamp(const char *s, size_t len, tl_time_unit unit, int64_t *out,
                              tl_error *err)
 {
-    return parse_timestamp(s, len, unit, true, out, err);
+    return parse_timestamp(s, len, unit, true, NULL, out, err);
+}
+
+tl_status tl_parse_timestamp_memo(const char *s, size_t len, tl_time_unit unit, tl_date_memo *memo,
+                                  int64_t *out, tl_error *err)
+{
+    return parse_timestamp(s, len, unit, true, memo, out, err);
 }
 
 tl_status tl_parse_timestamp_floor(const char *s, size_t len, tl_time_unit unit, int64_t *out,
                                    tl_error *err)
 {
-    return parse_timestamp(s, len, unit, false, out, err);
+    return parse_timestamp(s, len, unit, false, NULL, out, err);
 }
 
 tl_status tl_parse_timestamp_us(const char *s, size_t len, int64_t *out, tl_error *err)

@@ -40,6 +40,17 @@ tl_status tl_parse_date32(const char *s, size_t len, int32_t *out, tl_error *err
 tl_status tl_parse_timestamp(const char *s, size_t len, tl_time_unit unit, int64_t *out,
                              tl_error *err);
 tl_status tl_parse_timestamp_us(const char *s, size_t len, int64_t *out, tl_error *err);
+/* The date the last tl_parse_timestamp_memo read, and its days: a column's
+ * timestamps mostly share their day, so a value whose first ten characters
+ * are the same date reuses them. Zeroed before the first value. */
+typedef struct tl_date_memo {
+    char text[10];
+    int64_t days;
+    bool set;
+} tl_date_memo;
+/* tl_parse_timestamp, the date read through *memo (and kept in it). */
+tl_status tl_parse_timestamp_memo(const char *s, size_t len, tl_time_unit unit, tl_date_memo *memo,
+                                  int64_t *out, tl_error *err);
 /* The same, dropping digits finer than the unit (rounding toward negative
  * infinity): for times that are not data (object listings), and to tell
  * whether text is a timestamp at all (inference). */

@@ -181,6 +181,30 @@ static void test_calendar_round_trip(void)
     }
 }
 
+/* Through a memo of the last date, a run of values gives what each gives
+ * alone: the same day at other times, days that differ in their last or
+ * first digit only, a bad date after a good one (an error, and not kept),
+ * text shorter than a date, and an offset that moves the day. */
+static void test_parse_timestamp_memo(void)
+{
+    static const char *const values[] = {
+        "2026-01-01 00:00:00.010000Z", "2026-01-01 23:59:59.999999Z", "2026-01-02 00:00:00Z",
+        "2026-01-01T12:00:00Z",        "1026-01-01T12:00:00Z",        "2026-01-01",
+        "2026-02-30 00:00:00Z",        "2026-01-01 00:00:00Z",        "2026-01",
+        "2026-01-01T00:30:00+01:00",   "2026-01-01X00:00:00Z",        "2026-12-31T23:00:00-02:00",
+        "2026-12-31 23:00:00.5Z"};
+    tl_date_memo memo = {0};
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+        int64_t want = 0, got = 0;
+        tl_error err;
+        size_t len = strlen(values[i]);
+        tl_status a = tl_parse_timestamp(values[i], len, TL_UNIT_MICRO, &want, NULL);
+        tl_status b = tl_parse_timestamp_memo(values[i], len, TL_UNIT_MICRO, &memo, &got, &err);
+        CHECK_INT(b, a);
+        if (a == TL_OK && got != want) unit_fail(__FILE__, __LINE__, "%s differs", values[i]);
+    }
+}
+
 static void test_parse_timestamp(void)
 {
     int64_t v;
@@ -446,5 +470,5 @@ static void test_parsers_survive_garbage(void)
 UNIT_TESTS(UNIT(test_parse_int64), UNIT(test_parse_uint64), UNIT(test_parse_double),
            UNIT(test_parse_double_matches_strtod), UNIT(test_parse_double_ignores_locale),
            UNIT(test_parse_bool), UNIT(test_parse_date32), UNIT(test_calendar_round_trip),
-           UNIT(test_parse_timestamp), UNIT(test_parse_decimal), UNIT(test_formatters),
-           UNIT(test_parse_integral), UNIT(test_parsers_survive_garbage))
+           UNIT(test_parse_timestamp), UNIT(test_parse_timestamp_memo), UNIT(test_parse_decimal),
+           UNIT(test_formatters), UNIT(test_parse_integral), UNIT(test_parsers_survive_garbage))

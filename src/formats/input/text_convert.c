@@ -74,8 +74,9 @@ static bool is_text_type(tl_atype id)
     return tl_atype_is_varbinary(id);
 }
 
-/* Parses one value into the builder; err is NULL so the caller writes the message. */
-static tl_status append_value(tl_builder *bld, const char *s, size_t len)
+/* Parses one value into the builder; err is NULL so the caller writes the
+ * message. memo: the column's last date, for timestamps. */
+static tl_status append_value(tl_builder *bld, const char *s, size_t len, tl_date_memo *memo)
 {
     const tl_arrow_type *t = &bld->type;
     switch (t->id) {
@@ -125,7 +126,7 @@ static tl_status append_value(tl_builder *bld, const char *s, size_t len)
     }
     case TL_ATYPE_TIMESTAMP: {
         int64_t v;
-        TL_TRY(tl_parse_timestamp(s, len, t->unit, &v, NULL));
+        TL_TRY(tl_parse_timestamp_memo(s, len, t->unit, memo, &v, NULL));
         if (tl_builder_push8(bld, &v)) return TL_OK;
         return tl_builder_append_int(bld, v, NULL);
     }
@@ -182,6 +183,7 @@ static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_s
     const tl_text_column *c = &b->cols[col];
     bool text_type = is_text_type(bld->type.id);
     TL_TRY(tl_builder_reserve(bld, b->rows, text_type ? (int64_t)c->bytes.len : 0, err));
+    tl_date_memo memo = {0};
     for (int64_t r = 0; r < b->rows; r++) {
         size_t len;
         int kind;
@@ -194,7 +196,7 @@ static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_s
                     (!text_type && src->csv_nulls && tl_text_is_csv_null(s, len));
         if (null && src->required && src->required[col])
             return required_error(b, r, src, name, s, len, kind, err);
-        tl_status st = null ? tl_builder_append_null(bld, err) : append_value(bld, s, len);
+        tl_status st = null ? tl_builder_append_null(bld, err) : append_value(bld, s, len, &memo);
         if (st == TL_OK) continue;
         if (st == TL_ERR_NOMEM) return tl_error_nomem(err);
         tl_error why = {0};
