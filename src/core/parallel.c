@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Runs share a pool of threads started on first need and kept: starting
  * threads for every commit (fsyncs, deletions) cost more CPU than the work.
@@ -220,4 +221,16 @@ tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_p
     pthread_mutex_destroy(&r.lock);
     if (r.st != TL_OK && err) *err = r.err;
     return r.st;
+}
+
+size_t tl_cpu_count(void)
+{
+    static atomic_size_t cached; /* 0 until read; races store the same value */
+    size_t n = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (n == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus > 1 ? (size_t)cpus : 1;
+        atomic_store_explicit(&cached, n, memory_order_relaxed);
+    }
+    return n;
 }

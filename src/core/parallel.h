@@ -21,4 +21,9 @@ typedef tl_status (*tl_parallel_fn)(void *ctx, size_t i, tl_error *err);
 tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_parallel_fn fn,
                           void *ctx, tl_error *err);
 
+/* The processors online, at least 1: read once per process (sysconf reads
+ * /sys/devices/system/cpu/online on every call, and a small append asked
+ * twice). A thread count sized by it does not follow later hot-plugging. */
+size_t tl_cpu_count(void);
+
 #endif

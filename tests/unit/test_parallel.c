@@ -2,6 +2,7 @@
  * many threads at once, nested runs, errors, and use after fork. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -149,6 +150,33 @@ static void test_runs_after_fork(void)
     free(c);
 }
 
-UNIT_TESTS(UNIT(test_every_item_once_across_many_runs), UNIT(test_items_overlap_on_pool_threads),
-           UNIT(test_nested_runs_finish), UNIT(test_concurrent_callers),
-           UNIT(test_first_error_is_reported), UNIT(test_runs_after_fork))
+/* The read system calls this process made so far (/proc/self/io), -1 when
+ * the kernel does not count them. */
+static long long reads_made(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    if (f == NULL) return -1;
+    char line[128];
+    long long n = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "syscr: %lld", &n) == 1) break;
+    fclose(f);
+    return n;
+}
+
+/* sysconf reads a /sys file on every call; the count is read once. */
+static void test_cpu_count_is_read_once(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    CHECK_INT(tl_cpu_count(), cpus > 1 ? (size_t)cpus : 1);
+    long long before = reads_made();
+    if (before < 0) return;
+    for (int i = 0; i < 100; i++) CHECK(tl_cpu_count() >= 1);
+    long long after = reads_made();
+    CHECK(after - before < 20); /* reading /proc/self/io itself costs a few */
+}
+
+UNIT_TESTS(UNIT(test_cpu_count_is_read_once), UNIT(test_every_item_once_across_many_runs),
+           UNIT(test_items_overlap_on_pool_threads), UNIT(test_nested_runs_finish),
+           UNIT(test_concurrent_callers), UNIT(test_first_error_is_reported),
+           UNIT(test_runs_after_fork))

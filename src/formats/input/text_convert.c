@@ -254,8 +254,8 @@ static tl_status convert_item(void *ctx, size_t i, tl_error *err)
 
 static void convert_parallel(convert_job *j)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t want = cpus < CONVERT_THREADS ? (cpus > 1 ? (size_t)cpus : 1) : CONVERT_THREADS;
+    size_t cpus = tl_cpu_count();
+    size_t want = cpus < CONVERT_THREADS ? cpus : CONVERT_THREADS;
     tl_parallel_run((size_t)j->b->ncols, want, false, convert_item, j, NULL);
 }
 

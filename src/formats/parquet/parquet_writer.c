@@ -88,8 +88,8 @@ static tl_status copy_options(tl_parquet_writer *w, const tl_parquet_write_optio
     w->rg_rows_max = o->row_group_rows > 0 ? o->row_group_rows : 1000000;
     if (w->page_rows > INT32_MAX / 2) w->page_rows = INT32_MAX / 2;
     w->page_index = o->write_page_index;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    w->threads = o->threads > 0 ? o->threads : cpus > 1 ? (int)(cpus < 8 ? cpus : 8) : 1;
+    size_t cpus = tl_cpu_count();
+    w->threads = o->threads > 0 ? o->threads : (int)(cpus < 8 ? cpus : 8);
     if (w->threads > 8) w->threads = 8;
     const char *by = o->created_by ? o->created_by : "timelake-c " TIMELAKE_VERSION;
     w->created_by = tl_arena_dup(&w->arena, by, strlen(by));
