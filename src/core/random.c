@@ -1,11 +1,26 @@
 #include "core/random.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include "core/clock.h"
+#include "core/forks.h"
 
-void tl_random_bytes(void *buf, size_t len)
+/* Small requests are served from a per-thread buffer refilled by one
+ * getrandom: an append asked for 16 ids, each a system call. A forked
+ * child drops what its parent left in the buffer (the same bytes would
+ * name its files too). */
+#define POOL_BYTES 512
+#define POOLED_MAX 32
+
+static _Thread_local struct {
+    uint8_t bytes[POOL_BYTES];
+    size_t left;         /* unserved bytes, at the end of bytes */
+    uint64_t generation; /* tl_fork_generation when filled; 0: never */
+} pool;
+
+static void kernel_bytes(void *buf, size_t len)
 {
     uint8_t *p = buf;
     while (len > 0) {
@@ -14,6 +29,23 @@ void tl_random_bytes(void *buf, size_t len)
         p += n;
         len -= (size_t)n;
     }
+}
+
+void tl_random_bytes(void *buf, size_t len)
+{
+    if (len > POOLED_MAX) {
+        kernel_bytes(buf, len);
+        return;
+    }
+    uint64_t generation = tl_fork_generation();
+    if (pool.generation != generation || pool.left < len) {
+        kernel_bytes(pool.bytes, POOL_BYTES);
+        pool.left = POOL_BYTES;
+        pool.generation = generation;
+    }
+    uint8_t *from = pool.bytes + POOL_BYTES - pool.left;
+    memcpy(buf, from, len);
+    pool.left -= len;
 }
 
 uint64_t tl_random_u64(void)

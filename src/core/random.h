@@ -1,5 +1,7 @@
 /* Randomness for identifiers (snapshot ids, UUIDs, file names) and jitter.
- * Uses the kernel's CSPRNG so concurrent processes never collide. */
+ * Uses the kernel's CSPRNG so concurrent processes never collide; small
+ * requests come from a per-thread buffer of it (one system call for many
+ * ids), which a forked child does not share. */
 #ifndef TL_CORE_RANDOM_H
 #define TL_CORE_RANDOM_H
 

@@ -1,3 +1,4 @@
+#include "core/forks.h"
 #include "core/grow.h"
 #include "store/local_trash.h"
 
@@ -20,7 +21,7 @@ static void reset(tl_trash *t)
     pthread_cond_init(&t->work, NULL);
     pthread_cond_init(&t->settled, NULL);
     t->busy = t->running = t->stopping = false;
-    t->owner = getpid();
+    t->owner = tl_fork_generation();
 }
 
 /* The trashes not destroyed: a process that ends without freeing its
@@ -141,7 +142,7 @@ static bool start(tl_trash *t)
  * was queued). */
 static void adopt_after_fork(tl_trash *t)
 {
-    if (t->owner == getpid()) return;
+    if (t->owner == tl_fork_generation()) return;
     for (size_t i = 0; i < t->n; i++) free(t->items[i].path);
     free(t->items);
     t->items = NULL;

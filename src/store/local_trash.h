@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct tl_trash_item tl_trash_item;
@@ -34,10 +35,11 @@ typedef struct tl_trash {
     pthread_cond_t settled; /* the queue ran empty */
     tl_trash_item *items;
     size_t n, cap;
-    bool busy;     /* the thread is deleting items it took */
-    bool running;  /* the thread exists (in this process) */
-    bool stopping; /* freed: drain and end */
-    pid_t owner;   /* the process whose thread it is (a forked child starts anew) */
+    bool busy;      /* the thread is deleting items it took */
+    bool running;   /* the thread exists (in this process) */
+    bool stopping;  /* freed: drain and end */
+    uint64_t owner; /* the process whose thread it is, as tl_fork_generation (a forked
+                       child starts anew) */
     pthread_t thread;
     tl_trash_remove_fn remove;
     void *ctx;

@@ -1,10 +1,14 @@
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "arrow/array.h"
 #include "core/buf.h"
+#include "core/forks.h"
 #include "core/grow.h"
 #include "core/random.h"
 #include "unit.h"
@@ -54,6 +58,72 @@ static void test_uuid_form(void)
         CHECK_INT(u[14], '0' + v);
         CHECK(strchr("89ab", u[19]) != NULL);
     }
+}
+
+static int cmp_uuid(const void *a, const void *b)
+{
+    return memcmp(a, b, TL_UUID_STR_LEN + 1);
+}
+
+/* Ids drawn in a row, some from the buffer, some past a refill, never repeat. */
+static void test_random_ids_do_not_repeat(void)
+{
+    enum { N = 2000 };
+    char(*ids)[TL_UUID_STR_LEN + 1] = malloc(N * sizeof *ids);
+    for (int i = 0; i < N; i++) {
+        if (i % 3 == 0) (void)tl_random_u64(); /* requests of other sizes between */
+        tl_uuid_v4(ids[i]);
+    }
+    qsort(ids, N, sizeof *ids, cmp_uuid);
+    for (int i = 1; i < N; i++) CHECK(strcmp(ids[i - 1], ids[i]) != 0);
+    free(ids);
+}
+
+/* A forked child must not serve the random bytes its parent buffered: its
+ * files would get the names the parent's next files get. */
+static void test_forked_child_draws_other_ids(void)
+{
+    char parent[4][TL_UUID_STR_LEN + 1], child[4][TL_UUID_STR_LEN + 1];
+    tl_uuid_v4(parent[0]); /* fills this thread's buffer */
+    uint64_t generation = tl_fork_generation();
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char ids[4][TL_UUID_STR_LEN + 1];
+        for (int i = 0; i < 4; i++) tl_uuid_v4(ids[i]);
+        ssize_t n = write(fds[1], ids, sizeof ids);
+        if (tl_fork_generation() == generation) n = 0;
+        _exit(n == (ssize_t)sizeof ids ? 0 : 1);
+    }
+    close(fds[1]);
+    CHECK(pid > 0);
+    for (int i = 0; i < 4; i++) tl_uuid_v4(parent[i]);
+    CHECK_INT(read(fds[0], child, sizeof child), sizeof child);
+    close(fds[0]);
+    int status = -1;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_INT(tl_fork_generation(), generation); /* the parent's stays */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) CHECK(strcmp(parent[i], child[j]) != 0);
+}
+
+static void *draw_id(void *out)
+{
+    tl_uuid_v4(out);
+    return NULL;
+}
+
+/* Each thread has its own buffer, filled on its own. */
+static void test_threads_draw_other_ids(void)
+{
+    char ids[4][TL_UUID_STR_LEN + 1];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) CHECK(pthread_create(&th[i], NULL, draw_id, ids[i]) == 0);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++) CHECK(strcmp(ids[i], ids[j]) != 0);
 }
 
 static void test_error_prefix_keeps_code(void)
@@ -155,5 +225,7 @@ static void test_grow_refuses_overflow(void)
 
 UNIT_TESTS(UNIT(test_buf_grows_and_terminates), UNIT(test_grow_doubles_and_keeps),
            UNIT(test_grow_refuses_overflow), UNIT(test_format_i64_as_printf), UNIT(test_uuid_form),
-           UNIT(test_error_prefix_keeps_code), UNIT(test_arrow_type_round_trip),
-           UNIT(test_metadata_encode_find), UNIT(test_owned_array_releases_everything))
+           UNIT(test_random_ids_do_not_repeat), UNIT(test_forked_child_draws_other_ids),
+           UNIT(test_threads_draw_other_ids), UNIT(test_error_prefix_keeps_code),
+           UNIT(test_arrow_type_round_trip), UNIT(test_metadata_encode_find),
+           UNIT(test_owned_array_releases_everything))
