@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "core/parallel.h"
 
 #define MAX_SYNC_THREADS 8
@@ -22,31 +23,79 @@ void tl_sync_set_init(tl_sync_set *s)
 {
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->flushing, NULL);
-    memset(&s->paths, 0, sizeof s->paths);
+    s->items = NULL;
+    s->n = s->cap = s->kept_fds = 0;
     s->failed_errno = 0;
+}
+
+static void free_items(tl_sync_entry *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].fd >= 0) close(items[i].fd);
+        free(items[i].path);
+    }
+    free(items);
 }
 
 void tl_sync_set_destroy(tl_sync_set *s)
 {
-    tl_strlist_free(&s->paths);
+    free_items(s->items, s->n);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->flushing);
 }
 
-static int push_unique(tl_strlist *l, const char *p)
+bool tl_sync_set_reserve_fd(tl_sync_set *s)
 {
-    return tl_strlist_contains(l, p) ? 0 : tl_strlist_push(l, p);
+    pthread_mutex_lock(&s->lock);
+    bool ok = s->kept_fds < SYNC_KEPT_FDS;
+    if (ok) s->kept_fds++;
+    pthread_mutex_unlock(&s->lock);
+    return ok;
 }
 
-tl_status tl_sync_set_add(tl_sync_set *s, const char *file_path, tl_error *err)
+void tl_sync_set_drop_fd(tl_sync_set *s, int fd)
+{
+    if (fd < 0) return;
+    close(fd);
+    pthread_mutex_lock(&s->lock);
+    s->kept_fds--;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Adds path or, when there, gives it fd (lock held; fd owned either way). */
+static int push(tl_sync_set *s, const char *path, int fd, bool dir)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (strcmp(s->items[i].path, path) != 0) continue;
+        if (s->items[i].fd >= 0) {
+            close(s->items[i].fd); /* of a file replaced since */
+            s->kept_fds--;
+        }
+        s->items[i].fd = fd;
+        return 0;
+    }
+    char *copy = strdup(path);
+    if (copy == NULL || TL_GROW(s->items, s->cap, s->n + 1, 16) != 0) {
+        free(copy);
+        if (fd >= 0) {
+            close(fd);
+            s->kept_fds--;
+        }
+        return -1;
+    }
+    s->items[s->n++] = (tl_sync_entry){copy, fd, dir};
+    return 0;
+}
+
+tl_status tl_sync_set_add_file(tl_sync_set *s, const char *file_path, int fd, tl_error *err)
 {
     char *dir = strdup(file_path);
-    if (dir == NULL) return tl_error_nomem(err);
-    char *slash = strrchr(dir, '/');
+    char *slash = dir ? strrchr(dir, '/') : NULL;
     if (slash != NULL) *slash = '\0';
     pthread_mutex_lock(&s->lock);
-    int rc = push_unique(&s->paths, file_path);
-    if (rc == 0 && slash != NULL) rc = push_unique(&s->paths, dir);
+    int rc = push(s, file_path, fd, false);
+    if (rc == 0 && dir == NULL) rc = -1;
+    if (rc == 0 && slash != NULL) rc = push(s, dir, -1, true);
     pthread_mutex_unlock(&s->lock);
     free(dir);
     return rc == 0 ? TL_OK : tl_error_nomem(err);
@@ -55,14 +104,13 @@ tl_status tl_sync_set_add(tl_sync_set *s, const char *file_path, tl_error *err)
 tl_status tl_sync_set_add_dir(tl_sync_set *s, const char *dir_path, tl_error *err)
 {
     pthread_mutex_lock(&s->lock);
-    int rc = push_unique(&s->paths, dir_path);
+    int rc = push(s, dir_path, -1, true);
     pthread_mutex_unlock(&s->lock);
     return rc == 0 ? TL_OK : tl_error_nomem(err);
 }
 
 typedef struct sync_job {
-    char **paths;
-    int *fds;
+    tl_sync_entry *items;
     atomic_int failed_errno;
 } sync_job;
 
@@ -70,25 +118,28 @@ static tl_status sync_one(void *ctx, size_t i, tl_error *err)
 {
     (void)err;
     sync_job *job = ctx;
-    if (job->fds[i] < 0) return TL_OK;
-    int e = fault ? fault(job->paths[i]) : 0;
-    if (e == 0 && fsync(job->fds[i]) != 0) e = errno;
-    if (e != 0) atomic_store(&job->failed_errno, e);
+    tl_sync_entry *e = &job->items[i];
+    if (e->fd < 0) return TL_OK;
+    int failed = fault ? fault(e->path) : 0;
+    if (failed == 0 && fsync(e->fd) != 0) failed = errno;
+    if (failed != 0) atomic_store(&job->failed_errno, failed);
     return TL_OK;
 }
 
-/* Opens every path (-1 for one deleted since: nothing to make durable) and
- * waits for the writeback the puts started. Only then may the fsyncs begin:
- * a file whose writeback ends while the journal commits the others' (ext4
- * converts the extents written then in a new transaction) makes its fsync
- * wait for a second journal commit, in 1 commit of 5 measured. */
-static void open_written(const tl_strlist *paths, int *fds, atomic_int *failed)
+/* Opens every path not kept open (-1 for one deleted since: nothing to make
+ * durable) and waits for the writeback the puts started. Only then may the
+ * fsyncs begin: a file whose writeback ends while the journal commits the
+ * others' (ext4 converts the extents written then in a new transaction)
+ * makes its fsync wait for a second journal commit, in 1 commit of 5
+ * measured. */
+static void open_written(tl_sync_entry *items, size_t n, atomic_int *failed)
 {
-    for (size_t i = 0; i < paths->len; i++) {
-        fds[i] = open(paths->items[i], O_RDONLY | O_CLOEXEC);
-        if (fds[i] < 0 && errno != ENOENT) atomic_store(failed, errno);
-        if (fds[i] >= 0) /* refused (ESPIPE) for directories, which have no data */
-            sync_file_range(fds[i], 0, 0,
+    for (size_t i = 0; i < n; i++) {
+        tl_sync_entry *e = &items[i];
+        if (e->fd < 0) e->fd = open(e->path, O_RDONLY | O_CLOEXEC);
+        if (e->fd < 0 && errno != ENOENT) atomic_store(failed, errno);
+        if (e->fd >= 0 && !e->dir)
+            sync_file_range(e->fd, 0, 0,
                             SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
                                 SYNC_FILE_RANGE_WAIT_AFTER);
     }
@@ -107,23 +158,22 @@ static tl_status flush_locked(tl_sync_set *s, tl_error *err)
 {
     if (s->failed_errno != 0) return failed(s->failed_errno, err);
     pthread_mutex_lock(&s->lock);
-    tl_strlist todo = s->paths;
-    memset(&s->paths, 0, sizeof s->paths);
+    tl_sync_entry *items = s->items;
+    size_t n = s->n, kept = 0;
+    for (size_t i = 0; i < n; i++) kept += items[i].fd >= 0;
+    s->items = NULL;
+    s->n = s->cap = 0;
     pthread_mutex_unlock(&s->lock);
-    if (todo.len == 0) return TL_OK;
+    if (n == 0) return TL_OK;
 
-    sync_job job = {.paths = todo.items, .fds = malloc(todo.len * sizeof *job.fds)};
-    if (job.fds == NULL) {
-        tl_strlist_free(&todo);
-        return tl_error_nomem(err);
-    }
+    sync_job job = {.items = items};
     atomic_init(&job.failed_errno, 0);
-    open_written(&todo, job.fds, &job.failed_errno);
-    tl_parallel_run(todo.len, MAX_SYNC_THREADS, false, sync_one, &job, NULL);
-    for (size_t i = 0; i < todo.len; i++)
-        if (job.fds[i] >= 0) close(job.fds[i]);
-    free(job.fds);
-    tl_strlist_free(&todo);
+    open_written(items, n, &job.failed_errno);
+    tl_parallel_run(n, MAX_SYNC_THREADS, false, sync_one, &job, NULL);
+    free_items(items, n);
+    pthread_mutex_lock(&s->lock);
+    s->kept_fds -= kept;
+    pthread_mutex_unlock(&s->lock);
     int e = atomic_load(&job.failed_errno);
     if (e == 0) return TL_OK;
     s->failed_errno = e;

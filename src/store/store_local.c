@@ -63,26 +63,6 @@ static char *path_of(const local_store *ls, const char *key)
     return key[0] ? tl_strdup_cat3(ls->root, "/", key) : strdup(ls->root);
 }
 
-/* mkdir -p of every parent of path (modified and restored). A directory it
- * creates is an entry of its parent, which must reach the disk too. */
-static tl_status make_dirs(local_store *ls, char *path, tl_error *err)
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        int rc = mkdir(path, 0755);
-        int e = errno;
-        tl_status st = rc == 0 ? tl_sync_set_add(&ls->unsynced, path, err) : TL_OK;
-        *p = '/';
-        if (st != TL_OK) return st;
-        if (rc != 0 && e != EEXIST) {
-            errno = e;
-            return io_error(err, "creating directory for", path);
-        }
-    }
-    return TL_OK;
-}
-
 /* Remembers the directory of path for the next flush (a link into it). */
 static tl_status add_dir_of(local_store *ls, const char *path, tl_error *err)
 {
@@ -93,6 +73,27 @@ static tl_status add_dir_of(local_store *ls, const char *path, tl_error *err)
     tl_status st = tl_sync_set_add_dir(&ls->unsynced, dir, err);
     free(dir);
     return st;
+}
+
+/* mkdir -p of every parent of path (modified and restored). A directory it
+ * creates is an entry of its parent, which must reach the disk too. */
+static tl_status make_dirs(local_store *ls, char *path, tl_error *err)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        int rc = mkdir(path, 0755);
+        int e = errno;
+        tl_status st = rc == 0 ? tl_sync_set_add_dir(&ls->unsynced, path, err) : TL_OK;
+        if (rc == 0 && st == TL_OK) st = add_dir_of(ls, path, err);
+        *p = '/';
+        if (st != TL_OK) return st;
+        if (rc != 0 && e != EEXIST) {
+            errno = e;
+            return io_error(err, "creating directory for", path);
+        }
+    }
+    return TL_OK;
 }
 
 static tl_status read_fully(int fd, uint64_t offset, uint8_t *dst, size_t len, const char *path,
@@ -202,21 +203,25 @@ static tl_status open_temp(local_store *ls, char *path, int *fd_out, char **tmp_
 }
 
 /* Writes data to a fresh temporary file beside `path` and starts its
- * writeback (the fsync comes later, see local_sync.h); *tmp_out gets its name. */
+ * writeback (the fsync comes later, see local_sync.h); *tmp_out gets its
+ * name. With fd_out, the file stays open for the flush when the sync set
+ * has room (*fd_out, reserved there; else -1). */
 static tl_status write_temp(local_store *ls, char *path, const void *data, size_t len,
-                            char **tmp_out, tl_error *err)
+                            char **tmp_out, int *fd_out, tl_error *err)
 {
     int fd = -1;
     char *tmp = NULL;
     TL_TRY(open_temp(ls, path, &fd, &tmp, err));
     tl_status st = write_fully(fd, data, len, tmp, err);
     if (st == TL_OK) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-    if (close(fd) != 0 && st == TL_OK) st = io_error(err, "closing", tmp);
+    bool keep = st == TL_OK && fd_out && tl_sync_set_reserve_fd(&ls->unsynced);
+    if (!keep && close(fd) != 0 && st == TL_OK) st = io_error(err, "closing", tmp);
     if (st != TL_OK) {
         unlink(tmp);
         free(tmp);
         return st;
     }
+    if (fd_out) *fd_out = keep ? fd : -1;
     *tmp_out = tmp;
     return TL_OK;
 }
@@ -230,12 +235,14 @@ static tl_status put_renamed(tl_store *s, const char *key, const void *data, siz
     local_store *ls = (local_store *)s;
     char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
-    tl_status st = write_temp(ls, path, data, len, &tmp, err);
+    int fd = -1;
+    tl_status st = write_temp(ls, path, data, len, &tmp, hint ? NULL : &fd, err);
     if (st == TL_OK && rename(tmp, path) != 0) {
         st = io_error(err, "renaming into", path);
         unlink(tmp);
+        tl_sync_set_drop_fd(&ls->unsynced, fd);
     }
-    if (st == TL_OK && !hint) st = tl_sync_set_add(&ls->unsynced, path, err);
+    if (st == TL_OK && !hint) st = tl_sync_set_add_file(&ls->unsynced, path, fd, err);
     free(tmp);
     free(path);
     return st;
@@ -264,8 +271,9 @@ static tl_status link_new(tl_store *s, const char *key, const void *data, size_t
     local_store *ls = (local_store *)s;
     char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
-    tl_status st = write_temp(ls, path, data, len, &tmp, err);
-    if (st == TL_OK) st = tl_sync_set_add(&ls->unsynced, tmp, err);
+    int fd = -1;
+    tl_status st = write_temp(ls, path, data, len, &tmp, &fd, err);
+    if (st == TL_OK) st = tl_sync_set_add_file(&ls->unsynced, tmp, fd, err);
     if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
     if (st == TL_OK && link(tmp, path) != 0)
         st = errno == EEXIST ? tl_error_set(err, TL_ERR_EXISTS, "%s exists already", path)
@@ -620,7 +628,7 @@ static tl_status local_writer_finish(tl_store_writer *w_, tl_error *err)
     if (close(w->fd) != 0 && st == TL_OK) st = io_error(err, "closing", w->tmp);
     w->fd = -1;
     if (st == TL_OK && rename(w->tmp, w->path) != 0) st = io_error(err, "renaming into", w->path);
-    if (st == TL_OK) st = tl_sync_set_add(&w->ls->unsynced, w->path, err);
+    if (st == TL_OK) st = tl_sync_set_add_file(&w->ls->unsynced, w->path, -1, err);
     if (st == TL_OK) st = tl_sync_set_flush(&w->ls->unsynced, err);
     local_writer_free(w, st != TL_OK);
     return st;

@@ -5,6 +5,7 @@
  * returns (put_if_absent_unsynced: once tl_store_sync returns); a commit
  * whose files another thread's flush took waits for that flush instead of
  * publishing at once, and fails when that flush failed. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -202,7 +203,80 @@ static void test_failed_flush_fails_the_commits_whose_files_it_took(void)
     tl_store_free(s);
 }
 
+/* The descriptors this process has open. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n - 1; /* the listing's own */
+}
+
+static atomic_int synced_files;
+
+static int count_files(const char *path)
+{
+    if (strstr(path, ".parquet") != NULL) atomic_fetch_add(&synced_files, 1);
+    return 0;
+}
+
+/* A put leaves its file open for the commit's flush, which syncs through
+ * that descriptor (no second open) and closes it; past SYNC_KEPT_FDS files
+ * the flush opens the rest by name. Every file is synced either way, and
+ * nothing stays open after the flush, nor after freeing a store with puts
+ * pending. */
+static void test_puts_keep_their_files_open_until_the_flush(void)
+{
+    int base = open_fds();
+    CHECK(base > 0);
+    tl_store *s = open_table("kept"); /* two puts */
+    tl_error err;
+    CHECK_INT(open_fds(), base + 2);
+    CHECK_OK(tl_store_put(s, "t/data/d.parquet", "again", 5, &err), &err); /* replaced */
+    CHECK_INT(open_fds(), base + 2);
+    int puts = SYNC_KEPT_FDS + 10;
+    for (int i = 0; i < puts; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "t/data/f%d.parquet", i);
+        CHECK_OK(tl_store_put(s, key, "x", 1, &err), &err);
+    }
+    CHECK_INT(open_fds(), base + SYNC_KEPT_FDS);
+    atomic_store(&synced_files, 0);
+    tl_sync_set_fault(count_files);
+    CHECK_OK(tl_store_put_if_absent_unsynced(s, "t/metadata/v1.metadata.json", "{}", 2, &err),
+             &err);
+    tl_sync_set_fault(NULL);
+    CHECK_INT(atomic_load(&synced_files), puts + 1);
+    CHECK_INT(open_fds(), base);
+    CHECK_OK(tl_store_put(s, "t/data/late.parquet", "x", 1, &err), &err);
+    CHECK_INT(open_fds(), base + 1);
+    tl_store_free(s);
+    CHECK_INT(open_fds(), base);
+}
+
+/* A failed flush closes what it took too. */
+static void test_failed_flush_closes_the_files_it_took(void)
+{
+    int base = open_fds();
+    tl_store *s = open_table("kept-failed");
+    snprintf(failing, sizeof failing, "%s/t/data/d.parquet", root);
+    tl_error err;
+    tl_sync_set_fault(watch);
+    CHECK_INT(tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err),
+              TL_ERR_STORAGE);
+    tl_sync_set_fault(NULL);
+    CHECK_INT(open_fds(), base);
+    tl_store_free(s);
+    CHECK_INT(open_fds(), base);
+}
+
 UNIT_TESTS(UNIT(test_commit_publishes_after_what_it_names_is_synced),
+           UNIT(test_puts_keep_their_files_open_until_the_flush),
+           UNIT(test_failed_flush_closes_the_files_it_took),
            UNIT(test_failed_flush_fails_the_commits_whose_files_it_took),
            UNIT(test_unsynced_commit_is_durable_after_sync),
            UNIT(test_failed_sync_publishes_nothing),
