@@ -1,5 +1,5 @@
 /* The local-disk backend. Every object is written to a temporary file, then
- * renamed (put) or hard-linked (put_if_absent) into place, so a reader sees
+ * renamed into place (put_if_absent: unless there, see local_link.h), so a reader sees
  * the whole object or none of it. Durability: a put's file and directory are
  * fsynced at the latest by the next put_if_absent (the commit point; see
  * local_sync.h) before its link, and its own directory after it, before it
@@ -21,6 +21,7 @@
 #include "core/random.h"
 #include "core/strlist.h"
 #include "store/digest.h"
+#include "store/local_link.h"
 #include "store/local_sync.h"
 #include "store/local_trash.h"
 #include "store/store.h"
@@ -261,7 +262,7 @@ static tl_status local_put_hint(tl_store *s, const char *key, const void *data, 
 }
 
 /* The commit point: everything put before it is made durable, then the
- * object is linked into place (EEXIST when another writer won: atomic); its
+ * object is moved into place (EEXIST when another writer won: atomic); its
  * directory joins the fsyncs pending, for `durable` to sync now or the
  * caller's tl_store_sync later. */
 static tl_status link_new(tl_store *s, const char *key, const void *data, size_t len, bool durable,
@@ -275,10 +276,11 @@ static tl_status link_new(tl_store *s, const char *key, const void *data, size_t
     tl_status st = write_temp(ls, path, data, len, &tmp, &fd, err);
     if (st == TL_OK) st = tl_sync_set_add_file(&ls->unsynced, tmp, fd, err);
     if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
-    if (st == TL_OK && link(tmp, path) != 0)
+    bool moved = st == TL_OK && tl_local_move_new(tmp, path) == 0;
+    if (st == TL_OK && !moved)
         st = errno == EEXIST ? tl_error_set(err, TL_ERR_EXISTS, "%s exists already", path)
                              : io_error(err, "linking", path);
-    if (tmp) unlink(tmp);
+    if (tmp && !moved) unlink(tmp);
     if (st == TL_OK) st = add_dir_of(ls, path, err);
     if (st == TL_OK && durable) st = tl_sync_set_flush(&ls->unsynced, err);
     free(tmp);

@@ -1,6 +1,8 @@
+#include <dirent.h>
 #include <stdlib.h>
 
 #include "core/clock.h"
+#include "store/local_link.h"
 #include "store/store.h"
 #include "unit.h"
 
@@ -79,9 +81,21 @@ static void test_remove_many(void)
     tl_store_free(s);
 }
 
-static void test_put_if_absent_is_exclusive(void)
+/* Every entry of a directory, temporaries included. */
+static int entries(const char *dir)
 {
-    tl_store *s = open_scratch("excl");
+    DIR *d = opendir(dir);
+    if (d == NULL) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+static void put_if_absent_is_exclusive(const char *name)
+{
+    tl_store *s = open_scratch(name);
     tl_error err;
     CHECK_OK(tl_store_put_if_absent(s, "m/v1.json", "one", 3, &err), &err);
     CHECK_INT(tl_store_put_if_absent(s, "m/v1.json", "two", 3, &err), TL_ERR_EXISTS);
@@ -89,12 +103,28 @@ static void test_put_if_absent_is_exclusive(void)
     CHECK_OK(tl_store_get(s, "m/v1.json", &b, &err), &err);
     CHECK(b.len == 3 && memcmp(b.data, "one", 3) == 0);
     tl_buf_free(&b);
-    /* No temporary file may be left behind by the loser. */
+    /* No temporary file may be left behind by the winner or the loser. */
     tl_strlist keys = {0};
     CHECK_OK(tl_store_list(s, "", &keys, &err), &err);
     CHECK_INT(keys.len, 1);
     tl_strlist_free(&keys);
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/%s/m", unit_tmpdir(), name);
+    CHECK_INT(entries(dir), 1);
     tl_store_free(s);
+}
+
+static void test_put_if_absent_is_exclusive(void)
+{
+    put_if_absent_is_exclusive("excl");
+}
+
+/* Where the file system refuses renameat2(RENAME_NOREPLACE): link, unlink. */
+static void test_put_if_absent_is_exclusive_without_renameat2(void)
+{
+    tl_local_move_new_fallback(true);
+    put_if_absent_is_exclusive("excl-link");
+    tl_local_move_new_fallback(false);
 }
 
 static void test_hostile_keys_are_refused(void)
@@ -161,5 +191,7 @@ static void test_duration_format(void)
 }
 
 UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_remove_many),
-           UNIT(test_put_if_absent_is_exclusive), UNIT(test_hostile_keys_are_refused),
-           UNIT(test_location_normalized), UNIT(test_duration_parse), UNIT(test_duration_format))
+           UNIT(test_put_if_absent_is_exclusive),
+           UNIT(test_put_if_absent_is_exclusive_without_renameat2),
+           UNIT(test_hostile_keys_are_refused), UNIT(test_location_normalized),
+           UNIT(test_duration_parse), UNIT(test_duration_format))
