@@ -203,10 +203,11 @@ static tl_status open_temp(local_store *ls, char *path, int *fd_out, char **tmp_
     return TL_OK;
 }
 
-/* Writes data to a fresh temporary file beside `path` and starts its
- * writeback (the fsync comes later, see local_sync.h); *tmp_out gets its
- * name. With fd_out, the file stays open for the flush when the sync set
- * has room (*fd_out, reserved there; else -1). */
+/* Writes data to a fresh temporary file beside `path`; *tmp_out gets its
+ * name. With fd_out (a file the next flush syncs), its writeback starts now
+ * (the fsync comes later, see local_sync.h) and it stays open for the flush
+ * when the sync set has room (*fd_out, reserved there; else -1). Without (a
+ * hint, never synced), the kernel writes it back when it likes. */
 static tl_status write_temp(local_store *ls, char *path, const void *data, size_t len,
                             char **tmp_out, int *fd_out, tl_error *err)
 {
@@ -214,7 +215,7 @@ static tl_status write_temp(local_store *ls, char *path, const void *data, size_
     char *tmp = NULL;
     TL_TRY(open_temp(ls, path, &fd, &tmp, err));
     tl_status st = write_fully(fd, data, len, tmp, err);
-    if (st == TL_OK) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    if (st == TL_OK && fd_out) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     bool keep = st == TL_OK && fd_out && tl_sync_set_reserve_fd(&ls->unsynced);
     if (!keep && close(fd) != 0 && st == TL_OK) st = io_error(err, "closing", tmp);
     if (st != TL_OK) {
