@@ -201,8 +201,13 @@ tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_p
             pool.head = &r;
         pool.tail = &r;
         grow();
-        for (size_t i = 0; i < r.wanted && i < pool.idle; i++) pthread_cond_signal(&pool.work);
+        size_t wake = r.wanted < pool.idle ? r.wanted : pool.idle;
         pthread_mutex_unlock(&pool.lock);
+        /* After the unlock: a thread woken under it would at once block on
+         * the lock again (a futex wait and wake more per helper). All are
+         * woken before the caller starts its share: fsyncs started together
+         * share one journal commit. */
+        for (size_t i = 0; i < wake; i++) pthread_cond_signal(&pool.work);
     }
     work(&r); /* the caller's thread works too */
     if (threads > 1) {
