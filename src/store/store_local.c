@@ -203,19 +203,24 @@ static tl_status open_temp(local_store *ls, char *path, int *fd_out, char **tmp_
     return TL_OK;
 }
 
+/* How a file written is made durable. */
+typedef enum written {
+    WRITTEN_HINT,     /* never: the kernel writes it back when it likes */
+    WRITTEN_LATER,    /* by a later flush: its writeback starts now */
+    WRITTEN_FLUSHING, /* by the flush that follows at once, which starts it */
+} written;
+
 /* Writes data to a fresh temporary file beside `path`; *tmp_out gets its
- * name. With fd_out (a file the next flush syncs), its writeback starts now
- * (the fsync comes later, see local_sync.h) and it stays open for the flush
- * when the sync set has room (*fd_out, reserved there; else -1). Without (a
- * hint, never synced), the kernel writes it back when it likes. */
-static tl_status write_temp(local_store *ls, char *path, const void *data, size_t len,
+ * name. A file some flush syncs (not a hint) stays open for it when the sync
+ * set has room (*fd_out, reserved there; else -1). */
+static tl_status write_temp(local_store *ls, char *path, const void *data, size_t len, written how,
                             char **tmp_out, int *fd_out, tl_error *err)
 {
     int fd = -1;
     char *tmp = NULL;
     TL_TRY(open_temp(ls, path, &fd, &tmp, err));
     tl_status st = write_fully(fd, data, len, tmp, err);
-    if (st == TL_OK && fd_out) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    if (st == TL_OK && how == WRITTEN_LATER) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     bool keep = st == TL_OK && fd_out && tl_sync_set_reserve_fd(&ls->unsynced);
     if (!keep && close(fd) != 0 && st == TL_OK) st = io_error(err, "closing", tmp);
     if (st != TL_OK) {
@@ -238,7 +243,8 @@ static tl_status put_renamed(tl_store *s, const char *key, const void *data, siz
     char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
     int fd = -1;
-    tl_status st = write_temp(ls, path, data, len, &tmp, hint ? NULL : &fd, err);
+    tl_status st = write_temp(ls, path, data, len, hint ? WRITTEN_HINT : WRITTEN_LATER, &tmp,
+                              hint ? NULL : &fd, err);
     if (st == TL_OK && rename(tmp, path) != 0) {
         st = io_error(err, "renaming into", path);
         unlink(tmp);
@@ -274,7 +280,7 @@ static tl_status link_new(tl_store *s, const char *key, const void *data, size_t
     char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
     int fd = -1;
-    tl_status st = write_temp(ls, path, data, len, &tmp, &fd, err);
+    tl_status st = write_temp(ls, path, data, len, WRITTEN_FLUSHING, &tmp, &fd, err);
     if (st == TL_OK) st = tl_sync_set_add_file(&ls->unsynced, tmp, fd, err);
     if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
     bool moved = st == TL_OK && tl_local_move_new(tmp, path) == 0;
