@@ -2,10 +2,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arrow/buffers.h"
 #include "arrow/builder.h"
 #include "arrow/nested.h"
+#include "core/parallel.h"
 
 /* Rows ahead to prefetch in gathers: random rows miss the cache. */
 #define TL_TAKE_AHEAD 16
@@ -431,27 +433,82 @@ tl_status tl_arrow_view_slice(const tl_array_view *src, int64_t start, int64_t l
 
 /* ---- Struct batches ---- */
 
+static tl_status take_child(const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                            const int64_t *idx, int64_t n, struct ArrowArray *out, int64_t c,
+                            tl_error *err)
+{
+    const struct ArrowSchema *cs = schema->children[c];
+    const struct ArrowArray *ca = batch->children[c];
+    const char *name = cs->name ? cs->name : "";
+    if (tl_arrow_is_nested(cs)) {
+        if (tl_arrow_take_nested(cs, ca, idx, n, out->children[c], err) != TL_OK)
+            return tl_error_prefix(err, "column \"%s\"", name);
+        return TL_OK;
+    }
+    tl_array_view v;
+    tl_status st = tl_array_view_init(&v, cs, ca, err);
+    if (st == TL_OK && v.length < batch->offset + batch->length)
+        st = tl_error_set(err, TL_ERR_INVALID, "has %lld rows, the batch %lld", (long long)v.length,
+                          (long long)(batch->offset + batch->length));
+    if (st == TL_OK) st = tl_arrow_take(&v, idx, n, out->children[c], err);
+    tl_array_view_free(&v);
+    if (st != TL_OK) return tl_error_prefix(err, "column \"%s\"", name);
+    return TL_OK;
+}
+
+/* Columns are gathered independently: a large take (a commit's rows, laid
+ * out under the table's lock) gathers a few at a time, in threads. The error
+ * reported is the same as one at a time: the first failing column's. */
+#define TAKE_THREADS 4
+#define TAKE_PARALLEL_CELLS ((int64_t)1 << 17)
+
+typedef struct take_job {
+    const struct ArrowSchema *schema;
+    const struct ArrowArray *batch;
+    const int64_t *idx;
+    int64_t n;
+    struct ArrowArray *out;
+    tl_status *status; /* per column */
+    tl_error *errs;    /* per column */
+} take_job;
+
+static tl_status take_item(void *ctx, size_t c, tl_error *err)
+{
+    (void)err; /* each column keeps its own status and error */
+    take_job *j = ctx;
+    j->status[c] = take_child(j->schema, j->batch, j->idx, j->n, j->out, (int64_t)c, &j->errs[c]);
+    return TL_OK;
+}
+
+static tl_status take_parallel(take_job *j, tl_error *err)
+{
+    size_t n = (size_t)j->schema->n_children;
+    j->status = calloc(n, sizeof *j->status);
+    j->errs = calloc(n, sizeof *j->errs);
+    tl_status st = j->status && j->errs ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t want = cpus < TAKE_THREADS ? (cpus > 1 ? (size_t)cpus : 1) : TAKE_THREADS;
+        tl_parallel_run(n, want, false, take_item, j, NULL);
+    }
+    for (size_t c = 0; st == TL_OK && c < n; c++) {
+        st = j->status[c];
+        if (st != TL_OK && err) *err = j->errs[c];
+    }
+    free(j->status);
+    free(j->errs);
+    return st;
+}
+
 static tl_status take_children(const struct ArrowSchema *schema, const struct ArrowArray *batch,
                                const int64_t *idx, int64_t n, struct ArrowArray *out, tl_error *err)
 {
-    for (int64_t c = 0; c < schema->n_children; c++) {
-        const struct ArrowSchema *cs = schema->children[c];
-        const struct ArrowArray *ca = batch->children[c];
-        const char *name = cs->name ? cs->name : "";
-        if (tl_arrow_is_nested(cs)) {
-            if (tl_arrow_take_nested(cs, ca, idx, n, out->children[c], err) != TL_OK)
-                return tl_error_prefix(err, "column \"%s\"", name);
-            continue;
-        }
-        tl_array_view v;
-        tl_status st = tl_array_view_init(&v, cs, ca, err);
-        if (st == TL_OK && v.length < batch->offset + batch->length)
-            st = tl_error_set(err, TL_ERR_INVALID, "has %lld rows, the batch %lld",
-                              (long long)v.length, (long long)(batch->offset + batch->length));
-        if (st == TL_OK) st = tl_arrow_take(&v, idx, n, out->children[c], err);
-        tl_array_view_free(&v);
-        if (st != TL_OK) return tl_error_prefix(err, "column \"%s\"", name);
+    if (schema->n_children > 1 && n * schema->n_children >= TAKE_PARALLEL_CELLS) {
+        take_job j = {.schema = schema, .batch = batch, .idx = idx, .n = n, .out = out};
+        return take_parallel(&j, err);
     }
+    for (int64_t c = 0; c < schema->n_children; c++)
+        TL_TRY(take_child(schema, batch, idx, n, out, c, err));
     return TL_OK;
 }
 

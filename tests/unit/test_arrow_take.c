@@ -180,6 +180,50 @@ static void test_take_struct(void)
     tl_schema_release(&schema);
 }
 
+/* A take of many rows gathers its columns in threads: each column equals
+ * its own take, and of two failing columns the first is reported, as one
+ * at a time. */
+static void test_take_struct_parallel(void)
+{
+    enum { N = 50000, COLS = 4 };
+    tl_error err;
+    struct ArrowSchema schema;
+    struct ArrowArray batch;
+    CHECK_OK(tl_schema_init(&schema, "+s", NULL, 0, COLS, &err), &err);
+    CHECK_OK(tl_array_init(&batch, 1, COLS, &err), &err);
+    batch.length = N;
+    int64_t *v = malloc(N * sizeof *v), *idx = malloc(N * sizeof *idx);
+    for (int c = 0; c < COLS; c++) {
+        char name[8];
+        snprintf(name, sizeof name, "c%d", c);
+        CHECK_OK(tl_schema_init(schema.children[c], "l", name, 2, 0, &err), &err);
+        for (int64_t i = 0; i < N; i++) v[i] = i * COLS + c;
+        tcol col;
+        tcol_ints(&col, "l", v, NULL, N);
+        tl_array_move(&col.array, batch.children[c]);
+        tcol_free(&col);
+    }
+    for (int64_t i = 0; i < N; i++) idx[i] = (i * 7919) % N;
+    struct ArrowArray out;
+    CHECK_OK(tl_arrow_take_struct(&schema, &batch, idx, N, &out, &err), &err);
+    CHECK_INT(out.length, N);
+    int64_t bad = 0;
+    for (int c = 0; c < COLS && out.release; c++) {
+        const int64_t *got = out.children[c]->buffers[1];
+        for (int64_t i = 0; i < N; i++) bad += got[i] != idx[i] * COLS + c;
+    }
+    CHECK_INT(bad, 0);
+    tl_array_release(&out);
+    batch.children[1]->length = 10; /* shorter than the struct claims */
+    batch.children[3]->length = 20;
+    CHECK_INT(tl_arrow_take_struct(&schema, &batch, idx, N, &out, &err), TL_ERR_INVALID);
+    CHECK_STR(err.message, "column \"c1\": has 10 rows, the batch 50000");
+    free(v);
+    free(idx);
+    tl_array_release(&batch);
+    tl_schema_release(&schema);
+}
+
 static void test_concat(void)
 {
     int64_t a[] = {1, 2, 3, 4, 5};
@@ -348,7 +392,8 @@ static void test_kernels_survive_corrupt_arrays(void)
     }
 }
 
-UNIT_TESTS(UNIT(test_take_fixed_with_nulls_and_offset), UNIT(test_take_strings_and_bools),
-           UNIT(test_take_rejects_bad_indices), UNIT(test_take_dictionary_keeps_encoding),
-           UNIT(test_take_struct), UNIT(test_concat), UNIT(test_concat_strings_bools_dicts),
-           UNIT(test_bitmap_helpers), UNIT(test_kernels_survive_corrupt_arrays))
+UNIT_TESTS(UNIT(test_take_fixed_with_nulls_and_offset), UNIT(test_take_struct_parallel),
+           UNIT(test_take_strings_and_bools), UNIT(test_take_rejects_bad_indices),
+           UNIT(test_take_dictionary_keeps_encoding), UNIT(test_take_struct), UNIT(test_concat),
+           UNIT(test_concat_strings_bools_dicts), UNIT(test_bitmap_helpers),
+           UNIT(test_kernels_survive_corrupt_arrays))
