@@ -168,6 +168,42 @@ static void test_errors(void)
     expect_error("a\n1\n2\n2.5\n", NULL, "line 4, column \"a\": \"2.5\" is not a valid int64");
 }
 
+/* float64, int64 and timestamp columns convert by a loop of their own until
+ * a row it does not take (a null, a bad value): the values on either side of
+ * nulls land in their rows, and a bad value after nulls is named by its line. */
+static void test_plain_columns_with_nulls(void)
+{
+    result r;
+    read_csv("a,b,c\n1.5,7,2024-05-01T00:00:00Z\n,NA,\n-2,8,2024-05-02 00:00:01Z\n"
+             "NaN,,2024-05-02T00:00:02Z\n2.25,9,null\n",
+             "g,l,tsu:UTC", 0, 0, &r);
+    CHECK_OK(r.st, &r.err);
+    CHECK_INT(r.rows, 5);
+    const double *a = r.col[0].values;
+    const int64_t *b = r.col[1].values, *c = r.col[2].values;
+    const bool null_a[] = {false, true, false, true, false},
+               null_b[] = {false, true, false, true, false},
+               null_c[] = {false, true, false, false, true};
+    for (int i = 0; i < 5 && r.st == TL_OK; i++) {
+        CHECK(tl_view_is_null(&r.col[0], i) == null_a[i]);
+        CHECK(tl_view_is_null(&r.col[1], i) == null_b[i]);
+        CHECK(tl_view_is_null(&r.col[2], i) == null_c[i]);
+    }
+    if (r.st == TL_OK) {
+        CHECK(a[0] == 1.5 && a[2] == -2 && a[4] == 2.25);
+        CHECK(b[0] == 7 && b[2] == 8 && b[4] == 9);
+        CHECK_INT(c[0], 1714521600000000LL);
+        CHECK_INT(c[2], 1714608001000000LL);
+        CHECK_INT(c[3], 1714608002000000LL);
+    }
+    result_free(&r);
+    expect_error("a\n1\n\n2\nx\n", "l", "t.csv: line 5, column \"a\": \"x\" is not a valid int64");
+    expect_error("a\n1\nNA\n2\n1e999\n", "g", "line 5, column \"a\": \"1e999\"");
+    expect_error(
+        "a\n2024-05-01\n2024-05-01T00:00:00.0000001Z\n", "tsu:UTC",
+        "line 3, column \"a\": \"2024-05-01T00:00:00.0000001Z\" has digits below a microsecond");
+}
+
 /* A batch big enough to convert its columns in threads: the values land in
  * their columns, and of two bad columns the first is named, as one at a time. */
 static void test_large_batch(void)
@@ -287,5 +323,6 @@ static void test_input_open_memory(void)
 }
 
 UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_input_open_memory), UNIT(test_batches),
-           UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors), UNIT(test_large_batch),
+           UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors),
+           UNIT(test_plain_columns_with_nulls), UNIT(test_large_batch),
            UNIT(test_rows_unlike_the_sample), UNIT(test_batch_reserve))
