@@ -507,7 +507,9 @@ static tl_status read_with(create_stmt *c, const char *p, tl_error *err)
     for (;;) {
         char *key = NULL;
         if (!tl_sql_read_name(&p, &key))
-            return tl_error_set(err, TL_ERR_QUERY, "syntax error: WITH (setting = value, ...)");
+            return tl_sql_at_name(p) ? tl_error_nomem(err)
+                                     : tl_error_set(err, TL_ERR_QUERY,
+                                                    "syntax error: WITH (setting = value, ...)");
         tl_sql_token eq = tl_sql_next(&p), v = tl_sql_next(&p);
         char *value = (v.kind == 's' || v.kind == 'n' || v.kind == 'w') ? tl_sql_text_of(v) : NULL;
         if (!tl_sql_is_char(eq, '=') || value == NULL) {
@@ -549,7 +551,9 @@ static tl_status read_select(tl_lake *lake, tl_query_engine *e, const char *ns, 
     const char *q = from + 4;
     char *source = NULL;
     if (!tl_sql_read_name(&q, &source))
-        return tl_error_set(err, TL_ERR_QUERY, "syntax error: FROM <raw table>");
+        return tl_sql_at_name(q)
+                   ? tl_error_nomem(err)
+                   : tl_error_set(err, TL_ERR_QUERY, "syntax error: FROM <raw table>");
     tl_status st = tl_qname_parse(source, ns, &c->source, err);
     free(source);
     TL_TRY(st);
