@@ -54,9 +54,12 @@ static tl_status registry_write(tl_store *store, tl_strlist *names, tl_error *er
 {
     tl_strlist_sort(names);
     json_t *root = json_array();
-    for (size_t i = 0; root && i < names->len; i++)
-        json_array_append_new(root, json_string(names->items[i]));
-    char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+    /* A name that could not be added fails the write: the registry written
+     * without it would drop a table from every listing. */
+    bool whole = root != NULL;
+    for (size_t i = 0; whole && i < names->len; i++)
+        whole = json_array_append_new(root, json_string(names->items[i])) == 0;
+    char *text = whole ? json_dumps(root, JSON_INDENT(2)) : NULL;
     json_decref(root);
     if (text == NULL) return tl_error_nomem(err);
     tl_status st = tl_store_put(store, REGISTRY_KEY, text, strlen(text), err);
