@@ -138,6 +138,19 @@ size_t tl_store_remove_many(tl_store *s, char *const *keys, size_t n)
     return atomic_load(&job.removed);
 }
 
+static tl_status remove_or_fail(void *ctx, size_t i, tl_error *err)
+{
+    remove_job *job = ctx;
+    return job->keys[i] ? tl_store_remove(job->s, job->keys[i], err) : TL_OK;
+}
+
+tl_status tl_store_remove_all(tl_store *s, char *const *keys, size_t n, tl_error *err)
+{
+    remove_job job = {.s = s, .keys = keys};
+    size_t threads = n < REMOVE_THREADS ? n : REMOVE_THREADS;
+    return n ? tl_parallel_run(n, threads, true, remove_or_fail, &job, err) : TL_OK;
+}
+
 size_t tl_store_remove_later(tl_store *s, char *const *keys, size_t n)
 {
     if (s->ops->remove_later == NULL) return tl_store_remove_many(s, keys, n);
@@ -155,8 +168,7 @@ tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err)
 {
     tl_strlist keys = {0};
     tl_status st = tl_store_list(s, prefix, &keys, err);
-    for (size_t i = 0; st == TL_OK && i < keys.len; i++)
-        st = tl_store_remove(s, keys.items[i], err);
+    if (st == TL_OK) st = tl_store_remove_all(s, keys.items, keys.len, err);
     tl_strlist_free(&keys);
     if (st == TL_OK) st = tl_store_sweep(s, prefix, 0, NULL, err);
     return st;

@@ -254,6 +254,12 @@ tl_status tl_store_get_first(tl_store *s, const char *key, size_t len, uint8_t *
  * tl_store_remove, a key already missing succeeds). */
 size_t tl_store_remove_many(tl_store *s, char *const *keys, size_t n);
 
+/* Deletes keys[0..n) (NULL entries skipped) as tl_store_remove_many does,
+ * several at once, but for callers that must know: TL_OK when every one is
+ * gone (a key already missing counts), else the first failure, and no
+ * removal starts after it (those already under way finish). */
+tl_status tl_store_remove_all(tl_store *s, char *const *keys, size_t n, tl_error *err);
+
 /* As tl_store_remove_many, for objects nothing references any more and
  * nobody waits for: locally they are queued for a thread of the store
  * (local_trash.h) and this returns at once, counting the objects there;
@@ -263,8 +269,8 @@ size_t tl_store_remove_later(tl_store *s, char *const *keys, size_t n);
 /* Waits until the deletions tl_store_remove_later queued are done. */
 void tl_store_settle(tl_store *s);
 
-/* Deletes every object under prefix, and whatever the backend keeps there
- * of its own (tl_store_sweep with no age). */
+/* Deletes every object under prefix (several at once, tl_store_remove_all),
+ * and whatever the backend keeps there of its own (tl_store_sweep with no age). */
 tl_status tl_store_remove_prefix(tl_store *s, const char *prefix, tl_error *err);
 
 /* Removes what writers that died left under prefix, which no listing shows

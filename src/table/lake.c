@@ -122,10 +122,12 @@ static int cmp_version(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Deletes the table's metadata versions oldest first, one after another:
- * until the newest goes, a reader finds the table as it was (a drop that
- * fails midway does not bring back an older version of it), and once it
- * has gone, the table is gone. The version hint goes last. */
+/* Deletes the table's metadata versions, the newest last and only once
+ * every older one has gone: until it goes, a reader finds the table as it
+ * was (a drop that fails midway does not bring back an older version of
+ * it), and once it has gone, the table is gone. The older ones go all at
+ * once (on an object store each is a round trip: a hundred versions took a
+ * hundred in a row). The version hint goes after them all. */
 static tl_status remove_versions(tl_store *store, const char *meta_prefix, tl_error *err)
 {
     tl_strlist keys = {0};
@@ -138,7 +140,8 @@ static tl_status remove_versions(tl_store *store, const char *meta_prefix, tl_er
             keys.items[i] = k;
         }
     if (n > 1) qsort(keys.items, n, sizeof *keys.items, cmp_version);
-    for (size_t i = 0; st == TL_OK && i < n; i++) st = tl_store_remove(store, keys.items[i], err);
+    if (st == TL_OK && n > 1) st = tl_store_remove_all(store, keys.items, n - 1, err);
+    if (st == TL_OK && n > 0) st = tl_store_remove(store, keys.items[n - 1], err);
     tl_strlist_free(&keys);
     return st;
 }
