@@ -38,6 +38,7 @@ typedef struct walker {
         const char *first; /* borrowed from the tree */
     } * firsts;
     size_t n_firsts;
+    bool nomem; /* eval_constant could not make its query or read its answer */
 } walker;
 
 /* ---- Constant expressions, evaluated by DuckDB ---- */
@@ -113,22 +114,20 @@ static bool eval_constant(walker *w, const json_t *expr, const char *wrap, char 
 {
     *out = NULL;
     char *simple = simple_constant_sql(expr);
-    if (simple) {
-        char *sql = tl_strdup_printf(wrap, simple);
-        free(simple);
-        bool ok = sql && tl_query_scalar_text(w->e, sql, NULL, out, NULL) == TL_OK && *out;
-        free(sql);
-        return ok;
+    char *select = NULL;
+    if (simple == NULL) {
+        json_t *exprs = json_pack("[O]", expr);
+        select = exprs ? tl_sql_select_text(w->e, exprs) : NULL;
+        json_decref(exprs);
     }
-    json_t *exprs = json_pack("[O]", expr);
-    char *select = exprs ? tl_sql_select_text(w->e, exprs) : NULL;
-    json_decref(exprs);
-    bool ok = select != NULL;
-    char *sql = ok ? tl_strdup_printf(wrap, select) : NULL;
+    char *sql = simple || select ? tl_strdup_printf(wrap, simple ? simple : select) : NULL;
+    w->nomem |= (simple || select) && sql == NULL;
+    free(simple);
     free(select);
-    ok = sql && tl_query_scalar_text(w->e, sql, NULL, out, NULL) == TL_OK && *out;
+    tl_status st = sql ? tl_query_scalar_text(w->e, sql, NULL, out, NULL) : TL_ERR_QUERY;
+    w->nomem |= st == TL_ERR_NOMEM;
     free(sql);
-    return ok;
+    return st == TL_OK && *out;
 }
 
 /* ---- WHERE clauses ---- */
@@ -520,20 +519,23 @@ static tl_status read_at(walker *w, const json_t *bt, tl_sql_at *at, char **text
     if (!is_constant_expr(expr))
         return bad_at(bt, "the value must be a constant (a snapshot id, or a time)", err);
     if (version) {
+        w->nomem = false;
         if (!eval_constant(w, expr, "SELECT CAST((%s) AS VARCHAR)", text) || *text == NULL) {
             free(*text);
             *text = NULL;
-            return bad_at(bt, "the value is no snapshot id", err);
+            return w->nomem ? tl_error_nomem(err) : bad_at(bt, "the value is no snapshot id", err);
         }
         at->kind = TL_SQL_AT_VERSION;
         at->version = *text;
         return TL_OK;
     }
     char *us = NULL;
+    w->nomem = false;
     bool ok = eval_constant(w, expr, "SELECT epoch_us(CAST((%s) AS TIMESTAMPTZ))", &us);
     at->kind = TL_SQL_AT_TIMESTAMP;
     at->us = ok ? strtoll(us, NULL, 10) : 0;
     free(us);
+    if (!ok && w->nomem) return tl_error_nomem(err);
     return ok ? TL_OK
               : bad_at(bt, "the value is not a time (such as TIMESTAMPTZ '2026-01-01 10:00')", err);
 }
@@ -1082,8 +1084,8 @@ tl_status tl_sql_plan_build(tl_query_engine *e, const char *query, bool own_name
         stmts = json_object_get(doc, "statements");
         if (doc == NULL) st = tl_error_nomem(err);
     }
-    walker w = {e, own_namespace, lookup, ctx, out, json_array_get(stmts, 0), json_object(), NULL,
-                0, NULL,          0};
+    walker w = {e, own_namespace, lookup, ctx,  out, json_array_get(stmts, 0), json_object(), NULL,
+                0, NULL,          0,      false};
     if (st == TL_OK && w.ctes == NULL) st = tl_error_nomem(err);
     if (st == TL_OK) st = walk(&w, json_array_get(stmts, 0), err);
     if (st == TL_OK) out->stmt = json_incref(json_array_get(stmts, 0));
