@@ -104,13 +104,21 @@ static const char *find_word(const char *p, const char *end, const char *w)
     return NULL;
 }
 
+/* Set when the definition's parse could not allocate a copy it needed (a
+ * name, a width's text): it then reads as something else (no column, no
+ * fixed width), and read_select turns whatever it concluded into out of
+ * memory. One statement is parsed at a time on a thread. */
+static _Thread_local bool parse_nomem;
+
 /* A lone column name (maybe qualified: the last part counts) spanning all
- * of s, malloc'd; NULL when s is anything else. */
+ * of s, malloc'd; NULL when s is anything else (or out of memory:
+ * parse_nomem). */
 static char *column_of(span s)
 {
     const char *p = s.p;
     char *name = NULL;
     if (!tl_sql_read_name(&p, &name) || tl_sql_skip_blanks(p) < s.end) {
+        parse_nomem |= name == NULL && tl_sql_at_name(p);
         free(name);
         return NULL;
     }
@@ -264,6 +272,7 @@ static tl_status read_agg(const create_stmt *c, const item *it, tl_rollup_agg *a
             const char *p = args[2].p;
             tl_sql_token t = tl_sql_next(&p);
             char *mode = t.kind == 's' ? tl_sql_text_of(t) : NULL;
+            parse_nomem |= t.kind == 's' && mode == NULL;
             bool linear = mode && strcasecmp(mode, "linear") == 0;
             bool ffill =
                 mode && (strcasecmp(mode, "forward_fill") == 0 || strcasecmp(mode, "ffill") == 0);
@@ -287,13 +296,15 @@ static tl_status bucket_width(tl_query_engine *e, span arg, int64_t *out, tl_err
     tl_sql_token t = tl_sql_next(&p);
     if (tl_sql_is_word(t, "INTERVAL")) t = tl_sql_next(&p);
     char *text = NULL;
+    bool wanted = t.kind == 's';
     if (t.kind == 's') {
         text = tl_sql_text_of(t);
     } else if (t.kind == 'n') {
         tl_sql_token unit = tl_sql_next(&p);
-        if (unit.kind == 'w')
-            text = tl_strdup_printf("%.*s %.*s", (int)t.n, t.p, (int)unit.n, unit.p);
+        wanted = unit.kind == 'w';
+        if (wanted) text = tl_strdup_printf("%.*s %.*s", (int)t.n, t.p, (int)unit.n, unit.p);
     }
+    parse_nomem |= wanted && text == NULL;
     if (text == NULL || tl_sql_skip_blanks(p) < arg.end) {
         free(text);
         return TL_OK;
@@ -309,8 +320,7 @@ static tl_status bucket_width(tl_query_engine *e, span arg, int64_t *out, tl_err
     free(text);
     if (st == TL_OK && us) *out = strtoll(us, NULL, 10);
     free(us);
-    (void)err;
-    return TL_OK;
+    return st == TL_ERR_NOMEM ? tl_error_nomem(err) : TL_OK;
 }
 
 /* The bucket item, time_bucket(width, time): its width into c->def. */
@@ -538,8 +548,8 @@ static tl_status raw_not_found(const create_stmt *c, tl_error *err)
 }
 
 /* "AS SELECT ... FROM raw [GROUP BY ...] [WITH (...)]" after the name. */
-static tl_status read_select(tl_lake *lake, tl_query_engine *e, const char *ns, const char *p,
-                             create_stmt *c, tl_table **raw, tl_error *err)
+static tl_status parse_select(tl_lake *lake, tl_query_engine *e, const char *ns, const char *p,
+                              create_stmt *c, tl_table **raw, tl_error *err)
 {
     if (!tl_sql_is_word(tl_sql_next(&p), "AS") || !tl_sql_is_word(tl_sql_next(&p), "SELECT"))
         return tl_error_set(err, TL_ERR_QUERY,
@@ -607,6 +617,19 @@ static tl_status read_select(tl_lake *lake, tl_query_engine *e, const char *ns, 
     if (st == TL_OK) st = check_one_series(c, *raw, err);
     if (st == TL_OK && with) st = read_with(c, with + 4, err);
     for (int i = 0; i < read; i++) free(items[i].alias);
+    return st;
+}
+
+/* parse_select, out of memory whenever a copy it needed could not be made:
+ * what it concluded without it (no such column, no fixed width) is not the
+ * user's mistake, and a definition it accepted may miss a part. */
+static tl_status read_select(tl_lake *lake, tl_query_engine *e, const char *ns, const char *p,
+                             create_stmt *c, tl_table **raw, tl_error *err)
+{
+    parse_nomem = false;
+    tl_status st = parse_select(lake, e, ns, p, c, raw, err);
+    if (parse_nomem && st != TL_ERR_NOMEM) st = tl_error_nomem(err);
+    parse_nomem = false;
     return st;
 }
 
