@@ -323,6 +323,44 @@ tl_status tl_builder_append_bytes(tl_builder *b, const void *data, size_t len, t
     return st;
 }
 
+tl_status tl_builder_append_var_run(tl_builder *b, const uint8_t *data, const int64_t *offsets,
+                                    int64_t n, tl_error *err)
+{
+    if (!is_var(b)) return kind_error(b, "bytes", err);
+    if (b->null_count != 0)
+        return tl_error_set(err, TL_ERR_INTERNAL, "a run of values after a null");
+    if (n <= 0) return TL_OK;
+    int64_t first = offsets[0];
+    size_t bytes = (size_t)(offsets[n] - first), w = (size_t)offset_width(b);
+    if (w == 4 && bytes > (size_t)INT32_MAX - b->data.len)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "more than 2 GiB of data in a 32-bit offset column; use a large type");
+    if (tl_buf_reserve(&b->data, bytes) != 0 ||
+        tl_buf_reserve(&b->values, ((size_t)n + 1) * w) != 0)
+        return tl_error_nomem(err);
+    if (b->values.len == 0) {
+        memset(b->values.data, 0, w);
+        b->values.len = w;
+    }
+    int64_t shift = (int64_t)b->data.len - first;
+    if (bytes) memcpy(b->data.data + b->data.len, data + first, bytes);
+    b->data.len += bytes;
+    b->data.data[b->data.len] = '\0';
+    uint8_t *p = b->values.data + b->values.len;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t end = offsets[i + 1] + shift;
+        if (w == 8) {
+            memcpy(p + (size_t)i * 8, &end, 8);
+        } else {
+            int32_t end32 = (int32_t)end;
+            memcpy(p + (size_t)i * 4, &end32, 4);
+        }
+    }
+    b->values.len += (size_t)n * w;
+    b->length += n;
+    return TL_OK;
+}
+
 tl_status tl_builder_finish(tl_builder *b, struct ArrowArray *out, tl_error *err)
 {
     bool var = is_var(b);

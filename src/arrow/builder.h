@@ -55,6 +55,12 @@ tl_status tl_builder_append_decimal(tl_builder *b, tl_i128 value, tl_error *err)
 /* Var-width types, and fixed_size_binary (len must equal the width). */
 tl_status tl_builder_append_bytes(tl_builder *b, const void *data, size_t len, tl_error *err);
 
+/* Appends n var-width values at once (string, binary and their large
+ * types, while no null has come): value i is data[offsets[i], offsets[i + 1])
+ * (increasing 64-bit offsets). The caller checked the values (UTF-8). */
+tl_status tl_builder_append_var_run(tl_builder *b, const uint8_t *data, const int64_t *offsets,
+                                    int64_t n, tl_error *err);
+
 /* Moves what was appended into *out (offset 0, validity NULL when no null) and
  * empties the builder. On failure the builder is unchanged. */
 tl_status tl_builder_finish(tl_builder *b, struct ArrowArray *out, tl_error *err);

@@ -204,6 +204,28 @@ static void test_plain_columns_with_nulls(void)
         "line 3, column \"a\": \"2024-05-01T00:00:00.0000001Z\" has digits below a microsecond");
 }
 
+/* A string column's values go into the column all at once, checked as
+ * UTF-8 together: multibyte values come back whole, and a character split
+ * across two fields (each invalid, though their bytes together are valid)
+ * is refused, naming the first. */
+static void test_string_run(void)
+{
+    result r;
+    read_csv("a,b\n\xC3\xA9,1\n\xE6\x97\xA5\xE6\x9C\xAC,2\n,3\nabc,4\n", "u,l", 0, 0, &r);
+    CHECK_OK(r.st, &r.err);
+    char buf[16];
+    if (r.st == TL_OK) {
+        CHECK_STR(str_at(&r.col[0], 0, buf), "\xC3\xA9");
+        CHECK_STR(str_at(&r.col[0], 1, buf), "\xE6\x97\xA5\xE6\x9C\xAC");
+        CHECK_STR(str_at(&r.col[0], 2, buf), "");
+        CHECK_STR(str_at(&r.col[0], 3, buf), "abc");
+    }
+    result_free(&r);
+    expect_error("a,b\nx\xC3,1\n\xA9y,2\n", "u,l", "line 2, column \"a\"");
+    expect_error("a,b\nok,1\n\xC3\xA9\xC3,2\n\xA9,3\n", "u,l", "line 3, column \"a\"");
+    expect_error("a\nok\n\xA9\n", "u", "line 3, column \"a\"");
+}
+
 /* A batch big enough to convert its columns in threads: the values land in
  * their columns, and of two bad columns the first is named, as one at a time. */
 static void test_large_batch(void)
@@ -324,5 +346,5 @@ static void test_input_open_memory(void)
 
 UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_input_open_memory), UNIT(test_batches),
            UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors),
-           UNIT(test_plain_columns_with_nulls), UNIT(test_large_batch),
+           UNIT(test_plain_columns_with_nulls), UNIT(test_string_run), UNIT(test_large_batch),
            UNIT(test_rows_unlike_the_sample), UNIT(test_batch_reserve))

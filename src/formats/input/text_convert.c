@@ -253,6 +253,47 @@ static tl_status convert_rows(const tl_text_batch *b, int col, const tl_text_sou
     return TL_OK;
 }
 
+/* Whether rows [0, to) of a text column are valid UTF-8, all at once: the
+ * whole run is, and no value starts inside a character (so each value is
+ * whole characters). */
+static bool run_utf8(const tl_text_column *c, int64_t to)
+{
+    const int64_t *off = (const int64_t *)c->offsets.data;
+    size_t n = (size_t)off[to];
+    const uint8_t *p = c->bytes.data;
+    if (n == 0) return true;
+    size_t i = 0;
+    uint64_t high = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        high |= w;
+    }
+    for (; i < n; i++) high |= p[i];
+    if ((high & 0x8080808080808080ull) == 0) return true; /* ASCII */
+    if (!tl_utf8_valid(p, n)) return false;
+    for (int64_t r = 0; r < to; r++)
+        if ((size_t)off[r] < n && (p[off[r]] & 0xC0) == 0x80) return false;
+    return true;
+}
+
+/* A string or binary column's rows from the first on, up to its first null
+ * or JSON value, appended at once (their bytes are back to back in the
+ * batch): a call per value cost more than the copy. Returns the rows taken;
+ * none when a value is not valid UTF-8 (the general loop names it). */
+static int64_t convert_text_run(const tl_text_column *c, int64_t rows, tl_builder *bld,
+                                tl_error *err, tl_status *st)
+{
+    int64_t to = 0;
+    const uint8_t *kinds = c->kinds.data;
+    while (to < rows && kinds[to] != TL_TEXT_NULL && kinds[to] != TL_TEXT_JSON) to++;
+    tl_atype id = bld->type.id;
+    bool text = id == TL_ATYPE_STRING || id == TL_ATYPE_LARGE_STRING;
+    if (to == 0 || (text && !run_utf8(c, to))) return 0;
+    *st = tl_builder_append_var_run(bld, c->bytes.data, (const int64_t *)c->offsets.data, to, err);
+    return *st == TL_OK ? to : 0;
+}
+
 static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_source *src,
                                 const char *name, tl_builder *bld, tl_error *err)
 {
@@ -261,6 +302,11 @@ static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_s
     TL_TRY(tl_builder_reserve(bld, b->rows, text_type ? (int64_t)c->bytes.len : 0, err));
     tl_date_memo memo = {0};
     int64_t from = 0;
+    if (text_type && !(src->json && src->json[col]) && bld->null_count == 0) {
+        tl_status st = TL_OK;
+        from = convert_text_run(c, b->rows, bld, err, &st);
+        TL_TRY(st);
+    }
     /* The plain loop pushes values only while the column has no null. */
     while (from < b->rows && plain_column(bld, src, col) && bld->null_count == 0) {
         from = convert_plain(c, from, b->rows, src->csv_nulls, bld, &memo);
