@@ -78,7 +78,7 @@ static void *maintain_loop(void *arg)
         tl_status st = tl_table_follow(x->maint_table, x->table, &err);
         pthread_mutex_unlock(&x->lock);
         if (st == TL_OK)
-            tl_maintain_after_append(x->maint_table, -1, &r);
+            tl_maintain_after_append(x->maint_table, -1, NULL, &r);
         else
             snprintf(r.maintenance_error, sizeof r.maintenance_error, "%s", err.message);
         int64_t version = tl_table_version(x->maint_table);

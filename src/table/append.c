@@ -154,6 +154,7 @@ typedef struct append_state {
     bool has_newest;
     tl_head_objects footers;        /* of the large files uploaded ahead of the commit */
     const char *const *own_summary; /* Timelake's own summary pairs (timelake.* keys) */
+    tl_maintain_fold *fold;         /* inline compaction folded into the commit, or NULL */
 } append_state;
 
 /* After a lost race: the schema change again, on the winner's version. */
@@ -254,11 +255,18 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
                              .attachments = &s->attachments,
                              .rebase = s->evolution ? restage : NULL,
                              .rebase_ctx = (void *)s->evolution};
+    /* A plain append of rows folds its inline compaction into its commit. */
+    if (s->fold && e->n > 0 && !s->replace && !s->evolution &&
+        tl_maintain_fold_wanted(s->t, s->o->maintain)) {
+        req.fold = tl_maintain_fold_stage;
+        req.fold_ctx = s->fold;
+    }
     for (size_t i = 0; i < e->n; i++) {
         req.added_rows += e->files[i].record_count;
         req.added_bytes += e->files[i].file_size_in_bytes;
     }
     tl_status st = tl_commit_append(s->t, &req, &cr, err);
+    if (req.fold) tl_maintain_fold_end(s->t, s->fold, st, &cr);
     free(summary);
     /* Kept when the commit landed, or when it may have (unknown outcome). */
     bool keep = (st == TL_OK && !cr.duplicate) || cr.may_have_landed;
@@ -350,14 +358,16 @@ static tl_status check_expected(tl_table *t, int64_t expect, tl_error *err)
 static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *o, bool replace,
                                const tl_evolution *evolution, const char *const *own_summary,
-                               int64_t started_us, tl_append_result *out, tl_error *err)
+                               int64_t started_us, tl_maintain_fold *fold, tl_append_result *out,
+                               tl_error *err)
 {
     append_state s = {.t = t,
                       .o = o,
                       .replace = replace,
                       .evolution = evolution,
                       .started_us = started_us,
-                      .own_summary = own_summary};
+                      .own_summary = own_summary,
+                      .fold = fold};
     tl_table_stash stash = {0};
     TL_TRY(tl_table_check_not_dropped(t, err));
     TL_TRY(batch_ids_of(o, &s, err));
@@ -414,22 +424,25 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
     snprintf(what, sizeof what, "%s %s", replace ? "replace" : "append to", t->name.full);
     tl_status st = tl_store_check_writable(t->lake->store, what, err);
     /* The commits below leave their last wait for the disk to the next one
-     * or to the sync at the end (table_internal.h): an append followed by
-     * inline maintenance that commits waits for the disk three times, not
-     * four. */
+     * or to the sync at the end (table_internal.h); an inline compaction due
+     * after the append is folded into its commit (maintain_fold.c): such an
+     * append waits for the disk twice, not three times. */
     t->defer_sync = true;
+    tl_maintain_fold fold = {0};
     if (st == TL_OK)
-        st = append_stream(t, stream, o, replace, evolution, own_summary, started_us, out, err);
+        st = append_stream(t, stream, o, replace, evolution, own_summary, started_us, &fold, out,
+                           err);
     stream->release(stream);
     out->commit_ms = tl_monotonic_ms() - t0;
+    int64_t appended = t->version;
     /* Inline maintenance, after a real commit only: a failure is reported in
      * out->maintenance_error and never undoes the append. */
     if (st == TL_OK && !out->duplicate && out->rows > 0)
-        tl_maintain_after_append(t, o->maintain, out);
+        tl_maintain_after_append(t, o->maintain, &fold, out);
     t->defer_sync = false;
     tl_error sync_err = {0};
     double t1 = tl_monotonic_ms();
-    bool append_unsynced = t->unsynced && !out->maintained;
+    bool append_unsynced = t->unsynced && t->version == appended; /* no commit after it */
     tl_status synced = tl_table_sync_commits(t, &sync_err);
     t->sync_status = TL_OK;                                        /* reported here */
     if (append_unsynced) out->commit_ms += tl_monotonic_ms() - t1; /* the append's own wait */

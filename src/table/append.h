@@ -98,6 +98,15 @@ tl_status tl_data_file_writer_finish(tl_data_file_writer *w, tl_ice_data_file *o
                                      struct tl_head_objects *footers, tl_error *err);
 void tl_data_file_writer_free(tl_data_file_writer *w);
 
+/* A second snapshot folded into an append's commit (its inline compaction,
+ * maintain_fold.c): the metadata to create instead of the append's alone. */
+typedef struct tl_commit_fold {
+    tl_ice_metadata *md; /* the append's metadata plus the snapshot: taken by the commit */
+    const tl_buf *json;  /* md serialized (borrowed, as the rest) */
+    const tl_buf *list;  /* the folded snapshot's manifest list */
+    const struct tl_head_objects *fresh; /* the objects it wrote, for the head */
+} tl_commit_fold;
+
 typedef struct tl_commit_request {
     const char *const *batch_ids; /* the commit's idempotency keys (batch_ids.h) */
     size_t n_batch_ids;
@@ -127,6 +136,13 @@ typedef struct tl_commit_request {
      * replace that changes the schema changes it again there. */
     tl_status (*rebase)(tl_table *t, void *ctx, tl_error *err);
     void *rebase_ctx;
+    /* Or NULL. Called in the first attempt once its batch is uploaded, with
+     * the metadata it built (the append's snapshot current; not created
+     * yet): true and *out filled makes the attempt create out->md instead,
+     * one version of both snapshots. Never fails the commit: false leaves
+     * the append alone. A lost race retries without it. */
+    bool (*fold)(tl_table *t, void *ctx, const tl_ice_metadata *md, tl_commit_fold *out);
+    void *fold_ctx;
 } tl_commit_request;
 
 typedef struct tl_commit_result {
@@ -136,6 +152,9 @@ typedef struct tl_commit_result {
      * conditional create's outcome stayed unknown. The caller must then keep
      * the data files (orphan cleanup removes them if the commit did not land). */
     bool may_have_landed;
+    /* The version created (or perhaps created, with may_have_landed) holds
+     * the folded snapshot too (req->fold). */
+    bool folded;
     char warning[TL_ERROR_MESSAGE_MAX]; /* non-empty: the parent's index was rebuilt */
 } tl_commit_result;
 

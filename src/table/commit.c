@@ -58,6 +58,7 @@ typedef struct commit_state {
     tl_manifest_merge merge;            /* this attempt's merge of the parent's manifests */
     int32_t schema_id, spec_id;         /* what the files were written against */
     bool may_have_landed;               /* a create succeeded or its outcome is unknown */
+    bool folded;                        /* this attempt's version holds req->fold's snapshot */
     char warning[TL_ERROR_MESSAGE_MAX]; /* the parent's index was rebuilt (tl_lvi_parent) */
 } commit_state;
 
@@ -529,6 +530,20 @@ static tl_status build_index_and_metadata(const tl_table *t, commit_state *cs,
     return j.st[0] != TL_OK ? j.st[0] : j.st[1];
 }
 
+/* Asks req->fold for a snapshot on top of the attempt's metadata: when it
+ * gives one, *md and *json become its (the fold keeps the JSON). */
+static void fold_into(tl_table *t, commit_state *cs, const tl_commit_request *req,
+                      tl_ice_metadata **md, const tl_buf **json, const tl_buf **list)
+{
+    tl_commit_fold fold = {0};
+    if (!req->fold(t, req->fold_ctx, *md, &fold)) return;
+    tl_ice_metadata_free(*md);
+    *md = fold.md;
+    *json = fold.json;
+    *list = fold.list;
+    cs->folded = true;
+}
+
 /* One attempt: TL_OK (committed), TL_ERR_EXISTS (lost the race) or an error. */
 static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_request *req,
                                 int attempt, tl_error *err)
@@ -536,19 +551,28 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
     int64_t seq = t->md->last_sequence_number + 1;
     tl_buf list = {0}, lvi = {0}, json = {0};
     tl_ice_metadata *md = NULL;
+    cs->folded = false;
     tl_status st = build_manifest_list(t, cs, req, seq, attempt, &list, err);
     if (st == TL_OK) st = build_index_and_metadata(t, cs, req, seq, &lvi, &md, &json, err);
     /* The head object is built during the upload batch and PUT in parallel
-     * with the conditional create (head_write.c): still two round trips. */
+     * with the conditional create (head_write.c): still two round trips.
+     * (The append asks for a fold only when no head is written.) */
+    bool fold = req->fold && attempt == 1;
     tl_head_job *head = NULL;
-    if (st == TL_OK)
+    if (st == TL_OK && !fold)
         head = tl_head_job_start(t, md, t->version + 1, &json, &list, cs->lvi_key ? &lvi : NULL,
                                  &cs->fresh);
     if (st == TL_OK) st = upload_batch(t, cs, req, attempt, &list, &lvi, err);
+    const tl_buf *created = &json, *listed = &list;
+    if (st == TL_OK && fold) {
+        fold_into(t, cs, req, &md, &created, &listed);
+        head = tl_head_job_start(t, md, t->version + 1, created, listed, cs->lvi_key ? &lvi : NULL,
+                                 &cs->fresh);
+    }
     bool won = false, dropped = false;
     if (st == TL_OK) {
         tl_head_job_send(head);
-        st = create_next_version(t, cs, md, &json, err);
+        st = create_next_version(t, cs, md, created, err);
         md = NULL;
         won = st == TL_OK;
         dropped = st == TL_ERR_NOT_FOUND;
@@ -627,6 +651,7 @@ tl_status tl_commit_append(tl_table *t, const tl_commit_request *req, tl_commit_
     for (int attempt = 1; st == TL_OK; attempt++) {
         out->attempts = attempt;
         st = attempt_commit(t, &cs, req, attempt, err);
+        out->folded = cs.folded && st != TL_ERR_EXISTS && st != TL_ERR_NOT_FOUND;
         if (st == TL_OK) drop_deleted_manifests(t, &cs, false);
         if (st == TL_OK) tl_manifest_merge_clear(t, &cs.merge, false);
         if (st != TL_ERR_EXISTS) break;

@@ -5,7 +5,12 @@
  * of their rows is kept), the surviving files of the manifests it touches
  * (EXISTING), and the removed files (DELETED); untouched manifests are carried
  * over. A lost race rebases onto the winner while the removed files are still
- * live, and gives up with a conflict once one of them is gone. */
+ * live, and gives up with a conflict once one of them is gone.
+ *
+ * Staged instead of committed (tl_commit_rewrite_stage), one attempt builds
+ * the same snapshot on top of the handle's metadata, writes its manifests and
+ * list, and hands the metadata over without creating a version: an inline
+ * compaction folded into an append's commit (maintain_fold.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +43,7 @@ typedef struct rw_ctx {
     /* The create landed or its outcome is unknown: the metadata may name what
      * was written, which must then stay (orphan cleanup removes it otherwise). */
     bool may_have_landed;
+    tl_rewrite_staged *stage; /* staged, not committed: the metadata goes here */
 } rw_ctx;
 
 static int cmp_str(const void *a, const void *b)
@@ -258,6 +264,30 @@ static tl_status build_summary(rw_ctx *c, const tl_ice_snapshot *parent, tl_strl
     return tl_attachments_summary(c->t->md, parent, NULL, kv, err); /* inherited as they are */
 }
 
+/* The end of a staged attempt: the list is put, the metadata handed over. */
+static tl_status stage_list_and_metadata(rw_ctx *c, char *key, tl_buf *avro, tl_ice_metadata *md,
+                                         tl_buf *json, tl_status st, tl_strlist *kv, tl_kv *summary,
+                                         char *list_url, tl_error *err)
+{
+    if (st == TL_OK) st = put_object(c, key, avro, err);
+    if (st == TL_OK) {
+        c->stage->md = md;
+        c->stage->json = *json;
+        c->stage->list = *avro;
+        md = NULL;
+        memset(json, 0, sizeof *json);
+        memset(avro, 0, sizeof *avro);
+    }
+    tl_ice_metadata_free(md);
+    tl_strlist_free(kv);
+    free(summary);
+    free(list_url);
+    free(key);
+    tl_buf_free(avro);
+    tl_buf_free(json);
+    return st;
+}
+
 static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
 {
     tl_table *t = c->t;
@@ -297,9 +327,12 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
     if (st == TL_OK) st = tl_ice_metadata_copy(t->md, &md, err);
     if (st == TL_OK) {
         if (snap.timestamp_ms <= md->last_updated_ms) snap.timestamp_ms = md->last_updated_ms + 1;
-        st = tl_ice_metadata_add_snapshot(md, &snap, t->metadata_url, err);
+        /* Staged, the handle's metadata is not a file yet: no log entry. */
+        st = tl_ice_metadata_add_snapshot(md, &snap, c->stage ? NULL : t->metadata_url, err);
     }
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
+    if (c->stage)
+        return stage_list_and_metadata(c, key, &avro, md, &json, st, &kv, summary, list_url, err);
     /* The head object, as an append writes it (head_write.h): built while
      * the list uploads, PUT in parallel with the conditional create. */
     tl_head_job *head = st == TL_OK ? tl_head_job_start(t, md, t->version + 1, &json, &avro,
@@ -398,4 +431,38 @@ tl_status tl_commit_rewrite(tl_table *t, const tl_rewrite_request *req, int *att
     free(c.sorted);
     if (req->may_have_landed) *req->may_have_landed = c.may_have_landed;
     return st;
+}
+
+tl_status tl_commit_rewrite_stage(tl_table *t, const tl_rewrite_request *req,
+                                  tl_rewrite_staged *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    rw_ctx c = {.t = t, .req = req, .stage = out};
+    c.sorted = malloc((req->n_removed + 1) * sizeof *c.sorted);
+    if (c.sorted == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < req->n_removed; i++) c.sorted[i] = (char *)req->removed[i];
+    qsort(c.sorted, req->n_removed, sizeof *c.sorted, cmp_str);
+    tl_status st = attempt(&c, err);
+    if (st == TL_OK) { /* what it wrote and carries moves to the caller */
+        out->written = c.written;
+        out->fresh = c.fresh;
+        memset(&c.written, 0, sizeof c.written);
+        memset(&c.fresh, 0, sizeof c.fresh);
+    }
+    attempt_cleanup(&c, st != TL_OK);
+    if (st != TL_OK) tl_rewrite_staged_free(t, out, false);
+    free(c.sorted);
+    return st;
+}
+
+void tl_rewrite_staged_free(tl_table *t, tl_rewrite_staged *s, bool remove)
+{
+    for (size_t i = 0; remove && i < s->written.len; i++)
+        tl_store_remove(t->lake->store, s->written.items[i], NULL);
+    tl_strlist_free(&s->written);
+    tl_head_objects_clear(&s->fresh);
+    tl_ice_metadata_free(s->md);
+    tl_buf_free(&s->json);
+    tl_buf_free(&s->list);
+    memset(s, 0, sizeof *s);
 }

@@ -58,15 +58,23 @@ tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
     return st;
 }
 
-void tl_maintain_after_append(tl_table *t, int maintain, tl_append_result *out)
+void tl_maintain_after_append(tl_table *t, int maintain, const tl_maintain_fold *fold,
+                              tl_append_result *out)
 {
     if (maintain == 0 || (maintain < 0 && !t->contract.auto_maintain)) return;
     double t0 = tl_monotonic_ms();
-    tl_maintain_options all = {.compact = 1, .retention = 1, .expire = 1};
+    bool folded = fold && fold->done;
+    tl_maintain_options all = {.compact = !folded, .retention = 1, .expire = 1};
     tl_maintain_report r = {0};
     tl_error err = {0};
-    tl_status st = run(t, &all, true, NULL, &r, &err);
-    r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
+    tl_status st = TL_OK;
+    if (folded) {
+        tl_maintain_report_add(&r, &fold->report);
+        st = fold->st;
+        if (st != TL_OK) err = fold->err; /* the rest waits, as after a failed compaction */
+    }
+    if (st == TL_OK) st = run(t, &all, true, NULL, &r, &err);
+    r.seconds = (tl_monotonic_ms() - t0) / 1000.0 + (folded ? fold->seconds : 0);
     bool worked =
         r.partitions_compacted || r.partitions_dropped || r.snapshots_expired || r.objects_deleted;
     if (worked) {

@@ -8,6 +8,7 @@
  *   commit_rewrite.c      commit a "replace"/"delete" snapshot with rebase
  *   maintain_expire.c     expire snapshots, delete unreferenced objects
  *   maintain_manifests.c  parsed manifests cached across runs
+ *   maintain_fold.c       inline compaction folded into the append's commit
  *   maintain.c            the public entry point and the inline policy */
 #ifndef TL_TABLE_MAINTAIN_H
 #define TL_TABLE_MAINTAIN_H
@@ -140,6 +141,24 @@ typedef struct tl_rewrite_request {
 tl_status tl_commit_rewrite(tl_table *t, const tl_rewrite_request *req, int *attempts,
                             tl_error *err);
 
+/* A rewrite staged on the handle's metadata instead of committed: one
+ * attempt of tl_commit_rewrite that writes the manifests and the manifest
+ * list and builds the next metadata, but creates no version (an inline
+ * compaction folded into an append's commit, maintain_fold.c). */
+typedef struct tl_rewrite_staged {
+    tl_ice_metadata *md;   /* the handle's metadata plus the snapshot, no new metadata-log entry */
+    tl_buf json;           /* md serialized */
+    tl_buf list;           /* the snapshot's manifest list, for the head */
+    tl_head_objects fresh; /* the manifests written and the added files' footers, for the head */
+    tl_strlist written;    /* keys of the objects put (manifests, list, index) */
+} tl_rewrite_staged;
+
+/* On failure nothing it wrote is left, and *out is empty. */
+tl_status tl_commit_rewrite_stage(tl_table *t, const tl_rewrite_request *req,
+                                  tl_rewrite_staged *out, tl_error *err);
+/* Frees what *s holds; with remove, deletes the objects it wrote too. */
+void tl_rewrite_staged_free(tl_table *t, tl_rewrite_staged *s, bool remove);
+
 /* ---- Steps ---- */
 
 typedef enum tl_compact_mode {
@@ -151,6 +170,31 @@ typedef enum tl_compact_mode {
 tl_status tl_maintain_compact_plan(const tl_table *t, const tl_maintain_settings *s,
                                    tl_compact_mode mode, int64_t *files, int64_t *partitions,
                                    tl_error *err);
+/* A compaction planned and its files rewritten, not yet committed. */
+typedef struct tl_compaction {
+    tl_live_files lf;      /* of the snapshot it was planned on */
+    tl_rewrite_output out; /* the files written, every group's */
+    int64_t *seqs;         /* data sequence number of each written file */
+    const char **removed;  /* paths of the files it replaces (borrowed from lf) */
+    size_t n_removed;
+    size_t n_groups;           /* partitions rewritten; 0: nothing to do */
+    tl_maintain_report report; /* what it did, once committed */
+} tl_compaction;
+
+/* Plans a compaction of the current snapshot and writes its files. On
+ * failure nothing is left behind. Free *c with tl_compaction_free. */
+tl_status tl_compaction_prepare(const tl_table *t, const tl_maintain_settings *s,
+                                tl_compact_mode mode, tl_compaction *c, tl_error *err);
+/* The "replace" commit of it (borrowing c). */
+tl_rewrite_request tl_compaction_request(const tl_compaction *c);
+/* With remove, deletes the written files too. */
+void tl_compaction_free(const tl_table *t, tl_compaction *c, bool remove);
+/* Adds the compaction counts of delta to r. */
+void tl_maintain_report_add(tl_maintain_report *r, const tl_maintain_report *delta);
+
+/* Whether retention would drop a partition of the current snapshot now. */
+tl_status tl_maintain_retention_due(const tl_table *t, const tl_maintain_settings *s, bool *due,
+                                    tl_error *err);
 tl_status tl_maintain_retention(tl_table *t, const tl_maintain_settings *s, tl_maintain_report *r,
                                 tl_error *err);
 tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,
@@ -179,9 +223,35 @@ tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
                           const tl_maintain_step *before_expiry, tl_maintain_report *out,
                           tl_error *err);
 
+/* ---- Inline compaction folded into the append's commit (maintain_fold.c) ---- */
+
+typedef struct tl_maintain_fold {
+    tl_compaction compaction;
+    tl_rewrite_staged staged;
+    bool checked; /* compaction was planned on the append's snapshot */
+    tl_status st; /* the fold failed: the append committed alone */
+    tl_error err;
+    tl_maintain_report report; /* the folded compaction's, once it landed */
+    double seconds;
+    bool done; /* the compaction after the append has nothing left to do (or failed: st) */
+} tl_maintain_fold;
+
+/* Whether an append with this maintain option (1, 0, or -1 for the table's
+ * auto-maintain) folds its inline compaction into its commit. */
+bool tl_maintain_fold_wanted(const tl_table *t, int maintain);
+/* The commit's fold (tl_commit_request.fold), ctx a zeroed tl_maintain_fold. */
+bool tl_maintain_fold_stage(tl_table *t, void *ctx, const tl_ice_metadata *md, tl_commit_fold *out);
+/* After tl_commit_append returned st and *cr: keeps what the fold wrote when
+ * the metadata may name it, else deletes it. */
+void tl_maintain_fold_end(tl_table *t, tl_maintain_fold *f, tl_status st,
+                          const tl_commit_result *cr);
+
 /* Runs inline maintenance after a committed append when options ask for it
  * (maintain: 1, 0, or -1 for the table's auto-maintain) and fills the
- * append result's maintained/maintenance/maintenance_error. Never fails. */
-void tl_maintain_after_append(tl_table *t, int maintain, tl_append_result *out);
+ * append result's maintained/maintenance/maintenance_error. Never fails.
+ * `fold` (may be NULL): the append's folded compaction, whose report is
+ * taken, and which stands for the compaction step when it is done. */
+void tl_maintain_after_append(tl_table *t, int maintain, const tl_maintain_fold *fold,
+                              tl_append_result *out);
 
 #endif

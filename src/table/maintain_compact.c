@@ -161,25 +161,20 @@ static int64_t max_sequence(const tl_live_file *const *files, size_t n)
     return seq;
 }
 
-typedef struct rewrite_batch {
-    tl_rewrite_output out; /* every group's output, concatenated */
-    int64_t *seqs;         /* per added file */
-    const char **removed;
-} rewrite_batch;
-
+/* Rewrites one group of files; its output joins c's. */
 static tl_status rewrite_group(const tl_table *t, const tl_maintain_settings *s,
-                               const tl_live_file *const *files, size_t n, rewrite_batch *rb,
-                               tl_maintain_report *r, tl_error *err)
+                               const tl_live_file *const *files, size_t n, tl_compaction *c,
+                               tl_error *err)
 {
     tl_rewrite_output o;
     TL_TRY(tl_rewrite_files(t, files, n, s->target_file_size, &o, err));
-    size_t total = rb->out.n_added + o.n_added;
-    tl_ice_data_file *a = realloc(rb->out.added, (total + 1) * sizeof *a);
-    if (a) rb->out.added = a;
-    char **k = a ? realloc(rb->out.keys, (total + 1) * sizeof *k) : NULL;
-    if (k) rb->out.keys = k;
-    int64_t *q = k ? realloc(rb->seqs, (total + 1) * sizeof *q) : NULL;
-    if (q) rb->seqs = q;
+    size_t total = c->out.n_added + o.n_added;
+    tl_ice_data_file *a = realloc(c->out.added, (total + 1) * sizeof *a);
+    if (a) c->out.added = a;
+    char **k = a ? realloc(c->out.keys, (total + 1) * sizeof *k) : NULL;
+    if (k) c->out.keys = k;
+    int64_t *q = k ? realloc(c->seqs, (total + 1) * sizeof *q) : NULL;
+    if (q) c->seqs = q;
     if (q == NULL) {
         tl_rewrite_output_free(t, &o, true);
         return tl_error_nomem(err);
@@ -187,15 +182,16 @@ static tl_status rewrite_group(const tl_table *t, const tl_maintain_settings *s,
     /* The rewritten rows keep the place of their newest input in the dedup order. */
     int64_t seq = max_sequence(files, n);
     for (size_t i = 0; i < o.n_added; i++) {
-        rb->out.added[rb->out.n_added] = o.added[i];
-        rb->out.keys[rb->out.n_added] = o.keys[i];
-        rb->seqs[rb->out.n_added++] = seq;
+        c->out.added[c->out.n_added] = o.added[i];
+        c->out.keys[c->out.n_added] = o.keys[i];
+        c->seqs[c->out.n_added++] = seq;
     }
     free(o.added);
     free(o.keys);
-    tl_status st = tl_head_objects_add_all(&rb->out.footers, &o.footers, err);
+    tl_status st = tl_head_objects_add_all(&c->out.footers, &o.footers, err);
     tl_head_objects_clear(&o.footers);
     TL_TRY(st);
+    tl_maintain_report *r = &c->report;
     r->partitions_compacted++;
     r->files_rewritten += (int64_t)n;
     r->files_written += (int64_t)o.n_added;
@@ -204,46 +200,70 @@ static tl_status rewrite_group(const tl_table *t, const tl_maintain_settings *s,
     return TL_OK;
 }
 
+tl_status tl_compaction_prepare(const tl_table *t, const tl_maintain_settings *s,
+                                tl_compact_mode mode, tl_compaction *c, tl_error *err)
+{
+    memset(c, 0, sizeof *c);
+    plan p = {0};
+    TL_TRY(tl_maintain_live_files(t, &c->lf, err));
+    tl_status st = make_plan(t, s, mode, &c->lf, &p, err);
+    for (size_t g = 0, start = 0; st == TL_OK && g < p.n_groups; start = p.group_end[g++])
+        st = rewrite_group(t, s, p.files + start, p.group_end[g] - start, c, err);
+    c->removed = malloc((p.n + 1) * sizeof *c->removed);
+    if (st == TL_OK && c->removed == NULL) st = tl_error_nomem(err);
+    for (size_t i = 0; st == TL_OK && i < p.n; i++) c->removed[i] = p.files[i]->file.file_path;
+    c->n_removed = p.n;
+    c->n_groups = p.n_groups;
+    free(p.files);
+    free(p.group_end);
+    if (st != TL_OK) tl_compaction_free(t, c, true);
+    return st;
+}
+
+tl_rewrite_request tl_compaction_request(const tl_compaction *c)
+{
+    return (tl_rewrite_request){
+        .operation = "replace",
+        .removed = c->removed,
+        .n_removed = c->n_removed,
+        .added = c->out.added,
+        .n_added = c->out.n_added,
+        .added_sequence_numbers = c->seqs,
+        .footers = &c->out.footers,
+    };
+}
+
+void tl_compaction_free(const tl_table *t, tl_compaction *c, bool remove)
+{
+    tl_rewrite_output_free(t, &c->out, remove);
+    free(c->seqs);
+    free(c->removed);
+    tl_live_files_free(&c->lf);
+    memset(c, 0, sizeof *c);
+}
+
+void tl_maintain_report_add(tl_maintain_report *r, const tl_maintain_report *delta)
+{
+    r->partitions_compacted += delta->partitions_compacted;
+    r->files_rewritten += delta->files_rewritten;
+    r->files_written += delta->files_written;
+    r->rows_rewritten += delta->rows_rewritten;
+    r->duplicates_removed += delta->duplicates_removed;
+}
+
 tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,
                               tl_maintain_report *r, tl_error *err)
 {
-    tl_live_files lf;
-    plan p = {0};
-    rewrite_batch rb = {0};
-    tl_maintain_report delta = {0};
+    tl_compaction c;
     bool may_have_landed = false;
-    TL_TRY(tl_maintain_live_files(t, &lf, err));
-    tl_status st = make_plan(t, s, mode, &lf, &p, err);
-    for (size_t g = 0, start = 0; st == TL_OK && g < p.n_groups; start = p.group_end[g++])
-        st = rewrite_group(t, s, p.files + start, p.group_end[g] - start, &rb, &delta, err);
-    rb.removed = malloc((p.n + 1) * sizeof *rb.removed);
-    if (st == TL_OK && rb.removed == NULL) st = tl_error_nomem(err);
-    for (size_t i = 0; st == TL_OK && i < p.n; i++) rb.removed[i] = p.files[i]->file.file_path;
-    if (st == TL_OK && p.n_groups > 0) {
-        tl_rewrite_request req = {
-            .operation = "replace",
-            .removed = rb.removed,
-            .n_removed = p.n,
-            .added = rb.out.added,
-            .n_added = rb.out.n_added,
-            .added_sequence_numbers = rb.seqs,
-            .footers = &rb.out.footers,
-            .may_have_landed = &may_have_landed,
-        };
+    TL_TRY(tl_compaction_prepare(t, s, mode, &c, err));
+    tl_status st = TL_OK;
+    if (c.n_groups > 0) {
+        tl_rewrite_request req = tl_compaction_request(&c);
+        req.may_have_landed = &may_have_landed;
         st = tl_commit_rewrite(t, &req, NULL, err);
     }
-    if (st == TL_OK) {
-        r->partitions_compacted += delta.partitions_compacted;
-        r->files_rewritten += delta.files_rewritten;
-        r->files_written += delta.files_written;
-        r->rows_rewritten += delta.rows_rewritten;
-        r->duplicates_removed += delta.duplicates_removed;
-    }
-    tl_rewrite_output_free(t, &rb.out, st != TL_OK && !may_have_landed);
-    free(rb.seqs);
-    free(rb.removed);
-    free(p.files);
-    free(p.group_end);
-    tl_live_files_free(&lf);
+    if (st == TL_OK) tl_maintain_report_add(r, &c.report);
+    tl_compaction_free(t, &c, st != TL_OK && !may_have_landed);
     return st;
 }

@@ -79,6 +79,23 @@ static tl_status drop_once(tl_table *t, int64_t cutoff, tl_maintain_report *r, t
     return st;
 }
 
+tl_status tl_maintain_retention_due(const tl_table *t, const tl_maintain_settings *s, bool *due,
+                                    tl_error *err)
+{
+    *due = false;
+    if (s->retention_us < 0 || t->contract.time_index < 0) return TL_OK;
+    int64_t cutoff = tl_now_micros() - s->retention_us, value;
+    tl_live_files lf;
+    TL_TRY(tl_maintain_live_files(t, &lf, err));
+    const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
+    int32_t spec_id = spec ? spec->spec_id : 0;
+    for (size_t i = 0; !*due && i < lf.n; i++)
+        *due = lf.files[i].partition_spec_id == spec_id &&
+               expired_file(t, &lf.files[i], cutoff, &value);
+    tl_live_files_free(&lf);
+    return TL_OK;
+}
+
 tl_status tl_maintain_retention(tl_table *t, const tl_maintain_settings *s, tl_maintain_report *r,
                                 tl_error *err)
 {

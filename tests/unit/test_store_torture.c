@@ -817,6 +817,11 @@ static baseline measure(const op *o, bool local)
         if (tl_store_call_writes((tl_store_call)i)) b.writes += b.by_kind[i];
     }
     b.after = read_lake(&f, f.lake);
+    /* The inline compaction is due; locally (no head) it is folded into the
+     * append's commit: one version, one conditional create. */
+    if (o->run == run_append_maintained)
+        CHECK(last_append.maintenance.partitions_compacted == 1 &&
+              b.by_kind[TL_CALL_PUT_IF_ABSENT] == (local ? 1 : 2));
     close_fixture(&f);
     return b;
 }

@@ -1,0 +1,92 @@
+/* Inline compaction folded into the append's own commit.
+ *
+ * On a disk a commit waits for the journal twice: the files it wrote are
+ * made durable before its vN is linked, and vN before the append returns
+ * (docs/decisions.md). An append whose inline compaction is due used to make
+ * two versions, the append's and then the compaction's: three waits. Folded,
+ * the compaction is planned and its files are written on the append's
+ * metadata before that metadata is created, and the one version created
+ * holds both snapshots: the append's, then the compaction's "replace" whose
+ * parent is the append's. One round of fsyncs covers the files of both, and
+ * one link publishes them.
+ *
+ * The plan is the one the compaction after the append would make (same
+ * snapshot, same settings), so the files written are the same. Only the
+ * first attempt of the commit folds, and only when retention has nothing to
+ * drop (it runs before compaction) and the commit writes no head (the head
+ * is built during the upload batch, before the fold could give its
+ * snapshot). After a lost race the append retries alone, the compaction's
+ * files are deleted, and inline maintenance runs after the append as before.
+ * When the compaction fails (out of memory, a store error writing its
+ * files), the append commits alone and the failure is its maintenance error,
+ * as when a compaction after the append failed: the append stands. */
+#include <string.h>
+
+#include "core/clock.h"
+#include "table/head_write.h"
+#include "table/maintain.h"
+
+bool tl_maintain_fold_wanted(const tl_table *t, int maintain)
+{
+    if (maintain == 0 || (maintain < 0 && !t->contract.auto_maintain)) return false;
+    return !tl_head_wanted(t, t->md);
+}
+
+/* Plans and writes the compaction on the handle's (swapped) metadata. */
+static tl_status stage(tl_table *t, tl_maintain_fold *f, bool *due, tl_error *err)
+{
+    tl_maintain_settings s;
+    bool retention_due = false;
+    *due = false;
+    TL_TRY(tl_maintain_settings_load(t, &s, err));
+    TL_TRY(tl_maintain_retention_due(t, &s, &retention_due, err));
+    if (retention_due) return TL_OK; /* retention first, after the append: as before */
+    f->checked = true;
+    TL_TRY(tl_compaction_prepare(t, &s, TL_COMPACT_INLINE, &f->compaction, err));
+    if (f->compaction.n_groups == 0) return TL_OK;
+    tl_rewrite_request req = tl_compaction_request(&f->compaction);
+    TL_TRY(tl_commit_rewrite_stage(t, &req, &f->staged, err));
+    *due = true;
+    return TL_OK;
+}
+
+bool tl_maintain_fold_stage(tl_table *t, void *ctx, const tl_ice_metadata *md, tl_commit_fold *out)
+{
+    tl_maintain_fold *f = ctx;
+    double t0 = tl_monotonic_ms();
+    /* The handle looks at the append's metadata while the compaction is
+     * planned and staged on it: same table, same schema and spec, one
+     * snapshot more. */
+    tl_ice_metadata *own = t->md;
+    t->md = (tl_ice_metadata *)md;
+    bool due = false;
+    f->st = stage(t, f, &due, &f->err);
+    t->md = own;
+    f->seconds = (tl_monotonic_ms() - t0) / 1000.0;
+    if (f->st != TL_OK || !due) {
+        tl_compaction_free(t, &f->compaction, true);
+        return false;
+    }
+    out->md = f->staged.md;
+    out->json = &f->staged.json;
+    out->list = &f->staged.list;
+    out->fresh = &f->staged.fresh;
+    f->staged.md = NULL; /* the commit's now */
+    return true;
+}
+
+void tl_maintain_fold_end(tl_table *t, tl_maintain_fold *f, tl_status st,
+                          const tl_commit_result *cr)
+{
+    /* The metadata names the compaction's files when the folded version
+     * landed, or may have (unknown outcome: orphan cleanup removes them if
+     * it did not). */
+    bool keep = cr->folded && (st == TL_OK || cr->may_have_landed);
+    bool landed = st == TL_OK && !cr->duplicate && cr->attempts == 1;
+    tl_rewrite_staged_free(t, &f->staged, !keep);
+    if (keep) f->report = f->compaction.report;
+    tl_compaction_free(t, &f->compaction, !keep);
+    /* The compaction after the append would plan on the very snapshot the
+     * fold planned on when the first attempt landed: done (or failed). */
+    f->done = landed && (f->checked || f->st != TL_OK);
+}
