@@ -166,8 +166,7 @@ static void put_raw(writer *w, const char *s, size_t n)
 
 static void put_dump(writer *w, const json_t *v)
 {
-    if (!w->failed &&
-        json_dump_callback(v, tl_ice_json_dump_to_buf, w->out, JSON_COMPACT | JSON_ENCODE_ANY) != 0)
+    if (!w->failed && tl_ice_json_dump_buf(v, JSON_COMPACT | JSON_ENCODE_ANY, w->out) != 0)
         w->failed = true;
 }
 
@@ -349,7 +348,7 @@ tl_status tl_ice_partition_fields_to_json_string(const tl_ice_partition_spec *sp
                                                  tl_error *err)
 {
     json_t *arr = array_of(spec->n_fields, partition_field_json, spec->fields);
-    *out = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
+    *out = arr ? tl_ice_json_dumps(arr, JSON_COMPACT) : NULL;
     json_decref(arr);
     return *out ? TL_OK : tl_error_nomem(err);
 }

@@ -59,7 +59,7 @@ static tl_status registry_write(tl_store *store, tl_strlist *names, tl_error *er
     bool whole = root != NULL;
     for (size_t i = 0; whole && i < names->len; i++)
         whole = json_array_append_new(root, json_string(names->items[i])) == 0;
-    char *text = whole ? json_dumps(root, JSON_INDENT(2)) : NULL;
+    char *text = whole ? tl_ice_json_dumps(root, JSON_INDENT(2)) : NULL;
     json_decref(root);
     if (text == NULL) return tl_error_nomem(err);
     tl_status st = tl_store_put(store, REGISTRY_KEY, text, strlen(text), err);

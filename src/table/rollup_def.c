@@ -201,7 +201,7 @@ char *tl_rollup_aggregates_json(const tl_rollup_agg *aggs, size_t n)
             json_object_set_new(a, "function", json_string(tl_rollup_fn_name(aggs[i].fn))) != 0 ||
             (aggs[i].column && json_object_set_new(a, "column", json_string(aggs[i].column)) != 0);
     }
-    char *out = failed ? NULL : json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *out = failed ? NULL : tl_ice_json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(doc);
     return out;
 }
