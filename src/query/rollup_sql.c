@@ -3,6 +3,7 @@
  * series-key columns, one time_bucket of the time column, storable
  * aggregates, FROM the raw table, GROUP BY the keys and the bucket). */
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -743,7 +744,10 @@ static tl_status make_rollup(tl_lake *lake, create_stmt *c, tl_table *raw, int64
     const tl_ice_snapshot *cur = tl_ice_metadata_current_snapshot(raw->md);
     tl_status st = create_options(c, &props, &o, err);
     if (st == TL_OK) st = tl_rollup_compute(lake, &c->def, raw, NULL, 0, &rows, err);
-    if (st == TL_OK && rows.get_schema(&rows, &schema) != 0)
+    int rc = st == TL_OK ? rows.get_schema(&rows, &schema) : 0;
+    if (rc == ENOMEM)
+        st = tl_error_nomem(err);
+    else if (rc != 0)
         st = tl_error_set(err, TL_ERR_QUERY, "rollup %s: %s", c->name.full,
                           rows.get_last_error(&rows));
     char width[32];
