@@ -724,6 +724,56 @@ static size_t neighbour_string(int64_t i, char *out)
     return len;
 }
 
+typedef size_t (*string_of_row)(int64_t i, char *out);
+
+/* A batch of one string column "tag" whose row i is row(i), of at most
+ * max_len bytes. */
+static void string_batch(int64_t n, int64_t flags, size_t max_len, string_of_row row,
+                         struct ArrowSchema *s, struct ArrowArray *a)
+{
+    tl_error err;
+    tl_schema_init(s, "+s", NULL, 0, 1, &err);
+    tl_schema_init(s->children[0], "u", "tag", flags, 0, &err);
+    tl_array_init(a, 1, 1, &err);
+    a->length = n;
+    struct ArrowArray *c = a->children[0];
+    tl_array_init(c, 3, 0, &err);
+    c->length = n;
+    int32_t *off = tl_array_alloc_buffer(c, 1, (size_t)(n + 1) * 4);
+    char *data = tl_array_alloc_buffer(c, 2, (size_t)n * max_len);
+    for (int64_t i = 0; i < n; i++) off[i + 1] = off[i] + (int32_t)row(i, data + off[i]);
+}
+
+static void write_to_memory(const struct ArrowSchema *s, struct ArrowArray *a,
+                            const tl_parquet_write_options *o, tl_buf *file)
+{
+    tl_error err;
+    tl_parquet_writer *w;
+    CHECK_OK(tl_parquet_writer_open(s, o, &w, &err), &err);
+    CHECK_OK(tl_parquet_writer_write(w, a, &err), &err);
+    CHECK_OK(tl_parquet_writer_finish(w, file, NULL, &err), &err);
+    tl_parquet_writer_free(w);
+}
+
+/* Reads back row group 0 and checks its string column row by row. */
+static void check_string_rows(tl_parquet_reader *r, int64_t n, string_of_row row)
+{
+    tl_error err;
+    struct ArrowArray b;
+    CHECK_OK(tl_parquet_reader_read_row_group(r, 0, NULL, 0, &b, &err), &err);
+    const int32_t *got = b.children[0]->buffers[1];
+    for (int64_t i = 0; i < n; i++) {
+        char want[256];
+        size_t len = row(i, want);
+        if ((size_t)(got[i + 1] - got[i]) != len ||
+            memcmp((const char *)b.children[0]->buffers[2] + got[i], want, len) != 0) {
+            unit_fail(__FILE__, __LINE__, "row %lld differs", (long long)i);
+            break;
+        }
+    }
+    b.release(&b);
+}
+
 /* A dictionary page's values are compared with the previous one to skip
  * the hash of a repeat: neighbours that differ in any byte stay apart. */
 static void test_dictionary_neighbours(void)
@@ -731,43 +781,17 @@ static void test_dictionary_neighbours(void)
     enum { N = 25 * 12 };
     tl_error err;
     struct ArrowSchema s;
-    tl_schema_init(&s, "+s", NULL, 0, 1, &err);
-    tl_schema_init(s.children[0], "u", "tag", 0, 0, &err);
     struct ArrowArray a;
-    tl_array_init(&a, 1, 1, &err);
-    a.length = N;
-    struct ArrowArray *c = a.children[0];
-    tl_array_init(c, 3, 0, &err);
-    c->length = N;
-    int32_t *off = tl_array_alloc_buffer(c, 1, (N + 1) * 4);
-    char *data = tl_array_alloc_buffer(c, 2, (size_t)N * 24);
-    for (int64_t i = 0; i < N; i++)
-        off[i + 1] = off[i] + (int32_t)neighbour_string(i, data + off[i]);
+    string_batch(N, 0, 24, neighbour_string, &s, &a);
     tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED};
-    tl_parquet_writer *w;
     tl_buf file = {0};
-    CHECK_OK(tl_parquet_writer_open(&s, &o, &w, &err), &err);
-    CHECK_OK(tl_parquet_writer_write(w, &a, &err), &err);
-    CHECK_OK(tl_parquet_writer_finish(w, &file, NULL, &err), &err);
-    tl_parquet_writer_free(w);
+    write_to_memory(&s, &a, &o, &file);
     tl_parquet_source src;
     tl_parquet_source_from_memory(&src, file.data, file.len);
     tl_parquet_reader *r;
     CHECK_OK(tl_parquet_reader_open(&src, &r, &err), &err);
     CHECK(tl_parquet_reader_meta(r)->row_groups[0].columns[0].meta.has_dictionary_page_offset);
-    struct ArrowArray b;
-    CHECK_OK(tl_parquet_reader_read_row_group(r, 0, NULL, 0, &b, &err), &err);
-    const int32_t *got = b.children[0]->buffers[1];
-    for (int64_t i = 0; i < N; i++) {
-        char want[32];
-        size_t n = neighbour_string(i, want);
-        if ((size_t)(got[i + 1] - got[i]) != n ||
-            memcmp((const char *)b.children[0]->buffers[2] + got[i], want, n) != 0) {
-            unit_fail(__FILE__, __LINE__, "row %lld differs", (long long)i);
-            break;
-        }
-    }
-    b.release(&b);
+    check_string_rows(r, N, neighbour_string);
     tl_parquet_reader_free(r);
     tl_buf_free(&file);
     a.release(&a);
@@ -779,25 +803,11 @@ static void test_dictionary_falls_back_to_plain(void)
     enum { N = 12000 };
     tl_error err;
     struct ArrowSchema s;
-    tl_schema_init(&s, "+s", NULL, 0, 1, &err);
-    tl_schema_init(s.children[0], "u", "tag", ARROW_FLAG_NULLABLE, 0, &err);
     struct ArrowArray a;
-    tl_array_init(&a, 1, 1, &err);
-    a.length = N;
-    struct ArrowArray *c = a.children[0];
-    tl_array_init(c, 3, 0, &err);
-    c->length = N;
-    int32_t *off = tl_array_alloc_buffer(c, 1, (N + 1) * 4);
-    char *data = tl_array_alloc_buffer(c, 2, (size_t)N * 220);
-    for (int64_t i = 0; i < N; i++)
-        off[i + 1] = off[i] + (int32_t)fallback_string(i, data + off[i]);
+    string_batch(N, ARROW_FLAG_NULLABLE, 220, fallback_string, &s, &a);
     tl_parquet_write_options o = {.codec = TL_PARQUET_ZSTD, .page_rows = 2000, .row_group_rows = N};
-    tl_parquet_writer *w;
     tl_buf file = {0};
-    CHECK_OK(tl_parquet_writer_open(&s, &o, &w, &err), &err);
-    CHECK_OK(tl_parquet_writer_write(w, &a, &err), &err);
-    CHECK_OK(tl_parquet_writer_finish(w, &file, NULL, &err), &err);
-    tl_parquet_writer_free(w);
+    write_to_memory(&s, &a, &o, &file);
     tl_parquet_source src;
     tl_parquet_source_from_memory(&src, file.data, file.len);
     tl_parquet_reader *r;
@@ -811,19 +821,7 @@ static void test_dictionary_falls_back_to_plain(void)
     }
     CHECK(dict_pages >= 2 && plain_pages >= 1 && dict_pages + plain_pages == N / 2000);
     CHECK(m->has_dictionary_page_offset);
-    struct ArrowArray b;
-    CHECK_OK(tl_parquet_reader_read_row_group(r, 0, NULL, 0, &b, &err), &err);
-    const int32_t *got = b.children[0]->buffers[1];
-    for (int64_t i = 0; i < N; i++) {
-        char want[256];
-        size_t n = fallback_string(i, want);
-        if ((size_t)(got[i + 1] - got[i]) != n ||
-            memcmp((const char *)b.children[0]->buffers[2] + got[i], want, n) != 0) {
-            unit_fail(__FILE__, __LINE__, "row %lld differs", (long long)i);
-            break;
-        }
-    }
-    b.release(&b);
+    check_string_rows(r, N, fallback_string);
     tl_parquet_reader_free(r);
     tl_buf_free(&file);
     a.release(&a);
