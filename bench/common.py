@@ -57,3 +57,16 @@ def release_library():
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["cmake", "--build", str(ROOT / "build")], check=True, stdout=subprocess.DEVNULL)
     os.environ["TL_LIB"] = str(ROOT / "build" / "libtimelake.so")
+
+
+def holding_proxy(endpoint, hold_ms):
+    """A recording proxy in front of endpoint (tests/py/fault_proxy.py, no
+    faults) that holds every request hold_ms, as a distant store would: the
+    round-trip counts are then exact. Use it as a context manager."""
+    from fault_proxy import FaultProxy
+
+    class HoldingProxy(FaultProxy):
+        def _choose(self):
+            return ("delay", hold_ms / 1000) if hold_ms else super()._choose()
+
+    return HoldingProxy(endpoint)

@@ -97,16 +97,11 @@ def main():
     if "TL_LIB" not in os.environ:  # else the caller's build (e.g. a Release dir of its own)
         common.release_library()
     import tlc
-    from fault_proxy import FaultProxy
     from store_servers import start_moto, stop
 
     proc, s3 = start_moto(tempfile.mkdtemp(prefix="tl-bench-s3-"))
     try:
-        class HoldingProxy(FaultProxy):
-            def _choose(self):
-                return ("delay", args.hold_ms / 1000) if args.hold_ms else super()._choose()
-
-        with HoldingProxy(s3.endpoint) as proxy:
+        with common.holding_proxy(s3.endpoint, args.hold_ms) as proxy:
             opts = s3.option_list(aws_endpoint=proxy.endpoint)
             ours = workload(tlc.Lake, s3.url("ours"), opts, args.appends, args.rows)
             ref = common.run_reference(__file__, "--appends", str(args.appends), "--rows", str(args.rows),

@@ -77,16 +77,11 @@ def main():
     if "TL_LIB" not in os.environ:  # else the caller's build (e.g. a Release dir of its own)
         common.release_library()
     import tlc
-    from fault_proxy import FaultProxy
     from store_servers import start_moto, stop
 
     proc, s3 = start_moto(tempfile.mkdtemp(prefix="tl-bench-s3-drop-"))
     try:
-        class HoldingProxy(FaultProxy):
-            def _choose(self):
-                return ("delay", args.hold_ms / 1000) if args.hold_ms else super()._choose()
-
-        with HoldingProxy(s3.endpoint) as proxy:
+        with common.holding_proxy(s3.endpoint, args.hold_ms) as proxy:
             opts = s3.option_list(aws_endpoint=proxy.endpoint)
             cpu0 = time.process_time()
             ours = summarize(workload(tlc.Lake, s3.url("ours"), opts, args.versions, args.repeat), proxy)

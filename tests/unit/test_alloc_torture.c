@@ -523,13 +523,9 @@ static tl_status run_upgrade(fixture *f, tl_error *err)
     return st;
 }
 
-/* The rollup's table, its rows, then the raw table's list of rollups: a
- * failure must undo what was made. The retry (IF NOT EXISTS) finds the
- * rollup a failed call made after all. */
-static tl_status run_rollup_create(fixture *f, tl_error *err)
+/* Runs one statement under the armed failures and drains its result. */
+static tl_status run_sql_armed(const char *sql, tl_error *err)
 {
-    char sql[400];
-    create_rollup_sql(f, pending < 0, sql, sizeof sql);
     struct ArrowArrayStream s;
     begin();
     tl_status st = tl_lake_sql(lake, sql, NULL, &s, NULL, err);
@@ -541,20 +537,22 @@ static tl_status run_rollup_create(fixture *f, tl_error *err)
     return TL_OK;
 }
 
+/* The rollup's table, its rows, then the raw table's list of rollups: a
+ * failure must undo what was made. The retry (IF NOT EXISTS) finds the
+ * rollup a failed call made after all. */
+static tl_status run_rollup_create(fixture *f, tl_error *err)
+{
+    char sql[400];
+    create_rollup_sql(f, pending < 0, sql, sizeof sql);
+    return run_sql_armed(sql, err);
+}
+
 /* Through SQL, as a user refreshes; the library's status as it returns it. */
 static tl_status run_rollup_refresh(fixture *f, tl_error *err)
 {
     char sql[100];
     snprintf(sql, sizeof sql, "REFRESH MATERIALIZED ROLLUP %s", f->rollup);
-    struct ArrowArrayStream s;
-    begin();
-    tl_status st = tl_lake_sql(lake, sql, NULL, &s, NULL, err);
-    disarm();
-    if (st != TL_OK) return st;
-    struct ArrowArray a;
-    while (s.get_next(&s, &a) == 0 && a.release) a.release(&a);
-    s.release(&s);
-    return TL_OK;
+    return run_sql_armed(sql, err);
 }
 
 static tl_status run_create(fixture *f, tl_error *err)
