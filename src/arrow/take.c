@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "arrow/buffers.h"
 #include "arrow/builder.h"
@@ -487,8 +486,8 @@ static tl_status take_parallel(take_job *j, tl_error *err)
     j->errs = calloc(n, sizeof *j->errs);
     tl_status st = j->status && j->errs ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        size_t want = cpus < TAKE_THREADS ? (cpus > 1 ? (size_t)cpus : 1) : TAKE_THREADS;
+        size_t cpus = tl_cpu_count();
+        size_t want = cpus < TAKE_THREADS ? cpus : TAKE_THREADS;
         tl_parallel_run(n, want, false, take_item, j, NULL);
     }
     for (size_t c = 0; st == TL_OK && c < n; c++) {
