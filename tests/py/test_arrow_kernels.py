@@ -78,10 +78,10 @@ def lib(tmp_path_factory):
     helper.write_text(HELPER_C)
     so = out / "libtl_arrow_kernels.so"
     sources = sorted(glob.glob(os.path.join(ROOT, "src", "arrow", "*.c")))
-    sources += [os.path.join(ROOT, "src", "core", f) for f in ("error.c", "buf.c", "grow.c")]
+    sources += [os.path.join(ROOT, "src", "core", f) for f in ("error.c", "buf.c", "grow.c", "parallel.c")]
     cmd = ["cc", "-std=c11", "-O2", "-shared", "-fPIC", "-D_GNU_SOURCE",
            "-I", os.path.join(ROOT, "include"), "-I", os.path.join(ROOT, "src"),
-           *sources, str(helper), "-lm", "-o", str(so)]
+           *sources, str(helper), "-lm", "-pthread", "-o", str(so)]
     subprocess.run(cmd, check=True)
     lib = ctypes.CDLL(str(so))
     lib.tl_test_view_size.restype = ctypes.c_size_t
