@@ -6,6 +6,7 @@
 #include "formats/parquet/parquet_reader.h"
 #include "formats/parquet/parquet_writer.h"
 #include "test_arrow_helpers.h"
+#include "test_parquet_helpers.h"
 #include "unit.h"
 
 #define ROWS 23
@@ -119,18 +120,6 @@ static int field_id(const struct ArrowSchema *f)
     return atoi(text);
 }
 
-/* a as one Parquet file in memory, into *file (the caller frees it). */
-static void write_file(const struct ArrowSchema *s, const struct ArrowArray *a,
-                       const tl_parquet_write_options *o, tl_buf *file)
-{
-    tl_error err;
-    tl_parquet_writer *w;
-    CHECK_OK(tl_parquet_writer_open(s, o, &w, &err), &err);
-    CHECK_OK(tl_parquet_writer_write(w, a, &err), &err);
-    CHECK_OK(tl_parquet_writer_finish(w, file, NULL, &err), &err);
-    tl_parquet_writer_free(w);
-}
-
 static void test_nested_columns_round_trip(void)
 {
     struct ArrowSchema s = {0};
@@ -143,7 +132,7 @@ static void test_nested_columns_round_trip(void)
                                   .field_ids = (const int32_t[]){1, 2},
                                   .threads = 1};
     tl_buf file = {0};
-    write_file(&s, &a, &o, &file);
+    tparquet_write_memory(&s, &a, &o, &file);
 
     tl_parquet_source src;
     tl_parquet_source_from_memory(&src, file.data, file.len);
@@ -190,7 +179,7 @@ static void test_hostile_levels_are_refused(void)
     tl_error err;
     tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED, .threads = 1};
     tl_buf file = {0};
-    write_file(&s, &a, &o, &file);
+    tparquet_write_memory(&s, &a, &o, &file);
     /* Flip bytes of the data pages one at a time: every read fails cleanly
      * or returns rows, never reads out of bounds (ASan watches). */
     for (size_t at = 4; at < file.len / 2; at += 7) {

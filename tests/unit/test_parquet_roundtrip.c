@@ -8,6 +8,7 @@
 
 #include "arrow/array.h"
 #include "formats/parquet/parquet_reader.h"
+#include "test_parquet_helpers.h"
 #include "formats/parquet/parquet_writer.h"
 #include "unit.h"
 
@@ -744,17 +745,6 @@ static void string_batch(int64_t n, int64_t flags, size_t max_len, string_of_row
     for (int64_t i = 0; i < n; i++) off[i + 1] = off[i] + (int32_t)row(i, data + off[i]);
 }
 
-static void write_to_memory(const struct ArrowSchema *s, struct ArrowArray *a,
-                            const tl_parquet_write_options *o, tl_buf *file)
-{
-    tl_error err;
-    tl_parquet_writer *w;
-    CHECK_OK(tl_parquet_writer_open(s, o, &w, &err), &err);
-    CHECK_OK(tl_parquet_writer_write(w, a, &err), &err);
-    CHECK_OK(tl_parquet_writer_finish(w, file, NULL, &err), &err);
-    tl_parquet_writer_free(w);
-}
-
 /* Reads back row group 0 and checks its string column row by row. */
 static void check_string_rows(tl_parquet_reader *r, int64_t n, string_of_row row)
 {
@@ -785,7 +775,7 @@ static void test_dictionary_neighbours(void)
     string_batch(N, 0, 24, neighbour_string, &s, &a);
     tl_parquet_write_options o = {.codec = TL_PARQUET_UNCOMPRESSED};
     tl_buf file = {0};
-    write_to_memory(&s, &a, &o, &file);
+    tparquet_write_memory(&s, &a, &o, &file);
     tl_parquet_source src;
     tl_parquet_source_from_memory(&src, file.data, file.len);
     tl_parquet_reader *r;
@@ -807,7 +797,7 @@ static void test_dictionary_falls_back_to_plain(void)
     string_batch(N, ARROW_FLAG_NULLABLE, 220, fallback_string, &s, &a);
     tl_parquet_write_options o = {.codec = TL_PARQUET_ZSTD, .page_rows = 2000, .row_group_rows = N};
     tl_buf file = {0};
-    write_to_memory(&s, &a, &o, &file);
+    tparquet_write_memory(&s, &a, &o, &file);
     tl_parquet_source src;
     tl_parquet_source_from_memory(&src, file.data, file.len);
     tl_parquet_reader *r;
