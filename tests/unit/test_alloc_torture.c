@@ -170,31 +170,13 @@ static tl_status append_batch(fixture *f, int b, int n, const tl_append_options 
     return st;
 }
 
-static void sql_ok(const char *sql)
-{
-    struct ArrowArrayStream s;
-    tl_error err;
-    CHECK_OK(tl_lake_sql(lake, sql, NULL, &s, NULL, &err), &err);
-    struct ArrowArray a;
-    while (s.get_next(&s, &a) == 0 && a.release) a.release(&a);
-    s.release(&s);
-}
-
 /* A rollup of the table, then a fourth append it has not taken yet. */
-static void create_rollup_sql(const fixture *f, bool if_not_exists, char *sql, size_t size)
-{
-    snprintf(sql, size,
-             "CREATE MATERIALIZED ROLLUP %s%s AS SELECT device, time_bucket(INTERVAL '1 hour', "
-             "time) AS bucket, count(*) AS n FROM %s GROUP BY device, bucket",
-             if_not_exists ? "IF NOT EXISTS " : "", f->rollup, f->table);
-}
-
 static void add_stale_rollup(fixture *f, int serial)
 {
     snprintf(f->rollup, sizeof f->rollup, "a%d.r", serial);
     char sql[400];
-    create_rollup_sql(f, false, sql, sizeof sql);
-    sql_ok(sql);
+    ttable_rollup_sql(f->rollup, f->table, false, sql, sizeof sql);
+    ttable_sql_ok(lake, sql);
     tl_append_options o = {.maintain = 0};
     tl_error err;
     CHECK_OK(append_batch(f, 3, 4, &o, NULL, &err), &err);
@@ -530,11 +512,8 @@ static tl_status run_sql_armed(const char *sql, tl_error *err)
     begin();
     tl_status st = tl_lake_sql(lake, sql, NULL, &s, NULL, err);
     disarm();
-    if (st != TL_OK) return st;
-    struct ArrowArray a;
-    while (s.get_next(&s, &a) == 0 && a.release) a.release(&a);
-    s.release(&s);
-    return TL_OK;
+    if (st == TL_OK) ttable_drain(&s);
+    return st;
 }
 
 /* The rollup's table, its rows, then the raw table's list of rollups: a
@@ -543,7 +522,7 @@ static tl_status run_sql_armed(const char *sql, tl_error *err)
 static tl_status run_rollup_create(fixture *f, tl_error *err)
 {
     char sql[400];
-    create_rollup_sql(f, pending < 0, sql, sizeof sql);
+    ttable_rollup_sql(f->rollup, f->table, pending < 0, sql, sizeof sql);
     return run_sql_armed(sql, err);
 }
 

@@ -2,6 +2,7 @@
 #ifndef TEST_PARQUET_HELPERS_H
 #define TEST_PARQUET_HELPERS_H
 
+#include "formats/parquet/parquet_reader.h"
 #include "formats/parquet/parquet_writer.h"
 #include "unit.h"
 
@@ -15,6 +16,16 @@ static inline void tparquet_write_memory(const struct ArrowSchema *s, const stru
     CHECK_OK(tl_parquet_writer_write(w, a, &err), &err);
     CHECK_OK(tl_parquet_writer_finish(w, file, NULL, &err), &err);
     tl_parquet_writer_free(w);
+}
+
+/* A reader of file, through src (both the caller's, and to outlive it). */
+static inline tl_parquet_reader *tparquet_open_memory(tl_parquet_source *src, const tl_buf *file)
+{
+    tl_error err;
+    tl_parquet_reader *r = NULL;
+    tl_parquet_source_from_memory(src, file->data, file->len);
+    CHECK_OK(tl_parquet_reader_open(src, &r, &err), &err);
+    return r;
 }
 
 #endif

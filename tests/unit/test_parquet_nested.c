@@ -135,9 +135,7 @@ static void test_nested_columns_round_trip(void)
     tparquet_write_memory(&s, &a, &o, &file);
 
     tl_parquet_source src;
-    tl_parquet_source_from_memory(&src, file.data, file.len);
-    tl_parquet_reader *r;
-    CHECK_OK(tl_parquet_reader_open(&src, &r, &err), &err);
+    tl_parquet_reader *r = tparquet_open_memory(&src, &file);
     CHECK_INT(tl_parquet_reader_num_row_groups(r), 3);
     CHECK_INT(tl_parquet_reader_leaf(r, 0), -1);
     struct ArrowSchema rs;

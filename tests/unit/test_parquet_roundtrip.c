@@ -769,7 +769,6 @@ static void check_string_rows(tl_parquet_reader *r, int64_t n, string_of_row row
 static void test_dictionary_neighbours(void)
 {
     enum { N = 25 * 12 };
-    tl_error err;
     struct ArrowSchema s;
     struct ArrowArray a;
     string_batch(N, 0, 24, neighbour_string, &s, &a);
@@ -777,9 +776,7 @@ static void test_dictionary_neighbours(void)
     tl_buf file = {0};
     tparquet_write_memory(&s, &a, &o, &file);
     tl_parquet_source src;
-    tl_parquet_source_from_memory(&src, file.data, file.len);
-    tl_parquet_reader *r;
-    CHECK_OK(tl_parquet_reader_open(&src, &r, &err), &err);
+    tl_parquet_reader *r = tparquet_open_memory(&src, &file);
     CHECK(tl_parquet_reader_meta(r)->row_groups[0].columns[0].meta.has_dictionary_page_offset);
     check_string_rows(r, N, neighbour_string);
     tl_parquet_reader_free(r);
@@ -791,7 +788,6 @@ static void test_dictionary_neighbours(void)
 static void test_dictionary_falls_back_to_plain(void)
 {
     enum { N = 12000 };
-    tl_error err;
     struct ArrowSchema s;
     struct ArrowArray a;
     string_batch(N, ARROW_FLAG_NULLABLE, 220, fallback_string, &s, &a);
@@ -799,9 +795,7 @@ static void test_dictionary_falls_back_to_plain(void)
     tl_buf file = {0};
     tparquet_write_memory(&s, &a, &o, &file);
     tl_parquet_source src;
-    tl_parquet_source_from_memory(&src, file.data, file.len);
-    tl_parquet_reader *r;
-    CHECK_OK(tl_parquet_reader_open(&src, &r, &err), &err);
+    tl_parquet_reader *r = tparquet_open_memory(&src, &file);
     const tl_pq_column_meta *m = &tl_parquet_reader_meta(r)->row_groups[0].columns[0].meta;
     int dict_pages = 0, plain_pages = 0;
     for (size_t i = 0; i < m->n_encoding_stats; i++) {

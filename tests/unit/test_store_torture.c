@@ -208,30 +208,12 @@ static void setup_table(fixture *f, bool local, int id)
     }
 }
 
-static void sql_ok(fixture *f, const char *sql)
-{
-    struct ArrowArrayStream s;
-    tl_error err;
-    CHECK_OK(tl_lake_sql(f->lake, sql, NULL, &s, NULL, &err), &err);
-    struct ArrowArray a;
-    while (s.get_next(&s, &a) == 0 && a.release) a.release(&a);
-    s.release(&s);
-}
-
-static void create_rollup_sql(const fixture *f, bool if_not_exists, char *sql, size_t size)
-{
-    snprintf(sql, size,
-             "CREATE MATERIALIZED ROLLUP %s%s AS SELECT device, time_bucket(INTERVAL '1 hour', "
-             "time) AS bucket, count(*) AS n FROM %s GROUP BY device, bucket",
-             if_not_exists ? "IF NOT EXISTS " : "", f->rollup, f->table);
-}
-
 static void setup_rollup(fixture *f, bool local, int id)
 {
     setup_table(f, local, id);
     char sql[400];
-    create_rollup_sql(f, false, sql, sizeof sql);
-    sql_ok(f, sql);
+    ttable_rollup_sql(f->rollup, f->table, false, sql, sizeof sql);
+    ttable_sql_ok(f->lake, sql);
 }
 
 /* Drops the run's tables and removes what is left of its namespace. */
@@ -579,7 +561,7 @@ static tl_status sql_status(fixture *f, const char *sql, tl_error *err)
 static tl_status run_rollup_create(fixture *f, bool retry, tl_error *err)
 {
     char sql[400];
-    create_rollup_sql(f, retry, sql, sizeof sql);
+    ttable_rollup_sql(f->rollup, f->table, retry, sql, sizeof sql);
     return sql_status(f, sql, err);
 }
 

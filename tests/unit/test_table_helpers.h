@@ -161,4 +161,31 @@ static inline int ttable_walk_files(const char *dir, ttable_file_fn fn, void *ct
     return sum;
 }
 
+/* Reads a result stream to its end and releases it. */
+static inline void ttable_drain(struct ArrowArrayStream *s)
+{
+    struct ArrowArray a;
+    while (s->get_next(s, &a) == 0 && a.release) a.release(&a);
+    s->release(s);
+}
+
+/* Runs a statement that must succeed, and drops its result. */
+static inline void ttable_sql_ok(tl_lake *lake, const char *sql)
+{
+    struct ArrowArrayStream s;
+    tl_error err;
+    CHECK_OK(tl_lake_sql(lake, sql, NULL, &s, NULL, &err), &err);
+    ttable_drain(&s);
+}
+
+/* The torture tests' rollup: rows per device and hour of table. */
+static inline void ttable_rollup_sql(const char *rollup, const char *table, bool if_not_exists,
+                                     char *sql, size_t size)
+{
+    snprintf(sql, size,
+             "CREATE MATERIALIZED ROLLUP %s%s AS SELECT device, time_bucket(INTERVAL '1 hour', "
+             "time) AS bucket, count(*) AS n FROM %s GROUP BY device, bucket",
+             if_not_exists ? "IF NOT EXISTS " : "", rollup, table);
+}
+
 #endif
