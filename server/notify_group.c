@@ -81,7 +81,10 @@ static void skip_committed(tl_table *t, tl_notify_member **ms, size_t n)
 /* Fits each undecided member's rows to the table (casts, required columns,
  * series key sizes), as the append would: one whose data does not fit fails
  * alone here. The others go to live[] and their rows to rows[]; returns how
- * many. */
+ * many. A column already in the table's type is borrowed from the member's
+ * batches, not copied: the append lays the rows out into arrays of its own
+ * before it returns, and the members' batches outlive their commit (a member
+ * waits for its outcome), so a failed group still fits them again. */
 static size_t fit(tl_table *t, tl_notify_member **ms, size_t n, tl_notify_member **live,
                   tl_rows *rows)
 {
@@ -90,8 +93,8 @@ static size_t fit(tl_table *t, tl_notify_member **ms, size_t n, tl_notify_member
     for (size_t i = 0; i < n; i++) {
         if (ms[i]->decided) continue;
         tl_error err = {0};
-        tl_status st = tl_append_prepare(t, &ms[i]->schema, ms[i]->batches, ms[i]->n_batches, now,
-                                         &rows[k], &err);
+        tl_status st = tl_append_prepare_borrow(t, &ms[i]->schema, ms[i]->batches, ms[i]->n_batches,
+                                                now, &rows[k], &err);
         if (st != TL_OK) {
             decide(ms[i], st, &err);
             continue;

@@ -36,6 +36,7 @@ typedef struct notify_table {
     tl_table *maint_table;
     cli_loader loader; /* the table's columns, to read files straight into their types */
     bool loader_ready;
+    struct ArrowSchema parse_target; /* the loader's, strings in their storage form */
     pthread_mutex_t lock;
     maintainer m;
     tl_notify_group group; /* requests waiting to commit */
@@ -127,6 +128,33 @@ struct tl_notify_tables {
     int n;
 };
 
+/* The loader's columns with flat strings and binaries as the table stores
+ * them (64-bit offsets): a parsed file's columns are then already in the
+ * append's storage form, and its group commit borrows them where it would
+ * cast a copy (tl_append_prepare_borrow). */
+static tl_status storage_target(const struct ArrowSchema *target, struct ArrowSchema *out,
+                                tl_error *err)
+{
+    TL_TRY(tl_schema_copy(target, out, err));
+    tl_status st = TL_OK;
+    for (int64_t i = 0; st == TL_OK && i < out->n_children; i++) {
+        struct ArrowSchema *f = out->children[i], large;
+        const char *format = strcmp(f->format, "u") == 0   ? "U"
+                             : strcmp(f->format, "z") == 0 ? "Z"
+                                                           : NULL;
+        if (format == NULL) continue;
+        st = tl_schema_init(&large, format, f->name, f->flags, 0, err);
+        if (st == TL_OK && (st = tl_schema_set_metadata(&large, f->metadata, err)) != TL_OK)
+            tl_schema_release(&large);
+        if (st == TL_OK) {
+            tl_schema_release(f);
+            tl_schema_move(&large, f);
+        }
+    }
+    if (st != TL_OK) tl_schema_release(out);
+    return st;
+}
+
 static tl_status open_one(notify_table *t, const char *lake, const char *const *options,
                           const char *name, tl_error *err)
 {
@@ -139,6 +167,7 @@ static tl_status open_one(notify_table *t, const char *lake, const char *const *
     TL_TRY(tl_lake_open_table(t->lake, name, &t->table, err));
     TL_TRY(cli_loader_init(&t->loader, t->table, TL_INPUT_AUTO, err));
     t->loader_ready = true;
+    TL_TRY(storage_target(&t->loader.target, &t->parse_target, err));
     TL_TRY(tl_lake_open(lake, options, &t->maint_lake, err));
     TL_TRY(tl_lake_open_table(t->maint_lake, name, &t->maint_table, err));
     TL_TRY(maintainer_start(t, err));
@@ -185,6 +214,7 @@ void tl_notify_tables_free(tl_notify_tables *t)
         maintainer_stop(&x->m);
         if (x->group_ready) tl_notify_group_destroy(&x->group);
         if (x->loader_ready) cli_loader_free(&x->loader);
+        tl_schema_release(&x->parse_target);
         tl_table_close(x->table);
         tl_lake_close(x->lake);
         tl_table_close(x->maint_table);
@@ -213,7 +243,7 @@ uint64_t tl_notify_tables_parse_ahead_bytes(void)
 static tl_status parse_ahead(notify_table *x, const char *path, const uint8_t *data, size_t len,
                              tl_input_format format, tl_notify_member *m, tl_error *err)
 {
-    tl_input_options o = {.format = format, .target = &x->loader.target};
+    tl_input_options o = {.format = format, .target = &x->parse_target};
     struct ArrowArrayStream in;
     TL_TRY(data ? tl_input_open_memory(data, len, path, &o, &in, err)
                 : tl_input_open(path, &o, &in, err));

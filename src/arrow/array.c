@@ -94,6 +94,33 @@ void tl_array_move(struct ArrowArray *src, struct ArrowArray *dst)
     src->release = NULL;
 }
 
+/* ---- Borrowed arrays ---- */
+
+static void release_borrowed_array(struct ArrowArray *array)
+{
+    free(array->private_data); /* the buffer pointer array; the buffers are src's */
+    array->release = NULL;
+}
+
+tl_status tl_array_borrow_flat(const struct ArrowArray *src, struct ArrowArray *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (src->n_children != 0 || src->dictionary != NULL || src->n_buffers < 0)
+        return tl_error_set(err, TL_ERR_INTERNAL, "only a flat array can be borrowed");
+    size_t n = (size_t)src->n_buffers;
+    const void **buffers = malloc((n ? n : 1) * sizeof *buffers);
+    if (buffers == NULL) return tl_error_nomem(err);
+    if (n) memcpy(buffers, src->buffers, n * sizeof *buffers);
+    out->length = src->length;
+    out->null_count = src->null_count;
+    out->offset = src->offset;
+    out->n_buffers = src->n_buffers;
+    out->buffers = buffers;
+    out->private_data = buffers;
+    out->release = release_borrowed_array;
+    return TL_OK;
+}
+
 int64_t tl_array_memory(const struct ArrowArray *array)
 {
     if (array->release != release_owned_array) return -1;

@@ -33,6 +33,13 @@ void tl_array_release(struct ArrowArray *array);
 /* Moves *src into *dst (dst must be released); src becomes released. */
 void tl_array_move(struct ArrowArray *src, struct ArrowArray *dst);
 
+/* A flat array (no children, no dictionary) sharing src's buffers, for rows
+ * handed to a consumer that copies them anyway: valid only while src is
+ * (whoever makes one keeps src alive until it is released); its release
+ * frees its own block, nothing of src's. TL_ERR_INTERNAL for a nested or
+ * dictionary array. */
+tl_status tl_array_borrow_flat(const struct ArrowArray *src, struct ArrowArray *out, tl_error *err);
+
 /* The bytes an owned array holds: what the allocator gave for its buffers and
  * its own block (malloc_usable_size), with its children and dictionary. -1
  * when it, or a part of it, is another producer's (whose allocations are not

@@ -32,6 +32,14 @@ tl_status tl_storage_schema(const tl_ice_schema *schema, struct ArrowSchema *out
 tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
                             const struct ArrowArray *batches, size_t n_batches,
                             int64_t ingest_micros, tl_rows *out, tl_error *err);
+/* The same, where a column already in its storage form (as for
+ * tl_append_prepare_take) shares its batch's buffers instead of being copied:
+ * the rows are valid only while the batches are, so they suit a consumer
+ * that copies them anyway before the batches go (an append lays its rows out
+ * into new arrays). Several batches still make a concatenated copy. */
+tl_status tl_append_prepare_borrow(const tl_table *t, const struct ArrowSchema *schema,
+                                   const struct ArrowArray *batches, size_t n_batches,
+                                   int64_t ingest_micros, tl_rows *out, tl_error *err);
 /* The same for batches the caller is done with: a column already in its
  * storage form (type, offset 0, known null count) is moved out of its batch
  * instead of copied (an append's or a compaction's whole input otherwise

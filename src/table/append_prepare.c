@@ -144,22 +144,29 @@ static bool movable(const struct ArrowArray *batch, const tl_array_view *v,
            (large ? ((const int64_t *)v->values)[0] : ((const int32_t *)v->values)[0]) == 0;
 }
 
-/* Column `input` of one batch in the storage type: moved out of the batch
- * when `take` allows and it is movable, else cast (a copy). */
+/* What becomes of a batch's column already in its storage form: copied
+ * (the caller keeps using the batches), moved out (the caller is done with
+ * them), or borrowed (the rows share its buffers while the batches live). */
+typedef enum { PREPARE_COPY, PREPARE_TAKE, PREPARE_BORROW } prepare_mode;
+
+/* Column `input` of one batch in the storage type: moved out of the batch or
+ * borrowed from it when `mode` allows and it is movable, else cast (a copy). */
 static tl_status cast_part(const struct ArrowSchema *schema, struct ArrowArray *batch, int input,
-                           const tl_arrow_type *target, const char *name, bool take,
+                           const tl_arrow_type *target, const char *name, prepare_mode mode,
                            struct ArrowArray *out, tl_error *err)
 {
     tl_array_view v;
     tl_status st = tl_array_view_init(&v, schema->children[input], batch->children[input], err);
     if (st != TL_OK) return tl_error_prefix(err, "column \"%s\"", name);
-    if (take && movable(batch, &v, target)) {
+    if (mode != PREPARE_COPY && movable(batch, &v, target)) {
         /* What the cast checks of var-width input, it checks here too. */
         st = tl_atype_is_varbinary(v.type.id) ? tl_offsets_check(&v, err) : TL_OK;
-        if (st == TL_OK)
+        if (st != TL_OK)
+            tl_error_prefix(err, "column \"%s\"", name);
+        else if (mode == PREPARE_TAKE)
             tl_array_move(batch->children[input], out);
         else
-            tl_error_prefix(err, "column \"%s\"", name);
+            st = tl_array_borrow_flat(batch->children[input], out, err);
     } else {
         st = tl_arrow_cast(&v, target, name, out, err);
     }
@@ -170,7 +177,7 @@ static tl_status cast_part(const struct ArrowSchema *schema, struct ArrowArray *
 /* Casts column `input` of every batch to `format` and concatenates them. */
 static tl_status cast_column(const struct ArrowSchema *schema, struct ArrowArray *batches,
                              size_t n_batches, int input, const char *format, const char *name,
-                             bool take, struct ArrowArray *out, tl_error *err)
+                             prepare_mode mode, struct ArrowArray *out, tl_error *err)
 {
     tl_arrow_type target;
     TL_TRY(tl_arrow_type_parse(format, &target, err));
@@ -180,7 +187,7 @@ static tl_status cast_column(const struct ArrowSchema *schema, struct ArrowArray
     tl_status st = parts && views ? TL_OK : tl_error_nomem(err);
     size_t done = 0;
     for (; st == TL_OK && done < n_batches; done++)
-        st = cast_part(schema, &batches[done], input, &target, name, take, &parts[done], err);
+        st = cast_part(schema, &batches[done], input, &target, name, mode, &parts[done], err);
     if (st == TL_OK && n_batches == 1) {
         tl_array_move(&parts[0], out);
     } else if (st == TL_OK) {
@@ -233,7 +240,7 @@ static tl_status check_series_key(const tl_table *t, const tl_ice_field *f, cons
 
 static tl_status prepare(const tl_table *t, const struct ArrowSchema *schema,
                          struct ArrowArray *batches, size_t n_batches, int64_t ingest_micros,
-                         bool take, tl_rows *out, tl_error *err)
+                         prepare_mode mode, tl_rows *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
     TL_TRY(check_input_columns(t, schema, err));
@@ -262,7 +269,7 @@ static tl_status prepare(const tl_table *t, const struct ArrowSchema *schema,
             st = cast_nested_column(schema, batches, n_batches, input, want, f->name, col, err);
         else
             st = input < 0 ? fill_column(t, f, format, length, ingest_micros, col, err)
-                           : cast_column(schema, batches, n_batches, input, format, f->name, take,
+                           : cast_column(schema, batches, n_batches, input, format, f->name, mode,
                                          col, err);
         int64_t row = st == TL_OK && f->required ? tl_array_first_null(col) : -1;
         if (row >= 0)
@@ -279,13 +286,22 @@ tl_status tl_append_prepare(const tl_table *t, const struct ArrowSchema *schema,
                             int64_t ingest_micros, tl_rows *out, tl_error *err)
 {
     /* Nothing is moved out of the batches: they are only read. */
-    return prepare(t, schema, (struct ArrowArray *)batches, n_batches, ingest_micros, false, out,
-                   err);
+    return prepare(t, schema, (struct ArrowArray *)batches, n_batches, ingest_micros, PREPARE_COPY,
+                   out, err);
+}
+
+tl_status tl_append_prepare_borrow(const tl_table *t, const struct ArrowSchema *schema,
+                                   const struct ArrowArray *batches, size_t n_batches,
+                                   int64_t ingest_micros, tl_rows *out, tl_error *err)
+{
+    /* Borrowing only reads the batches, as a copy does. */
+    return prepare(t, schema, (struct ArrowArray *)batches, n_batches, ingest_micros,
+                   PREPARE_BORROW, out, err);
 }
 
 tl_status tl_append_prepare_take(const tl_table *t, const struct ArrowSchema *schema,
                                  struct ArrowArray *batches, size_t n_batches,
                                  int64_t ingest_micros, tl_rows *out, tl_error *err)
 {
-    return prepare(t, schema, batches, n_batches, ingest_micros, true, out, err);
+    return prepare(t, schema, batches, n_batches, ingest_micros, PREPARE_TAKE, out, err);
 }

@@ -301,13 +301,20 @@ def test_a_bad_event_does_not_stop_the_good_ones(hostile):
 
 
 def test_bad_data_is_a_permanent_error_naming_the_object(hostile):
+    """The server reads text columns in the table's storage form (64-bit
+    offsets): a bad one is still named a string, as the table's type, and
+    bytes that are not UTF-8 are described (the answer is JSON)."""
     server, s3, lake_dir = hostile
-    s3.put_object(Bucket="landing-h", Key="bad/1.csv", Body=b"time,device_id,temp\nnot-a-time,d,1.5\n")
     before = table_files(lake_dir)
-    status, answer = server.post({"events": [event("bad/1.csv")]})
-    assert status == 422
-    assert "s3://landing-h/bad/1.csv" in answer["results"][0]["detail"]
-    assert "tl-notify-" not in answer["results"][0]["detail"]
+    for key, body, words in (("bad/1.csv", b"time,device_id,temp\nnot-a-time,d,1.5\n", "not-a-time"),
+                             ("bad/2.csv", b"time,device_id,temp\n2024-05-01T00:00:00Z,\xff,1.5\n",
+                              "text that is not valid UTF-8 is not a valid string")):
+        s3.put_object(Bucket="landing-h", Key=key, Body=body)
+        status, answer = server.post({"events": [event(key)]})
+        assert answer.get("results"), (status, answer)
+        detail = answer["results"][0]["detail"]
+        assert status == 422 and f"s3://landing-h/{key}" in detail and words in detail, detail
+        assert "tl-notify-" not in detail
     assert_unchanged(lake_dir, before)
 
 

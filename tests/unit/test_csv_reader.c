@@ -164,6 +164,8 @@ static void test_errors(void)
     expect_error("a\n300\n", "c", "column \"a\": \"300\" is not a valid int8");
     expect_error("z\n1\n", "l", "column \"z\" is not in the table");
     expect_error("a\n\xff\n", "u", "is not a valid string");
+    /* Read into 64-bit offsets (the storage form) it is still a string. */
+    expect_error("a\n\xff\n", "U", "text that is not valid UTF-8 is not a valid string");
     expect_error("a\n1\n", "tts", "cannot be read from text");
     expect_error("a\n1\n2\n2.5\n", NULL, "line 4, column \"a\": \"2.5\" is not a valid int64");
 }

@@ -244,8 +244,17 @@ static tl_status convert_rows(const tl_text_batch *b, int col, const tl_text_sou
             return tl_error_set(err, TL_ERR_INVALID, "%s: line %lld, column \"%s\": %s", src->name,
                                 (long long)((const int64_t *)b->lines.data)[r], name, why.message);
         char quoted[64], type[96];
-        tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
-        tl_arrow_type_describe(&bld->type, type, sizeof type);
+        /* Messages stay UTF-8 (they go into JSON answers and Python
+         * exceptions): bytes that are not are described, not quoted. */
+        if (tl_utf8_valid((const uint8_t *)s, len))
+            tl_text_quote((const uint8_t *)s, (int64_t)len, quoted, sizeof quoted);
+        else
+            snprintf(quoted, sizeof quoted, "text that is not valid UTF-8");
+        /* Text read into 64-bit offsets (a table's storage form) is still a
+         * string column to the user. */
+        tl_arrow_type shown = bld->type;
+        if (shown.id == TL_ATYPE_LARGE_STRING) shown.id = TL_ATYPE_STRING;
+        tl_arrow_type_describe(&shown, type, sizeof type);
         return tl_error_set(err, TL_ERR_INVALID,
                             "%s: line %lld, column \"%s\": %s is not a valid %s", src->name,
                             (long long)((const int64_t *)b->lines.data)[r], name, quoted, type);
