@@ -170,6 +170,51 @@ static void test_errors(void)
     expect_error("a\n1\n2\n2.5\n", NULL, "line 4, column \"a\": \"2.5\" is not a valid int64");
 }
 
+/* Rows of bare and wholly quoted fields are split sixteen bytes at a time
+ * straight into the batch; the rest (escaped quotes, a quote inside a bare
+ * field, fields over lines, blank lines, CRLF) goes to the scanner. Both
+ * read the same values whatever the window's reads, and a row of the wrong
+ * shape among plain ones is named by its line. */
+static void test_plain_rows(void)
+{
+    const char *text = "a,b,c,d\n"
+                       "\"first value\",plain text here,\"with, comma\",x1234567890\n"
+                       "\"\",,\"q\",last-field-long-enough\n"
+                       "bare\"quote,\"esc \"\"q\"\"\",z,y\n"
+                       "r4 long enough text,\"multi\nline\",m,n\n"
+                       "\r\n"
+                       "r6,s6,t6,u6-long-field-text\r\n"
+                       "r8,b,c,d-tail-padding-padding-padding\n";
+    const char *want[][4] = {{"first value", "plain text here", "with, comma", "x1234567890"},
+                             {"", "", "q", "last-field-long-enough"},
+                             {"bare\"quote", "esc \"q\"", "z", "y"},
+                             {"r4 long enough text", "multi\nline", "m", "n"},
+                             {"r6", "s6", "t6", "u6-long-field-text"},
+                             {"r8", "b", "c", "d-tail-padding-padding-padding"}};
+    for (size_t limit = 0; limit <= 64; limit++) {
+        result r;
+        read_csv(text, "u,u,u,u", limit, 0, &r);
+        CHECK_OK(r.st, &r.err);
+        CHECK_INT(r.rows, 6);
+        char buf[64];
+        for (int row = 0; row < 6; row++)
+            for (int col = 0; col < 4; col++)
+                CHECK_STR(str_at(&r.col[col], row, buf), want[row][col]);
+        result_free(&r);
+    }
+    const char *pad = "4444,4444\n4444,4444\n4444,4444\n";
+    const char *bad[][2] = {
+        {"a,b\n5555555555555555555\n", "t.csv: line 2: 1 fields, expected 2"},
+        {"a,b\n1,2,3333333333333333\n", "t.csv: line 2: more than 2 fields"},
+        {"a,b\n\"x\ny\",2\n333333333333333333333\n", "line 4: 1 fields, expected 2"},
+        {"a,b\n\"xxxxxxxxxxxxxxxx\"y,2\n", "line 2: unexpected text after a closing quote"}};
+    for (int i = 0; i < 4; i++) {
+        char t[256];
+        snprintf(t, sizeof t, "%s%s", bad[i][0], pad);
+        expect_error(t, NULL, bad[i][1]);
+    }
+}
+
 /* float64, int64 and timestamp columns convert by a loop of their own until
  * a row it does not take (a null, a bad value): the values on either side of
  * nulls land in their rows, and a bad value after nulls is named by its line. */
@@ -346,7 +391,7 @@ static void test_input_open_memory(void)
     CHECK_INT(tl_input_open_memory((const uint8_t *)"a\n", 2, "p", &any, &s, &err), TL_ERR_INVALID);
 }
 
-UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_input_open_memory), UNIT(test_batches),
-           UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors),
+UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_plain_rows), UNIT(test_input_open_memory),
+           UNIT(test_batches), UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors),
            UNIT(test_plain_columns_with_nulls), UNIT(test_string_run), UNIT(test_large_batch),
            UNIT(test_rows_unlike_the_sample), UNIT(test_batch_reserve))
