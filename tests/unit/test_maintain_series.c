@@ -8,7 +8,27 @@
 
 #define ROWS 64
 
-static const char *const WORDS[] = {"", "a", "ab", "abc", "b", "ba", "host_012", "host_0120", NULL};
+/* Of every length class the run shortcut compares apart (under 4 bytes, 4 to
+ * 7, 8 to 16, longer), with words of one length that differ at either end;
+ * the last three are left out of some tests. */
+static const char *const WORDS[] = {"",
+                                    "a",
+                                    "ab",
+                                    "abc",
+                                    "b",
+                                    "ba",
+                                    "eu-w",
+                                    "eu-x",
+                                    "fu-w",
+                                    "host_0121",
+                                    "xost_0120",
+                                    "us-east-1a",
+                                    "us-east-1b",
+                                    "ap-south-1-long-name",
+                                    "ap-south-1-long-namf",
+                                    "host_012",
+                                    "host_0120",
+                                    NULL};
 #define N_WORDS (sizeof WORDS / sizeof WORDS[0])
 
 typedef struct rows {
@@ -143,6 +163,43 @@ static void test_lookup_after_ranking(void)
     free_rows(&other);
 }
 
+/* Runs of keys that differ only at one end of a word the run shortcut
+ * compares (the first or last 4 or 8 bytes, or past 16): each is a series of
+ * its own, and a repeat is the same one. */
+static void test_runs_of_near_keys(void)
+{
+    static const char *const host[] = {"host_0120",
+                                       "host_0121",
+                                       "host_0121",
+                                       "xost_0121",
+                                       "eu-w",
+                                       "eu-x",
+                                       "fu-x",
+                                       "fu-x",
+                                       "ap-south-1-long-name",
+                                       "ap-south-1-long-namf",
+                                       "bp-south-1-long-namf",
+                                       "us-east-1a",
+                                       "us-east-1b"};
+    enum { N = sizeof host / sizeof host[0] };
+    int64_t dev[N] = {0};
+    int32_t ids[N];
+    tcol cols[2];
+    tcol_strs(&cols[0], "u", host, N);
+    tcol_ints(&cols[1], "i", dev, NULL, N);
+    tl_array_view v[2] = {cols[0].view, cols[1].view};
+    tl_series_set s = new_set();
+    tl_error err;
+    bool found;
+    CHECK_OK(tl_series_set_lookup(&s, v, N, ids, &found, &err), &err);
+    CHECK_INT(s.n, N - 2);
+    for (int i = 1; i < N; i++)
+        CHECK((ids[i] == ids[i - 1]) == (strcmp(host[i], host[i - 1]) == 0));
+    tl_series_set_free(&s);
+    tcol_free(&cols[0]);
+    tcol_free(&cols[1]);
+}
+
 /* Many series: the set grows (its keys, ids and slots) and still ranks
  * them in order. */
 static void test_many_series(void)
@@ -185,5 +242,5 @@ static void test_many_series(void)
     tcol_free(&cols[1]);
 }
 
-UNIT_TESTS(UNIT(test_many_series), UNIT(test_ranks_follow_the_merge_order),
-           UNIT(test_lookup_after_ranking))
+UNIT_TESTS(UNIT(test_many_series), UNIT(test_runs_of_near_keys),
+           UNIT(test_ranks_follow_the_merge_order), UNIT(test_lookup_after_ranking))
