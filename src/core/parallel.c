@@ -172,9 +172,10 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* pool_stop is an atexit handler (run at unload too, as the library
  * registers it), not a destructor: registered when the pool first starts,
- * after libcurl's global init registered OpenSSL's cleanup, it runs before
- * that cleanup, so the threads leave while OpenSSL can still free their
- * per-thread state (after it, LeakSanitizer reported that state). */
+ * after OpenSSL registered its cleanup (at the library's load, in
+ * store/digest.c), it runs before that cleanup, so the threads leave while
+ * OpenSSL can still free their per-thread state (after it, LeakSanitizer
+ * reported that state). */
 static void register_handlers(void)
 {
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
