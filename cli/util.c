@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "core/error.h"
+#include "core/json_text.h"
 
 static int option_index(const cli_args *a, const char *name)
 {
@@ -153,7 +154,7 @@ void cli_format_bytes(double bytes, char *buf, size_t size)
 
 void cli_print_json(void *json)
 {
-    char *s = json_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII);
+    char *s = tl_json_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (s) puts(s);
     free(s);
     json_decref(json);

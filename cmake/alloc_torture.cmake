@@ -1,9 +1,14 @@
-# The allocation torture test (tests/unit/test_alloc_torture.c) fails the
-# library's allocations one by one: its link alone wraps the allocation
-# functions the library's objects call (ld --wrap), so the library keeps
-# calling malloc directly and no other binary pays for the counter.
-if(TARGET test_alloc_torture)
-  target_link_options(test_alloc_torture PRIVATE
+# The allocation failure tests (tests/unit/alloc_fail.h) fail the library's
+# allocations one by one: their links alone wrap the allocation functions the
+# library's objects call (ld --wrap), so the library keeps calling malloc
+# directly and no other binary pays for the counter.
+function(tl_wrap_allocations name)
+  target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit/alloc_fail.c)
+  target_link_options(${name} PRIVATE
     LINKER:--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
     LINKER:--wrap=aligned_alloc)
+endfunction()
+
+if(TARGET test_alloc_torture)
+  tl_wrap_allocations(test_alloc_torture)
 endif()

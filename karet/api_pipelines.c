@@ -11,6 +11,7 @@
 #include "api.h"
 #include "auth.h"
 #include "jobs.h"
+#include "json_text.h"
 #include "run.h"
 #include "serve_lake.h"
 #include "serve_templates.h"
@@ -204,7 +205,7 @@ static const char *template_names(void)
 int api_create_pipeline(service *svc, const char *slug, const char *name, json_t *config,
                         const char *author, int64_t *version)
 {
-    char *text = json_dumps(config, JSON_COMPACT);
+    char *text = kjson_dumps(config, JSON_COMPACT);
     int64_t live = 0;
     int st = text ? db_exec(svc->db, NULL,
                             "INSERT INTO pipelines (slug, name, created_at) VALUES (?, ?, ?)",
@@ -432,7 +433,7 @@ void api_config_put(service *svc, http_req *rq, http_resp *out)
         json_decref(config);
         return;
     }
-    char *text = json_dumps(config, JSON_COMPACT);
+    char *text = kjson_dumps(config, JSON_COMPACT);
     json_decref(config);
     int64_t version = 0, live = 0;
     int st = save_config(svc, slug, text, rq->who.username, NULL, expect, &version, &live);
@@ -530,7 +531,7 @@ void api_config_revert(service *svc, http_req *rq, http_resp *out)
     }
     char note[64];
     snprintf(note, sizeof note, "reverted to v%lld", (long long)from);
-    char *text = json_dumps(config, JSON_COMPACT);
+    char *text = kjson_dumps(config, JSON_COMPACT);
     json_decref(config);
     int st = save_config(svc, rq->params[0], text, rq->who.username, note, 0, &version, &now_live);
     free(text);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_text.h"
+
 int karet_read_pipeline(karet_args *a, const char **file, json_t **config)
 {
     const char *opt = karet_opt(a, "pipeline");
@@ -38,7 +40,7 @@ int karet_load_config(const char *path, json_t **out, char *err, size_t errlen)
 
 void karet_print_json(json_t *json)
 {
-    char *s = json ? json_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    char *s = json ? kjson_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     if (s) puts(s);
     free(s);
     json_decref(json);

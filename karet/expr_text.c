@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "json_text.h"
 #include "strbuf.h"
 
 #define MAX_DEPTH 200
@@ -118,7 +119,7 @@ static void wfail(writer *w, const char *fmt, ...)
 static void write_string(writer *w, const char *s)
 {
     json_t *j = json_string(s);
-    char *text = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+    char *text = j ? kjson_dumps(j, JSON_ENCODE_ANY) : NULL;
     json_decref(j);
     if (text == NULL) return wfail(w, "a string is not valid UTF-8");
     kbuf_puts(&w->out, text);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "jobs.h"
+#include "json_text.h"
 
 #define RING 512
 
@@ -51,7 +52,7 @@ void bus_free(event_bus *b)
 
 void bus_publish_named(event_bus *b, const char *slug, const char *name, json_t *record)
 {
-    char *text = json_dumps(record, JSON_COMPACT);
+    char *text = kjson_dumps(record, JSON_COMPACT);
     char *s = strdup(slug);
     pthread_mutex_lock(&b->lock);
     bus_event *e = &b->ring[(b->seq + 1) % RING];

@@ -9,6 +9,7 @@
 
 #include "auth.h"
 #include "jobs.h"
+#include "json_text.h"
 #include "run.h"
 
 #define MAX_WORKERS 64
@@ -272,7 +273,7 @@ static void on_progress(void *ctx, const karet_progress *p)
     json_t *j = json_pack("{s:s,s:i,s:i,s:i,s:i}", "stage", p->stage ? p->stage : "", "files_done",
                           p->files_done, "files_total", p->files_total, "mappings_done",
                           p->mappings_done, "mappings_total", p->mappings_total);
-    char *text = json_dumps(j, JSON_COMPACT);
+    char *text = kjson_dumps(j, JSON_COMPACT);
     json_decref(j);
     db_exec(pc->svc->db, NULL, "UPDATE jobs SET progress = ? WHERE id = ?", "ss", text, pc->id);
     free(text);
@@ -323,7 +324,7 @@ static int ensure_lake(worker *w, char *err, size_t errlen)
 static void finish(service *svc, const char *id, const char *status, json_t *summary,
                    const char *error)
 {
-    char *text = summary ? json_dumps(summary, JSON_COMPACT) : NULL;
+    char *text = summary ? kjson_dumps(summary, JSON_COMPACT) : NULL;
     db_exec(svc->db, NULL,
             "UPDATE jobs SET status = ?, completed_at = ?, summary = ?, error = ?, "
             "progress = NULL WHERE id = ?",

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dims.h"
+#include "json_text.h"
 #include "strbuf.h"
 #include "feed.h"
 #include "files.h"
@@ -368,7 +369,7 @@ static tl_status commit(run_ctx *r, ktab *k, const plan *p, const char *hash, in
 {
     const ktable *t = k->t;
     json_t *rec = new_record(r, t, hash, p);
-    char *text = rec ? json_dumps(rec, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    char *text = rec ? kjson_dumps(rec, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(rec);
     if (text == NULL) {
         snprintf(err->message, sizeof err->message, "out of memory");

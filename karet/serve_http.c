@@ -2,6 +2,7 @@
  * or a slow upload holds up nobody else), every check that can be made before
  * the body is read made then, and one JSON log line per request. */
 #include "serve_http.h"
+#include "json_text.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -103,7 +104,7 @@ static enum MHD_Result send_reply(http_req *rq, http_resp *r)
         resp = MHD_create_response_from_buffer(r->raw_len, r->raw, MHD_RESPMEM_MUST_FREE);
         r->raw = NULL;
     } else if (resp == NULL) {
-        char *text = json_dumps(r->json ? r->json : json_object(), JSON_COMPACT);
+        char *text = kjson_dumps(r->json ? r->json : json_object(), JSON_COMPACT);
         size_t len = text ? strlen(text) : 0;
         resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
         if (resp) MHD_add_response_header(resp, "Content-Type", "application/json");

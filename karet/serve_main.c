@@ -13,6 +13,7 @@
 #include "auth.h"
 #include "cli.h"
 #include "jobs.h"
+#include "json_text.h"
 #include "serve_demo.h"
 #include "serve_http.h"
 #include "serve_lake.h"
@@ -57,7 +58,7 @@ void log_json(json_t *j)
     if (j == NULL) return;
     char ts[40];
     json_object_set_new(j, "ts", json_string(iso_time(now_ms(), ts, sizeof ts)));
-    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *s = kjson_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(j);
     if (s == NULL) return;
     pthread_mutex_lock(&log_lock);

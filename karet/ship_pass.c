@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "json_text.h"
 #include "ship.h"
 
 #define CHUNK (1u << 20)
@@ -181,7 +182,7 @@ static void save_remote_state(pass *ps)
     char key[600];
     ship_remote_state_key(ps->cfg->name, key, sizeof key);
     json_t *j = ship_state_to_json(&ps->st);
-    char *text = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+    char *text = j ? kjson_dumps(j, JSON_INDENT(1)) : NULL;
     json_decref(j);
     tl_error e = {0};
     if (text == NULL || tl_lake_put_object(ps->lake, key, text, strlen(text), &e) != TL_OK)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json_text.h"
 #include "ship.h"
 
 void ship_state_clear(ship_state *st)
@@ -164,7 +165,7 @@ static int make_parent(const char *path)
 int ship_state_save(const char *path, const ship_state *st, char *err, size_t errlen)
 {
     json_t *j = ship_state_to_json(st);
-    char *text = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+    char *text = j ? kjson_dumps(j, JSON_INDENT(1)) : NULL;
     json_decref(j);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());

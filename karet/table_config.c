@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_text.h"
+
 static void walk_dims(const kconfig *c, const json_t *node, bool *used)
 {
     if (json_is_array(node)) {
@@ -72,7 +74,7 @@ oom:
 bool ktable_config_hash(const kconfig *c, const ktable *t, const json_t *dim_files, char out[65])
 {
     json_t *j = ktable_config(c, t, dim_files);
-    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
+    char *text = j ? kjson_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
     json_decref(j);
     if (text == NULL) return false;
     unsigned char md[EVP_MAX_MD_SIZE];

@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "expr_text.h"
+#include "json_text.h"
 #include "web.h"
 
 /* texts[pointer] = the text of the expression at config[pointer], or its
@@ -16,7 +17,7 @@ static void add_text(json_t *texts, const json_t *expr, const char *pointer)
     if (expr == NULL) return;
     char err[256];
     char *text = kexpr_to_text(expr, err, sizeof err);
-    if (text == NULL) text = json_dumps(expr, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (text == NULL) text = kjson_dumps(expr, JSON_COMPACT | JSON_ENCODE_ANY);
     if (text) json_object_set_new(texts, pointer, json_string(text));
     free(text);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "json_text.h"
 #include "web.h"
 #include "web_assets.h"
 
@@ -58,7 +59,7 @@ void url_esc(kbuf *b, const char *s)
  * "</script" or start a comment, so <, > and & become \u escapes. */
 static void json_script(kbuf *b, const json_t *j)
 {
-    char *text = json_dumps(j ? j : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
+    char *text = kjson_dumps(j ? j : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
     for (const char *s = text; s && *s; s++) {
         if (*s == '<')
             kbuf_puts(b, "\\u003c");

@@ -7,12 +7,13 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/json_text.h"
 #include "core/strlist.h"
 
 /* One JSON line per call; a single write keeps concurrent lines whole. */
 static void log_json(FILE *f, json_t *j)
 {
-    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *s = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
     if (s) {
         fprintf(f, "%s\n", s);
         fflush(f);

@@ -13,6 +13,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/json_text.h"
 #include "notify.h"
 #include "notify_auth.h"
 #include "notify_guard.h"
@@ -27,7 +28,7 @@ typedef struct request {
 
 static enum MHD_Result respond(struct MHD_Connection *c, int status, json_t *j)
 {
-    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *s = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     const char *text = s ? s : "{}";
     struct MHD_Response *r =
@@ -48,7 +49,7 @@ static enum MHD_Result respond_error(struct MHD_Connection *c, int status, const
 static void log_bad_request(int status, const char *reason)
 {
     json_t *j = json_pack("{s:s,s:i,s:s}", "event", "rejected", "status", status, "error", reason);
-    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *s = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
     if (s) fprintf(stderr, "%s\n", s);
     free(s);
     json_decref(j);

@@ -9,6 +9,7 @@
 #include "../cli/load.h"
 #include "arrow/array.h"
 #include "arrow/stream.h"
+#include "core/json_text.h"
 #include "notify_group.h"
 #include "table/maintain.h"
 #include "table/table_internal.h"
@@ -51,7 +52,7 @@ static void log_maintenance(const char *table, int64_t version, const tl_append_
                           "version", (json_int_t)version, "ms", r->maintenance.seconds * 1000);
     if (j && r->maintenance_error[0])
         json_object_set_new(j, "error", json_string(r->maintenance_error));
-    char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *line = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
     if (line) {
         fprintf(r->maintenance_error[0] ? stderr : stdout, "%s\n", line);
         fflush(r->maintenance_error[0] ? stderr : stdout);

@@ -7,6 +7,7 @@
 
 #include "formats/avro/avro_file.h"
 #include "iceberg/manifest.h"
+#include "core/json_text.h"
 #include "iceberg/metadata_json.h"
 
 /* The schema text, one field a line as the reference orders them. */
@@ -174,7 +175,7 @@ static tl_status tl_mwrite_schema_text(const tl_ice_manifest_info *info, tl_buf 
     tl_status st = fields && seen ? TL_OK : tl_error_nomem(err);
     for (size_t i = 0; st == TL_OK && i < info->n_partition_fields; i++)
         st = tl_mwrite_partition_field(&info->partition_fields[i], seen, fields, err);
-    char *text = st == TL_OK ? tl_ice_json_dumps(fields, JSON_COMPACT) : NULL;
+    char *text = st == TL_OK ? tl_json_dumps(fields, JSON_COMPACT) : NULL;
     if (st == TL_OK && text == NULL) st = tl_error_nomem(err);
     json_decref(fields);
     json_decref(seen);

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/buf.h"
-
 static const char *json_type_name(json_type t)
 {
     switch (t) {
@@ -188,36 +186,4 @@ json_t *tl_ice_json_loadb(const char *json, size_t len, size_t flags, json_error
     }
     *nomem = j == NULL && (failed || json_error_code(e) == json_error_out_of_memory);
     return j;
-}
-
-/* Counted with jansson's own failures: a failed append is ignored as they are. */
-int tl_ice_json_dump_to_buf(const char *data, size_t size, void *buf)
-{
-    int rc = tl_buf_append(buf, data, size);
-    if (rc != 0) json_alloc_failures++;
-    return rc;
-}
-
-/* jansson ignores a failure while writing an object's key (dump_string's
- * result in do_dump): the text goes on without it, malformed, and would be
- * written as metadata no reader takes. A dump during which an allocation
- * failed is thrown away. */
-char *tl_ice_json_dumps(const json_t *j, size_t flags)
-{
-    pthread_once(&json_alloc_once, json_alloc_install);
-    unsigned long failures = json_alloc_failures;
-    char *text = json_dumps(j, flags);
-    if (text != NULL && json_alloc_failures != failures) {
-        free(text);
-        text = NULL;
-    }
-    return text;
-}
-
-int tl_ice_json_dump_buf(const json_t *j, size_t flags, tl_buf *out)
-{
-    pthread_once(&json_alloc_once, json_alloc_install);
-    unsigned long failures = json_alloc_failures;
-    int rc = json_dump_callback(j, tl_ice_json_dump_to_buf, out, flags);
-    return rc == 0 && json_alloc_failures == failures ? 0 : -1;
 }

@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/buf.h"
 #include "core/error.h"
 
 /* The member `key` of object `obj` if it has JSON type `type`. Absent (or null)
@@ -43,14 +42,5 @@ bool tl_ice_json_put(json_t *obj, const char *key, json_t *value, bool *failed);
  * not at all (a string short of a character): the allocator's ENOMEM tells,
  * and a document parsed while an allocation failed is never returned. */
 json_t *tl_ice_json_loadb(const char *json, size_t len, size_t flags, json_error_t *e, bool *nomem);
-
-/* json_dump_callback target appending to a tl_buf. */
-int tl_ice_json_dump_to_buf(const char *data, size_t size, void *buf);
-
-/* json_dumps (free the text) and json_dump_callback into *out, failing (NULL,
- * -1) when an allocation failed during the dump: jansson writes an object
- * without a key it could not write and reports success. */
-char *tl_ice_json_dumps(const json_t *j, size_t flags);
-int tl_ice_json_dump_buf(const json_t *j, size_t flags, tl_buf *out);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_text.h"
 #include "iceberg/metadata_json.h"
 
 /* Each builder returns a new JSON value or NULL when memory runs out. */
@@ -166,7 +167,7 @@ static void put_raw(writer *w, const char *s, size_t n)
 
 static void put_dump(writer *w, const json_t *v)
 {
-    if (!w->failed && tl_ice_json_dump_buf(v, JSON_COMPACT | JSON_ENCODE_ANY, w->out) != 0)
+    if (!w->failed && tl_json_dump_buf(v, JSON_COMPACT | JSON_ENCODE_ANY, w->out) != 0)
         w->failed = true;
 }
 
@@ -348,7 +349,7 @@ tl_status tl_ice_partition_fields_to_json_string(const tl_ice_partition_spec *sp
                                                  tl_error *err)
 {
     json_t *arr = array_of(spec->n_fields, partition_field_json, spec->fields);
-    *out = arr ? tl_ice_json_dumps(arr, JSON_COMPACT) : NULL;
+    *out = arr ? tl_json_dumps(arr, JSON_COMPACT) : NULL;
     json_decref(arr);
     return *out ? TL_OK : tl_error_nomem(err);
 }

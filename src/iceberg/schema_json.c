@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/json_text.h"
 #include "iceberg/metadata_json.h"
 
 static tl_status type_from_json(const json_t *t, const char *where, int depth, tl_ice_field *f,
@@ -303,7 +304,7 @@ json_t *tl_ice_schema_to_json(const tl_ice_schema *s)
 tl_status tl_ice_schema_to_json_string(const tl_ice_schema *s, char **out, tl_error *err)
 {
     json_t *j = tl_ice_schema_to_json(s);
-    *out = j ? tl_ice_json_dumps(j, JSON_COMPACT) : NULL;
+    *out = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     return *out ? TL_OK : tl_error_nomem(err);
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "arrow/parse.h"
-#include "iceberg/metadata_json.h"
+#include "core/json_text.h"
 #include "query/query_cache.h"
 #include "query/sql_plan_json.h"
 #include "query/sql_plan_latest.h"
@@ -992,7 +992,7 @@ tl_status tl_sql_tree_sql(tl_query_engine *e, const json_t *doc, char **out, tl_
     *out = NULL;
     json_t *copy = json_deep_copy(doc);
     if (copy) mark_big_integers(copy);
-    char *text = copy ? tl_ice_json_dumps(copy, JSON_COMPACT) : NULL;
+    char *text = copy ? tl_json_dumps(copy, JSON_COMPACT) : NULL;
     json_decref(copy);
     if (text == NULL) return tl_error_nomem(err);
     unmark_big_integers(text);

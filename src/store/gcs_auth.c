@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/json_text.h"
 #include "store/digest.h"
 
 #define SCOPE "https://www.googleapis.com/auth/devstorage.read_write"
@@ -76,7 +77,7 @@ void tl_gcs_auth_free(tl_gcs_auth *a)
 
 static int b64_json(tl_buf *out, json_t *obj)
 {
-    char *text = json_dumps(obj, JSON_COMPACT);
+    char *text = tl_json_dumps(obj, JSON_COMPACT);
     int rc = text ? tl_base64_encode(out, text, strlen(text), 1) : -1;
     free(text);
     return rc;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_text.h"
 #include "store/digest.h"
 #include "store/gcs_auth.h"
 #include "store/multipart.h"
@@ -220,7 +221,7 @@ static char *compose_body(tl_remote *r, const tl_tagged_upload *u, size_t first,
     json_t *body = sources ? json_pack("{s:o,s:{s:s}}", "sourceObjects", sources, "destination",
                                        "contentType", "application/octet-stream")
                            : NULL;
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    char *text = body ? tl_json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     return text;
 }
@@ -315,7 +316,7 @@ static tl_status gcs_put(tl_store *s, const char *key, const void *data, size_t 
 static int multipart_body(tl_buf *out, const char *object, const void *data, size_t len)
 {
     json_t *meta = json_pack("{s:s}", "name", object);
-    char *meta_text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+    char *meta_text = meta ? tl_json_dumps(meta, JSON_COMPACT) : NULL;
     json_decref(meta);
     if (meta_text == NULL) return -1;
     int rc = tl_buf_printf(out,

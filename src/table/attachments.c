@@ -6,6 +6,7 @@
 
 #include "core/random.h"
 #include "formats/input/text_batch.h"
+#include "core/json_text.h"
 #include "iceberg/metadata_json.h"
 #include "table/contract.h"
 #include "table/live_files.h"
@@ -238,7 +239,7 @@ tl_status tl_attachments_summary(const tl_ice_metadata *md, const tl_ice_snapsho
     json_t *list = names.len && sorted ? json_array() : NULL;
     for (size_t k = 0; list && k < names.len; k++)
         ok = ok && json_array_append_new(list, json_string(sorted[k])) == 0;
-    char *text = list ? tl_ice_json_dumps(list, JSON_COMPACT) : NULL;
+    char *text = list ? tl_json_dumps(list, JSON_COMPACT) : NULL;
     if (names.len && (text == NULL || tl_strlist_push(kv, TL_SUMMARY_ATTACHMENTS) != 0 ||
                       tl_strlist_push_owned(kv, text) != 0)) {
         free(text);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_text.h"
 #include "iceberg/metadata_json.h"
 #include "table/batch_ledger.h"
 #include "table/contract.h"
@@ -41,7 +42,7 @@ tl_status tl_batch_ids_summary(const char *const *ids, size_t n, tl_strlist *kv,
     bool ok = a != NULL;
     /* ids are valid UTF-8 (checked by the append), so json_string fails only for memory */
     for (size_t i = 0; ok && i < n; i++) ok = json_array_append_new(a, json_string(ids[i])) == 0;
-    char *text = ok ? tl_ice_json_dumps(a, JSON_COMPACT) : NULL;
+    char *text = ok ? tl_json_dumps(a, JSON_COMPACT) : NULL;
     json_decref(a);
     if (text == NULL || tl_strlist_push(kv, TL_SUMMARY_BATCH_IDS) != 0 ||
         tl_strlist_push_owned(kv, text) != 0) {

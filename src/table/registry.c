@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/strlist.h"
+#include "core/json_text.h"
 #include "iceberg/metadata_json.h"
 #include "table/table_internal.h"
 
@@ -59,7 +60,7 @@ static tl_status registry_write(tl_store *store, tl_strlist *names, tl_error *er
     bool whole = root != NULL;
     for (size_t i = 0; whole && i < names->len; i++)
         whole = json_array_append_new(root, json_string(names->items[i])) == 0;
-    char *text = whole ? tl_ice_json_dumps(root, JSON_INDENT(2)) : NULL;
+    char *text = whole ? tl_json_dumps(root, JSON_INDENT(2)) : NULL;
     json_decref(root);
     if (text == NULL) return tl_error_nomem(err);
     tl_status st = tl_store_put(store, REGISTRY_KEY, text, strlen(text), err);

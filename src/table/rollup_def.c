@@ -9,6 +9,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "iceberg/metadata.h"
+#include "core/json_text.h"
 #include "iceberg/metadata_json.h"
 
 static const char *const fn_names[] = {
@@ -201,7 +202,7 @@ char *tl_rollup_aggregates_json(const tl_rollup_agg *aggs, size_t n)
             json_object_set_new(a, "function", json_string(tl_rollup_fn_name(aggs[i].fn))) != 0 ||
             (aggs[i].column && json_object_set_new(a, "column", json_string(aggs[i].column)) != 0);
     }
-    char *out = failed ? NULL : tl_ice_json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *out = failed ? NULL : tl_json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(doc);
     return out;
 }

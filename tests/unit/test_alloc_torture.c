@@ -12,12 +12,8 @@
  *     (a clean run's rows), through a newly opened handle;
  *   - a retry on the same handle succeeds and gives the rows of a clean
  *     run: the append's batch id adds its rows once.
- * The library's allocations are counted through ld --wrap of malloc,
- * calloc, realloc, strdup, strndup and aligned_alloc at this binary's link
- * (cmake/alloc_torture.cmake), jansson's through the library's own
- * allocation hook (which calls malloc, so it is counted too), armed only
- * around the operation: the library keeps calling malloc directly, the
- * allocators of compression libraries and DuckDB are not counted.
+ * The library's allocations are counted through ld --wrap (alloc_fail.h),
+ * armed only around the operation.
  * An append of 6 rows makes about 1,100 allocations, a maintenance of two
  * partitions of three files 2,800, set_properties 300, a rollback 1,200 and
  * a rollup's refresh through SQL 9,500, a table's creation 520 and its
@@ -28,12 +24,14 @@
  * under ASan; 250 of the append and of the maintenance pass, 60 of each of
  * the others, all of the drop; the creation's 246th crashes in jansson 2.14's
  * json_loadb, a known bug of jansson), ALLOC_TORTURE_OP one operation. */
-#include <errno.h>
 #include <jansson.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "alloc_fail.h"
+#include "core/json_text.h"
+#include "formats/avro/avro_schema.h"
+#include "iceberg/metadata_json.h"
 #include "test_table_helpers.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -60,89 +58,13 @@ const char *__lsan_default_options(void)
 }
 #endif
 
-/* ---- The allocation hook: fail allocation number `target` ---- */
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-void *__real_aligned_alloc(size_t align, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-void *__wrap_aligned_alloc(size_t align, size_t n);
-
-static struct {
-    atomic_int armed;
-    atomic_long count;
-    long target; /* 0: count only */
-    atomic_int fired;
-} A;
-
-/* Sets errno as a real allocator does on failure. */
-static bool fail_now(void)
-{
-    if (!atomic_load_explicit(&A.armed, memory_order_relaxed)) return false;
-    long n = atomic_fetch_add(&A.count, 1) + 1;
-    if (n != A.target) return false;
-    atomic_store(&A.fired, 1);
-    errno = ENOMEM;
-    return true;
-}
-
-void *__wrap_malloc(size_t n)
-{
-    return fail_now() ? NULL : __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    return fail_now() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-    return fail_now() ? NULL : __real_realloc(p, n);
-}
-
-char *__wrap_strdup(const char *s)
-{
-    return fail_now() ? NULL : __real_strdup(s);
-}
-
-char *__wrap_strndup(const char *s, size_t n)
-{
-    return fail_now() ? NULL : __real_strndup(s, n);
-}
-
-void *__wrap_aligned_alloc(size_t align, size_t n)
-{
-    return fail_now() ? NULL : __real_aligned_alloc(align, n);
-}
-
-static void arm(long target)
-{
-    atomic_store(&A.count, 0);
-    atomic_store(&A.fired, 0);
-    A.target = target;
-    atomic_store(&A.armed, 1);
-}
-
-static void disarm(void)
-{
-    atomic_store(&A.armed, 0);
-}
-
 /* The run's target: -1 none, 0 count only. The operations arm it around
  * the library call alone, not around making their input. */
 static long pending = -1;
 
 static void begin(void)
 {
-    if (pending >= 0) arm(pending);
+    if (pending >= 0) alloc_fail_arm(pending);
 }
 
 /* ---- A table and its rows ---- */
@@ -166,7 +88,7 @@ static tl_status append_batch(fixture *f, int b, int n, const tl_append_options 
     tl_append_result ignored;
     begin();
     tl_status st = tl_table_append(f->t, &s, o, r ? r : &ignored, err);
-    disarm();
+    alloc_fail_disarm();
     return st;
 }
 
@@ -449,7 +371,7 @@ static tl_status run_replace(fixture *f, tl_error *err)
     tl_append_result r;
     begin();
     tl_status st = tl_table_replace(f->t, &s, &o, &r, err);
-    disarm();
+    alloc_fail_disarm();
     return st;
 }
 
@@ -471,7 +393,7 @@ static tl_status run_maintain(fixture *f, tl_error *err)
     tl_maintain_report r;
     begin();
     tl_status st = tl_table_maintain(f->t, &o, &r, err);
-    disarm();
+    alloc_fail_disarm();
     return st;
 }
 
@@ -480,7 +402,7 @@ static tl_status run_set_properties(fixture *f, tl_error *err)
     const char *props[] = {"retention", "90d", "my.note", "x", NULL};
     begin();
     tl_status st = tl_table_set_properties(f->t, props, err);
-    disarm();
+    alloc_fail_disarm();
     return st;
 }
 
@@ -488,7 +410,7 @@ static tl_status run_rollback(fixture *f, tl_error *err)
 {
     begin();
     tl_status st = tl_table_rollback(f->t, f->first_snapshot, err);
-    disarm();
+    alloc_fail_disarm();
     return st;
 }
 
@@ -500,7 +422,7 @@ static tl_status run_upgrade(fixture *f, tl_error *err)
     tl_upgrade_report r = {0};
     begin();
     tl_status st = tl_table_upgrade(f->t, &o, &r, err);
-    disarm();
+    alloc_fail_disarm();
     if (st == TL_OK) tl_upgrade_report_clear(&r);
     return st;
 }
@@ -511,7 +433,7 @@ static tl_status run_sql_armed(const char *sql, tl_error *err)
     struct ArrowArrayStream s;
     begin();
     tl_status st = tl_lake_sql(lake, sql, NULL, &s, NULL, err);
-    disarm();
+    alloc_fail_disarm();
     if (st == TL_OK) ttable_drain(&s);
     return st;
 }
@@ -540,7 +462,7 @@ static tl_status run_create(fixture *f, tl_error *err)
     f->t = NULL;
     begin();
     tl_status st = create_table(f, err);
-    disarm();
+    alloc_fail_disarm();
     /* A retry finds the table the failed call created after all. */
     return st == TL_ERR_EXISTS && pending < 0 ? TL_OK : st;
 }
@@ -549,7 +471,7 @@ static tl_status run_drop(fixture *f, tl_error *err)
 {
     begin();
     tl_status st = tl_lake_drop_table(lake, f->table, err);
-    disarm();
+    alloc_fail_disarm();
     return st;
 }
 
@@ -651,7 +573,7 @@ static bool torture_once(const op *o, const baseline *b, long n)
     tl_status st = o->run(&f, &err);
     pending = -1;
     char desc[600];
-    if (!atomic_load(&A.fired)) { /* fewer allocations than the baseline's */
+    if (!alloc_fail_fired()) { /* fewer allocations than the baseline's */
         close_fixture(&f);
         return true;
     }
@@ -717,7 +639,7 @@ static baseline measure(const op *o)
     pending = 0;
     CHECK_OK(o->run(&f, &err), &err);
     pending = -1;
-    b.allocations = atomic_load(&A.count);
+    b.allocations = alloc_fail_count();
     /* It compacts, in the append's own version (the property's is one more). */
     if (o->maintains)
         CHECK(last_append.maintenance.partitions_compacted == 1 &&
@@ -778,6 +700,96 @@ static void torture(const op *o)
     }
 }
 
+/* ---- JSON text: all of it or none ---- */
+
+/* jansson allocates through the library's counting hook once the library
+ * has read JSON: as in every process that writes a table. */
+static void install_json_hook(void)
+{
+    json_error_t je;
+    bool nomem;
+    json_decref(tl_ice_json_loadb("{}", 2, 0, &je, &nomem));
+}
+
+/* An Avro schema of a manifest's kind: nested records, field ids. */
+static const char avro_schema_text[] =
+    "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+    "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+    "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,"
+    "\"field-id\":1},"
+    "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\",\"fields\":["
+    "{\"name\":\"file_path\",\"type\":\"string\",\"doc\":\"Location URI\",\"field-id\":100},"
+    "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
+    "{\"name\":\"lower_bounds\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{"
+    "\"type\":\"record\",\"name\":\"k126_v127\",\"fields\":["
+    "{\"name\":\"key\",\"type\":\"int\",\"field-id\":126},"
+    "{\"name\":\"value\",\"type\":\"bytes\",\"field-id\":127}]},"
+    "\"logicalType\":\"map\"}],\"default\":null,\"field-id\":125}]},\"field-id\":2}]}";
+
+/* The Avro schema a manifest or a manifest list carries in its header, each
+ * allocation of its printing failed in turn: out of memory and nothing
+ * appended, or all of it. jansson's json_dumps left out an object's key it
+ * could not write (a field without its name or field id): every manifest
+ * written with that schema in the process (the printed text is cached)
+ * would have had a schema no reader takes. */
+static void test_avro_schema_text_whole_or_none(void)
+{
+    install_json_hook();
+    tl_avro_schema *schema = NULL;
+    tl_error err;
+    CHECK_OK(tl_avro_schema_parse(avro_schema_text, strlen(avro_schema_text), &schema, &err), &err);
+    tl_buf full = {0};
+    CHECK_OK(tl_avro_schema_print(schema, &full, &err), &err);
+    long failed = 0;
+    for (long n = 1;; n++) {
+        tl_buf out = {0};
+        CHECK(tl_buf_append_str(&out, "head:") == 0);
+        alloc_fail_arm(n);
+        tl_status st = tl_avro_schema_print(schema, &out, &err);
+        alloc_fail_disarm();
+        bool fired = alloc_fail_fired();
+        if (st == TL_OK &&
+            !(out.len == full.len + 5 && memcmp(out.data + 5, full.data, full.len) == 0))
+            fprintf(stderr, "  [avro schema, allocation %ld failed] wrote %s\n", n,
+                    (char *)out.data);
+        CHECK(st == TL_OK
+                  ? out.len == full.len + 5 && memcmp(out.data + 5, full.data, full.len) == 0
+                  : st == TL_ERR_NOMEM && out.len == 5);
+        tl_buf_free(&out);
+        if (!fired) break;
+        failed++;
+    }
+    CHECK(failed > 10); /* or the text was not written through the counted allocator */
+    tl_buf_free(&full);
+    tl_avro_schema_free(schema);
+}
+
+/* The library's dump itself (metadata, manifests' JSON, the registry, GCS
+ * request bodies, the notification server's and the CLI's lines). */
+static void test_json_dump_whole_or_none(void)
+{
+    install_json_hook();
+    json_t *j = json_loads(avro_schema_text, 0, NULL);
+    CHECK(j != NULL);
+    size_t flags = JSON_COMPACT | JSON_PRESERVE_ORDER;
+    char *full = tl_json_dumps(j, flags);
+    CHECK(full != NULL);
+    long failed = 0;
+    for (long n = 1;; n++) {
+        alloc_fail_arm(n);
+        char *text = tl_json_dumps(j, flags);
+        alloc_fail_disarm();
+        bool fired = alloc_fail_fired();
+        CHECK(text == NULL ? fired : strcmp(text, full) == 0);
+        free(text);
+        if (!fired) break;
+        failed++;
+    }
+    CHECK(failed > 5);
+    free(full);
+    json_decref(j);
+}
+
 static void test_alloc_torture(void)
 {
     now_us = (int64_t)time(NULL) * 1000000LL;
@@ -799,4 +811,5 @@ static void test_alloc_torture(void)
             absorbed);
 }
 
-UNIT_TESTS(UNIT(test_alloc_torture))
+UNIT_TESTS(UNIT(test_json_dump_whole_or_none), UNIT(test_avro_schema_text_whole_or_none),
+           UNIT(test_alloc_torture))

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_text.h"
 #include "formats/avro/avro_schema.h"
 
 /* A namespace as a prefix of some full name: the names inside a named type
@@ -140,10 +141,9 @@ tl_status tl_avro_schema_print(const tl_avro_schema *schema, tl_buf *out, tl_err
     tl_avro_ns top = {"", 0};
     json_t *j = tl_avro_print_type(&pr, schema->root, top);
     free(pr.printed);
-    char *text = NULL;
-    if (j && !pr.nomem) text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+    int rc = j && !pr.nomem
+                 ? tl_json_dump_buf(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER, out)
+                 : -1;
     json_decref(j);
-    int rc = text ? tl_buf_append_str(out, text) : -1;
-    free(text);
     return rc == 0 ? TL_OK : tl_error_nomem(err);
 }
