@@ -469,7 +469,9 @@ static tl_status empty_result(struct ArrowArrayStream *out, tl_error *err)
 {
     struct ArrowSchema schema;
     TL_TRY(tl_schema_init(&schema, "+s", NULL, 0, 0, err));
-    return tl_stream_from_batches(&schema, NULL, 0, out, err);
+    tl_status st = tl_stream_from_batches(&schema, NULL, 0, out, err);
+    if (st != TL_OK) tl_schema_release(&schema); /* not taken */
+    return st;
 }
 
 /* The settings in force (the lake's, the call's, then the namespace's SET ones), as a

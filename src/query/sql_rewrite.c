@@ -142,11 +142,13 @@ static tl_status information_schema(rewriter *r, json_t *ref, tl_error *err)
     const json_t *from = json_object_get(
         json_object_get(json_array_get(json_object_get(tree, "statements"), 0), "node"),
         "from_table");
-    json_t *copy = st == TL_OK ? json_deep_copy(from) : NULL;
+    json_t *copy = st == TL_OK && from ? json_deep_copy(from) : NULL;
     json_decref(tree);
-    if (st == TL_OK &&
-        (copy == NULL || json_object_clear(ref) != 0 || json_object_update(ref, copy) != 0))
+    if (st == TL_OK && from == NULL)
         st = tl_error_set(err, TL_ERR_QUERY, "cannot read information_schema.%s", name);
+    else if (st == TL_OK &&
+             (copy == NULL || json_object_clear(ref) != 0 || json_object_update(ref, copy) != 0))
+        st = tl_error_nomem(err);
     json_decref(copy);
     r->changed = r->changed || st == TL_OK;
     return st;
@@ -204,19 +206,24 @@ tl_status tl_sql_rewrite(tl_query_engine *e, const tl_sql_scope *scope, const ch
     *out = NULL;
     if (!mentions(query)) return TL_OK;
     json_t *tree = NULL;
-    if (tl_sql_syntax_tree(e, query, &tree, NULL) != TL_OK) return TL_OK; /* the plan tells */
-    json_t *doc = json_is_true(json_object_get(tree, "error")) ? NULL : json_deep_copy(tree);
+    /* A query DuckDB cannot parse: the plan tells. Out of memory, the
+     * query would run without its rewriting (information_schema.<view> a
+     * table "that does not exist"). */
+    tl_error tree_err;
+    tl_status st = tl_sql_syntax_tree(e, query, &tree, &tree_err);
+    if (st == TL_ERR_NOMEM) return tl_error_nomem(err);
+    if (st != TL_OK || json_is_true(json_object_get(tree, "error"))) {
+        json_decref(tree);
+        return TL_OK;
+    }
+    json_t *doc = json_deep_copy(tree);
     json_decref(tree);
-    if (doc == NULL) return TL_OK;
+    if (doc == NULL) return tl_error_nomem(err);
     rewriter r = {e, scope, false};
     bool gapfilled = false;
-    tl_status st = tl_sql_gapfill(e, json_object_get(doc, "statements"), &gapfilled, err);
+    st = tl_sql_gapfill(e, json_object_get(doc, "statements"), &gapfilled, err);
     if (st == TL_OK) st = rewrite(&r, json_object_get(doc, "statements"), err);
-    if (st == TL_OK && (r.changed || gapfilled)) {
-        *out = tl_sql_tree_text(e, doc);
-        if (*out == NULL)
-            st = tl_error_set(err, TL_ERR_QUERY, "cannot write the rewritten query back as SQL");
-    }
+    if (st == TL_OK && (r.changed || gapfilled)) st = tl_sql_tree_sql(e, doc, out, err);
     json_decref(doc);
     return st;
 }

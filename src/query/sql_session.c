@@ -44,6 +44,27 @@ static void drop(tl_strlist *pairs, const char *key)
     }
 }
 
+/* Sets key's value, the list as it was when out of memory (a failed SET
+ * keeps the value before it). */
+static int put(tl_strlist *pairs, const char *key, const char *value)
+{
+    char *copy = strdup(value);
+    if (copy == NULL) return -1;
+    for (size_t i = 0; i + 1 < pairs->len; i += 2) {
+        if (strcmp(pairs->items[i], key) != 0) continue;
+        free(pairs->items[i + 1]);
+        pairs->items[i + 1] = copy;
+        return 0;
+    }
+    if (tl_strlist_push(pairs, key) == 0) {
+        if (tl_strlist_push_owned(pairs, copy) == 0) return 0;
+        free(pairs->items[--pairs->len]);
+        pairs->items[pairs->len] = NULL;
+    }
+    free(copy);
+    return -1;
+}
+
 static tl_status as_query_error(tl_status st, tl_error *err)
 {
     if (st == TL_ERR_INVALID && err) err->code = TL_ERR_QUERY; /* the reference's class */
@@ -73,17 +94,14 @@ tl_status tl_sql_session_set(tl_query_engine *e, const char *ns, const char *nam
         tl_strlist_free(&s->pairs);
         return TL_OK;
     }
-    drop(&s->pairs, key);
-    if (value == NULL) return TL_OK;
+    if (value == NULL) {
+        drop(&s->pairs, key);
+        return TL_OK;
+    }
     bool flag; /* SHOW gives a boolean as the reference does: true or false */
     if (tl_setting_find(key)->kind == TL_SETTING_BOOL && tl_setting_parse_bool(value, &flag))
         value = flag ? "true" : "false";
-    if (tl_strlist_push(&s->pairs, key) != 0) return tl_error_nomem(err);
-    if (tl_strlist_push(&s->pairs, value) != 0) {
-        free(s->pairs.items[--s->pairs.len]);
-        return tl_error_nomem(err);
-    }
-    return TL_OK;
+    return put(&s->pairs, key, value) == 0 ? TL_OK : tl_error_nomem(err);
 }
 
 tl_status tl_sql_session_settings(const tl_query_engine *e, const char *ns, const char *const *call,
@@ -112,10 +130,16 @@ void tl_sql_sessions_free(tl_query_engine *e)
     e->n_sessions = 0;
 }
 
-char *tl_sql_setting_show_name(const char *name)
+bool tl_sql_setting_known(const char *name)
 {
     const tl_setting *s = tl_setting_find(name);
-    if (s == NULL || !(s->levels & TL_LEVEL_SESSION)) return NULL;
+    return s != NULL && (s->levels & TL_LEVEL_SESSION);
+}
+
+char *tl_sql_setting_show_name(const char *name)
+{
+    if (!tl_sql_setting_known(name)) return NULL;
+    const tl_setting *s = tl_setting_find(name);
     char *shown = tl_strdup_printf(TL_SETTING_PREFIX "%s", s->info.name);
     for (char *c = shown ? shown + strlen(TL_SETTING_PREFIX) : NULL; c && *c; c++)
         if (*c == '-') *c = '_';

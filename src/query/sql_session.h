@@ -24,8 +24,11 @@ tl_status tl_sql_session_settings(const tl_query_engine *e, const char *ns, cons
 
 void tl_sql_sessions_free(tl_query_engine *e);
 
+/* Whether `name` spells a session setting. */
+bool tl_sql_setting_known(const char *name);
 /* The name information_schema.df_settings and SHOW give a session setting
- * ("timelake.read_dedup"; malloc'd), or NULL when `name` spells none. */
+ * ("timelake.read_dedup"; malloc'd), or NULL when `name` spells none or
+ * out of memory. */
 char *tl_sql_setting_show_name(const char *name);
 
 #endif

@@ -14,6 +14,13 @@ static tl_status syntax(tl_error *err, const char *what)
     return tl_error_set(err, TL_ERR_QUERY, "syntax error: %s", what);
 }
 
+/* After tl_sql_read_name failed at p: a name it could not copy is out of
+ * memory, anything else the syntax error `what`. */
+static tl_status no_name(const char *p, tl_error *err, const char *what)
+{
+    return tl_sql_at_name(p) ? tl_error_nomem(err) : syntax(err, what);
+}
+
 /* ---- SET and RESET ---- */
 
 static tl_status run_set(tl_query_engine *e, const char *ns, const char *p, tl_error *err)
@@ -23,7 +30,7 @@ static tl_status run_set(tl_query_engine *e, const char *ns, const char *p, tl_e
     if (tl_sql_is_word(t, "SESSION") || tl_sql_is_word(t, "LOCAL")) p = q;
     char *name = NULL;
     if (!tl_sql_read_name(&p, &name))
-        return syntax(err, "SET needs a setting: SET timelake.<setting> = value");
+        return no_name(p, err, "SET needs a setting: SET timelake.<setting> = value");
     if (strncasecmp(name, TL_SETTING_PREFIX, strlen(TL_SETTING_PREFIX)) != 0) {
         tl_status st = tl_sql_session_set(e, ns, name, "", err); /* refused, whatever the value */
         free(name);
@@ -57,7 +64,9 @@ static tl_status run_reset(tl_query_engine *e, const char *ns, const char *p, tl
     if (tl_sql_is_word(tl_sql_next(&q), "ALL") && tl_sql_at_end(q))
         return tl_sql_session_set(e, ns, NULL, NULL, err);
     char *name = NULL;
-    if (!tl_sql_read_name(&p, &name) || !tl_sql_at_end(p)) {
+    if (!tl_sql_read_name(&p, &name))
+        return no_name(p, err, "RESET takes a setting (RESET timelake.<setting>) or ALL");
+    if (!tl_sql_at_end(p)) {
         free(name);
         return syntax(err, "RESET takes a setting (RESET timelake.<setting>) or ALL");
     }
@@ -91,9 +100,11 @@ static tl_status show_columns(const char *p, const char *ns, bool describe, char
                               tl_error *err)
 {
     char *name = NULL;
-    if (!tl_sql_read_name(&p, &name) || !tl_sql_at_end(p)) {
+    const char *usage = describe ? "DESCRIBE <table>" : "SHOW COLUMNS FROM <table>";
+    if (!tl_sql_read_name(&p, &name)) return no_name(p, err, usage);
+    if (!tl_sql_at_end(p)) {
         free(name);
-        return syntax(err, describe ? "DESCRIBE <table>" : "SHOW COLUMNS FROM <table>");
+        return syntax(err, usage);
     }
     char *cond = table_condition(name, ns);
     free(name);
@@ -122,22 +133,26 @@ static tl_status show(const char *p, const char *ns, char **out, tl_error *err)
             return syntax(err, "SHOW COLUMNS FROM <table>");
         return show_columns(q, ns, false, out, err);
     } else {
+        const char *usage =
+            "SHOW ALL, SHOW TABLES, SHOW COLUMNS FROM <table> or SHOW timelake.<setting>";
         char *name = NULL;
-        if (!tl_sql_read_name(&p, &name) || !tl_sql_at_end(p)) {
+        if (!tl_sql_read_name(&p, &name)) return no_name(p, err, usage);
+        if (!tl_sql_at_end(p)) {
             free(name);
-            return syntax(err, "SHOW ALL, SHOW TABLES, SHOW COLUMNS FROM <table> or SHOW "
-                               "timelake.<setting>");
+            return syntax(err, usage);
         }
-        char *shown = strncasecmp(name, TL_SETTING_PREFIX, strlen(TL_SETTING_PREFIX)) == 0
-                          ? tl_sql_setting_show_name(name)
-                          : NULL;
-        tl_status st = shown ? TL_OK
-                             : tl_error_set(err, TL_ERR_QUERY,
-                                            "'%s' is not a variable which can be viewed with "
-                                            "'SHOW': SHOW ALL lists Timelake's settings "
-                                            "(timelake.<setting>), SHOW TABLES and SHOW COLUMNS "
-                                            "FROM <table> the lake's tables",
-                                            name);
+        bool ours = strncasecmp(name, TL_SETTING_PREFIX, strlen(TL_SETTING_PREFIX)) == 0;
+        char *shown = ours ? tl_sql_setting_show_name(name) : NULL;
+        /* A setting's name it could not copy is no unknown setting. */
+        bool nomem = shown == NULL && ours && tl_sql_setting_known(name);
+        tl_status st = shown   ? TL_OK
+                       : nomem ? tl_error_nomem(err)
+                               : tl_error_set(err, TL_ERR_QUERY,
+                                              "'%s' is not a variable which can be viewed with "
+                                              "'SHOW': SHOW ALL lists Timelake's settings "
+                                              "(timelake.<setting>), SHOW TABLES and SHOW COLUMNS "
+                                              "FROM <table> the lake's tables",
+                                              name);
         char *lit = shown ? tl_sql_literal(shown) : NULL;
         *out = lit ? tl_strdup_printf("SELECT name, value FROM information_schema.df_settings "
                                       "WHERE name = %s",

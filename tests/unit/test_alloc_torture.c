@@ -790,6 +790,87 @@ static void test_json_dump_whole_or_none(void)
     json_decref(j);
 }
 
+/* ---- SET, RESET and SHOW: out of memory, not a syntax error ---- */
+
+/* How many of the lake's session settings read_dedup is false and true. */
+static void read_dedup_setting(tl_lake *l, int64_t *is_false, int64_t *is_true)
+{
+    table_state s = {0};
+    tl_lake *saved = lake;
+    lake = l;
+    read_two("SELECT count(*) FILTER (WHERE value = 'false'), count(*) FILTER (WHERE value = "
+             "'true') FROM information_schema.df_settings WHERE name = 'timelake.read_dedup'",
+             is_false, is_true, &s);
+    lake = saved;
+    CHECK(!s.error[0]);
+}
+
+/* Each allocation of each statement failed in turn: done, or out of memory
+ * with the setting as before or as after. A name the statement's reading
+ * could not copy was a syntax error ("SET needs a setting"). */
+static void test_settings_statements_out_of_memory(void)
+{
+    static const struct {
+        const char *sql;
+        int after; /* read_dedup after it: 0 false, 1 true (as before), 2 unset */
+    } stmts[] = {
+        {"SET timelake.read_dedup = false", 0},
+        {"SET SESSION timelake.read_dedup TO false", 0},
+        {"RESET timelake.read_dedup", 2},
+        {"RESET ALL", 2},
+        {"SHOW timelake.read_dedup", 1},
+        {"SHOW COLUMNS FROM s.t", 1},
+        {"DESCRIBE s.t", 1},
+    };
+    tl_lake *l = NULL;
+    tl_error err;
+    CHECK_OK(tl_lake_open("memory://settings-nomem", NULL, &l, &err), &err);
+    fixture f = {.table = "s.t"};
+    ttable_device_schema(&f.schema);
+    CHECK_OK(ttable_create_device_table(l, f.table, &f.schema, &f.t, &err), &err);
+    tl_table_close(f.t);
+    tl_schema_release(&f.schema);
+    long failed = 0;
+    const char *env = getenv("ALLOC_TORTURE_POINTS");
+    bool all = env && atol(env) == 0;
+    for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++) {
+        long calls = 0;
+        for (long n = 1, k = 0; calls == 0 || n <= calls; n++) {
+            /* The statement's own reading comes first: its first 40
+             * allocations each, then 10 of the query's spread evenly. */
+            if (calls > 0 && n > 40 && !all) {
+                if (k == 10) break;
+                n = 40 + (++k) * (calls - 40) / 10;
+            }
+            ttable_sql_ok(l, "SET timelake.read_dedup = true"); /* the state before */
+            struct ArrowArrayStream out;
+            alloc_fail_arm(calls == 0 ? 0 : n);
+            tl_status st = tl_lake_sql(l, stmts[i].sql, NULL, &out, NULL, &err);
+            alloc_fail_disarm();
+            bool fired = alloc_fail_fired();
+            if (st == TL_OK) ttable_drain(&out);
+            if (st != TL_OK && (st != TL_ERR_NOMEM || !err.message[0]))
+                fprintf(stderr, "  [%s, allocation %ld failed] (%s) %s\n", stmts[i].sql, n,
+                        tl_status_name(st), err.message);
+            CHECK(st == TL_OK || (st == TL_ERR_NOMEM && err.message[0]));
+            int64_t is_false = 0, is_true = 0;
+            read_dedup_setting(l, &is_false, &is_true);
+            int now = is_false == 1 ? 0 : is_true == 1 ? 1 : 2, after = stmts[i].after;
+            CHECK(st == TL_OK ? now == after : now == 1 || now == after);
+            if (calls == 0) { /* the clean run, counting */
+                calls = alloc_fail_count();
+                n = 0;
+                continue;
+            }
+            if (!fired) break;
+            failed++;
+        }
+    }
+    CHECK(failed > 50);
+    tl_lake_close(l);
+    CHECK(!leaked());
+}
+
 static void test_alloc_torture(void)
 {
     now_us = (int64_t)time(NULL) * 1000000LL;
@@ -812,4 +893,4 @@ static void test_alloc_torture(void)
 }
 
 UNIT_TESTS(UNIT(test_json_dump_whole_or_none), UNIT(test_avro_schema_text_whole_or_none),
-           UNIT(test_alloc_torture))
+           UNIT(test_settings_statements_out_of_memory), UNIT(test_alloc_torture))
