@@ -1,14 +1,23 @@
-/* JSON text of a jansson value, never a partial document. jansson (2.14 and
- * later) ignores the failure to write an object's key (dump_string's result
- * in do_dump): json_dumps then returns the text without that key, malformed,
- * and reports success. These write through a callback whose first failure
- * fails every later write, so any failed allocation fails the dump. */
+/* JSON text read and written whole or not at all when memory runs out.
+ * jansson (2.14 and later) ignores some failed allocations: json_dumps
+ * returns the text without an object's key it could not write, and
+ * json_loadb a string short of a character (or, unescaping it, reads and
+ * writes past its buffers). */
 #ifndef TL_CORE_JSON_TEXT_H
 #define TL_CORE_JSON_TEXT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "core/buf.h"
+
+/* As json_loadb, with *nomem set when it failed for want of memory (then
+ * the document may be fine: TL_ERR_NOMEM, not TL_ERR_INVALID); a document
+ * parsed while an allocation failed is never returned. */
+json_t *tl_json_loadb(const char *json, size_t len, size_t flags, json_error_t *e, bool *nomem);
+
+/* Dumps write through a callback whose first failure fails every later
+ * write, so any failed allocation fails the dump. */
 
 /* As json_dumps (the caller frees the text): NULL when the dump failed. */
 char *tl_json_dumps(const json_t *j, size_t flags);

@@ -8,7 +8,6 @@
 #include "formats/avro/avro_file.h"
 #include "iceberg/manifest.h"
 #include "core/json_text.h"
-#include "iceberg/metadata_json.h"
 
 /* The schema text, one field a line as the reference orders them. */
 // clang-format off
@@ -140,7 +139,7 @@ static tl_status tl_mwrite_partition_field(const tl_ice_partition_field_type *pf
     json_error_t jerr;
     const char *text = pf->avro_type_json ? pf->avro_type_json : "";
     bool nomem;
-    json_t *type = tl_ice_json_loadb(text, strlen(text), JSON_DECODE_ANY, &jerr, &nomem);
+    json_t *type = tl_json_loadb(text, strlen(text), JSON_DECODE_ANY, &jerr, &nomem);
     if (nomem) return tl_error_nomem(err);
     if (type == NULL || json_is_array(type) || json_is_null(type)) {
         json_decref(type);

@@ -1,8 +1,5 @@
 #include "iceberg/metadata_json.h"
 
-#include <dlfcn.h>
-#include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,62 +125,4 @@ bool tl_ice_json_put(json_t *obj, const char *key, json_t *value, bool *failed)
         return false;
     }
     return true;
-}
-
-/* jansson 2.14's lexer ignores a string buffer's failed growth: the parse
- * then succeeds with a character missing (a file name that names nothing),
- * and it resets errno itself around each number. So jansson allocates through
- * malloc counting this thread's failures, and a document parsed while one
- * failed is thrown away. Installed only over jansson's default allocator: a
- * program that set its own keeps it (errno is then the only sign). */
-static _Thread_local unsigned long json_alloc_failures;
-
-static void *json_counted_malloc(size_t n)
-{
-    void *p = malloc(n);
-    if (p == NULL) json_alloc_failures++;
-    return p;
-}
-
-static void json_free(void *p)
-{
-    free(p);
-}
-
-static pthread_once_t json_alloc_once = PTHREAD_ONCE_INIT;
-
-/* Whether fn is the process's `name` as the dynamic linker resolves it:
- * jansson's default, even where this object's own calls are redirected (a
- * test's ld --wrap). */
-static bool is_default(void (*fn)(void), const char *name)
-{
-    void *sym = dlsym(RTLD_DEFAULT, name);
-    void (*def)(void) = NULL;
-    memcpy(&def, &sym, sizeof def);
-    return def != NULL && fn == def;
-}
-
-static void json_alloc_install(void)
-{
-    json_malloc_t m;
-    json_free_t f;
-    json_get_alloc_funcs(&m, &f);
-    if ((m == malloc || is_default((void (*)(void))m, "malloc")) &&
-        (f == free || is_default((void (*)(void))f, "free")))
-        json_set_alloc_funcs(json_counted_malloc, json_free);
-}
-
-json_t *tl_ice_json_loadb(const char *json, size_t len, size_t flags, json_error_t *e, bool *nomem)
-{
-    pthread_once(&json_alloc_once, json_alloc_install);
-    unsigned long failures = json_alloc_failures;
-    errno = 0;
-    json_t *j = json_loadb(json, len, flags, e);
-    bool failed = json_alloc_failures != failures || errno == ENOMEM;
-    if (failed) {
-        json_decref(j);
-        j = NULL;
-    }
-    *nomem = j == NULL && (failed || json_error_code(e) == json_error_out_of_memory);
-    return j;
 }

@@ -36,11 +36,4 @@ tl_status tl_ice_json_as_i32(const json_t *v, const char *what, int32_t *out, tl
  * sets *failed and returns false, so a run of adds can be tested once at the end. */
 bool tl_ice_json_put(json_t *obj, const char *key, json_t *value, bool *failed);
 
-/* json_loadb, with *nomem set when it failed for want of memory (then the
- * document may be fine: TL_ERR_NOMEM, not TL_ERR_INVALID). jansson reports
- * a failed allocation in its lexer as a syntax error or with no message, or
- * not at all (a string short of a character): the allocator's ENOMEM tells,
- * and a document parsed while an allocation failed is never returned. */
-json_t *tl_ice_json_loadb(const char *json, size_t len, size_t flags, json_error_t *e, bool *nomem);
-
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_text.h"
 #include "iceberg/metadata_json.h"
 
 #define TL_ICE_WHERE "table metadata"
@@ -577,7 +578,7 @@ tl_status tl_ice_metadata_parse(const char *json, size_t len, tl_ice_metadata **
     *out = NULL;
     json_error_t jerr;
     bool nomem;
-    json_t *root = tl_ice_json_loadb(json, len, 0, &jerr, &nomem);
+    json_t *root = tl_json_loadb(json, len, 0, &jerr, &nomem);
     if (nomem) return tl_error_nomem(err);
     if (root == NULL)
         return tl_error_set(err, TL_ERR_INVALID,

@@ -314,7 +314,7 @@ tl_status tl_ice_schema_parse_json(const char *json, size_t len, tl_ice_schema *
     memset(out, 0, sizeof *out);
     json_error_t jerr;
     bool nomem;
-    json_t *j = tl_ice_json_loadb(json, len, 0, &jerr, &nomem);
+    json_t *j = tl_json_loadb(json, len, 0, &jerr, &nomem);
     if (nomem) return tl_error_nomem(err);
     if (j == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "schema JSON: %s at line %d column %d", jerr.text,

@@ -10,6 +10,7 @@
 
 #include "arrow/array.h"
 #include "arrow/stream.h"
+#include "core/json_text.h"
 #include "query/engine.h"
 
 typedef struct result_stream {
@@ -22,7 +23,8 @@ typedef struct result_stream {
  * ({"exception_type": ..., "exception_message": ...}). */
 static void plain_message(const char *msg, char *buf, size_t size)
 {
-    json_t *j = msg && msg[0] == '{' ? json_loads(msg, 0, NULL) : NULL;
+    bool nomem;
+    json_t *j = msg && msg[0] == '{' ? tl_json_loadb(msg, strlen(msg), 0, NULL, &nomem) : NULL;
     const char *m = json_string_value(json_object_get(j, "exception_message"));
     snprintf(buf, size, "%s", m ? m : msg ? msg : "unknown error");
     json_decref(j);

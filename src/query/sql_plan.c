@@ -840,13 +840,8 @@ tl_status tl_sql_syntax_tree(tl_query_engine *e, const char *query, json_t **out
     char *readable = text ? quote_big_integers(text) : NULL;
     free(text);
     json_error_t je;
-    json_t *doc = readable ? json_loads(readable, 0, &je) : NULL;
-    /* jansson 2.14 reads a failed allocation in a string as a syntax error;
-     * DuckDB's text is valid JSON, so a second reading tells them apart. */
-    if (doc == NULL && readable && json_error_code(&je) != json_error_out_of_memory)
-        doc = json_loads(readable, 0, &je);
-    bool nomem =
-        doc == NULL && (readable == NULL || json_error_code(&je) == json_error_out_of_memory);
+    bool nomem = readable == NULL;
+    json_t *doc = readable ? tl_json_loadb(readable, strlen(readable), 0, &je, &nomem) : NULL;
     free(readable);
     if (nomem) return tl_error_nomem(err);
     if (doc == NULL) return tl_error_set(err, TL_ERR_QUERY, "cannot read the query's syntax tree");

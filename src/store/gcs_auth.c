@@ -33,11 +33,14 @@ tl_status tl_gcs_auth_new(const char *key_json, const char *bearer, tl_gcs_auth 
     if (bearer && (a->bearer = strdup(bearer)) == NULL) st = tl_error_nomem(err);
     if (st == TL_OK && key_json) {
         json_error_t je;
-        json_t *root = json_loads(key_json, 0, &je);
+        bool nomem;
+        json_t *root = tl_json_loadb(key_json, strlen(key_json), 0, &je, &nomem);
         const char *pem = json_string_value(json_object_get(root, "private_key"));
         const char *email = json_string_value(json_object_get(root, "client_email"));
         const char *uri = json_string_value(json_object_get(root, "token_uri"));
-        if (root == NULL || pem == NULL || email == NULL) {
+        if (nomem) {
+            st = tl_error_nomem(err);
+        } else if (root == NULL || pem == NULL || email == NULL) {
             st = tl_error_set(err, TL_ERR_INVALID,
                               "google service account key: not a key JSON with private_key "
                               "and client_email");
@@ -130,7 +133,10 @@ static tl_status refresh(tl_gcs_auth *a, tl_http_client *http, tl_error *err)
     if (st == TL_OK && resp.status != 200)
         st = tl_error_set(err, TL_ERR_STORAGE, "GCS token request to %s: HTTP %ld %.200s",
                           a->token_uri, resp.status, resp.body.data ? (char *)resp.body.data : "");
-    json_t *root = st == TL_OK ? json_loadb((char *)resp.body.data, resp.body.len, 0, NULL) : NULL;
+    bool nomem = false;
+    json_t *root =
+        st == TL_OK ? tl_json_loadb((char *)resp.body.data, resp.body.len, 0, NULL, &nomem) : NULL;
+    if (nomem) st = tl_error_nomem(err);
     const char *tok = json_string_value(json_object_get(root, "access_token"));
     json_int_t ttl = json_integer_value(json_object_get(root, "expires_in"));
     if (st == TL_OK && tok == NULL)

@@ -396,7 +396,10 @@ static tl_status list_page(tl_remote *r, const char *object_prefix, bool delimit
     tl_status st = tl_remote_send(r, &call, &resp, NULL, err);
     if (st == TL_OK && !ok_status(resp.status))
         st = tl_remote_fail(&resp, "listing", object_prefix, err);
-    json_t *root = st == TL_OK ? json_loadb((char *)resp.body.data, resp.body.len, 0, NULL) : NULL;
+    bool nomem = false;
+    json_t *root =
+        st == TL_OK ? tl_json_loadb((char *)resp.body.data, resp.body.len, 0, NULL, &nomem) : NULL;
+    if (nomem) st = tl_error_nomem(err);
     if (st == TL_OK && root == NULL)
         st = tl_error_set(err, TL_ERR_STORAGE, "listing %s: unreadable answer", object_prefix);
     size_t skip = r->cfg.prefix[0] ? strlen(r->cfg.prefix) + 1 : 0;
@@ -438,7 +441,10 @@ static tl_status gcs_stat(tl_store *s, const char *key, tl_store_listed *out, tl
     memset(out, 0, sizeof *out);
     tl_status st =
         object_call((tl_remote *)s, "GET", key, "", NULL, NULL, 0, &resp, "reading", err);
-    json_t *root = st == TL_OK ? json_loadb((char *)resp.body.data, resp.body.len, 0, NULL) : NULL;
+    bool nomem = false;
+    json_t *root =
+        st == TL_OK ? tl_json_loadb((char *)resp.body.data, resp.body.len, 0, NULL, &nomem) : NULL;
+    if (nomem) st = tl_error_nomem(err);
     const char *size = json_string_value(json_object_get(root, "size"));
     if (st == TL_OK && size == NULL)
         st = tl_error_set(err, TL_ERR_STORAGE, "reading %s: no size in the object metadata", key);

@@ -7,7 +7,6 @@
 #include "core/random.h"
 #include "formats/input/text_batch.h"
 #include "core/json_text.h"
-#include "iceberg/metadata_json.h"
 #include "table/contract.h"
 #include "table/live_files.h"
 
@@ -126,7 +125,7 @@ static json_t *names_of(const tl_ice_snapshot *s)
     const char *text = s ? tl_ice_snapshot_summary(s, TL_SUMMARY_ATTACHMENTS) : NULL;
     json_error_t je;
     bool nomem = false;
-    json_t *a = text ? tl_ice_json_loadb(text, strlen(text), 0, &je, &nomem) : NULL;
+    json_t *a = text ? tl_json_loadb(text, strlen(text), 0, &je, &nomem) : NULL;
     if (nomem) return NULL;
     if (json_is_array(a)) return a;
     json_decref(a);

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "core/json_text.h"
-#include "iceberg/metadata_json.h"
 #include "table/batch_ledger.h"
 #include "table/contract.h"
 
@@ -18,7 +17,7 @@ tl_status tl_snapshot_batch_ids(const tl_ice_snapshot *s, tl_strlist *out, tl_er
     const char *many = tl_ice_snapshot_summary(s, TL_SUMMARY_BATCH_IDS);
     json_error_t je;
     bool nomem = false;
-    json_t *a = many ? tl_ice_json_loadb(many, strlen(many), 0, &je, &nomem) : NULL;
+    json_t *a = many ? tl_json_loadb(many, strlen(many), 0, &je, &nomem) : NULL;
     if (nomem) return tl_error_nomem(err); /* never fewer ids: a redelivery would commit */
     size_t i;
     json_t *v;

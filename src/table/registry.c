@@ -8,7 +8,6 @@
 
 #include "core/strlist.h"
 #include "core/json_text.h"
-#include "iceberg/metadata_json.h"
 #include "table/table_internal.h"
 
 #define REGISTRY_KEY "timelake-tables.json"
@@ -30,7 +29,7 @@ static tl_status registry_read(tl_store *store, tl_strlist *out, tl_error *err)
     if (st != TL_OK) return st;
     json_error_t jerr;
     bool nomem;
-    json_t *root = tl_ice_json_loadb((const char *)b.data, b.len, 0, &jerr, &nomem);
+    json_t *root = tl_json_loadb((const char *)b.data, b.len, 0, &jerr, &nomem);
     tl_buf_free(&b);
     if (nomem) return tl_error_nomem(err);
     if (!json_is_array(root)) {

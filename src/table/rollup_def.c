@@ -10,7 +10,6 @@
 #include "core/clock.h"
 #include "iceberg/metadata.h"
 #include "core/json_text.h"
-#include "iceberg/metadata_json.h"
 
 static const char *const fn_names[] = {
     [TL_ROLLUP_COUNT] = "count",
@@ -87,7 +86,7 @@ static tl_status parse_aggs(const char *text, const char *name, tl_rollup_def *d
 {
     json_error_t je;
     bool nomem = false;
-    json_t *doc = text ? tl_ice_json_loadb(text, strlen(text), 0, &je, &nomem) : NULL;
+    json_t *doc = text ? tl_json_loadb(text, strlen(text), 0, &je, &nomem) : NULL;
     if (nomem) return tl_error_nomem(err);
     if (!json_is_array(doc)) {
         json_decref(doc);

@@ -31,7 +31,6 @@
 #include "alloc_fail.h"
 #include "core/json_text.h"
 #include "formats/avro/avro_schema.h"
-#include "iceberg/metadata_json.h"
 #include "test_table_helpers.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -479,7 +478,7 @@ static tl_status run_drop(fixture *f, tl_error *err)
  * json_loadb of the metadata returned a string with a character missing
  * instead of failing (the manifest list's name came back as
  * snap-<id>--<uuid>.avro), and the rollback committed metadata naming a file
- * that does not exist: tl_ice_json_loadb now throws away a document parsed
+ * that does not exist: tl_json_loadb now throws away a document parsed
  * while an allocation failed.
  * The rollup create's allocations 690-738 and 1629 are where its parse took
  * a failed copy (of a name, of a width's text, of the AT clause's query) for
@@ -708,7 +707,43 @@ static void install_json_hook(void)
 {
     json_error_t je;
     bool nomem;
-    json_decref(tl_ice_json_loadb("{}", 2, 0, &je, &nomem));
+    json_decref(tl_json_loadb("{}", 2, 0, &je, &nomem));
+}
+
+/* The library's parse: each allocation failed in turn, out of memory or
+ * the document read exactly. jansson's own json_loadb returned strings
+ * short of a character, and unescaping a string whose closing quote was
+ * lost it read and wrote past its buffers or hit an assert. */
+static void test_json_parse_whole_or_none(void)
+{
+    /* Strings whose closing quote is the byte their saved text grows for
+     * (16, 32, 64: the buffer keeps its size from token to token), escapes. */
+    static const char doc[] =
+        "{\"abcdefghijklmn\":\"abcdefghijklmnopqrstuvwxyz0123\","
+        "\"k\":\"abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\","
+        "\"location\":\"s3://bucket/warehouse/ns/t/metadata/snap-4242-1-0f0e0d0c.avro\","
+        "\"escaped\":\"a\\\"b\\\\c\\n\\u00e9\\ud83d\\ude00 the rest of a longer line\","
+        "\"n\":[1,-2,3.5,1e3,9007199254740993],\"nested\":{\"k\":[{\"a\":\"x\\ty\"},null,true]}}";
+    json_error_t je;
+    bool nomem;
+    json_t *clean = tl_json_loadb(doc, strlen(doc), 0, &je, &nomem);
+    CHECK(clean != NULL);
+    long failed = 0;
+    for (long n = 1;; n++) {
+        alloc_fail_arm(n);
+        json_t *j = tl_json_loadb(doc, strlen(doc), 0, &je, &nomem);
+        alloc_fail_disarm();
+        bool fired = alloc_fail_fired();
+        if (j ? !json_equal(j, clean) : !nomem)
+            fprintf(stderr, "  [JSON parse, allocation %ld failed] %s\n", n,
+                    j ? "read another document" : je.text);
+        CHECK(j ? json_equal(j, clean) : nomem && fired);
+        json_decref(j);
+        if (!fired) break;
+        failed++;
+    }
+    CHECK(failed > 20);
+    json_decref(clean);
 }
 
 /* An Avro schema of a manifest's kind: nested records, field ids. */
@@ -892,5 +927,6 @@ static void test_alloc_torture(void)
             absorbed);
 }
 
-UNIT_TESTS(UNIT(test_json_dump_whole_or_none), UNIT(test_avro_schema_text_whole_or_none),
-           UNIT(test_settings_statements_out_of_memory), UNIT(test_alloc_torture))
+UNIT_TESTS(UNIT(test_json_parse_whole_or_none), UNIT(test_json_dump_whole_or_none),
+           UNIT(test_avro_schema_text_whole_or_none), UNIT(test_settings_statements_out_of_memory),
+           UNIT(test_alloc_torture))

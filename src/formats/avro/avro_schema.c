@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/json_text.h"
 #include "formats/avro/avro_names.h"
 
 typedef struct tl_avro_parser {
@@ -409,12 +410,10 @@ tl_status tl_avro_schema_parse(const char *json, size_t len, tl_avro_schema **ou
 {
     *out = NULL;
     json_error_t jerr;
-    errno = 0;
-    json_t *root = json_loadb(json, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
-    /* jansson reports a failed allocation in its lexer as a syntax error or
-     * with no message; the allocator's ENOMEM tells. */
-    if (root == NULL && (errno == ENOMEM || json_error_code(&jerr) == json_error_out_of_memory))
-        return tl_error_nomem(err);
+    bool nomem;
+    json_t *root =
+        tl_json_loadb(json, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr, &nomem);
+    if (nomem) return tl_error_nomem(err);
     if (root == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "schema is not valid JSON: %s (line %d)",
                             jerr.text, jerr.line);

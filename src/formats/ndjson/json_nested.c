@@ -10,6 +10,7 @@
 #include "arrow/cast.h"
 #include "arrow/nested.h"
 #include "arrow/take.h"
+#include "core/json_text.h"
 
 #define PATH_LEN 512
 #define MAX_DEPTH 64
@@ -303,8 +304,12 @@ tl_status tl_json_nested_column(const struct ArrowSchema *field, const struct Ar
         in.n++;
         if (!valid) continue;
         json_error_t je;
-        in.v[i] = json_loadb(data + offs[i], (size_t)(offs[i + 1] - offs[i]), JSON_DECODE_ANY, &je);
-        if (in.v[i] == NULL) {
+        bool nomem;
+        in.v[i] = tl_json_loadb(data + offs[i], (size_t)(offs[i + 1] - offs[i]), JSON_DECODE_ANY,
+                                &je, &nomem);
+        if (nomem) {
+            st = tl_error_nomem(err);
+        } else if (in.v[i] == NULL) {
             *bad_row = i;
             st = tl_error_set(err, TL_ERR_INVALID, "column \"%s\": bad JSON: %s", column, je.text);
         }

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "alloc_fail.h"
-#include "iceberg/metadata_json.h"
+#include "core/json_text.h"
 #include "json_text.h"
 #include "unit.h"
 
@@ -25,7 +25,7 @@ static void test_json_text_whole_or_none(void)
      * library has read JSON, as it has in karet's service. */
     json_error_t je;
     bool nomem;
-    json_decref(tl_ice_json_loadb("{}", 2, 0, &je, &nomem));
+    json_decref(tl_json_loadb("{}", 2, 0, &je, &nomem));
     json_t *j = json_loads(config_text, 0, &je);
     CHECK(j != NULL);
     const size_t flags[] = {JSON_COMPACT, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII,
