@@ -4,6 +4,7 @@
 #ifndef TL_CORE_BUF_H
 #define TL_CORE_BUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -88,6 +89,30 @@ static inline void tl_store_le64(uint8_t *p, uint64_t v)
 {
     tl_store_le32(p, (uint32_t)v);
     tl_store_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Whether n bytes at a and b are equal: 4 to 16 bytes (most keys: names,
+ * ids) as two overlapping words each, for loops that compare a value per
+ * row, where a memcmp call cost more than the comparison. */
+static inline bool tl_bytes_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a0, a1, b0, b1;
+        memcpy(&a0, a, 8);
+        memcpy(&b0, b, 8);
+        memcpy(&a1, a + n - 8, 8);
+        memcpy(&b1, b + n - 8, 8);
+        return a0 == b0 && a1 == b1;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4);
+        memcpy(&b0, b, 4);
+        memcpy(&a1, a + n - 4, 4);
+        memcpy(&b1, b + n - 4, 4);
+        return a0 == b0 && a1 == b1;
+    }
+    return n == 0 || memcmp(a, b, n) == 0;
 }
 
 #endif

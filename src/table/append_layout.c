@@ -8,6 +8,7 @@
 #include "arrow/concat.h"
 #include "arrow/sort.h"
 #include "arrow/take.h"
+#include "core/buf.h"
 #include "iceberg/partition_value.h"
 #include "iceberg/transform.h"
 #include "table/append.h"
@@ -28,15 +29,21 @@ static void view_column(const tl_rows *rows, int i, tl_array_view *out)
     tl_view_of_owned(&type, rows->array.children[i], out);
 }
 
-/* Whether rows a and b hold the same value (nulls equal each other). */
+/* Whether rows a and b hold the same value (nulls equal each other). Called
+ * per row and key column (dedup, series ends, partitions): 64-bit values and
+ * short strings are compared inline. */
 static bool same_value(const tl_array_view *v, int64_t a, int64_t b)
 {
     bool na = tl_view_is_null(v, a), nb = tl_view_is_null(v, b);
     if (na || nb) return na && nb;
+    if (v->type.id == TL_ATYPE_INT64 || v->type.id == TL_ATYPE_TIMESTAMP) {
+        const int64_t *x = (const int64_t *)v->values + v->offset;
+        return x[a] == x[b];
+    }
     if (tl_atype_is_varbinary(v->type.id)) {
         int64_t la, lb;
         const uint8_t *pa = tl_view_bytes(v, a, &la), *pb = tl_view_bytes(v, b, &lb);
-        return la == lb && memcmp(pa, pb, (size_t)la) == 0;
+        return la == lb && tl_bytes_equal(pa, pb, (size_t)la);
     }
     if (v->type.id == TL_ATYPE_BOOL)
         return tl_bit_get(v->values, v->offset + a) == tl_bit_get(v->values, v->offset + b);

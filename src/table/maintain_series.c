@@ -49,29 +49,6 @@ static int encode(const tl_series_set *s, const tl_array_view *cols, int64_t row
     return 0;
 }
 
-/* Whether n bytes at a and b are equal: values of 4 to 16 bytes (most series
- * keys) as two overlapping words each instead of a memcmp call. */
-static inline bool same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t a0, a1, b0, b1;
-        memcpy(&a0, a, 8);
-        memcpy(&b0, b, 8);
-        memcpy(&a1, a + n - 8, 8);
-        memcpy(&b1, b + n - 8, 8);
-        return a0 == b0 && a1 == b1;
-    }
-    if (n >= 4 && n < 8) {
-        uint32_t a0, a1, b0, b1;
-        memcpy(&a0, a, 4);
-        memcpy(&b0, b, 4);
-        memcpy(&a1, a + n - 4, 4);
-        memcpy(&b1, b + n - 4, 4);
-        return a0 == b0 && a1 == b1;
-    }
-    return n == 0 || memcmp(a, b, n) == 0;
-}
-
 /* Whether rows i and j hold the same series: most rows of a sorted file
  * continue the series of the row before, and this is cheaper than a lookup. */
 static bool same_series(const tl_series_set *s, const tl_array_view *cols, int64_t i, int64_t j)
@@ -90,7 +67,7 @@ static bool same_series(const tl_series_set *s, const tl_array_view *cols, int64
         }
         int64_t li, lj;
         const uint8_t *pi = tl_view_bytes(v, i, &li), *pj = tl_view_bytes(v, j, &lj);
-        if (li != lj || !same_bytes(pi, pj, (size_t)li)) return false;
+        if (li != lj || !tl_bytes_equal(pi, pj, (size_t)li)) return false;
     }
     return true;
 }
