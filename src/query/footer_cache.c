@@ -137,7 +137,7 @@ tl_status tl_footer_get(tl_query_engine *e, const char *path, tl_footer_entry **
 tl_status tl_footer_reader(tl_footer_entry *fe, tl_parquet_reader **out, tl_error *err)
 {
     tl_parquet_source src = {fe, fe->size, fd_read};
-    return tl_parquet_reader_open(&src, out, err);
+    return tl_parquet_reader_share(fe->reader, &src, out, err);
 }
 
 void tl_footer_cache_free(tl_query_engine *e)

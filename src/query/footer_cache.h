@@ -34,9 +34,9 @@ void tl_footer_cache_end(tl_query_engine *e);
 tl_status tl_footer_get(tl_query_engine *e, const char *path, tl_footer_entry **out, tl_error *err);
 
 /* Another reader of the entry's file, for another thread (a reader is not
- * shared between threads): its own codec context and page indexes, the
- * footer read and parsed again. Freed by the caller (tl_parquet_reader_free)
- * before tl_footer_cache_end. */
+ * shared between threads): its own codec context, the entry's parsed footer
+ * and loaded page indexes borrowed (tl_parquet_reader_share). Freed by the
+ * caller (tl_parquet_reader_free) before tl_footer_cache_end. */
 tl_status tl_footer_reader(tl_footer_entry *fe, tl_parquet_reader **out, tl_error *err);
 
 void tl_footer_cache_free(tl_query_engine *e);

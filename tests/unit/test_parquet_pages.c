@@ -101,6 +101,54 @@ static size_t random_ranges(uint64_t *seed, int64_t rows, tl_pq_row_range *out, 
     return n;
 }
 
+/* A memory source that counts its reads. */
+typedef struct counted {
+    const uint8_t *data;
+    int reads;
+} counted;
+
+static tl_status counted_read(void *ctx, uint64_t offset, size_t len, uint8_t *dst, tl_error *err)
+{
+    (void)err;
+    counted *c = ctx;
+    c->reads++;
+    if (len) memcpy(dst, c->data + offset, len);
+    return TL_OK;
+}
+
+/* Reader `shared` (tl_parquet_reader_share of `base`) gives base's rows of
+ * each column for random ranges, reading through its own source; it holds
+ * base's page indexes when *borrowed (none read again), else loads its own. */
+static void check_shared(tl_parquet_reader *base, tl_parquet_reader *shared, counted *src,
+                         bool borrowed)
+{
+    tl_error err;
+    CHECK_INT(tl_parquet_reader_num_rows(shared), tl_parquet_reader_num_rows(base));
+    CHECK_INT(tl_parquet_reader_num_columns(shared), tl_parquet_reader_num_columns(base));
+    uint64_t seed = 7;
+    for (int g = 0; g < tl_parquet_reader_num_row_groups(base); g++)
+        for (int c = 0; c < tl_parquet_reader_num_columns(base); c++) {
+            tl_pq_column_index ci;
+            tl_pq_offset_index oi;
+            int before = src->reads;
+            CHECK_OK(tl_parquet_reader_page_index(shared, g, c, &ci, &oi, &err), &err);
+            CHECK_INT(src->reads - before, borrowed ? 0 : 2);
+            tl_pq_row_range ranges[16];
+            size_t n = random_ranges(&seed, tl_parquet_reader_row_group_rows(base, g), ranges, 16);
+            struct ArrowArray a = {0}, b = {0};
+            int64_t ba = 0, bb = 0;
+            CHECK_OK(tl_parquet_reader_read_rows(base, g, c, ranges, n, &a, &ba, &err), &err);
+            before = src->reads;
+            CHECK_OK(tl_parquet_reader_read_rows(shared, g, c, ranges, n, &b, &bb, &err), &err);
+            CHECK(src->reads > before);
+            CHECK_INT(bb, ba);
+            CHECK_INT(b.length, a.length);
+            CHECK_INT(b.null_count, a.null_count);
+            tl_array_release(&a);
+            tl_array_release(&b);
+        }
+}
+
 static void check_file(const uint8_t *data, size_t len)
 {
     tl_parquet_source src;
@@ -111,6 +159,12 @@ static void check_file(const uint8_t *data, size_t len)
     if (r == NULL) return;
     struct ArrowSchema schema;
     CHECK_OK(tl_parquet_reader_schema(r, &schema, &err), &err);
+    /* Readers sharing r's footer: one before r loaded any page index, one after. */
+    counted early_src = {data, 0}, late_src = {data, 0};
+    tl_parquet_source es = {&early_src, len, counted_read}, ls = {&late_src, len, counted_read};
+    tl_parquet_reader *early = NULL, *late = NULL;
+    CHECK_OK(tl_parquet_reader_share(r, &es, &early, &err), &err);
+    CHECK_INT(early_src.reads, 0); /* the footer is not read again */
     uint64_t seed = 42;
     for (int g = 0; g < tl_parquet_reader_num_row_groups(r); g++) {
         int64_t rows = tl_parquet_reader_row_group_rows(r, g);
@@ -131,6 +185,13 @@ static void check_file(const uint8_t *data, size_t len)
             }
         }
     }
+    CHECK_OK(tl_parquet_reader_share(r, &ls, &late, &err), &err);
+    if (early && late) {
+        check_shared(r, early, &early_src, false);
+        check_shared(r, late, &late_src, true);
+    }
+    tl_parquet_reader_free(early);
+    tl_parquet_reader_free(late);
     /* Bad ranges are refused. */
     struct ArrowArray out;
     int64_t bytes = 0;

@@ -31,7 +31,8 @@ struct tl_parquet_reader {
     tl_pq_column_desc *leaves;
     size_t n_leaves, leaves_cap;
     tl_pq_codec_ctx *cctx;
-    struct page_index *pidx; /* per row group and column, parsed on first use */
+    struct page_index *pidx;       /* per row group and column, parsed on first use */
+    const tl_parquet_reader *base; /* tl_parquet_reader_share: whose footer this borrows */
 };
 
 /* The parsed page index of one column chunk. */
@@ -199,12 +200,50 @@ tl_status tl_parquet_reader_open(const tl_parquet_source *src, tl_parquet_reader
     return TL_OK;
 }
 
+/* The page indexes base had parsed so far, borrowed (they live in its
+ * arena and are never changed once loaded). */
+static tl_status share_page_indexes(const tl_parquet_reader *base, tl_parquet_reader *r,
+                                    tl_error *err)
+{
+    if (base->pidx == NULL) return TL_OK;
+    size_t n = base->meta.n_row_groups * base->n_cols;
+    if ((r->pidx = calloc(n + 1, sizeof *r->pidx)) == NULL) return tl_error_nomem(err);
+    memcpy(r->pidx, base->pidx, n * sizeof *r->pidx);
+    return TL_OK;
+}
+
+tl_status tl_parquet_reader_share(const tl_parquet_reader *base, const tl_parquet_source *src,
+                                  tl_parquet_reader **out, tl_error *err)
+{
+    *out = NULL;
+    tl_parquet_reader *r = calloc(1, sizeof *r);
+    if (r == NULL) return tl_error_nomem(err);
+    r->src = *src;
+    r->base = base;
+    r->meta = base->meta;
+    r->footer_start = base->footer_start;
+    r->n_cols = base->n_cols;
+    r->cols = base->cols;
+    r->leaf_of = base->leaf_of;
+    r->nested = base->nested;
+    r->leaves = base->leaves;
+    r->n_leaves = r->leaves_cap = base->n_leaves;
+    tl_status st = share_page_indexes(base, r, err);
+    if (st == TL_OK && (r->cctx = tl_pq_codec_ctx_new()) == NULL) st = tl_error_nomem(err);
+    if (st != TL_OK) {
+        tl_parquet_reader_free(r);
+        return st;
+    }
+    *out = r;
+    return TL_OK;
+}
+
 void tl_parquet_reader_free(tl_parquet_reader *r)
 {
     if (r == NULL) return;
     tl_pq_codec_ctx_free(r->cctx);
     free(r->pidx);
-    free(r->leaves);
+    if (r->base == NULL) free(r->leaves);
     tl_arena_free(&r->arena);
     free(r);
 }

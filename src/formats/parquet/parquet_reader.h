@@ -28,6 +28,14 @@ tl_status tl_parquet_reader_open(const tl_parquet_source *src, tl_parquet_reader
                                  tl_error *err);
 void tl_parquet_reader_free(tl_parquet_reader *r);
 
+/* Another reader of base's file through src (for another thread: a reader is
+ * not shared between threads), with base's parsed footer and the page
+ * indexes base has loaded so far borrowed instead of read and parsed again;
+ * its own codec context, and page indexes it loads itself. Free it before
+ * base; base may go on reading meanwhile, from one other thread. */
+tl_status tl_parquet_reader_share(const tl_parquet_reader *base, const tl_parquet_source *src,
+                                  tl_parquet_reader **out, tl_error *err);
+
 int64_t tl_parquet_reader_num_rows(const tl_parquet_reader *r);
 int tl_parquet_reader_num_row_groups(const tl_parquet_reader *r);
 int64_t tl_parquet_reader_row_group_rows(const tl_parquet_reader *r, int rg);
