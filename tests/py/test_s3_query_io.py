@@ -599,6 +599,34 @@ def test_after_a_full_maintain_a_cold_filtered_query_is_two_round_trips(s3):
     assert check_footers_of_large_files(s3, url) > large
 
 
+def test_after_an_inline_compaction_a_cold_filtered_query_is_two_round_trips(s3):
+    """Appends with inline maintenance (the default): on an object store the
+    compaction commits after the append (it is folded into the append's own
+    commit only on local stores), and its head carries the footer of the file
+    it wrote, as an append's does: a cold filtered query is still the head,
+    then the data."""
+    url = s3.url()
+    t = tlc.Lake(url, s3.option_list()).create_table(
+        "m.cpu", SCHEMA, time_column="time", series_key=["host"],
+        properties={"write.parquet.row-group-limit": "10000"})
+    reports = [t.append(b) for b in HALVES[:3]]
+    t.close()
+    # The last commit is the compaction of day 0's two halves, after the third append.
+    assert reports[-1]["maintenance"]["files_rewritten"] == 2, reports
+    assert all("maintenance" not in r for r in reports[:-1]), reports
+    live, _ = live_data_files(s3, url)
+    assert len(live) == 2, live
+    large = check_footers_of_large_files(s3, url)
+    day0 = [p for p in live if "2026-01-01" in p or "time_day=20454" in p]  # its two halves, compacted
+    assert len(day0) == 1 and day0[0] in large, live
+    got, trips, proxy = wave_round_trips(s3, lambda opts: result_of(run_query_proc(url, opts, EXACT)))
+    assert trips == 2, sorted(proxy.requests_since(0))
+    assert got["stats"]["row_groups_read"] < got["stats"]["row_groups_total"], got["stats"]
+    want = files_oracle(s3, url).sql(EXACT).arrow()
+    want = want.read_all() if hasattr(want, "read_all") else want
+    assert got["rows"] == sorted(repr(r) for r in want.to_pylist()) and got["rows"]
+
+
 def test_every_live_large_file_keeps_its_footer_across_appends(s3, monkeypatch):
     url = s3.url()
     stale = tlc.Lake(url, s3.option_list()).create_table(
