@@ -5,7 +5,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "core/forks.h"
 
 /* Runs share a pool of threads started on first need and kept: starting
  * threads for every commit (fsyncs, deletions) cost more CPU than the work.
@@ -182,51 +185,124 @@ static void register_handlers(void)
     atexit(pool_stop);
 }
 
+/* Queues r's want of `helpers` threads and wakes as many idle ones. */
+static void enqueue(run *r, size_t helpers)
+{
+    pthread_once(&once, register_handlers);
+    pthread_mutex_lock(&pool.lock);
+    r->wanted = helpers;
+    pool.wanted += r->wanted;
+    if (pool.tail)
+        pool.tail->queued = r;
+    else
+        pool.head = r;
+    pool.tail = r;
+    grow();
+    size_t wake = r->wanted < pool.idle ? r->wanted : pool.idle;
+    pthread_mutex_unlock(&pool.lock);
+    /* After the unlock: a thread woken under it would at once block on
+     * the lock again (a futex wait and wake more per helper). All are
+     * woken before the caller starts its share: fsyncs started together
+     * share one journal commit. */
+    for (size_t i = 0; i < wake; i++) pthread_cond_signal(&pool.work);
+}
+
+/* Withdraws the requests of r no thread took (pool lock held). */
+static void withdraw(run *r)
+{
+    if (r->wanted == 0) return;
+    run **p = &pool.head, *prev = NULL;
+    while (*p != r) prev = *p, p = &(*p)->queued;
+    *p = r->queued;
+    if (pool.tail == r) pool.tail = prev;
+    pool.wanted -= r->wanted;
+    r->wanted = 0;
+}
+
+/* Waits until no helper works on r any more (pool lock held). */
+static void wait_helpers(run *r)
+{
+    while (r->active > 0) pthread_cond_wait(&pool.done, &pool.lock);
+}
+
+static void run_init(run *r, tl_parallel_fn fn, void *ctx, size_t n, bool stop_on_error)
+{
+    memset(r, 0, sizeof *r);
+    r->fn = fn;
+    r->ctx = ctx;
+    r->n = n;
+    r->stop_on_error = stop_on_error;
+    r->st = TL_OK;
+    atomic_init(&r->next, 0);
+    atomic_init(&r->failed, false);
+    pthread_mutex_init(&r->lock, NULL);
+}
+
 tl_status tl_parallel_run(size_t n, size_t max_threads, bool stop_on_error, tl_parallel_fn fn,
                           void *ctx, tl_error *err)
 {
     if (n == 0) return TL_OK;
     size_t threads = max_threads < 1 ? 1 : max_threads > n ? n : max_threads;
-    run r = {.fn = fn, .ctx = ctx, .n = n, .stop_on_error = stop_on_error, .st = TL_OK};
-    atomic_init(&r.next, 0);
-    atomic_init(&r.failed, false);
-    pthread_mutex_init(&r.lock, NULL);
-    if (threads > 1) {
-        pthread_once(&once, register_handlers);
-        pthread_mutex_lock(&pool.lock);
-        r.wanted = threads - 1;
-        pool.wanted += r.wanted;
-        if (pool.tail)
-            pool.tail->queued = &r;
-        else
-            pool.head = &r;
-        pool.tail = &r;
-        grow();
-        size_t wake = r.wanted < pool.idle ? r.wanted : pool.idle;
-        pthread_mutex_unlock(&pool.lock);
-        /* After the unlock: a thread woken under it would at once block on
-         * the lock again (a futex wait and wake more per helper). All are
-         * woken before the caller starts its share: fsyncs started together
-         * share one journal commit. */
-        for (size_t i = 0; i < wake; i++) pthread_cond_signal(&pool.work);
-    }
+    run r;
+    run_init(&r, fn, ctx, n, stop_on_error);
+    if (threads > 1) enqueue(&r, threads - 1);
     work(&r); /* the caller's thread works too */
     if (threads > 1) {
         pthread_mutex_lock(&pool.lock);
-        if (r.wanted > 0) { /* withdraw the requests no thread took */
-            run **p = &pool.head, *prev = NULL;
-            while (*p != &r) prev = *p, p = &(*p)->queued;
-            *p = r.queued;
-            if (pool.tail == &r) pool.tail = prev;
-            pool.wanted -= r.wanted;
-            r.wanted = 0;
-        }
-        while (r.active > 0) pthread_cond_wait(&pool.done, &pool.lock);
+        withdraw(&r);
+        wait_helpers(&r);
         pthread_mutex_unlock(&pool.lock);
     }
     pthread_mutex_destroy(&r.lock);
     if (r.st != TL_OK && err) *err = r.err;
     return r.st;
+}
+
+struct tl_parallel_task {
+    run r;
+    uint64_t generation; /* the process that queued it (core/forks.h) */
+};
+
+tl_parallel_task *tl_parallel_start(tl_parallel_fn fn, void *ctx)
+{
+    tl_parallel_task *task = malloc(sizeof *task);
+    if (task == NULL) return NULL;
+    run_init(&task->r, fn, ctx, 1, false);
+    task->generation = tl_fork_generation();
+    enqueue(&task->r, 1);
+    return task;
+}
+
+tl_status tl_parallel_join(tl_parallel_task *task, tl_parallel_fn fn, void *ctx, tl_error *err)
+{
+    if (task == NULL) {
+        tl_error e;
+        tl_status st = fn(ctx, 0, &e);
+        if (st != TL_OK && err) *err = e;
+        return st;
+    }
+    if (task->generation != tl_fork_generation()) { /* the parent's: nobody here runs it */
+        free(task);
+        return tl_error_set(err, TL_ERR_INTERNAL,
+                            "a task started before fork() is not joined in the child");
+    }
+    run *r = &task->r;
+    pthread_mutex_lock(&pool.lock);
+    bool untaken = r->wanted > 0;
+    withdraw(r);
+    pthread_mutex_unlock(&pool.lock);
+    if (untaken) {
+        work(r); /* no pool thread was free: the caller runs it */
+    } else {
+        pthread_mutex_lock(&pool.lock);
+        wait_helpers(r);
+        pthread_mutex_unlock(&pool.lock);
+    }
+    pthread_mutex_destroy(&r->lock);
+    tl_status st = r->st;
+    if (st != TL_OK && err) *err = r->err;
+    free(task);
+    return st;
 }
 
 size_t tl_cpu_count(void)

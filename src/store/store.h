@@ -92,6 +92,8 @@ typedef struct tl_store_ops {
     tl_status (*put_if_absent_unsynced)(tl_store *s, const char *key, const void *data, size_t len,
                                         tl_error *err);
     tl_status (*sync)(tl_store *s, tl_error *err);
+    /* As tl_store_sync_begin. NULL: nothing to begin (tl_store_sync does it all). */
+    void (*sync_begin)(tl_store *s);
 } tl_store_ops;
 
 struct tl_store {
@@ -163,6 +165,15 @@ static inline tl_status tl_store_put_if_absent_unsynced(tl_store *s, const char 
 static inline tl_status tl_store_sync(tl_store *s, tl_error *err)
 {
     return s->ops->sync ? s->ops->sync(s, err) : TL_OK;
+}
+/* Starts what tl_store_sync would do on another thread and returns at once,
+ * so that the caller's work overlaps the wait for the disk (a commit's last
+ * fsync with writing its version hint). Promises nothing: the caller still
+ * calls tl_store_sync, which waits for what was begun, reports its failure
+ * and syncs whatever was put after it. */
+static inline void tl_store_sync_begin(tl_store *s)
+{
+    if (s->ops->sync_begin) s->ops->sync_begin(s);
 }
 static inline tl_status tl_store_list(tl_store *s, const char *prefix, tl_strlist *out,
                                       tl_error *err)

@@ -257,6 +257,12 @@ static tl_status f_sync(tl_store *s, tl_error *err)
     FAULTED(TL_CALL_SYNC, "", tl_store_sync(inner_of(s), err));
 }
 
+/* Not a call of its own: what it begins is the next sync's, which is counted. */
+static void f_sync_begin(tl_store *s)
+{
+    tl_store_sync_begin(inner_of(s));
+}
+
 tl_status tl_store_fault_wrap(tl_store **s, tl_error *err)
 {
     if (atomic_load(&hook) == NULL) return TL_OK;
@@ -289,6 +295,7 @@ tl_status tl_store_fault_wrap(tl_store **s, tl_error *err)
         .put_hint = io->put_hint ? f_put_hint : NULL,
         .put_if_absent_unsynced = io->put_if_absent_unsynced ? f_put_if_absent_unsynced : NULL,
         .sync = io->sync ? f_sync : NULL,
+        .sync_begin = io->sync_begin ? f_sync_begin : NULL,
     };
     fs->base.ops = &fs->ops;
     fs->base.read_only = in->read_only;

@@ -3,14 +3,16 @@
  * the whole object or none of it. Durability: a put's file and directory are
  * fsynced at the latest by the next put_if_absent (the commit point; see
  * local_sync.h) before its link, and its own directory after it, before it
- * returns (put_if_absent_unsynced leaves that to the caller's sync); a
- * put_hint's file never is (readers check a hint and do without).
+ * returns (put_if_absent_unsynced leaves that to the caller's sync, which
+ * sync_begin may start on a pool thread meanwhile); a put_hint's file never
+ * is (readers check a hint and do without).
  * Temporary files start with ".tmp-" and are never listed. */
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/parallel.h"
 #include "core/random.h"
 #include "core/strlist.h"
 #include "store/digest.h"
@@ -34,6 +37,8 @@ typedef struct local_store {
     char *root;           /* absolute directory path, no trailing slash */
     tl_sync_set unsynced; /* puts not yet known to be durable */
     tl_trash trash;       /* deletions nobody waits for */
+    pthread_mutex_t begun_lock;
+    tl_parallel_task *begun; /* a flush of unsynced begun by sync_begin, or NULL */
 } local_store;
 
 static tl_status io_error(tl_error *err, const char *what, const char *path)
@@ -307,8 +312,36 @@ static tl_status local_put_if_absent_unsynced(tl_store *s, const char *key, cons
     return link_new(s, key, data, len, false, err);
 }
 
+static tl_status flush_item(void *ctx, size_t i, tl_error *err)
+{
+    (void)i;
+    return tl_sync_set_flush(&((local_store *)ctx)->unsynced, err);
+}
+
+/* One flush on a pool thread at a time: a second begin finds it running
+ * and leaves the rest to the sync that waits for it. */
+static void local_sync_begin(tl_store *s)
+{
+    local_store *ls = (local_store *)s;
+    pthread_mutex_lock(&ls->begun_lock);
+    if (ls->begun == NULL) ls->begun = tl_parallel_start(flush_item, ls);
+    pthread_mutex_unlock(&ls->begun_lock);
+}
+
+/* Waits for the flush begun, if any. Its failure needs no passing on: a
+ * failed flush fails every later one (local_sync.h), the caller's too. */
+static void join_begun(local_store *ls)
+{
+    pthread_mutex_lock(&ls->begun_lock);
+    tl_parallel_task *task = ls->begun;
+    ls->begun = NULL;
+    pthread_mutex_unlock(&ls->begun_lock);
+    if (task) tl_parallel_join(task, flush_item, ls, NULL);
+}
+
 static tl_status local_sync(tl_store *s, tl_error *err)
 {
+    join_begun((local_store *)s);
     return tl_sync_set_flush(&((local_store *)s)->unsynced, err);
 }
 
@@ -433,6 +466,8 @@ static void local_settle(tl_store *s)
 static void local_free(tl_store *s)
 {
     local_store *ls = (local_store *)s;
+    join_begun(ls);
+    pthread_mutex_destroy(&ls->begun_lock);
     tl_trash_destroy(&ls->trash);
     tl_sync_set_destroy(&ls->unsynced);
     free(ls->root);
@@ -755,6 +790,7 @@ static const tl_store_ops local_ops = {
     .put_hint = local_put_hint,
     .put_if_absent_unsynced = local_put_if_absent_unsynced,
     .sync = local_sync,
+    .sync_begin = local_sync_begin,
 };
 
 /* Makes path absolute and lexically normal ("a/./b/../c" -> "/cwd/a/c"). */
@@ -792,6 +828,7 @@ tl_status tl_store_local_open(const char *path, tl_store **out, tl_error *err)
     if (ls == NULL) return tl_error_nomem(err);
     ls->base.ops = &local_ops;
     tl_sync_set_init(&ls->unsynced);
+    pthread_mutex_init(&ls->begun_lock, NULL);
     tl_trash_init(&ls->trash, trash_remove, ls);
     ls->root = normalize_path(path);
     ls->base.url =

@@ -428,6 +428,9 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
      * after the append is folded into its commit (maintain_fold.c): such an
      * append waits for the disk twice, not three times. */
     t->defer_sync = true;
+    /* Without inline maintenance the append's commit is its last; with
+     * it, the fold says (maintain_fold.c). */
+    t->sync_early = !tl_maintain_inline_wanted(t, o->maintain);
     tl_maintain_fold fold = {0};
     if (st == TL_OK)
         st = append_stream(t, stream, o, replace, evolution, own_summary, started_us, &fold, out,
@@ -439,7 +442,7 @@ static tl_status commit_stream(tl_table *t, struct ArrowArrayStream *stream,
      * out->maintenance_error and never undoes the append. */
     if (st == TL_OK && !out->duplicate && out->rows > 0)
         tl_maintain_after_append(t, o->maintain, &fold, out);
-    t->defer_sync = false;
+    t->defer_sync = t->sync_early = false;
     tl_error sync_err = {0};
     double t1 = tl_monotonic_ms();
     bool append_unsynced = t->unsynced && t->version == appended; /* no commit after it */

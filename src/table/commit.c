@@ -558,6 +558,8 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
      * with the conditional create (head_write.c): still two round trips.
      * (The append asks for a fold only when no head is written.) */
     bool fold = req->fold && attempt == 1;
+    /* A retry does not fold: the compaction after the append commits again. */
+    if (req->fold && attempt > 1) t->sync_early = false;
     tl_head_job *head = NULL;
     if (st == TL_OK && !fold)
         head = tl_head_job_start(t, md, t->version + 1, &json, &list, cs->lvi_key ? &lvi : NULL,

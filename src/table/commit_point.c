@@ -267,6 +267,7 @@ tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t le
         t->unsynced = true;
         TL_TRY(hold_removals(t, obsolete, n, err));
         n = 0;
+        if (t->sync_early) tl_store_sync_begin(t->lake->store);
     }
     /* Landed. On an object store the hint's PUT and the check share one
      * round trip; locally the hint is written first, so that a drop racing

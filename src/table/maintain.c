@@ -58,10 +58,15 @@ tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
     return st;
 }
 
+bool tl_maintain_inline_wanted(const tl_table *t, int maintain)
+{
+    return maintain > 0 || (maintain < 0 && t->contract.auto_maintain);
+}
+
 void tl_maintain_after_append(tl_table *t, int maintain, const tl_maintain_fold *fold,
                               tl_append_result *out)
 {
-    if (maintain == 0 || (maintain < 0 && !t->contract.auto_maintain)) return;
+    if (!tl_maintain_inline_wanted(t, maintain)) return;
     double t0 = tl_monotonic_ms();
     bool folded = fold && fold->done;
     tl_maintain_options all = {.compact = !folded, .retention = 1, .expire = 1};

@@ -204,6 +204,9 @@ tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_com
  * limit waits for 20 snapshots more than max-snapshots, as the reference's). */
 tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool full,
                              tl_maintain_report *r, tl_error *err);
+/* Whether inline expiry (after an append) would expire a snapshot of md now
+ * (true when it cannot tell, out of memory). */
+bool tl_maintain_expiry_due(const tl_ice_metadata *md, const tl_maintain_settings *s);
 
 /* The end (exclusive, microseconds) of a time partition, or INT64_MAX when
  * the table is not partitioned by time. */
@@ -245,6 +248,10 @@ bool tl_maintain_fold_stage(tl_table *t, void *ctx, const tl_ice_metadata *md, t
  * the metadata may name it, else deletes it. */
 void tl_maintain_fold_end(tl_table *t, tl_maintain_fold *f, tl_status st,
                           const tl_commit_result *cr);
+
+/* Whether an append with this maintain option (1, 0, or -1 for the table's
+ * auto-maintain) runs inline maintenance. */
+bool tl_maintain_inline_wanted(const tl_table *t, int maintain);
 
 /* Runs inline maintenance after a committed append when options ask for it
  * (maintain: 1, 0, or -1 for the table's auto-maintain) and fills the

@@ -243,6 +243,15 @@ static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, i
     return n;
 }
 
+bool tl_maintain_expiry_due(const tl_ice_metadata *md, const tl_maintain_settings *s)
+{
+    bool *expire = calloc(md->n_snapshots + 1, 1);
+    if (expire == NULL) return true;
+    bool due = choose(md, s, tl_now_millis(), false, expire) > 0;
+    free(expire);
+    return due;
+}
+
 static int64_t previous_versions_max(const tl_ice_metadata *md)
 {
     const char *v = tl_ice_metadata_property(md, PREVIOUS_VERSIONS_KEY);

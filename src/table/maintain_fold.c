@@ -28,25 +28,28 @@
 
 bool tl_maintain_fold_wanted(const tl_table *t, int maintain)
 {
-    if (maintain == 0 || (maintain < 0 && !t->contract.auto_maintain)) return false;
-    return !tl_head_wanted(t, t->md);
+    return tl_maintain_inline_wanted(t, maintain) && !tl_head_wanted(t, t->md);
 }
 
-/* Plans and writes the compaction on the handle's (swapped) metadata. */
-static tl_status stage(tl_table *t, tl_maintain_fold *f, bool *due, tl_error *err)
+/* Plans and writes the compaction on the handle's (swapped) metadata.
+ * *last: inline maintenance after the append will commit nothing more when
+ * this version lands (no retention, no expiry due on it). */
+static tl_status stage(tl_table *t, tl_maintain_fold *f, bool *due, bool *last, tl_error *err)
 {
     tl_maintain_settings s;
     bool retention_due = false;
-    *due = false;
+    *due = *last = false;
     TL_TRY(tl_maintain_settings_load(t, &s, err));
     TL_TRY(tl_maintain_retention_due(t, &s, &retention_due, err));
     if (retention_due) return TL_OK; /* retention first, after the append: as before */
     f->checked = true;
     TL_TRY(tl_compaction_prepare(t, &s, TL_COMPACT_INLINE, &f->compaction, err));
-    if (f->compaction.n_groups == 0) return TL_OK;
-    tl_rewrite_request req = tl_compaction_request(&f->compaction);
-    TL_TRY(tl_commit_rewrite_stage(t, &req, &f->staged, err));
-    *due = true;
+    if (f->compaction.n_groups > 0) {
+        tl_rewrite_request req = tl_compaction_request(&f->compaction);
+        TL_TRY(tl_commit_rewrite_stage(t, &req, &f->staged, err));
+        *due = true;
+    }
+    *last = !tl_maintain_expiry_due(*due ? f->staged.md : t->md, &s);
     return TL_OK;
 }
 
@@ -59,9 +62,11 @@ bool tl_maintain_fold_stage(tl_table *t, void *ctx, const tl_ice_metadata *md, t
      * snapshot more. */
     tl_ice_metadata *own = t->md;
     t->md = (tl_ice_metadata *)md;
-    bool due = false;
-    f->st = stage(t, f, &due, &f->err);
+    bool due = false, last = false;
+    f->st = stage(t, f, &due, &last, &f->err);
     t->md = own;
+    /* After a failed fold inline maintenance stops there (maintain.c). */
+    t->sync_early = last || f->st != TL_OK;
     f->seconds = (tl_monotonic_ms() - t0) / 1000.0;
     if (f->st != TL_OK || !due) {
         tl_compaction_free(t, &f->compaction, true);

@@ -63,6 +63,14 @@ struct tl_table {
      * naming wait in unsynced_removals until it is. sync_status: a sync that
      * covered such a version failed (kept until the append reports it). */
     bool defer_sync, unsynced;
+    /* With defer_sync: the commit about to be made is expected to be the
+     * append's last (no inline maintenance commits after it), so its wait
+     * for the version to be durable begins at once on a pool thread
+     * (tl_store_sync_begin) and overlaps the work after the link (the
+     * version hint, the dropped-table check, the append's cleanup); the
+     * sync at the end waits for it. A wrong guess costs one more wait for
+     * the disk, never durability. */
+    bool sync_early;
     tl_strlist unsynced_removals;
     tl_status sync_status;
     tl_error sync_error;

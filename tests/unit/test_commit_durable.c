@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/local_sync.h"
 #include "test_table_helpers.h"
@@ -24,6 +25,8 @@ static struct {
 static int64_t first_watched; /* the version before the watched call */
 static atomic_int n_events;
 static bool fail_data, fail_final, fail_compacted;
+static bool slow_final;          /* the sync of the version's folder takes 100 ms */
+static atomic_bool final_synced; /* and that sync's hook has returned */
 
 static bool exists(const char *path)
 {
@@ -48,6 +51,10 @@ static int watch(const char *path)
         snprintf(events[i].path, sizeof events[i].path, "%s", path);
         events[i].version_there = exists(version_path);
         events[i].newest = newest_version();
+    }
+    if (slow_final && strcmp(path, metadata_dir) == 0 && exists(version_path)) {
+        usleep(100 * 1000);
+        atomic_store(&final_synced, true);
     }
     if (fail_final && strcmp(path, metadata_dir) == 0 && exists(version_path)) return EIO;
     if (fail_compacted && strstr(path, "-added-m.avro"))
@@ -155,6 +162,69 @@ static void test_append_is_durable_in_order(void)
     snprintf(data, sizeof data, "%s/%s/default/t/data", unit_tmpdir(), "durable");
     CHECK_INT(unsynced_data_files(data, tl_table_version(t)), 0);
     CHECK(synced(metadata_dir, true) >= 0); /* durable when the append returned */
+    tl_table_close(t);
+    tl_schema_release(&schema);
+    tl_lake_close(lake);
+}
+
+/* How many times the version's folder was synced while v was the newest version. */
+static int folder_syncs_at(int64_t v)
+{
+    int n = atomic_load(&n_events), found = 0;
+    for (int i = 0; i < n && i < MAX_EVENTS; i++)
+        found += strcmp(events[i].path, metadata_dir) == 0 && events[i].newest == v;
+    return found;
+}
+
+/* An append whose commit is its last (no inline maintenance commits after
+ * it) begins the version's wait for the disk on a pool thread at once, so
+ * that the version hint and the check for a dropped table overlap it; it
+ * returns only once that sync is done. */
+static void test_last_sync_is_waited_for(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = ttable_create(&lake, "overlap", "t", "device", "u", false, &schema);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = -1};
+    CHECK_OK(ttable_append_row(t, &schema, 1, &o, &r, &err), &err);
+    int64_t v = tl_table_version(t) + 1;
+    watch_version("overlap", v);
+    atomic_store(&final_synced, false);
+    slow_final = true;
+    CHECK_OK(ttable_append_row(t, &schema, 2, &o, &r, &err), &err);
+    CHECK(atomic_load(&final_synced));
+    slow_final = false;
+    tl_sync_set_fault(NULL);
+    CHECK_INT(folder_syncs_at(v), 1);
+    tl_table_close(t);
+    tl_schema_release(&schema);
+    tl_lake_close(lake);
+}
+
+/* When inline expiry commits after the append, the append's version is not
+ * synced on its own: the expiry's commit syncs it with its own files (one
+ * wait for the disk less), and both are durable when the append returns. */
+static void test_expiry_after_the_append_carries_its_sync(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = ttable_create(&lake, "expiring", "t", "device", "u", false, &schema);
+    const char *props[] = {"timelake.max-snapshots", "1", "timelake.min-snapshots", "1", NULL};
+    set_properties(t, props);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options quiet = {.maintain = 0}, o = {.maintain = -1};
+    for (int i = 0; i < 20; i++) CHECK_OK(ttable_append_row(t, &schema, i, &quiet, &r, &err), &err);
+    int64_t v = tl_table_version(t) + 1;
+    watch_version("expiring", v);
+    CHECK_OK(ttable_append_row(t, &schema, 20, &o, &r, &err), &err);
+    tl_sync_set_fault(NULL);
+    CHECK(r.maintained && r.maintenance.snapshots_expired > 0);
+    CHECK_INT(tl_table_version(t), v + 1);
+    CHECK_INT(folder_syncs_at(v), 1); /* with the expiry's files, not alone before */
+    CHECK(durable(v + 1));
     tl_table_close(t);
     tl_schema_release(&schema);
     tl_lake_close(lake);
@@ -284,4 +354,5 @@ static void test_nothing_deleted_before_durable(void)
 UNIT_TESTS(UNIT(test_append_is_durable_in_order), UNIT(test_failed_sync_commits_nothing),
            UNIT(test_append_and_maintenance_are_durable),
            UNIT(test_failed_maintenance_sync_fails_the_append),
-           UNIT(test_nothing_deleted_before_durable))
+           UNIT(test_nothing_deleted_before_durable), UNIT(test_last_sync_is_waited_for),
+           UNIT(test_expiry_after_the_append_carries_its_sync))

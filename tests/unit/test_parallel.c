@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +151,67 @@ static void test_runs_after_fork(void)
     free(c);
 }
 
+/* A started task runs once, on a pool thread while the caller goes on
+ * (here: the caller waits for it to start before joining), and its join
+ * returns its status. */
+typedef struct started {
+    atomic_int runs;
+    atomic_bool running;
+    pthread_t on;
+} started;
+
+static tl_status started_item(void *ctx, size_t i, tl_error *err)
+{
+    started *s = ctx;
+    s->on = pthread_self();
+    atomic_fetch_add(&s->runs, 1);
+    atomic_store(&s->running, true);
+    return i == 0 ? TL_OK : tl_error_set(err, TL_ERR_INTERNAL, "item %zu", i);
+}
+
+static void test_started_task_overlaps_the_caller(void)
+{
+    for (int round = 0; round < 20; round++) {
+        started s = {0};
+        tl_parallel_task *task = tl_parallel_start(started_item, &s);
+        CHECK(task != NULL);
+        time_t give_up = time(NULL) + 60; /* a backstop only */
+        while (!atomic_load(&s.running) && time(NULL) < give_up) usleep(100);
+        CHECK(atomic_load(&s.running)); /* started before the join: another thread ran it */
+        CHECK(tl_parallel_join(task, started_item, &s, NULL) == TL_OK);
+        CHECK_INT(atomic_load(&s.runs), 1);
+        CHECK(!pthread_equal(s.on, pthread_self()));
+    }
+}
+
+static tl_status failing_task(void *ctx, size_t i, tl_error *err)
+{
+    atomic_fetch_add((atomic_int *)ctx, 1);
+    return tl_error_set(err, TL_ERR_STORAGE, "task %zu failed", i);
+}
+
+/* Joined at once (taken by a pool thread or not), many at a time, or never
+ * queued (NULL): each runs exactly once and its failure is reported. */
+static void test_joined_tasks_run_once(void)
+{
+    enum { TASKS = 64 };
+    atomic_int runs[TASKS];
+    tl_parallel_task *tasks[TASKS];
+    for (int i = 0; i < TASKS; i++) {
+        atomic_init(&runs[i], 0);
+        tasks[i] = tl_parallel_start(failing_task, &runs[i]);
+    }
+    for (int i = TASKS - 1; i >= 0; i--) {
+        tl_error err = {0};
+        CHECK(tl_parallel_join(tasks[i], failing_task, &runs[i], &err) == TL_ERR_STORAGE);
+        CHECK(strstr(err.message, "task 0 failed") != NULL);
+        CHECK_INT(atomic_load(&runs[i]), 1);
+    }
+    atomic_int ran = 0;
+    CHECK(tl_parallel_join(NULL, failing_task, &ran, NULL) == TL_ERR_STORAGE);
+    CHECK_INT(atomic_load(&ran), 1);
+}
+
 /* The read system calls this process made so far (/proc/self/io), -1 when
  * the kernel does not count them. */
 static long long reads_made(void)
@@ -179,4 +241,5 @@ static void test_cpu_count_is_read_once(void)
 UNIT_TESTS(UNIT(test_cpu_count_is_read_once), UNIT(test_every_item_once_across_many_runs),
            UNIT(test_items_overlap_on_pool_threads), UNIT(test_nested_runs_finish),
            UNIT(test_concurrent_callers), UNIT(test_first_error_is_reported),
-           UNIT(test_runs_after_fork))
+           UNIT(test_runs_after_fork), UNIT(test_started_task_overlaps_the_caller),
+           UNIT(test_joined_tasks_run_once))
