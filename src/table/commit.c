@@ -34,6 +34,7 @@
 #include "table/commit_point.h"
 #include "table/live_files.h"
 #include "table/lvi.h"
+#include "table/maintain.h"
 #include "table/manifest_merge.h"
 
 #define MAX_ATTEMPTS 40
@@ -136,6 +137,8 @@ static tl_status read_parent_manifests(const tl_table *t, const tl_ice_snapshot 
     *out = NULL;
     *n = 0;
     if (parent == NULL || parent->manifest_list == NULL) return TL_OK;
+    /* Usually this process wrote it, at its previous commit (see offer_written). */
+    if (tl_manifest_list_cache_held(parent->manifest_list, out, n)) return TL_OK;
     tl_buf b = {0};
     char buf[1024];
     const char *key = tl_table_key_of_url(t, parent->manifest_list, buf, sizeof buf);
@@ -544,6 +547,22 @@ static void fold_into(tl_table *t, commit_state *cs, const tl_commit_request *re
     cs->folded = true;
 }
 
+/* Puts what this attempt uploaded into the cache of parsed manifests
+ * (maintain_manifests.c) as written: the folded compaction plans on this
+ * list and manifest, and the next append reads this list as its parent's. */
+static void offer_written(const tl_table *t, const commit_state *cs, const tl_buf *list)
+{
+    char *url = tl_strdup_printf("%s%s", t->location, cs->list_key + strlen(t->name.key));
+    if (url) tl_manifest_list_cache_written(url, list->data, list->len);
+    free(url);
+    if (cs->manifest)
+        tl_manifest_cache_written(cs->manifest->manifest_path, cs->manifest_avro.data,
+                                  cs->manifest_avro.len);
+    if (cs->merge.merged)
+        tl_manifest_cache_written(cs->merge.merged->manifest_path, cs->merge.avro.data,
+                                  cs->merge.avro.len);
+}
+
 /* One attempt: TL_OK (committed), TL_ERR_EXISTS (lost the race) or an error. */
 static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_request *req,
                                 int attempt, tl_error *err)
@@ -565,6 +584,7 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
         head = tl_head_job_start(t, md, t->version + 1, &json, &list, cs->lvi_key ? &lvi : NULL,
                                  &cs->fresh);
     if (st == TL_OK) st = upload_batch(t, cs, req, attempt, &list, &lvi, err);
+    if (st == TL_OK) offer_written(t, cs, &list);
     const tl_buf *created = &json, *listed = &list;
     if (st == TL_OK && fold) {
         fold_into(t, cs, req, &md, &created, &listed);

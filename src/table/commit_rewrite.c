@@ -105,6 +105,7 @@ static tl_status write_manifest(rw_ctx *c, const char *kind, const tl_ice_manife
         const tl_ice_partition_spec *spec = tl_ice_metadata_default_spec(t->md);
         mf->manifest_path = tl_strdup_printf("%s%s", t->location, key + strlen(t->name.key));
         mf->manifest_length = (int64_t)avro.len;
+        if (mf->manifest_path) tl_manifest_cache_written(mf->manifest_path, avro.data, avro.len);
         mf->partition_spec_id = spec ? spec->spec_id : 0;
         mf->sequence_number = seq;
         mf->min_sequence_number = seq;
@@ -309,6 +310,8 @@ static tl_status write_list_and_metadata(rw_ctx *c, int64_t seq, tl_error *err)
     tl_kv *summary = calloc(kv.len / 2 + 1, sizeof *summary);
     char *list_url = key ? tl_strdup_printf("%s%s", t->location, key + strlen(t->name.key)) : NULL;
     if (st == TL_OK && (summary == NULL || list_url == NULL)) st = tl_error_nomem(err);
+    /* Put below; read next by the next commit, as its parent's (maintain.h). */
+    if (st == TL_OK) tl_manifest_list_cache_written(list_url, avro.data, avro.len);
     for (size_t i = 0; st == TL_OK && i < kv.len / 2; i++)
         summary[i] = (tl_kv){kv.items[2 * i], kv.items[2 * i + 1]};
     tl_ice_snapshot snap = {

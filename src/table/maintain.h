@@ -58,6 +58,16 @@ tl_status tl_manifest_list_cache_visit(const tl_table *t, const char *url,
  * the last commit wrote). Free *out with tl_ice_manifest_files_free. */
 tl_status tl_manifest_list_cache_read(const tl_table *t, const char *url,
                                       tl_ice_manifest_file **out, size_t *n, tl_error *err);
+/* A manifest (its length is len) or manifest list this process has just
+ * written and committed, parsed from its bytes and cached under its URL, so
+ * that the next read of it (the folded compaction's plan, the next append's
+ * parent list) reads no file. Quietly nothing when out of memory. */
+void tl_manifest_cache_written(const char *url, const void *bytes, size_t len);
+void tl_manifest_list_cache_written(const char *url, const void *bytes, size_t len);
+/* The manifests of a manifest list when it is cached (a deep copy as
+ * tl_manifest_list_cache_read's); false (and nothing read) when it is not,
+ * or out of memory. */
+bool tl_manifest_list_cache_held(const char *url, tl_ice_manifest_file **out, size_t *n);
 /* Whether every manifest of the current snapshot can be read and parsed
  * (through the cache: each is parsed once per process). A damaged table is
  * TL_ERR_STORAGE naming the table and the file. */

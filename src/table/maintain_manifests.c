@@ -119,6 +119,47 @@ static tl_status parse(const tl_table *t, const char *url, int64_t length, node 
     return st;
 }
 
+/* Parses the bytes of a manifest (length >= 0) or a manifest list (length
+ * -1) this process wrote into a node. */
+static tl_status parse_written(const char *url, int64_t length, const void *bytes, size_t len,
+                               node **out, tl_error *err)
+{
+    node *n = calloc(1, sizeof *n);
+    tl_status st = n && (n->url = strdup(url)) ? TL_OK : tl_error_nomem(err);
+    if (st == TL_OK && length >= 0) st = tl_ice_manifest_read(bytes, len, &n->entries, &n->n, err);
+    if (st == TL_OK && length < 0)
+        st = tl_ice_manifest_list_read(bytes, len, &n->manifests, &n->n, err);
+    if (st != TL_OK && n) node_free(n);
+    if (st == TL_OK) {
+        n->length = length;
+        *out = n;
+    }
+    return st;
+}
+
+static void offer(const char *url, int64_t length, const void *bytes, size_t len)
+{
+    pthread_mutex_lock(&cache.lock);
+    bool held = *slot_of(url, length) != NULL;
+    pthread_mutex_unlock(&cache.lock);
+    node *n = NULL;
+    if (held || parse_written(url, length, bytes, len, &n, NULL) != TL_OK) return;
+    pthread_mutex_lock(&cache.lock);
+    n->used = ++cache.clock;
+    insert(n);
+    pthread_mutex_unlock(&cache.lock);
+}
+
+void tl_manifest_cache_written(const char *url, const void *bytes, size_t len)
+{
+    offer(url, (int64_t)len, bytes, len);
+}
+
+void tl_manifest_list_cache_written(const char *url, const void *bytes, size_t len)
+{
+    offer(url, -1, bytes, len);
+}
+
 /* Calls fn (with entries) or list_fn (with manifests) for every record. */
 static bool visit_node(const node *n, tl_manifest_visit_fn fn, tl_manifest_list_visit_fn list_fn,
                        void *ctx)
@@ -257,6 +298,28 @@ static bool take_manifest(void *p, const tl_ice_manifest_file *mf)
     list_copy *c = p;
     if (TL_GROW(c->files, c->cap, c->n + 1, 16) != 0) return false;
     return copy_manifest_file(&c->files[c->n++], mf); /* counted even on failure, to be freed */
+}
+
+bool tl_manifest_list_cache_held(const char *url, tl_ice_manifest_file **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    list_copy c = {0};
+    pthread_mutex_lock(&cache.lock);
+    node *hit = *slot_of(url, -1);
+    bool ok = hit != NULL;
+    if (hit) {
+        hit->used = ++cache.clock;
+        ok = visit_node(hit, NULL, take_manifest, &c);
+    }
+    pthread_mutex_unlock(&cache.lock);
+    if (!ok) {
+        tl_ice_manifest_files_free(c.files, c.n);
+        return false;
+    }
+    *out = c.files;
+    *n = c.n;
+    return true;
 }
 
 tl_status tl_manifest_list_cache_read(const tl_table *t, const char *url,
