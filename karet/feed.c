@@ -61,7 +61,7 @@ bool kfeed_init(kfeed *f)
     size_t nlakes = 1;
     for (size_t i = 0; i < f->nreaders && nlakes < KAHEAD_MAX_THREADS; i++)
         if (f->readers[i]) lakes[nlakes++] = f->readers[i];
-    kahead_init(&f->ahead, f->files->len, read_and_map, f, lakes, nlakes);
+    kahead_init(&f->ahead, f->files, read_and_map, f, lakes, nlakes);
     return true;
 }
 

@@ -12,33 +12,44 @@ void kread_free(kread *r)
     memset(r, 0, sizeof *r);
 }
 
-void kahead_init(kahead *a, size_t nfiles, kahead_fn fn, void *ctx, tl_lake *const *lakes,
+void kahead_init(kahead *a, const kfiles *files, kahead_fn fn, void *ctx, tl_lake *const *lakes,
                  size_t nlakes)
 {
     memset(a, 0, sizeof *a);
-    a->nfiles = nfiles;
+    a->files = files;
+    a->nfiles = files->len;
     a->fn = fn;
     a->ctx = ctx;
     a->nlakes = nlakes < KAHEAD_MAX_THREADS ? nlakes : KAHEAD_MAX_THREADS;
     for (size_t i = 0; i < a->nlakes; i++) a->workers[i] = (struct kahead_worker){a, lakes[i]};
-    a->window = a->nlakes + 1; /* a file waiting per thread, and the one being taken */
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
     a->inited = true;
 }
 
-/* Claims files in order while the window has room; a file's result waits in
- * its slot until the feed takes it. */
+/* Whether the next file may be claimed: always while no more than one file
+ * per thread and the one being taken are in flight; beyond that, within the
+ * slots and the byte budget. */
+static bool room(const kahead *a)
+{
+    size_t in_flight = a->claimed - a->taken;
+    if (in_flight <= a->nlakes) return true;
+    if (in_flight >= KAHEAD_WINDOW) return false;
+    return a->bytes + (int64_t)a->files->items[a->claimed].size <= KAHEAD_BYTES;
+}
+
+/* Claims files in order while there is room; a file's result waits in its
+ * slot until the feed takes it. */
 static void *work(void *p)
 {
     struct kahead_worker *w = p;
     kahead *a = w->a;
     pthread_mutex_lock(&a->mu);
     for (;;) {
-        while (!a->stop && a->claimed < a->nfiles && a->claimed >= a->taken + a->window)
-            pthread_cond_wait(&a->cv, &a->mu);
+        while (!a->stop && a->claimed < a->nfiles && !room(a)) pthread_cond_wait(&a->cv, &a->mu);
         if (a->stop || a->claimed >= a->nfiles) break;
         size_t i = a->claimed++;
+        a->bytes += (int64_t)a->files->items[i].size;
         pthread_mutex_unlock(&a->mu);
         kread r;
         a->fn(a->ctx, w->lake, i, &r);
@@ -76,6 +87,7 @@ bool kahead_next(kahead *a, kread *out)
     *out = a->slots[s];
     memset(&a->slots[s], 0, sizeof a->slots[s]);
     a->ready[s] = false;
+    a->bytes -= (int64_t)a->files->items[a->taken].size;
     a->taken++;
     pthread_cond_broadcast(&a->cv);
     pthread_mutex_unlock(&a->mu);

@@ -3,9 +3,11 @@
  * the table's mappings in DuckDB) runs on a few threads, each with its own
  * handle of the lake (a handle is used by one thread at a time), while the
  * feed takes the results strictly in ingest order and does the rest (checks,
- * dedup, the table's writing). At most one file more than there are
- * threads is in flight, so memory stays a few files. With one file the work
- * runs on the caller's thread as it asks for it. */
+ * dedup, the table's writing). The threads keep reading while the table
+ * encodes what it took (it takes rows in chunks of about a million, then
+ * sorts and writes them), up to KAHEAD_BYTES of source files beyond one
+ * file per thread, so memory stays bounded by the budget, not by the run.
+ * With one file the work runs on the caller's thread as it asks for it. */
 #ifndef KARET_FEED_AHEAD_H
 #define KARET_FEED_AHEAD_H
 
@@ -17,7 +19,8 @@
 #include "timelake.h"
 
 #define KAHEAD_MAX_THREADS 4
-#define KAHEAD_WINDOW (KAHEAD_MAX_THREADS + 1)
+#define KAHEAD_WINDOW 64                  /* files in flight at most */
+#define KAHEAD_BYTES (INT64_C(128) << 20) /* source bytes in flight beyond one per thread */
 
 /* One file read and mapped. */
 typedef struct kread {
@@ -42,7 +45,9 @@ typedef struct kahead {
     pthread_t threads[KAHEAD_MAX_THREADS];
     size_t nthreads;
     bool started, stop;
+    const kfiles *files;
     size_t nfiles, claimed, taken; /* files handed to threads; results taken */
+    int64_t bytes;                 /* source bytes of the files claimed, not taken */
     bool ready[KAHEAD_WINDOW];
     kread slots[KAHEAD_WINDOW];
     kahead_fn fn;
@@ -51,14 +56,15 @@ typedef struct kahead {
         struct kahead *a;
         tl_lake *lake;
     } workers[KAHEAD_MAX_THREADS];
-    size_t nlakes, window; /* window: files in flight at most (<= KAHEAD_WINDOW) */
+    size_t nlakes;
     bool inited;
 } kahead;
 
-/* Prepares *a for nfiles files, read with fn; lakes[0..nlakes) are distinct
+/* Prepares *a for the files (read, not copied: they outlive *a), read with
+ * fn; lakes[0..nlakes) are distinct
  * handles of the lake, lakes[0] used on the caller's thread when no thread
  * starts. Nothing starts before the first kahead_next. */
-void kahead_init(kahead *a, size_t nfiles, kahead_fn fn, void *ctx, tl_lake *const *lakes,
+void kahead_init(kahead *a, const kfiles *files, kahead_fn fn, void *ctx, tl_lake *const *lakes,
                  size_t nlakes);
 
 /* Moves the next file's result, in order, into *out (the caller frees it
