@@ -478,6 +478,45 @@ bool kbatch_take(const kbatch *b, const int *cols, size_t ncols, const int64_t *
     return true;
 }
 
+static bool pickable(const kbatch *b, const int *cols, size_t ncols,
+                     const struct ArrowSchema *schema)
+{
+    if (b->array.offset != 0 || b->array.null_count != 0 || (int64_t)ncols != schema->n_children)
+        return false;
+    for (size_t i = 0; i < ncols; i++) {
+        if (cols[i] < 0 || cols[i] >= b->array.n_children ||
+            b->array.children[cols[i]]->length < b->array.length ||
+            strcmp(b->schema.children[cols[i]]->format, schema->children[i]->format) != 0)
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (cols[j] == cols[i]) return false;
+    }
+    return true;
+}
+
+bool kbatch_pick(kbatch *b, const int *cols, size_t ncols, const struct ArrowSchema *schema,
+                 kbatch *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!pickable(b, cols, ncols, schema)) return false;
+    if (!new_array(&out->array, b->array.length, 1, (int64_t)ncols) ||
+        !copy_schema(schema, &out->schema)) {
+        kbatch_release(out);
+        return false;
+    }
+    /* The moved columns may share memory with their old parent (DuckDB's
+     * do): it is released only after them, with the new batch. */
+    owned_array *o = out->array.private_data;
+    for (size_t i = 0; i < ncols; i++) {
+        *o->children[i] = *b->array.children[cols[i]];
+        b->array.children[cols[i]]->release = NULL;
+    }
+    o->parent = b->array;
+    b->array.release = NULL;
+    kbatch_release(b);
+    return true;
+}
+
 /* ---- row numbers ---- */
 
 bool kbatch_add_row_numbers(kbatch *b, const char *name, int64_t *next)

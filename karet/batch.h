@@ -56,6 +56,14 @@ int kbatch_column(const struct ArrowSchema *s, const char *name);
 bool kbatch_take(const kbatch *b, const int *cols, size_t ncols, const int64_t *rows, size_t n,
                  const struct ArrowSchema *schema, kbatch *out, char *err, size_t errlen);
 
+/* Moves columns cols[0..ncols) of b, every row, into *out typed as `schema`
+ * says, without copying them: b's other columns are released with *out.
+ * Returns false, b untouched, where that cannot be done (a column's format
+ * is not the schema's, b is a slice or has null rows, a column is named
+ * twice, out of memory): kbatch_take then copies. */
+bool kbatch_pick(kbatch *b, const int *cols, size_t ncols, const struct ArrowSchema *schema,
+                 kbatch *out);
+
 /* A new struct schema of flat, nullable columns (formats and names). */
 bool kschema_struct(struct ArrowSchema *out, const char *const *formats, const char *const *names,
                     size_t n);

@@ -340,6 +340,13 @@ static int fail_mappings(kfeed *f, const bool *bad)
     return 0;
 }
 
+static bool any_failed(const kfeed *f)
+{
+    for (size_t m = 0; m < f->config->nmappings; m++)
+        if (f->failed[m]) return true;
+    return false;
+}
+
 /* Keeps the rows of good mappings whose key is new, as batches of the table's
  * columns, in f->pending. */
 static int keep_rows(kfeed *f, kbatches *res)
@@ -351,9 +358,19 @@ static int keep_rows(kfeed *f, kbatches *res)
     for (size_t i = 0; i < res->len; i++) {
         kbatch *b = &res->items[i];
         for (size_t c = 0; c < t->ncolumns; c++)
-            if ((cols[c] = kbatch_column(&b->schema, t->columns[c].name)) < 0)
+            if ((cols[c] = kbatch_column(&b->schema, t->columns[c].name)) < 0) {
+                free(rows);
+                kbuf_free(&key);
                 return fail(f, KARET_ERR_FAILED, "the mapping query lost column %s%s",
                             t->columns[c].name, "");
+            }
+        kbatch out = {0};
+        /* Every row kept (no dedup keys, no failed mapping): moved, not copied. */
+        if (!t->ndedup && !any_failed(f) && kbatch_pick(b, cols, t->ncolumns, &f->schema, &out)) {
+            f->stats.rows_out += out.array.length;
+            if (!kbatches_push(&f->pending, &out)) goto oom;
+            continue;
+        }
         kcol m = kbatch_col(b, kbatch_column(&b->schema, KARET_COL_MAPPING));
         int64_t *p = realloc(rows, (size_t)(b->array.length + 1) * sizeof *rows);
         if (p == NULL) goto oom;
@@ -376,7 +393,6 @@ static int keep_rows(kfeed *f, kbatches *res)
             }
             rows[n++] = r;
         }
-        kbatch out = {0};
         char msg[512] = "";
         if (n && !kbatch_take(b, cols, t->ncolumns, rows, n, &f->schema, &out, msg, sizeof msg)) {
             free(rows);

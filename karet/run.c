@@ -267,6 +267,24 @@ static void civil(int64_t z, int64_t *y, int64_t *m)
     *y = yoe + era * 400 + (*m <= 2);
 }
 
+/* The partition of row r, as bytes, into key. */
+static void partition_key(const tap *tp, const kcol *cols, int64_t r, kbuf *key)
+{
+    kbuf_truncate(key, 0);
+    for (size_t i = 0; i < tp->t->npartitions; i++) {
+        const kpartition *p = &tp->t->partitions[i];
+        if (cols[i].array == NULL) continue;
+        int64_t v, y, m;
+        if (p->transform == KP_IDENTITY || kcol_is_null(cols[i], r) || !kcol_int(cols[i], r, &v)) {
+            kcol_key(cols[i], r, key);
+            continue;
+        }
+        civil(v, &y, &m);
+        v = p->transform == KP_YEAR ? y : p->transform == KP_MONTH ? y * 12 + m - 1 : v;
+        kbuf_putn(key, (const char *)&v, sizeof v);
+    }
+}
+
 static int tap_next(struct ArrowArrayStream *s, struct ArrowArray *out)
 {
     tap *tp = s->private_data;
@@ -278,26 +296,25 @@ static int tap_next(struct ArrowArrayStream *s, struct ArrowArray *out)
     struct ArrowSchema schema = {0};
     if (tp->inner.get_schema(&tp->inner, &schema) != 0) return 0;
     kbatch b = {.schema = schema, .array = *out};
-    kbuf key = {0};
+    kcol cols[sizeof tp->t->partitions / sizeof *tp->t->partitions] = {0};
+    for (size_t i = 0; i < tp->t->npartitions; i++) {
+        int ci = kbatch_column(&schema, tp->t->columns[tp->t->partitions[i].column].name);
+        if (ci >= 0) cols[i] = kbatch_col(&b, ci);
+    }
+    /* Rows come mostly in runs of one partition: a set lookup per run. */
+    kbuf key = {0}, prev = {0};
     for (int64_t r = 0; r < out->length; r++) {
-        kbuf_truncate(&key, 0);
-        for (size_t i = 0; i < tp->t->npartitions; i++) {
-            const kpartition *p = &tp->t->partitions[i];
-            int ci = kbatch_column(&schema, tp->t->columns[p->column].name);
-            if (ci < 0) continue;
-            kcol c = kbatch_col(&b, ci);
-            int64_t v, y, m;
-            if (p->transform == KP_IDENTITY || kcol_is_null(c, r) || !kcol_int(c, r, &v)) {
-                kcol_key(c, r, &key);
-                continue;
-            }
-            civil(v, &y, &m);
-            v = p->transform == KP_YEAR ? y : p->transform == KP_MONTH ? y * 12 + m - 1 : v;
-            kbuf_putn(&key, (const char *)&v, sizeof v);
-        }
-        if (!key.oom) kset_add(&tp->parts, key.data ? key.data : "", key.len);
+        partition_key(tp, cols, r, &key);
+        if (key.oom) break;
+        if (r > 0 && key.len == prev.len && (key.len == 0 || !memcmp(key.data, prev.data, key.len)))
+            continue;
+        kset_add(&tp->parts, key.data ? key.data : "", key.len);
+        kbuf_truncate(&prev, 0);
+        kbuf_putn(&prev, key.data ? key.data : "", key.len);
+        if (prev.oom) break;
     }
     kbuf_free(&key);
+    kbuf_free(&prev);
     schema.release(&schema);
     tp->rows += out->length;
     return 0;
