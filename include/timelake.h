@@ -126,8 +126,11 @@ typedef struct tl_table tl_table;
  * az:// URL. `options` is NULL or a NULL-terminated array of key, value string
  * pairs (storage options, named as the reference names them: aws_region,
  * aws_endpoint, google_service_account, azure_storage_account_key, ...), and
- * for any lake timelake_index_cache_bytes (tl_index_cache_counts); an
- * unknown key is TL_ERR_INVALID. The strings are copied.
+ * for any lake timelake_index_cache_bytes (tl_index_cache_counts) and
+ * timelake_query_threads (1 to 1024: the threads of this handle's SQL
+ * engine; without it, one per processor; 1 where the caller runs queries on
+ * threads of its own); an unknown key is TL_ERR_INVALID. The strings are
+ * copied.
  * On success *out is a new handle: close it with tl_lake_close. */
 tl_status tl_lake_open(const char *location, const char *const *options, tl_lake **out,
                        tl_error *err);

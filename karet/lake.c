@@ -16,6 +16,23 @@ static char *warehouse_url(const char *url)
     return out;
 }
 
+/* The storage options with timelake_query_threads=1 after them (malloc'd;
+ * the strings are borrowed), or NULL when out of memory. A run maps files
+ * on threads of its own, each with a handle of the lake: DuckDB threads of
+ * their own would only add waits (its calling thread polls while another
+ * runs a small file's one task). */
+static const char **mapping_options(const char *const *storage_options)
+{
+    size_t n = 0;
+    while (storage_options && storage_options[n]) n += 2;
+    const char **out = calloc(n + 3, sizeof *out);
+    if (out == NULL) return NULL;
+    for (size_t i = 0; i < n; i++) out[i] = storage_options[i];
+    out[n] = "timelake_query_threads";
+    out[n + 1] = "1";
+    return out;
+}
+
 int karet_lake_open(const char *url, const char *const *storage_options, karet_lake *out, char *err,
                     size_t errlen)
 {
@@ -26,21 +43,24 @@ int karet_lake_open(const char *url, const char *const *storage_options, karet_l
     }
     tl_error e = {0};
     char *wh = warehouse_url(url);
-    if (wh == NULL) {
+    const char **mapping = mapping_options(storage_options);
+    if (wh == NULL || mapping == NULL) {
+        free(wh);
+        free(mapping);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    tl_status st = tl_lake_open(url, storage_options, &out->objects, &e);
+    tl_status st = tl_lake_open(url, mapping, &out->objects, &e);
     if (st == TL_OK) st = tl_lake_open(wh, storage_options, &out->warehouse, &e);
     for (size_t i = 0; st == TL_OK && i < KARET_READERS - 1; i++)
-        st = tl_lake_open(url, storage_options, &out->readers[i], &e);
+        st = tl_lake_open(url, mapping, &out->readers[i], &e);
+    free(wh);
+    free(mapping);
     if (st != TL_OK) {
         snprintf(err, errlen, "cannot open the lake %s: %s", url, e.message);
         karet_lake_close(out);
-        free(wh);
         return -1;
     }
-    free(wh);
     return 0;
 }
 

@@ -80,6 +80,9 @@ static tl_status engine_open(tl_query_engine *e, tl_error *err)
     duckdb_set_config(conf, "autoinstall_known_extensions", "false");
     duckdb_set_config(conf, "autoload_known_extensions", "false");
     duckdb_set_config(conf, "allow_unsigned_extensions", "false");
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", e->threads);
+    if (e->threads > 0) duckdb_set_config(conf, "threads", threads);
     char *msg = NULL;
     tl_status st = TL_OK;
     if (duckdb_open_ext(NULL, &e->db, conf, &msg) == DuckDBError) {
@@ -181,6 +184,7 @@ tl_status tl_query_exec(tl_query_engine *e, const char *sql, tl_error *err)
 static tl_query_engine *engine_new(const tl_lake *lake)
 {
     tl_query_engine *e = calloc(1, sizeof *e);
+    if (e) e->threads = lake->query_threads;
     if (e && tl_store_is_local(lake->store) &&
         (e->lake_dir = strdup(lake->store->url + 7)) == NULL) {
         free(e);

@@ -21,6 +21,7 @@ typedef struct tl_query_engine {
     tl_status start_status;
     tl_error start_error;
     char *lake_dir;      /* a local lake's folder, the only one DuckDB may read; NULL: remote */
+    int threads;         /* DuckDB's threads; 0: its default (the processor count) */
     char *fetch_dir;     /* private: files fetched from a remote store (local_file.h) */
     bool fetch_dir_made; /* fetch_dir exists (made on first use) */
     struct tl_query_cached *cached; /* per table (query_cache.h) */

@@ -14,44 +14,53 @@
 #include "table/version_cache.h"
 
 #define INDEX_CACHE_BYTES "timelake_index_cache_bytes"
+#define QUERY_THREADS "timelake_query_threads"
+#define QUERY_THREADS_MAX 1024
 
 /* The lake's own options, which every kind of lake takes (the store's are
  * the rest): *budget from timelake_index_cache_bytes (digits only, as the
- * store's timelake_cache_*_bytes keys), or -1 without it; *rest (malloc'd, the strings options')
- * the pairs for the store. */
-static tl_status lake_options(const char *const *options, int64_t *budget, const char ***rest,
-                              tl_error *err)
+ * store's timelake_cache_*_bytes keys), or -1 without it; *threads from
+ * timelake_query_threads (1 to 1024), or 0 without it; *rest (malloc'd, the
+ * strings options') the pairs for the store. */
+static tl_status lake_options(const char *const *options, int64_t *budget, int *threads,
+                              const char ***rest, tl_error *err)
 {
     size_t n = 0, kept = 0;
     while (options && options[n]) n += 2;
     *budget = -1;
+    *threads = 0;
     *rest = calloc(n + 1, sizeof **rest);
     if (*rest == NULL) return tl_error_nomem(err);
-    for (size_t i = 0; i < n; i += 2) {
-        if (strcasecmp(options[i], INDEX_CACHE_BYTES) != 0) {
+    tl_status st = TL_OK;
+    for (size_t i = 0; st == TL_OK && i < n; i += 2) {
+        bool cache = strcasecmp(options[i], INDEX_CACHE_BYTES) == 0;
+        if (!cache && strcasecmp(options[i], QUERY_THREADS) != 0) {
             (*rest)[kept++] = options[i];
             (*rest)[kept++] = options[i + 1];
             continue;
         }
-        long long b;
-        tl_status st = tl_store_option_plain(options[i], options[i + 1], true, &b, err);
-        if (st != TL_OK) {
-            free(*rest);
-            return st;
-        }
-        *budget = b;
+        long long v;
+        st = tl_store_option_plain(options[i], options[i + 1], cache, &v, err);
+        if (st == TL_OK && cache) *budget = v;
+        if (st == TL_OK && !cache && (v < 1 || v > QUERY_THREADS_MAX))
+            st = tl_error_set(err, TL_ERR_INVALID, "%s must be 1 to %d threads, not %s",
+                              QUERY_THREADS, QUERY_THREADS_MAX, options[i + 1]);
+        if (st == TL_OK && !cache) *threads = (int)v;
     }
-    return TL_OK;
+    if (st != TL_OK) free(*rest);
+    return st;
 }
 
 tl_status tl_lake_open(const char *location, const char *const *options, tl_lake **out,
                        tl_error *err)
 {
     int64_t budget;
+    int threads;
     const char **store_options;
-    TL_TRY(lake_options(options, &budget, &store_options, err));
+    TL_TRY(lake_options(options, &budget, &threads, &store_options, err));
     tl_lake *lake = calloc(1, sizeof *lake);
     tl_status st = lake ? TL_OK : tl_error_nomem(err);
+    if (lake) lake->query_threads = threads;
     if (st == TL_OK &&
         (lake->lvi_memos = budget < 0 ? tl_lvi_memos_process() : tl_lvi_memos_new(budget)) == NULL)
         st = tl_error_nomem(err);

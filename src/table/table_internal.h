@@ -14,6 +14,7 @@ struct tl_lake {
      * query layer sets query_free so that closing the lake frees it. */
     void *query;
     void (*query_free)(void *query);
+    int query_threads; /* DuckDB's threads (timelake_query_threads); 0: its default */
     struct tl_md_cache *md_cache;   /* parsed metadata of unchanged tables (metadata_cache.h) */
     struct tl_lvi_memos *lvi_memos; /* the budget of the handles' lvi_memo (lvi_memo.h) */
     /* Session settings of every query (tl_lake_set_settings): NULL or
