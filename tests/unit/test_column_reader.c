@@ -188,6 +188,26 @@ static void test_csv_lenient_and_strict(void)
     outcome_free(&o);
 }
 
+/* Integers: plain digits (up to 18, read inline) and everything else
+ * (longer, signed, with a point or an exponent) agree, before and after a
+ * null. */
+static void test_csv_integers(void)
+{
+    const char *specs[] = {"n:int64", NULL};
+    const char *text = "n\n007\n-12\n999999999999999999\n-999999999999999999\n"
+                       "9223372036854775807\n-9223372036854775808\n+5\n-\n12a\n3\n1e3\n"
+                       "9223372036854775808\n";
+    outcome o;
+    read_text(text, "t.csv", specs, 1, &o);
+    CHECK_INT(o.stream, TL_OK);
+    CHECK_STR(ROWS(&o), "7\n-12\n999999999999999999\n-999999999999999999\n"
+                        "9223372036854775807\n-9223372036854775808\n5\n-\n-\n3\n1000\n-\n");
+    CHECK_INT(o.report.values_nulled, 3);
+    CHECK_HAS(o.problems, "9:n:\"-\" is not a valid int64;");
+    CHECK_HAS(o.problems, "10:n:\"12a\" is not a valid int64;");
+    outcome_free(&o);
+}
+
 static void test_ndjson_paths(void)
 {
     const char *specs[] = {"host:string:request.host", "ua:string:request.headers.User-Agent[0]",
@@ -351,5 +371,6 @@ static void test_bad_options(void)
 }
 
 UNIT_TESTS(UNIT(test_csv_columns_by_header), UNIT(test_csv_header_errors),
-           UNIT(test_csv_lenient_and_strict), UNIT(test_ndjson_paths), UNIT(test_ndjson_typing),
-           UNIT(test_ndjson_skipped_lines), UNIT(test_gzip_and_batches), UNIT(test_bad_options))
+           UNIT(test_csv_lenient_and_strict), UNIT(test_csv_integers), UNIT(test_ndjson_paths),
+           UNIT(test_ndjson_typing), UNIT(test_ndjson_skipped_lines), UNIT(test_gzip_and_batches),
+           UNIT(test_bad_options))

@@ -9,6 +9,23 @@ static void trim(const char **s, size_t *len)
     while (*len && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t')) (*len)--;
 }
 
+/* An optional minus and 1 to 18 digits (no overflow possible): the usual
+ * integer, read inline; anything else (a plus, a point, an exponent, more
+ * digits) goes through tl_parse_integral. */
+static inline bool plain_int(const char *s, size_t len, int64_t *out)
+{
+    size_t i = len > 0 && s[0] == '-';
+    if (len - i == 0 || len - i > 18) return false;
+    int64_t v = 0;
+    for (; i < len; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9) return false;
+        v = v * 10 + (int64_t)d;
+    }
+    *out = s[0] == '-' ? -v : v;
+    return true;
+}
+
 /* The value as the column's type, or TL_ERR_INVALID when it does not fit. */
 static tl_status coerce(tl_builder *b, tl_value_kind kind, const char *s, size_t len, tl_error *err)
 {
@@ -21,15 +38,16 @@ static tl_status coerce(tl_builder *b, tl_value_kind kind, const char *s, size_t
     switch (b->type.id) {
     case TL_ATYPE_INT64: {
         int64_t v;
-        if (kind == TL_VALUE_BOOL || tl_parse_integral(s, len, &v, NULL) != TL_OK)
+        if (kind == TL_VALUE_BOOL ||
+            (!plain_int(s, len, &v) && tl_parse_integral(s, len, &v, NULL) != TL_OK))
             return TL_ERR_INVALID;
-        return tl_builder_append_int(b, v, err);
+        return tl_builder_push8(b, &v) ? TL_OK : tl_builder_append_int(b, v, err);
     }
     case TL_ATYPE_FLOAT64: {
         double v;
         if (kind == TL_VALUE_BOOL || tl_parse_double(s, len, &v, NULL) != TL_OK)
             return TL_ERR_INVALID;
-        return tl_builder_append_double(b, v, err);
+        return tl_builder_push8(b, &v) ? TL_OK : tl_builder_append_double(b, v, err);
     }
     case TL_ATYPE_BOOL: {
         bool v;
