@@ -80,9 +80,11 @@ static tl_status engine_open(tl_query_engine *e, tl_error *err)
     duckdb_set_config(conf, "autoinstall_known_extensions", "false");
     duckdb_set_config(conf, "autoload_known_extensions", "false");
     duckdb_set_config(conf, "allow_unsigned_extensions", "false");
-    char threads[16];
-    snprintf(threads, sizeof threads, "%d", e->threads);
-    if (e->threads > 0) duckdb_set_config(conf, "threads", threads);
+    if (e->threads > 0) {
+        char threads[16];
+        snprintf(threads, sizeof threads, "%d", e->threads);
+        duckdb_set_config(conf, "threads", threads);
+    }
     char *msg = NULL;
     tl_status st = TL_OK;
     if (duckdb_open_ext(NULL, &e->db, conf, &msg) == DuckDBError) {

@@ -17,11 +17,34 @@
 #define QUERY_THREADS "timelake_query_threads"
 #define QUERY_THREADS_MAX 1024
 
+static bool own_key(const char *key)
+{
+    return strcasecmp(key, INDEX_CACHE_BYTES) == 0 || strcasecmp(key, QUERY_THREADS) == 0;
+}
+
+/* One of the lake's own options: *budget from timelake_index_cache_bytes
+ * (digits only, as the store's timelake_cache_*_bytes keys), *threads from
+ * timelake_query_threads (1 to 1024). */
+static tl_status own_option(const char *key, const char *value, int64_t *budget, int *threads,
+                            tl_error *err)
+{
+    bool cache = strcasecmp(key, INDEX_CACHE_BYTES) == 0;
+    long long v;
+    TL_TRY(tl_store_option_plain(key, value, cache, &v, err));
+    if (cache) {
+        *budget = v;
+        return TL_OK;
+    }
+    if (v < 1 || v > QUERY_THREADS_MAX)
+        return tl_error_set(err, TL_ERR_INVALID, "%s must be 1 to %d threads, not %s",
+                            QUERY_THREADS, QUERY_THREADS_MAX, value);
+    *threads = (int)v;
+    return TL_OK;
+}
+
 /* The lake's own options, which every kind of lake takes (the store's are
- * the rest): *budget from timelake_index_cache_bytes (digits only, as the
- * store's timelake_cache_*_bytes keys), or -1 without it; *threads from
- * timelake_query_threads (1 to 1024), or 0 without it; *rest (malloc'd, the
- * strings options') the pairs for the store. */
+ * the rest): *budget, or -1 without it; *threads, or 0 without it; *rest
+ * (malloc'd, the strings options') the pairs for the store. */
 static tl_status lake_options(const char *const *options, int64_t *budget, int *threads,
                               const char ***rest, tl_error *err)
 {
@@ -33,19 +56,12 @@ static tl_status lake_options(const char *const *options, int64_t *budget, int *
     if (*rest == NULL) return tl_error_nomem(err);
     tl_status st = TL_OK;
     for (size_t i = 0; st == TL_OK && i < n; i += 2) {
-        bool cache = strcasecmp(options[i], INDEX_CACHE_BYTES) == 0;
-        if (!cache && strcasecmp(options[i], QUERY_THREADS) != 0) {
-            (*rest)[kept++] = options[i];
-            (*rest)[kept++] = options[i + 1];
+        if (own_key(options[i])) {
+            st = own_option(options[i], options[i + 1], budget, threads, err);
             continue;
         }
-        long long v;
-        st = tl_store_option_plain(options[i], options[i + 1], cache, &v, err);
-        if (st == TL_OK && cache) *budget = v;
-        if (st == TL_OK && !cache && (v < 1 || v > QUERY_THREADS_MAX))
-            st = tl_error_set(err, TL_ERR_INVALID, "%s must be 1 to %d threads, not %s",
-                              QUERY_THREADS, QUERY_THREADS_MAX, options[i + 1]);
-        if (st == TL_OK && !cache) *threads = (int)v;
+        (*rest)[kept++] = options[i];
+        (*rest)[kept++] = options[i + 1];
     }
     if (st != TL_OK) free(*rest);
     return st;
