@@ -89,8 +89,11 @@ int cli_key_values(cli_args *a, const char *option, const char **out);
 /* Human-readable byte counts ("12.3 MB"). */
 void cli_format_bytes(double bytes, char *buf, size_t size);
 
-/* Prints a JSON value (jansson json_t *) as one line on stdout and frees it. */
+/* Prints a JSON value (jansson json_t *, or NULL when building it failed) as
+ * one line on stdout and frees it. When it cannot, says so on stderr and
+ * cli_output_lost() turns true: main fails the command. */
 void cli_print_json(void *json);
+bool cli_output_lost(void);
 
 /* An aligned text table on stdout: rows of n cells, the first row the header. */
 void cli_print_table(const char *const *cells, int rows, int cols);

@@ -165,5 +165,6 @@ int main(int argc, char **argv)
                 strerror(errno));
         if (rc == EXIT_OK) rc = EXIT_STORAGE;
     }
+    if (cli_output_lost() && rc == EXIT_OK) rc = EXIT_STORAGE;
     return rc;
 }

@@ -152,12 +152,27 @@ void cli_format_bytes(double bytes, char *buf, size_t size)
         snprintf(buf, size, "%.1f %s", bytes, units[u]);
 }
 
+/* Set once a result could not be printed: main then fails the command, as it
+ * does when stdout itself fails. */
+static bool output_lost;
+
 void cli_print_json(void *json)
 {
-    char *s = tl_json_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII);
-    if (s) puts(s);
+    /* json is NULL when building it ran out of memory (json_pack, json_array). */
+    char *s = json ? tl_json_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    if (s)
+        puts(s);
+    else {
+        fputs("timelake: error: out of memory writing the JSON result\n", stderr);
+        output_lost = true;
+    }
     free(s);
     json_decref(json);
+}
+
+bool cli_output_lost(void)
+{
+    return output_lost;
 }
 
 void cli_print_table(const char *const *cells, int rows, int cols)

@@ -12,3 +12,11 @@ endfunction()
 if(TARGET test_alloc_torture)
   tl_wrap_allocations(test_alloc_torture)
 endif()
+
+# The CLI's output helpers, with the allocations of building and printing a
+# JSON line failed one by one.
+if(TARGET test_cli_output)
+  target_sources(test_cli_output PRIVATE ${PROJECT_SOURCE_DIR}/cli/util.c)
+  target_include_directories(test_cli_output PRIVATE ${PROJECT_SOURCE_DIR}/cli)
+  tl_wrap_allocations(test_cli_output)
+endif()
