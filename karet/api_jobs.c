@@ -11,6 +11,7 @@
 #include "api.h"
 #include "auth.h"
 #include "jobs.h"
+#include "json_text.h"
 
 #define PAGE_DEFAULT 25
 #define PAGE_MAX 100
@@ -334,7 +335,12 @@ void api_events_s3(service *svc, http_req *rq, http_resp *out)
         return;
     }
     json_error_t je;
-    json_t *body = rq->body_len ? json_loadb(rq->body, rq->body_len, 0, &je) : NULL;
+    json_t *body = rq->body_len ? kjson_loadb(rq->body, rq->body_len, 0, &je) : NULL;
+    if (body == NULL && rq->body_len && json_error_code(&je) == json_error_out_of_memory) {
+        reply_error(out, 503, "out_of_memory",
+                    "the server ran out of memory reading the events: retry");
+        return;
+    }
     if (!json_is_object(body)) {
         json_decref(body);
         reply_error(out, 400, "invalid_json", "the body must be a JSON object of events");

@@ -49,7 +49,7 @@ json_t *api_live_config(service *svc, const char *slug, int64_t *version)
                                "s", slug);
     if (row == NULL) return NULL;
     if (version) *version = json_integer_value(json_object_get(row, "version"));
-    json_t *config = json_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
+    json_t *config = kjson_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
     json_decref(row);
     return config;
 }
@@ -160,7 +160,7 @@ static json_t *file_template(const char *name, const char *slug)
             }
         }
         text[j] = 0;
-        json_t *config = json_loads(text, 0, NULL);
+        json_t *config = kjson_loads(text, 0, NULL);
         free(text);
         return config;
     }
@@ -511,7 +511,7 @@ void api_config_version(service *svc, http_req *rq, http_resp *out)
     if (row == NULL) return;
     json_t *meta = version_meta(row, live);
     json_object_set_new(meta, "config",
-                        json_loads(json_string_value(json_object_get(row, "config")), 0, NULL));
+                        kjson_loads(json_string_value(json_object_get(row, "config")), 0, NULL));
     reply_json(out, 200, meta);
     json_decref(row);
 }
@@ -521,7 +521,7 @@ void api_config_revert(service *svc, http_req *rq, http_resp *out)
     int64_t live, version = 0, now_live = 0;
     json_t *row = path_version(svc, rq, out, &live);
     if (row == NULL) return;
-    json_t *config = json_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
+    json_t *config = kjson_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
     int64_t from = json_integer_value(json_object_get(row, "version"));
     json_decref(row);
     /* An old version may not pass today's checks: it is saved like any other. */

@@ -356,7 +356,7 @@ static void rfail(reader *r, const char *at, const char *fmt, ...)
 static char *decode_json_string(const char *p, size_t n)
 {
     json_error_t je;
-    json_t *j = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    json_t *j = kjson_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
     char *s = json_is_string(j) && strlen(json_string_value(j)) == json_string_length(j)
                   ? strdup(json_string_value(j))
                   : NULL;
@@ -758,7 +758,7 @@ json_t *kexpr_from_text(const char *text, char *err, size_t errlen, size_t *pos)
     while (isspace((unsigned char)*p)) p++;
     if (*p == '{') { /* the JSON tree itself */
         json_error_t je;
-        json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+        json_t *j = kjson_loads(text, JSON_REJECT_DUPLICATES, &je);
         if (j == NULL) {
             snprintf(err, errlen, "not valid JSON: %s", je.text);
             *pos = je.position > 0 ? (size_t)je.position : 0;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "jobs.h"
+#include "json_text.h"
 
 #define MAX_PENDING 1024
 
@@ -179,7 +180,7 @@ int route_upload(service *svc, const char *key, json_t *scheduled)
     json_array_foreach(rows, i, row)
     {
         const char *slug = json_string_value(json_object_get(row, "slug"));
-        json_t *config = json_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
+        json_t *config = kjson_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
         if (config && config_takes(config, key)) {
             debouncer_note(svc->debounce, slug);
             reached++;

@@ -53,7 +53,7 @@ static void set_iso(json_t *rec, const char *name, json_t *ms)
 
 static json_t *parse_text(json_t *v)
 {
-    return json_is_string(v) ? json_loads(json_string_value(v), 0, NULL) : NULL;
+    return json_is_string(v) ? kjson_loads(json_string_value(v), 0, NULL) : NULL;
 }
 
 json_t *job_record(json_t *row)
@@ -363,12 +363,15 @@ static void run_one(worker *w, running_job *rj, int64_t attempts_before)
     int full = full_row && json_integer_value(json_object_get(full_row, "full"));
     json_decref(full_row);
     json_error_t je;
-    json_t *config = json_loads(config_text, 0, &je);
+    json_t *config = kjson_loads(config_text, 0, &je);
     free(config_text);
     char err[1024];
     json_t *summary = NULL;
     int rc;
-    if (config == NULL) {
+    if (config == NULL && json_error_code(&je) == json_error_out_of_memory) {
+        rc = KARET_ERR_TRANSIENT;
+        snprintf(err, sizeof err, "out of memory reading the stored config");
+    } else if (config == NULL) {
         rc = KARET_ERR_CONFIG;
         snprintf(err, sizeof err, "the stored config is not JSON: %s", je.text);
     } else if (ensure_lake(w, err, sizeof err) != 0) {

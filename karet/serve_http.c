@@ -74,7 +74,12 @@ json_t *req_json_object(http_req *rq, http_resp *out)
         reply_error(out, 422, "invalid_json", "the request needs a JSON object body");
         return NULL;
     }
-    json_t *j = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
+    json_t *j = kjson_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
+    if (j == NULL && json_error_code(&je) == json_error_out_of_memory) {
+        reply_error(out, 503, "out_of_memory",
+                    "the server ran out of memory reading the body: retry");
+        return NULL;
+    }
     if (j == NULL) {
         reply_error(out, 422, "invalid_json", "malformed JSON at line %d, column %d: %s", je.line,
                     je.column, je.text);

@@ -144,7 +144,7 @@ static int load_remote_state(pass *ps)
     tl_status s = tl_lake_get_object(ps->lake, key, &data, &len, &e);
     if (s == TL_ERR_NOT_FOUND) return names_from_listing(ps);
     if (s != TL_OK) return dest_fail(ps, "read the state's copy in", &e);
-    json_t *j = json_loadb(data, len, 0, NULL);
+    json_t *j = kjson_loadb(data, len, 0, NULL);
     tl_free(data);
     ship_state remote;
     char why[256] = "not JSON";

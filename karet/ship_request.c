@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json_text.h"
 #include "ship.h"
 
 typedef struct body {
@@ -25,7 +26,7 @@ static size_t keep(char *p, size_t size, size_t n, void *ctx)
 static void describe(const body *b, long code, char *job_id, size_t job_len, char *msg,
                      size_t msglen)
 {
-    json_t *j = json_loadb(b->data, b->len, 0, NULL);
+    json_t *j = kjson_loadb(b->data, b->len, 0, NULL);
     const char *id = json_string_value(json_object_get(j, "id"));
     const char *m = json_string_value(json_object_get(j, "message"));
     if (code >= 200 && code < 300 && id) snprintf(job_id, job_len, "%s", id);

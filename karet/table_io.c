@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "feed.h"
+#include "json_text.h"
 
 /* The pipeline's columns and partition keys, for a new table or a reshaped one. */
 typedef struct shape {
@@ -70,7 +71,17 @@ tl_status ktab_record(ktab *k, json_t **out, tl_error *err)
     if (st == TL_ERR_NOT_FOUND) return TL_OK;
     if (st == TL_OK) {
         json_error_t je;
-        *out = json_loadb(data, len, 0, &je);
+        *out = kjson_loadb(data, len, 0, &je);
+        /* A record that is not JSON makes a full run; want of memory must
+         * not. */
+        if (*out == NULL && json_error_code(&je) == json_error_out_of_memory) {
+            st = TL_ERR_NOMEM;
+            if (err) {
+                err->code = st;
+                snprintf(err->message, sizeof err->message,
+                         "out of memory reading the table's Karet record");
+            }
+        }
     }
     tl_free(data);
     return st;

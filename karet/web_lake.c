@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "json_text.h"
 #include "serve_lake.h"
 #include "web.h"
 
@@ -59,7 +60,7 @@ static void feeds(kbuf *b, service *svc, const char *prefix)
     json_t *row, *s;
     json_array_foreach(rows, i, row)
     {
-        json_t *config = json_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
+        json_t *config = kjson_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
         json_array_foreach(json_object_get(config, "source_containers"), j, s)
         {
             const char *sp = json_string_value(json_object_get(s, "path_prefix"));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_text.h"
 #include "serve_templates.h"
 #include "web.h"
 
@@ -24,7 +25,7 @@ static void last_run(kbuf *b, json_t *row)
                 status, json_string_value(json_object_get(row, "slug")),
                 json_string_value(json_object_get(row, "job_id")), status);
     html_time_ago(b, done ? done : started ? started : queued);
-    json_t *summary = json_loads(json_string_value(json_object_get(row, "summary")), 0, NULL);
+    json_t *summary = kjson_loads(json_string_value(json_object_get(row, "summary")), 0, NULL);
     json_t *files = json_object_get(summary, "files_processed");
     if (json_is_integer(files))
         html_printf(b, " · %L file%R", (long long)json_integer_value(files),
@@ -35,7 +36,7 @@ static void last_run(kbuf *b, json_t *row)
 
 static void shape(kbuf *b, json_t *row)
 {
-    json_t *config = json_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
+    json_t *config = kjson_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
     static const char *const parts[][2] = {{"source_containers", "source"},
                                            {"mappings", "mapping"},
                                            {"analytic_tables", "table"},
@@ -70,7 +71,7 @@ static void card(kbuf *b, json_t *row)
 /* A template's title: its config's "name", else its file name. */
 static void template_option(kbuf *b, const char *id, const char *json, int selected)
 {
-    json_t *t = json ? json_loads(json, 0, NULL) : NULL;
+    json_t *t = json ? kjson_loads(json, 0, NULL) : NULL;
     const char *title = json_string_value(json_object_get(t, "name"));
     html_printf(b, "<option value=\"%s\"%R>%s</option>", id, selected ? " selected" : "",
                 title ? title : id);

@@ -9,10 +9,10 @@
 /* jansson 2.14's lexer ignores a failed growth of a token's saved text: the
  * parse then succeeds with a character missing (a file name that names
  * nothing), and it resets errno itself around each number. So jansson
- * allocates through malloc counting this thread's failures, and a document
- * parsed while one failed is thrown away. Installed only over jansson's
- * default allocator: a program that set its own keeps it (errno is then the
- * only sign). */
+ * allocates through a hook counting this thread's failures, and a document
+ * parsed while one failed is thrown away. The hook wraps the allocator that
+ * was installed before it (a program's own, or another guard such as
+ * Karet's), so each keeps working. */
 static _Thread_local unsigned long json_alloc_failures;
 
 /* While this thread parses, once an allocation failed every later one fails
@@ -22,9 +22,15 @@ static _Thread_local unsigned long json_alloc_failures;
  * just before, of the string's value, then fails and the lexer stops. */
 static _Thread_local bool parsing, parse_failed;
 
+/* The allocator the hook wraps; NULL for jansson's default, which the hook
+ * then calls as this object's own malloc and free (a test's ld --wrap
+ * counts them). */
+static json_malloc_t outer_malloc;
+static json_free_t outer_free;
+
 static void *json_counted_malloc(size_t n)
 {
-    void *p = parsing && parse_failed ? NULL : malloc(n);
+    void *p = parsing && parse_failed ? NULL : outer_malloc ? outer_malloc(n) : malloc(n);
     if (p == NULL) {
         json_alloc_failures++;
         parse_failed = parsing;
@@ -34,7 +40,10 @@ static void *json_counted_malloc(size_t n)
 
 static void json_free(void *p)
 {
-    free(p);
+    if (outer_free)
+        outer_free(p);
+    else
+        free(p);
 }
 
 static pthread_once_t json_alloc_once = PTHREAD_ONCE_INIT;
@@ -55,9 +64,13 @@ static void json_alloc_install(void)
     json_malloc_t m;
     json_free_t f;
     json_get_alloc_funcs(&m, &f);
-    if ((m == malloc || is_default((void (*)(void))m, "malloc")) &&
-        (f == free || is_default((void (*)(void))f, "free")))
-        json_set_alloc_funcs(json_counted_malloc, json_free);
+    bool by_default = (m == malloc || is_default((void (*)(void))m, "malloc")) &&
+                      (f == free || is_default((void (*)(void))f, "free"));
+    if (!by_default) {
+        outer_malloc = m;
+        outer_free = f;
+    }
+    json_set_alloc_funcs(json_counted_malloc, json_free);
 }
 
 json_t *tl_json_loadb(const char *json, size_t len, size_t flags, json_error_t *e, bool *nomem)
