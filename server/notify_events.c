@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_text.h"
+
 #define KEY_MAX 1024
 
 static char *dup_string(json_t *v)
@@ -75,7 +77,9 @@ tl_status tl_notify_events_parse(const char *body, size_t len, int max_events,
         return tl_error_set(err, TL_ERR_INVALID,
                             "empty request body: send a JSON object with an \"events\" array");
     json_error_t je;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    bool nomem;
+    json_t *root = tl_json_loadb(body, len, JSON_REJECT_DUPLICATES, &je, &nomem);
+    if (root == NULL && nomem) return tl_error_nomem(err);
     if (root == NULL)
         return tl_error_set(err, TL_ERR_INVALID, "malformed JSON at line %d, column %d: %s",
                             je.line, je.column, je.text);

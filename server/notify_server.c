@@ -75,8 +75,11 @@ static enum MHD_Result handle_events(tl_notify_ingest *in, struct MHD_Connection
     tl_error err = {0};
     if (tl_notify_events_parse((const char *)rq->body.data, rq->body.len, cfg->max_events, &ev,
                                &err) != TL_OK) {
-        log_bad_request(400, err.message);
-        return respond_error(c, 400, err.message);
+        /* Out of memory is the server's failure, not the sender's: a 4xx
+         * would make it drop the notifications for good. */
+        int status = err.code == TL_ERR_NOMEM ? 503 : 400;
+        log_bad_request(status, err.message);
+        return respond_error(c, status, err.message);
     }
     double t0 = tl_monotonic_ms();
     int worst = 200;

@@ -1,5 +1,6 @@
 /* The notification server's pure parts: token check, body parsing, key checks
  * and routing. (The HTTP side is tested end to end in test_notify_server.py.) */
+#include "../alloc_fail.h"
 #include "../unit.h"
 
 #include "../../../server/notify_auth.h"
@@ -74,4 +75,41 @@ static void test_routes(void)
     CHECK(tl_notify_route_table(&cfg, "z.csv") == NULL);
 }
 
-UNIT_TESTS(UNIT(test_auth), UNIT(test_parse), UNIT(test_keys), UNIT(test_routes))
+/* Each allocation of a parse failed in turn: the events read exactly, or
+ * out of memory, which the server answers 503 (retry), never invalid, which
+ * it answers 400 and the sender drops for good. */
+static void test_parse_out_of_memory(void)
+{
+    const char *body =
+        "{\"events\":[{\"eventName\":\"OBJECT_CREATED_PUT\",\"bucket\":\"landing-zone\","
+        "\"object\":{\"key\":\"metrics/cpu/2026/12/03/part-0001-\\u00e9t\\u00e9.csv\","
+        "\"size\":123456,\"etag\":\"\\\"0f0e0d0c0b0a\\\"\"}},"
+        "{\"eventName\":\"OBJECT_DELETED\",\"bucket\":\"landing-zone\","
+        "\"object\":{\"key\":\"metrics/cpu/2026/12/03/part-0002.csv\"}}]}";
+    const char *key0 = "metrics/cpu/2026/12/03/part-0001-\xc3\xa9t\xc3\xa9.csv";
+    long failed = 0;
+    for (long n = 1;; n++) {
+        tl_notify_events ev;
+        tl_error err = {0};
+        alloc_fail_arm(n);
+        tl_status st = tl_notify_events_parse(body, strlen(body), 10, &ev, &err);
+        alloc_fail_disarm();
+        bool fired = alloc_fail_fired();
+        if (st == TL_OK) {
+            CHECK(ev.n == 2 && strcmp(ev.items[0].key, key0) == 0 &&
+                  strcmp(ev.items[1].key, "metrics/cpu/2026/12/03/part-0002.csv") == 0 &&
+                  ev.items[0].size == 123456);
+            tl_notify_events_free(&ev);
+        } else {
+            if (st != TL_ERR_NOMEM)
+                unit_fail(__FILE__, __LINE__, "allocation %ld failed: %s", n, err.message);
+            CHECK(ev.n == 0 && ev.items == NULL);
+        }
+        if (!fired) break;
+        failed++;
+    }
+    CHECK(failed > 10);
+}
+
+UNIT_TESTS(UNIT(test_auth), UNIT(test_parse), UNIT(test_parse_out_of_memory), UNIT(test_keys),
+           UNIT(test_routes))
