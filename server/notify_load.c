@@ -165,10 +165,10 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     /* ms = fetch_ms + parsing + waiting for the table + commit_ms (the
      * append's own, of the whole group); group: the requests it committed. */
     json_t *line =
-        json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:i,s:b}", "event", "load", "key", ev->key,
-                  "table", table, "rows", (json_int_t)r.rows, "bytes", (json_int_t)bytes, "version",
-                  (json_int_t)r.version, "ms", ms, "fetch_ms", fetched - t0, "commit_ms",
-                  r.commit_ms, "group", group, "duplicate", r.duplicate);
+        json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:i,s:i,s:b}", "event", "load", "key",
+                  ev->key, "table", table, "rows", (json_int_t)r.rows, "bytes", (json_int_t)bytes,
+                  "version", (json_int_t)r.version, "ms", ms, "fetch_ms", fetched - t0, "commit_ms",
+                  r.commit_ms, "group", group, "attempts", r.attempts, "duplicate", r.duplicate);
     /* The append repaired the table (a lost last-value index): say so. */
     if (line && r.warning[0]) json_object_set_new(line, "warning", json_string(r.warning));
     log_json(r.warning[0] ? stderr : stdout, line);

@@ -83,6 +83,15 @@ static void *maintain_loop(void *arg)
             tl_maintain_after_append(x->maint_table, -1, NULL, &r);
         else
             snprintf(r.maintenance_error, sizeof r.maintenance_error, "%s", err.message);
+        /* The ingest handle takes the pass's commit as parsed here: behind it,
+         * its next commit would lose the race for the version, then reload
+         * the metadata from storage (a JSON parse of every snapshot) and
+         * write its manifests again, under the table's lock. A handle already
+         * ahead is left as it is (a failed copy too: it reloads as before). Before
+         * the log line, so that a load logged after it has seen the pass. */
+        pthread_mutex_lock(&x->lock);
+        tl_table_follow(x->table, x->maint_table, &err);
+        pthread_mutex_unlock(&x->lock);
         int64_t version = tl_table_version(x->maint_table);
         if (r.maintained || r.maintenance_error[0]) log_maintenance(x->name, version, &r);
         pthread_mutex_lock(&m->lock);
