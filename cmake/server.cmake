@@ -11,7 +11,8 @@ endif()
 # link the library only).
 if(TL_BUILD_TESTS AND TARGET timelake_cli)
   add_executable(test_notify tests/unit/server/test_notify.c tests/unit/unit.c
-    server/notify_auth.c server/notify_events.c server/notify_routes.c)
+    server/notify_auth.c server/notify_events.c server/notify_routes.c
+    server/notify_parse.c)
   target_link_libraries(test_notify PRIVATE timelake_static)
   tl_wrap_allocations(test_notify)
   add_test(NAME test_notify COMMAND test_notify)

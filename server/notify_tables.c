@@ -11,6 +11,7 @@
 #include "arrow/stream.h"
 #include "core/json_text.h"
 #include "notify_group.h"
+#include "notify_parse.h"
 #include "table/maintain.h"
 #include "table/table_internal.h"
 
@@ -253,10 +254,12 @@ uint64_t tl_notify_tables_parse_ahead_bytes(void)
 static tl_status parse_ahead(notify_table *x, const char *path, const uint8_t *data, size_t len,
                              tl_input_format format, tl_notify_member *m, tl_error *err)
 {
+    if (data)
+        return tl_notify_parse_memory(data, len, path, format, &x->parse_target, &m->schema,
+                                      &m->batches, &m->n_batches, err);
     tl_input_options o = {.format = format, .target = &x->parse_target};
     struct ArrowArrayStream in;
-    TL_TRY(data ? tl_input_open_memory(data, len, path, &o, &in, err)
-                : tl_input_open(path, &o, &in, err));
+    TL_TRY(tl_input_open(path, &o, &in, err));
     tl_status st = tl_stream_collect(&in, &m->schema, &m->batches, &m->n_batches, err);
     in.release(&in);
     return st;

@@ -1,0 +1,139 @@
+#include "notify_parse.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow/array.h"
+#include "arrow/stream.h"
+#include "core/parallel.h"
+
+/* Below this, a second thread costs about what it saves. */
+#define SPLIT_BYTES (256u << 10)
+
+size_t tl_notify_parse_split_bytes(void)
+{
+    const char *v = getenv("TIMELAKE_NOTIFY_SPLIT_BYTES");
+    return v && v[0] ? (size_t)strtoull(v, NULL, 10) : SPLIT_BYTES;
+}
+
+typedef struct part {
+    const uint8_t *data;
+    size_t len;
+    const char *name;
+    const tl_input_options *o;
+    struct ArrowSchema schema;
+    struct ArrowArray *batches;
+    size_t n;
+} part;
+
+static void part_free(part *p)
+{
+    for (size_t i = 0; i < p->n; i++) tl_array_release(&p->batches[i]);
+    free(p->batches);
+    if (p->schema.release) tl_schema_release(&p->schema);
+    p->batches = NULL;
+    p->n = 0;
+}
+
+static tl_status parse_part(void *ctx, size_t i, tl_error *err)
+{
+    (void)i;
+    part *p = ctx;
+    struct ArrowArrayStream in;
+    TL_TRY(tl_input_open_memory(p->data, p->len, p->name, p->o, &in, err));
+    tl_status st = tl_stream_collect(&in, &p->schema, &p->batches, &p->n, err);
+    in.release(&in);
+    return st;
+}
+
+/* Where the second half starts: after the first line end from the middle on,
+ * or 0 when the bytes are not to be split. *header_len: the header line's
+ * bytes, its line end included. */
+static size_t split_point(const uint8_t *d, size_t len, tl_input_format format, size_t *header_len)
+{
+    size_t min = tl_notify_parse_split_bytes();
+    if (min == 0 || len < min || len < 2 || (format != TL_INPUT_CSV && format != TL_INPUT_TSV))
+        return 0;
+    if (d[0] == 0x1f && d[1] == 0x8b) return 0; /* gzip */
+    if (memchr(d, '"', len)) return 0;          /* a quoted field may hold a line end */
+    const uint8_t *end = memchr(d, '\n', len);
+    if (end == NULL) return 0;
+    *header_len = (size_t)(end + 1 - d);
+    size_t mid = len / 2 > *header_len ? len / 2 : *header_len;
+    end = mid < len ? memchr(d + mid, '\n', len - mid) : NULL;
+    return end && end + 1 < d + len ? (size_t)(end + 1 - d) : 0;
+}
+
+/* Moves b's batches after a's; b is left empty. */
+static tl_status join_parts(part *a, part *b, tl_error *err)
+{
+    struct ArrowArray *all = realloc(a->batches, (a->n + b->n + 1) * sizeof *all);
+    if (all == NULL) return tl_error_nomem(err);
+    a->batches = all;
+    memcpy(all + a->n, b->batches, b->n * sizeof *all);
+    a->n += b->n;
+    free(b->batches);
+    b->batches = NULL;
+    b->n = 0;
+    return TL_OK;
+}
+
+/* The halves, the second on a pool thread: TL_OK with a's the rows of both,
+ * or a failure of either (the caller parses the whole again). */
+static tl_status parse_halves(part *a, part *b)
+{
+    tl_error ignored = {0};
+    tl_parallel_task *task = tl_parallel_start(parse_part, b);
+    tl_status sa = parse_part(a, 0, &ignored);
+    tl_status sb = tl_parallel_join(task, parse_part, b, &ignored);
+    tl_status st = sa != TL_OK ? sa : sb != TL_OK ? sb : join_parts(a, b, &ignored);
+    part_free(b);
+    if (st != TL_OK) part_free(a);
+    return st;
+}
+
+static tl_status parse_memory(const uint8_t *data, size_t len, const char *name,
+                              tl_input_format format, bool may_split,
+                              const struct ArrowSchema *target, struct ArrowSchema *schema,
+                              struct ArrowArray **batches, size_t *n, tl_error *err)
+{
+    tl_input_options o = {.format = format, .target = target};
+    part whole = {.data = data, .len = len, .name = name, .o = &o};
+    size_t header = 0, split = may_split ? split_point(data, len, format, &header) : 0;
+    uint8_t *second = split ? malloc(header + len - split) : NULL;
+    tl_status st = TL_ERR_INVALID;
+    if (second) {
+        memcpy(second, data, header);
+        memcpy(second + header, data + split, len - split);
+        part b = {.data = second, .len = header + len - split, .name = name, .o = &o};
+        whole.len = split;
+        st = parse_halves(&whole, &b);
+        free(second);
+        whole.len = len;
+    }
+    if (st != TL_OK) st = parse_part(&whole, 0, err);
+    if (st != TL_OK) return st;
+    *schema = whole.schema;
+    *batches = whole.batches;
+    *n = whole.n;
+    return TL_OK;
+}
+
+/* Parses under way in the server: an object is parsed in halves only while
+ * every parse can have two cores (the others' would be slowed as much as
+ * this one is sped up). */
+static atomic_int parsing;
+
+tl_status tl_notify_parse_memory(const uint8_t *data, size_t len, const char *name,
+                                 tl_input_format format, const struct ArrowSchema *target,
+                                 struct ArrowSchema *schema, struct ArrowArray **batches, size_t *n,
+                                 tl_error *err)
+{
+    size_t now = (size_t)atomic_fetch_add(&parsing, 1) + 1;
+    tl_status st = parse_memory(data, len, name, format, now * 2 <= tl_cpu_count(), target, schema,
+                                batches, n, err);
+    atomic_fetch_sub(&parsing, 1);
+    return st;
+}
