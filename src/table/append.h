@@ -106,12 +106,13 @@ tl_status tl_data_file_writer_finish(tl_data_file_writer *w, tl_ice_data_file *o
                                      struct tl_head_objects *footers, tl_error *err);
 void tl_data_file_writer_free(tl_data_file_writer *w);
 
-/* A second snapshot folded into an append's commit (its inline compaction,
- * maintain_fold.c): the metadata to create instead of the append's alone. */
+/* Inline maintenance folded into an append's commit (its compaction's
+ * snapshot, its expiry, maintain_fold.c): the metadata to create instead of
+ * the append's alone. */
 typedef struct tl_commit_fold {
-    tl_ice_metadata *md; /* the append's metadata plus the snapshot: taken by the commit */
+    tl_ice_metadata *md; /* the append's metadata changed so: taken by the commit */
     const tl_buf *json;  /* md serialized (borrowed, as the rest) */
-    const tl_buf *list;  /* the folded snapshot's manifest list */
+    const tl_buf *list;  /* the current snapshot's manifest list; NULL: still the append's */
     const struct tl_head_objects *fresh; /* the objects it wrote, for the head */
 } tl_commit_fold;
 

@@ -543,7 +543,7 @@ static void fold_into(tl_table *t, commit_state *cs, const tl_commit_request *re
     tl_ice_metadata_free(*md);
     *md = fold.md;
     *json = fold.json;
-    *list = fold.list;
+    if (fold.list) *list = fold.list; /* else the append's snapshot stays current */
     cs->folded = true;
 }
 

@@ -246,6 +246,15 @@ tl_status tl_table_sync_commits(tl_table *t, tl_error *err)
     return t->sync_status;
 }
 
+size_t tl_table_remove_once_durable(tl_table *t, char *const *keys, size_t n)
+{
+    if (!t->unsynced) return tl_store_remove_later(t->lake->store, keys, n);
+    size_t held = 0;
+    for (size_t i = 0; i < n; i++)
+        if (keys[i] && tl_strlist_push(&t->unsynced_removals, keys[i]) == 0) held++;
+    return held;
+}
+
 tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_error *err)
 {
     return tl_table_create_next_removing(t, json, len, NULL, 0, err);

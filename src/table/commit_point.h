@@ -38,6 +38,12 @@ tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t le
  * Nothing to do without such commits. A failure leaves those objects. */
 tl_status tl_table_sync_commits(tl_table *t, tl_error *err);
 
+/* Deletes the objects keys[0..n) (NULL entries skipped) once this handle's
+ * commits are durable: at tl_table_sync_commits when a version may not be
+ * yet, else now (queued, nobody waits: tl_store_remove_later). Returns how
+ * many it took: those left out when memory runs out stay, as orphans. */
+size_t tl_table_remove_once_durable(tl_table *t, char *const *keys, size_t n);
+
 /* Lands `md` (taken) as version t->version + 1 from its JSON: the commit's
  * head (may be NULL; finished here either way) goes up in parallel with the
  * conditional create, and the handle adopts md when the create landed. A

@@ -8,7 +8,7 @@
  *   commit_rewrite.c      commit a "replace"/"delete" snapshot with rebase
  *   maintain_expire.c     expire snapshots, delete unreferenced objects
  *   maintain_manifests.c  parsed manifests cached across runs
- *   maintain_fold.c       inline compaction folded into the append's commit
+ *   maintain_fold.c       inline compaction and expiry folded into the append's commit
  *   maintain.c            the public entry point and the inline policy */
 #ifndef TL_TABLE_MAINTAIN_H
 #define TL_TABLE_MAINTAIN_H
@@ -199,7 +199,7 @@ tl_status tl_compaction_prepare(const tl_table *t, const tl_maintain_settings *s
 tl_rewrite_request tl_compaction_request(const tl_compaction *c);
 /* With remove, deletes the written files too. */
 void tl_compaction_free(const tl_table *t, tl_compaction *c, bool remove);
-/* Adds the compaction counts of delta to r. */
+/* Adds the counts of delta (compaction's and expiry's) to r. */
 void tl_maintain_report_add(tl_maintain_report *r, const tl_maintain_report *delta);
 
 /* Whether retention would drop a partition of the current snapshot now. */
@@ -214,9 +214,26 @@ tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_com
  * limit waits for 20 snapshots more than max-snapshots, as the reference's). */
 tl_status tl_maintain_expire(tl_table *t, const tl_maintain_settings *s, bool full,
                              tl_maintain_report *r, tl_error *err);
-/* Whether inline expiry (after an append) would expire a snapshot of md now
- * (true when it cannot tell, out of memory). */
-bool tl_maintain_expiry_due(const tl_ice_metadata *md, const tl_maintain_settings *s);
+/* Inline expiry staged on the handle's metadata instead of committed: an
+ * expiry folded into an append's commit (maintain_fold.c). */
+typedef struct tl_expiry_staged {
+    tl_ice_metadata *md; /* the handle's metadata less the expired snapshots; NULL: none due */
+    tl_buf json;         /* md serialized */
+    int64_t n_expired;
+    char *ledger_key; /* the batch ledger written for the expired batch ids, or NULL */
+    /* Keys of the objects only the expired snapshots named: to delete once
+     * the version without them is durable. */
+    tl_strlist gone;
+} tl_expiry_staged;
+
+/* Chooses what inline expiry would expire of the handle's metadata now and
+ * builds the metadata without it (no metadata-log entry: the handle's
+ * metadata is not a version yet), writing the batch ledger it needs. On
+ * failure nothing it wrote is left and *out is empty. */
+tl_status tl_maintain_expire_stage(tl_table *t, const tl_maintain_settings *s,
+                                   tl_expiry_staged *out, tl_error *err);
+/* Frees what *x holds; with remove, deletes the ledger it wrote too. */
+void tl_expiry_staged_free(tl_table *t, tl_expiry_staged *x, bool remove);
 
 /* The end (exclusive, microseconds) of a time partition, or INT64_MAX when
  * the table is not partitioned by time. */
@@ -236,26 +253,28 @@ tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
                           const tl_maintain_step *before_expiry, tl_maintain_report *out,
                           tl_error *err);
 
-/* ---- Inline compaction folded into the append's commit (maintain_fold.c) ---- */
+/* ---- Inline compaction and expiry folded into the append's commit (maintain_fold.c) ---- */
 
 typedef struct tl_maintain_fold {
     tl_compaction compaction;
     tl_rewrite_staged staged;
-    bool checked; /* compaction was planned on the append's snapshot */
-    tl_status st; /* the fold failed: the append committed alone */
+    tl_expiry_staged expiry; /* until the commit's outcome is known */
+    bool checked;            /* compaction was planned on the append's snapshot */
+    tl_status st;            /* the fold failed: the append committed alone */
     tl_error err;
-    tl_maintain_report report; /* the folded compaction's, once it landed */
+    tl_maintain_report report; /* the folded compaction's and expiry's, once they landed */
     double seconds;
     bool done; /* the compaction after the append has nothing left to do (or failed: st) */
 } tl_maintain_fold;
 
 /* Whether an append with this maintain option (1, 0, or -1 for the table's
- * auto-maintain) folds its inline compaction into its commit. */
+ * auto-maintain) folds its inline compaction and expiry into its commit. */
 bool tl_maintain_fold_wanted(const tl_table *t, int maintain);
 /* The commit's fold (tl_commit_request.fold), ctx a zeroed tl_maintain_fold. */
 bool tl_maintain_fold_stage(tl_table *t, void *ctx, const tl_ice_metadata *md, tl_commit_fold *out);
 /* After tl_commit_append returned st and *cr: keeps what the fold wrote when
- * the metadata may name it, else deletes it. */
+ * the metadata may name it, else deletes it; once the commit landed, hands
+ * what the folded expiry stopped naming to deletion when it is durable. */
 void tl_maintain_fold_end(tl_table *t, tl_maintain_fold *f, tl_status st,
                           const tl_commit_result *cr);
 
@@ -266,8 +285,9 @@ bool tl_maintain_inline_wanted(const tl_table *t, int maintain);
 /* Runs inline maintenance after a committed append when options ask for it
  * (maintain: 1, 0, or -1 for the table's auto-maintain) and fills the
  * append result's maintained/maintenance/maintenance_error. Never fails.
- * `fold` (may be NULL): the append's folded compaction, whose report is
- * taken, and which stands for the compaction step when it is done. */
+ * `fold` (may be NULL): the append's folded compaction and expiry, whose
+ * report is taken, and which stands for the compaction step when it is
+ * done (the expiry step then finds nothing due). */
 void tl_maintain_after_append(tl_table *t, int maintain, const tl_maintain_fold *fold,
                               tl_append_result *out);
 

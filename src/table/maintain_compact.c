@@ -249,6 +249,8 @@ void tl_maintain_report_add(tl_maintain_report *r, const tl_maintain_report *del
     r->files_written += delta->files_written;
     r->rows_rewritten += delta->rows_rewritten;
     r->duplicates_removed += delta->duplicates_removed;
+    r->snapshots_expired += delta->snapshots_expired;
+    r->objects_deleted += delta->objects_deleted;
 }
 
 tl_status tl_maintain_compact(tl_table *t, const tl_maintain_settings *s, tl_compact_mode mode,

@@ -243,15 +243,6 @@ static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, i
     return n;
 }
 
-bool tl_maintain_expiry_due(const tl_ice_metadata *md, const tl_maintain_settings *s)
-{
-    bool *expire = calloc(md->n_snapshots + 1, 1);
-    if (expire == NULL) return true;
-    bool due = choose(md, s, tl_now_millis(), false, expire) > 0;
-    free(expire);
-    return due;
-}
-
 static int64_t previous_versions_max(const tl_ice_metadata *md)
 {
     const char *v = tl_ice_metadata_property(md, PREVIOUS_VERSIONS_KEY);
@@ -259,22 +250,10 @@ static int64_t previous_versions_max(const tl_ice_metadata *md)
     return n < 1 ? 1 : n;
 }
 
-/* Drops the marked snapshots from md (a copy) and logs the replaced version. */
-static tl_status drop_snapshots(const tl_table *t, tl_ice_metadata *md, const bool *expire,
-                                tl_error *err)
+/* Adds the handle's version to md's metadata log, keeping the newest
+ * previous-versions-max entries. */
+static tl_status log_replaced(const tl_table *t, tl_ice_metadata *md, tl_error *err)
 {
-    size_t kept = 0, log_kept = 0;
-    for (size_t i = 0; i < md->n_snapshots; i++) {
-        if (expire[i])
-            tl_ice_snapshot_free(&md->snapshots[i]);
-        else
-            md->snapshots[kept++] = md->snapshots[i];
-    }
-    md->n_snapshots = kept;
-    for (size_t i = 0; i < md->n_snapshot_log; i++)
-        if (tl_ice_metadata_snapshot(md, md->snapshot_log[i].snapshot_id))
-            md->snapshot_log[log_kept++] = md->snapshot_log[i];
-    md->n_snapshot_log = log_kept;
     tl_ice_metadata_log_entry *log =
         realloc(md->metadata_log, (md->n_metadata_log + 1) * sizeof *log);
     char *prev = strdup(t->metadata_url);
@@ -292,9 +271,62 @@ static tl_status drop_snapshots(const tl_table *t, tl_ice_metadata *md, const bo
         memmove(log, log + drop, max * sizeof *log);
         md->n_metadata_log = max;
     }
+    return TL_OK;
+}
+
+/* Drops the marked snapshots from md (a copy); with `log`, logs the replaced
+ * version (the handle's: a version of its own; folded into an append's
+ * commit, the append's metadata has logged it already). */
+static tl_status drop_snapshots(const tl_table *t, tl_ice_metadata *md, const bool *expire,
+                                bool log, tl_error *err)
+{
+    size_t kept = 0, log_kept = 0;
+    for (size_t i = 0; i < md->n_snapshots; i++) {
+        if (expire[i])
+            tl_ice_snapshot_free(&md->snapshots[i]);
+        else
+            md->snapshots[kept++] = md->snapshots[i];
+    }
+    md->n_snapshots = kept;
+    for (size_t i = 0; i < md->n_snapshot_log; i++)
+        if (tl_ice_metadata_snapshot(md, md->snapshot_log[i].snapshot_id))
+            md->snapshot_log[log_kept++] = md->snapshot_log[i];
+    md->n_snapshot_log = log_kept;
+    if (log) TL_TRY(log_replaced(t, md, err));
     int64_t now = tl_now_millis();
     md->last_updated_ms = now > md->last_updated_ms ? now : md->last_updated_ms + 1;
     return TL_OK;
+}
+
+/* Adds to *gone what the snapshots of `before` marked in expire referenced
+ * and `after` (before less them) does not. */
+static tl_status collect_gone(const tl_table *t, const tl_ice_metadata *before,
+                              const tl_ice_metadata *after, const bool *expire, key_set *gone,
+                              tl_error *err)
+{
+    key_set live = {0}, cand = {0};
+    tl_status st = collect_all(t, after, &live, err);
+    /* A replaced ledger is held by the new one. */
+    const char *old = tl_ice_metadata_property(before, TL_PROP_BATCH_LEDGER);
+    if (st == TL_OK && old && !set_add_url(t, &cand, old)) st = tl_error_nomem(err);
+    size_t *sources = NULL;
+    if (st == TL_OK) st = tl_attachments_sources(before, &sources, err);
+    for (size_t i = 0; st == TL_OK && i < before->n_snapshots; i++)
+        if (expire[i]) st = collect_snapshot(t, before, sources, i, &live, &cand, err);
+    free(sources);
+    /* Keep only what no live snapshot references. */
+    for (size_t i = 0; i < cand.cap; i++) {
+        char *key = cand.slots[i];
+        cand.slots[i] = NULL;
+        if (key == NULL) continue;
+        if (st != TL_OK || set_has(&live, key))
+            free(key);
+        else if (!set_insert_owned(gone, key))
+            st = tl_error_nomem(err);
+    }
+    set_free(&cand);
+    set_free(&live);
+    return st;
 }
 
 /* One attempt at committing the expiry; TL_ERR_EXISTS when another commit won.
@@ -306,7 +338,7 @@ static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
     char *ledger_key = NULL;
     tl_status st = tl_ice_metadata_copy(t->md, &md, err);
     if (st == TL_OK) st = tl_batch_ledger_extend(t, expire, md, &ledger_key, err);
-    if (st == TL_OK) st = drop_snapshots(t, md, expire, err);
+    if (st == TL_OK) st = drop_snapshots(t, md, expire, true, err);
     if (st == TL_OK) st = tl_ice_metadata_serialize(md, &json, err);
     bool may_have_landed = false;
     if (st == TL_OK) {
@@ -340,29 +372,8 @@ static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, bo
         tl_status st = tl_ice_metadata_copy(t->md, &before, err);
         if (st == TL_OK) st = commit_expiry(t, expire, err);
         if (st == TL_OK) {
-            key_set live = {0}, cand = {0};
             r->snapshots_expired += (int64_t)n_expired;
-            st = collect_all(t, t->md, &live, err);
-            /* A replaced ledger is held by the new one. */
-            const char *old = tl_ice_metadata_property(before, TL_PROP_BATCH_LEDGER);
-            if (st == TL_OK && old && !set_add_url(t, &cand, old)) st = tl_error_nomem(err);
-            size_t *sources = NULL;
-            if (st == TL_OK) st = tl_attachments_sources(before, &sources, err);
-            for (size_t i = 0; st == TL_OK && i < n; i++)
-                if (expire[i]) st = collect_snapshot(t, before, sources, i, &live, &cand, err);
-            free(sources);
-            /* Keep only what no live snapshot references. */
-            for (size_t i = 0; i < cand.cap; i++) {
-                char *key = cand.slots[i];
-                cand.slots[i] = NULL;
-                if (key == NULL) continue;
-                if (st != TL_OK || set_has(&live, key))
-                    free(key);
-                else if (!set_insert_owned(gone, key))
-                    st = tl_error_nomem(err);
-            }
-            set_free(&cand);
-            set_free(&live);
+            st = collect_gone(t, before, t->md, expire, gone, err);
         }
         tl_ice_metadata_free(before);
         free(expire);
@@ -372,6 +383,51 @@ static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, bo
     return tl_error_set(err, TL_ERR_CONFLICT,
                         "%s: gave up expiring snapshots after %d attempts lost to other writers",
                         t->name.full, MAX_ATTEMPTS);
+}
+
+/* ---- Expiry staged for an append's commit (maintain_fold.c) ---- */
+
+/* Moves the keys of a set into a list. */
+static tl_status set_to_list(key_set *s, tl_strlist *out, tl_error *err)
+{
+    for (size_t i = 0; i < s->cap; i++) {
+        if (s->slots[i] == NULL) continue;
+        if (tl_strlist_push_owned(out, s->slots[i]) != 0) return tl_error_nomem(err);
+        s->slots[i] = NULL;
+    }
+    return TL_OK;
+}
+
+tl_status tl_maintain_expire_stage(tl_table *t, const tl_maintain_settings *s,
+                                   tl_expiry_staged *out, tl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    bool *expire = calloc(t->md->n_snapshots + 1, 1);
+    if (expire == NULL) return tl_error_nomem(err);
+    size_t n_expired = choose(t->md, s, tl_now_millis(), false, expire);
+    key_set gone = {0};
+    tl_status st = n_expired ? tl_ice_metadata_copy(t->md, &out->md, err) : TL_OK;
+    if (n_expired && st == TL_OK)
+        st = tl_batch_ledger_extend(t, expire, out->md, &out->ledger_key, err);
+    if (n_expired && st == TL_OK) st = drop_snapshots(t, out->md, expire, false, err);
+    if (n_expired && st == TL_OK) st = tl_ice_metadata_serialize(out->md, &out->json, err);
+    if (n_expired && st == TL_OK) st = collect_gone(t, t->md, out->md, expire, &gone, err);
+    if (n_expired && st == TL_OK) st = set_to_list(&gone, &out->gone, err);
+    out->n_expired = (int64_t)n_expired;
+    set_free(&gone);
+    free(expire);
+    if (st != TL_OK) tl_expiry_staged_free(t, out, true);
+    return st;
+}
+
+void tl_expiry_staged_free(tl_table *t, tl_expiry_staged *x, bool remove)
+{
+    if (remove && x->ledger_key) tl_store_remove(t->lake->store, x->ledger_key, NULL);
+    free(x->ledger_key);
+    tl_ice_metadata_free(x->md);
+    tl_buf_free(&x->json);
+    tl_strlist_free(&x->gone);
+    memset(x, 0, sizeof *x);
 }
 
 /* ---- Orphans ---- */

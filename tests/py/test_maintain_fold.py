@@ -3,7 +3,8 @@ an append whose compaction is due makes one metadata version holding two
 snapshots, the append's then the compaction's, both readable by other
 engines; a compaction that fails leaves the append committed alone, and a
 folded commit that loses a race retries the append alone; nothing is left
-behind in either case."""
+behind in either case. Inline expiry is folded too: the version leaves out
+the snapshots expiry drops, and what only they named is deleted."""
 
 import json
 from pathlib import Path
@@ -118,3 +119,51 @@ def test_folded_commit_that_loses_a_race_retries_the_append_alone(lake, lake_dir
     assert [s["summary"]["operation"] for s in md["snapshots"][-3:]] == ["append", "append", "replace"]
     assert objects(lake_dir) == referenced(md)  # the folded attempt's files are gone
     assert t.info()["rows"] == 4
+
+
+def test_due_expiry_is_folded_into_the_appends_version(lake_dir, reference):
+    """Every append makes one version, with its compaction and its expiry
+    when due: the snapshots kept are the newest max-snapshots of all the
+    appends and compactions made, as the expiry after the append keeps
+    (test_maintain_inline checks the counts against the reference's)."""
+    import tlc
+    lake = tlc.Lake(str(lake_dir))
+    props = {"timelake.compact-min-files": "3", "timelake.max-snapshots": "2", "timelake.min-snapshots": "1"}
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"], properties=props)
+    made, expiries = [], 0
+    for i in range(24):
+        before = t.info()["version"]
+        r = t.append(batch([(1, i, float(i)), (2, i, 1.0)]), batch_id=f"b{i}")
+        assert r["version"] == before + 1
+        md = metadata(lake_dir)
+        made += [s["snapshot-id"] for s in md["snapshots"] if s["snapshot-id"] not in made]
+        kept = [s["snapshot-id"] for s in md["snapshots"]]
+        if r.get("maintenance", {}).get("snapshots_expired"):
+            expiries += 1
+            assert kept == made[-2:] and r["maintenance"]["snapshots_expired"] == len(made) - 2
+            # The two newest: the append's and, at this append, its compaction's.
+            assert [s["summary"]["operation"] for s in md["snapshots"]] == ["append", "replace"]
+            assert [e["snapshot-id"] for e in md["snapshot-log"]] == kept
+            assert r["maintenance"]["objects_deleted"] > 0
+            made = made[-2:]
+        else:
+            assert kept == made
+        # The metadata log names the versions before (the newest 20), once each.
+        log = [e["metadata-file"] for e in md["metadata-log"]]
+        assert len(set(log)) == len(log) == min(before, 20) and log[-1].endswith(f"/v{before}.metadata.json")
+        assert all(Path(local(e["metadata-file"])).exists() for e in md["metadata-log"])
+    assert expiries == 1
+    # The expired snapshots' objects go once the version is durable, on
+    # the store's deletion thread: settled when the lake closes.
+    t.close()
+    lake.close()
+    md = metadata(lake_dir)
+    ledger = local(md["properties"]["timelake.batch-ledger"])
+    assert objects(lake_dir) == referenced(md) | {ledger}
+    want = sorted((d, float(v)) for i in range(24) for d, v in ((1, i), (2, 1.0)))
+    table = StaticTable.from_metadata(metadata_file(lake_dir, "default/t"))
+    assert sorted((x["dev"], x["val"]) for x in table.scan(selected_fields=("dev", "val")).to_arrow().to_pylist()) == want
+    assert len(reference_rows(reference, lake_dir)) == 48
+    # The expired appends' batch ids moved to the ledger: still duplicates.
+    t = tlc.Lake(str(lake_dir)).table("t")
+    assert t.append(batch([(1, 0, 9.0)]), batch_id="b0")["duplicate"]

@@ -370,11 +370,13 @@ static tl_status run_replace(fixture *f, tl_error *err)
 }
 
 /* An append whose inline compaction is due (the fixture's old day is cold,
- * with three files), folded into its commit: the memory store folds only
- * when no head is written. The property is set before the counting. */
+ * with three files) and its expiry (the fixture's snapshots are older than
+ * snapshot-retention), both folded into its commit: the memory store folds
+ * only when no head is written. The properties are set before the counting. */
 static tl_status run_append_maintained(fixture *f, tl_error *err)
 {
-    const char *props[] = {"head-format", "none", NULL};
+    const char *props[] = {"head-format", "none", "snapshot-retention", "0s", "min-snapshots",
+                           "2",           NULL};
     TL_TRY(tl_table_set_properties(f->t, props, err));
     tl_append_options o = {.maintain = 1, .batch_id = "batch-7"};
     memset(&last_append, 0, sizeof last_append);
@@ -638,10 +640,12 @@ static baseline measure(const op *o)
     CHECK_OK(o->run(&f, &err), &err);
     pending = -1;
     b.allocations = alloc_fail_count();
-    /* It compacts, in the append's own version (the property's is one more). */
+    /* It compacts and expires, in the append's own version (the
+     * properties' is one more). */
     if (o->maintains)
         CHECK(last_append.maintenance.partitions_compacted == 1 &&
-              !last_append.maintenance_error[0] && tl_table_version(f.t) == version + 2);
+              last_append.maintenance.snapshots_expired > 0 && !last_append.maintenance_error[0] &&
+              tl_table_version(f.t) == version + 2);
     b.after = read_state(f.table, f.rollup);
     CHECK(!b.before.error[0] && !b.after.error[0]);
     CHECK(!same_state(&b.before, &b.after)); /* or a failure could not show */

@@ -203,31 +203,79 @@ static void test_last_sync_is_waited_for(void)
     tl_lake_close(lake);
 }
 
-/* When inline expiry commits after the append, the append's version is not
- * synced on its own: the expiry's commit syncs it with its own files (one
- * wait for the disk less), and both are durable when the append returns. */
-static void test_expiry_after_the_append_carries_its_sync(void)
+static int is_list(const char *path, const char *folder, void *ctx)
 {
-    tl_lake *lake;
-    struct ArrowSchema schema;
-    tl_table *t = ttable_create(&lake, "expiring", "t", "device", "u", false, &schema);
+    (void)folder, (void)ctx;
+    return strncmp(strrchr(path, '/') + 1, "snap-", 5) == 0;
+}
+
+/* Manifest lists in the watched table's metadata folder. */
+static int manifest_lists(void)
+{
+    return ttable_walk_files(metadata_dir, is_list, NULL);
+}
+
+/* A table of 20 snapshots, one more than max-snapshots + 19: the next
+ * append's inline expiry is due (and its compaction). */
+static tl_table *expiring_table(const char *dir, tl_lake **lake, struct ArrowSchema *schema)
+{
+    tl_table *t = ttable_create(lake, dir, "t", "device", "u", false, schema);
     const char *props[] = {"timelake.max-snapshots", "1", "timelake.min-snapshots", "1", NULL};
     set_properties(t, props);
     tl_error err;
     tl_append_result r;
-    tl_append_options quiet = {.maintain = 0}, o = {.maintain = -1};
-    for (int i = 0; i < 20; i++) CHECK_OK(ttable_append_row(t, &schema, i, &quiet, &r, &err), &err);
+    tl_append_options quiet = {.maintain = 0};
+    for (int i = 0; i < 20; i++) CHECK_OK(ttable_append_row(t, schema, i, &quiet, &r, &err), &err);
+    return t;
+}
+
+/* Inline expiry (and compaction) folded into the append's commit
+ * (maintain_fold.c): one version without the expired snapshots, durable
+ * when the append returns; the lists only they named are deleted after. */
+static void test_folded_expiry_is_one_durable_version(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = expiring_table("expiring", &lake, &schema);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = -1};
     int64_t v = tl_table_version(t) + 1;
     watch_version("expiring", v);
+    CHECK_INT(manifest_lists(), 20);
     CHECK_OK(ttable_append_row(t, &schema, 20, &o, &r, &err), &err);
     tl_sync_set_fault(NULL);
-    CHECK(r.maintained && r.maintenance.snapshots_expired > 0);
-    CHECK_INT(tl_table_version(t), v + 1);
-    CHECK_INT(folder_syncs_at(v), 1); /* with the expiry's files, not alone before */
-    CHECK(durable(v + 1));
+    CHECK(r.maintained && r.maintenance.partitions_compacted == 1);
+    CHECK_INT(r.maintenance.snapshots_expired, 21); /* all but the compaction's */
+    CHECK_INT(tl_table_version(t), v);
+    CHECK_INT(folder_syncs_at(v), 1);
+    CHECK(durable(v));
     tl_table_close(t);
+    tl_lake_close(lake); /* waits for the deletions queued */
+    CHECK_INT(manifest_lists(), 1);
     tl_schema_release(&schema);
+}
+
+/* What the folded expiry stopped naming stays when the version's sync
+ * fails: the version before it may still be the table. */
+static void test_folded_expiry_deletes_nothing_unless_durable(void)
+{
+    tl_lake *lake;
+    struct ArrowSchema schema;
+    tl_table *t = expiring_table("expiryfail", &lake, &schema);
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = -1};
+    watch_version("expiryfail", tl_table_version(t) + 1);
+    fail_final = true;
+    CHECK_INT(ttable_append_row(t, &schema, 20, &o, &r, &err), TL_ERR_STORAGE);
+    fail_final = false;
+    tl_sync_set_fault(NULL);
+    CHECK(exists(version_path)); /* visible; its durability unknown */
+    tl_table_close(t);
     tl_lake_close(lake);
+    CHECK_INT(manifest_lists(), 22); /* the append's and the compaction's too */
+    tl_schema_release(&schema);
 }
 
 static void test_failed_sync_commits_nothing(void)
@@ -355,4 +403,5 @@ UNIT_TESTS(UNIT(test_append_is_durable_in_order), UNIT(test_failed_sync_commits_
            UNIT(test_append_and_maintenance_are_durable),
            UNIT(test_failed_maintenance_sync_fails_the_append),
            UNIT(test_nothing_deleted_before_durable), UNIT(test_last_sync_is_waited_for),
-           UNIT(test_expiry_after_the_append_carries_its_sync))
+           UNIT(test_folded_expiry_is_one_durable_version),
+           UNIT(test_folded_expiry_deletes_nothing_unless_durable))

@@ -461,6 +461,28 @@ static void setup_maintain(fixture *f, bool local, int id)
     set_props(f, props);
 }
 
+/* setup_table's, each append with a batch id, and its three snapshots
+ * older than snapshot-retention: the append's inline expiry is due with
+ * its compaction (locally both are folded into its commit, on the memory
+ * store each commits on its own), and moves their batch ids to a ledger. */
+static void setup_expiring(fixture *f, bool local, int id)
+{
+    lake_only(f, local, id);
+    create_table(f, NULL);
+    const char *props[] = {"commit.manifest.min-count-to-merge", "2", "auto-maintain", "false",
+                           NULL};
+    set_props(f, props);
+    tl_error err;
+    for (int b = 0; b < 3; b++) {
+        char batch_id[16];
+        snprintf(batch_id, sizeof batch_id, "old-%d", b);
+        tl_append_options o = {.maintain = 0, .batch_id = batch_id};
+        CHECK_OK(append_batch(f, b, 4, &o, NULL, &err), &err);
+    }
+    const char *expiry[] = {"snapshot-retention", "0s", "min-snapshots", "2", NULL};
+    set_props(f, expiry);
+}
+
 /* A replace with an attachment and a batch id (what Karet's runs do). */
 static tl_status run_replace(fixture *f, bool retry, tl_error *err)
 {
@@ -593,6 +615,8 @@ static const op ops[] = {
     {"append", setup_table, run_append, false, false},
     {"append with batch id", setup_table, run_append_batch_id, false, false},
     {"append with inline maintenance", setup_table, run_append_maintained, true, false},
+    {"append with inline compaction and expiry", setup_expiring, run_append_maintained, true,
+     false},
     {"replace", setup_table, run_replace, false, false},
     {"maintain", setup_maintain, run_maintain_only, false, false},
     {"rollback", setup_table, run_rollback, false, false},
@@ -799,11 +823,16 @@ static baseline measure(const op *o, bool local)
         if (tl_store_call_writes((tl_store_call)i)) b.writes += b.by_kind[i];
     }
     b.after = read_lake(&f, f.lake);
-    /* The inline compaction is due; locally (no head) it is folded into the
-     * append's commit: one version, one conditional create. */
+    /* The inline compaction is due (and the expiry, setup_expiring's);
+     * locally (no head) they are folded into the append's commit: one
+     * version, one conditional create. */
+    bool expires = o->setup == setup_expiring;
     if (o->run == run_append_maintained)
         CHECK(last_append.maintenance.partitions_compacted == 1 &&
-              b.by_kind[TL_CALL_PUT_IF_ABSENT] == (local ? 1 : 2));
+              (last_append.maintenance.snapshots_expired > 0) == expires &&
+              b.by_kind[TL_CALL_PUT_IF_ABSENT] == (local     ? 1
+                                                   : expires ? 3
+                                                             : 2));
     close_fixture(&f);
     return b;
 }
