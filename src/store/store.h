@@ -14,6 +14,7 @@
 
 typedef struct tl_store tl_store;
 struct tl_store_writer;
+struct tl_store_reader;
 
 /* One object of a batch upload. */
 typedef struct tl_store_put_item {
@@ -94,6 +95,9 @@ typedef struct tl_store_ops {
     tl_status (*sync)(tl_store *s, tl_error *err);
     /* As tl_store_sync_begin. NULL: nothing to begin (tl_store_sync does it all). */
     void (*sync_begin)(tl_store *s);
+    /* As tl_store_reader_open. NULL: each read is a get_range (store_reader.c). */
+    tl_status (*reader_open)(tl_store *s, const char *key, struct tl_store_reader **out,
+                             tl_error *err);
 } tl_store_ops;
 
 struct tl_store {
@@ -214,6 +218,32 @@ static inline tl_status tl_store_stat(tl_store *s, const char *key, tl_store_lis
                                       tl_error *err)
 {
     return s->ops->stat(s, key, out, err);
+}
+
+/* Ranged reads of one object through one handle (a Parquet file read a
+ * column chunk at a time): locally the file is opened once for all of them,
+ * not at each read; elsewhere each read is a ranged get. A backend's reader
+ * embeds this struct first. Not shared between threads. */
+typedef struct tl_store_reader {
+    uint64_t size; /* the object's, when it was opened */
+    tl_status (*read)(struct tl_store_reader *r, uint64_t offset, size_t len, uint8_t *dst,
+                      tl_error *err);
+    void (*close)(struct tl_store_reader *r); /* frees r */
+} tl_store_reader;
+
+/* Opens the object at key for reading (TL_ERR_NOT_FOUND when it does not
+ * exist); close *out with tl_store_reader_close. */
+tl_status tl_store_reader_open(tl_store *s, const char *key, tl_store_reader **out, tl_error *err);
+/* Reads exactly len bytes at offset into dst. */
+static inline tl_status tl_store_reader_read(tl_store_reader *r, uint64_t offset, size_t len,
+                                             uint8_t *dst, tl_error *err)
+{
+    return r->read(r, offset, len, dst, err);
+}
+/* NULL is nothing to close. */
+static inline void tl_store_reader_close(tl_store_reader *r)
+{
+    if (r) r->close(r);
 }
 
 /* A streaming upload of one object: nothing shows at the key until finish,

@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -20,8 +21,8 @@ void tl_store_set_fault(tl_store_fault_fn fn, void *ctx)
 }
 
 static const char *const call_names[] = {
-    "get",      "get_range",     "get_first",     "size",   "stat",  "list", "put",
-    "put_hint", "put_if_absent", "writer_finish", "remove", "sweep", "sync",
+    "get", "get_range", "get_first",     "size",          "stat",   "open",  "list",
+    "put", "put_hint",  "put_if_absent", "writer_finish", "remove", "sweep", "sync",
 };
 
 const char *tl_store_call_name(tl_store_call call)
@@ -85,6 +86,46 @@ static tl_status f_get_range(tl_store *s, const char *key, uint64_t offset, size
                              uint8_t *dst, tl_error *err)
 {
     FAULTED(TL_CALL_GET_RANGE, key, tl_store_get_range(inner_of(s), key, offset, len, dst, err));
+}
+
+/* The inner store's reader, each read asked as a get_range of its key. */
+typedef struct fault_reader {
+    tl_store_reader base;
+    tl_store_reader *inner;
+    char *key;
+} fault_reader;
+
+static tl_status fr_read(tl_store_reader *r, uint64_t offset, size_t len, uint8_t *dst,
+                         tl_error *err)
+{
+    fault_reader *fr = (fault_reader *)r;
+    FAULTED(TL_CALL_GET_RANGE, fr->key, tl_store_reader_read(fr->inner, offset, len, dst, err));
+}
+
+static void fr_close(tl_store_reader *r)
+{
+    fault_reader *fr = (fault_reader *)r;
+    tl_store_reader_close(fr->inner);
+    free(fr->key);
+    free(fr);
+}
+
+static tl_status f_reader_open(tl_store *s, const char *key, tl_store_reader **out, tl_error *err)
+{
+    if (ask(TL_CALL_OPEN, key) != TL_FAULT_NONE) return injected(TL_CALL_OPEN, key, err);
+    fault_reader *fr = calloc(1, sizeof *fr);
+    if (fr == NULL || (fr->key = strdup(key)) == NULL) {
+        free(fr);
+        return tl_error_nomem(err);
+    }
+    tl_status st = tl_store_reader_open(inner_of(s), key, &fr->inner, err);
+    if (st != TL_OK) {
+        fr_close(&fr->base);
+        return st;
+    }
+    fr->base = (tl_store_reader){fr->inner->size, fr_read, fr_close};
+    *out = &fr->base;
+    return TL_OK;
 }
 
 static tl_status f_size(tl_store *s, const char *key, uint64_t *out, tl_error *err)
@@ -296,6 +337,7 @@ tl_status tl_store_fault_wrap(tl_store **s, tl_error *err)
         .put_if_absent_unsynced = io->put_if_absent_unsynced ? f_put_if_absent_unsynced : NULL,
         .sync = io->sync ? f_sync : NULL,
         .sync_begin = io->sync_begin ? f_sync_begin : NULL,
+        .reader_open = io->reader_open ? f_reader_open : NULL,
     };
     fs->base.ops = &fs->ops;
     fs->base.read_only = in->read_only;

@@ -16,6 +16,7 @@ typedef enum tl_store_call {
     TL_CALL_GET_FIRST,
     TL_CALL_SIZE,
     TL_CALL_STAT,
+    TL_CALL_OPEN, /* tl_store_reader_open (its reads are get_range calls) */
     TL_CALL_LIST,
     TL_CALL_PUT,
     TL_CALL_PUT_HINT,

@@ -174,6 +174,55 @@ static tl_status local_get_range(tl_store *s, const char *key, uint64_t offset, 
     return st;
 }
 
+/* One open file for every ranged read of a reader (store.h). */
+typedef struct local_reader {
+    tl_store_reader base;
+    int fd;
+    char *path;
+} local_reader;
+
+static tl_status local_reader_read(tl_store_reader *r, uint64_t offset, size_t len, uint8_t *dst,
+                                   tl_error *err)
+{
+    local_reader *lr = (local_reader *)r;
+    return read_fully(lr->fd, offset, dst, len, lr->path, err);
+}
+
+static void local_reader_close(tl_store_reader *r)
+{
+    local_reader *lr = (local_reader *)r;
+    if (lr->fd >= 0) close(lr->fd);
+    free(lr->path);
+    free(lr);
+}
+
+static tl_status local_reader_open(tl_store *s, const char *key, tl_store_reader **out,
+                                   tl_error *err)
+{
+    TL_TRY(check_key(key, err));
+    local_reader *lr = calloc(1, sizeof *lr);
+    if (lr == NULL || (lr->path = path_of((local_store *)s, key)) == NULL) {
+        free(lr);
+        return tl_error_nomem(err);
+    }
+    lr->base.read = local_reader_read;
+    lr->base.close = local_reader_close;
+    lr->fd = open(lr->path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    tl_status st = TL_OK;
+    if (lr->fd < 0 || fstat(lr->fd, &sb) != 0)
+        st = io_error(err, "reading", lr->path);
+    else if (S_ISDIR(sb.st_mode))
+        st = tl_error_set(err, TL_ERR_NOT_FOUND, "reading %s: is a directory", lr->path);
+    if (st != TL_OK) {
+        local_reader_close(&lr->base);
+        return st;
+    }
+    lr->base.size = (uint64_t)sb.st_size;
+    *out = &lr->base;
+    return TL_OK;
+}
+
 /* Creates a fresh temporary file beside `path` (and the directories above
  * it, when missing: most puts go where an earlier one went, and a mkdir of
  * each parent would cost a system call per level): *fd_out is open for
@@ -791,6 +840,7 @@ static const tl_store_ops local_ops = {
     .put_if_absent_unsynced = local_put_if_absent_unsynced,
     .sync = local_sync,
     .sync_begin = local_sync_begin,
+    .reader_open = local_reader_open,
 };
 
 /* Makes path absolute and lexically normal ("a/./b/../c" -> "/cwd/a/c"). */

@@ -47,6 +47,9 @@ typedef struct cursor {
     size_t order; /* commit order: later wins ties */
     char *key;    /* object key of the file */
     tl_store *store;
+    /* Open while a row group is read (its footer with the first): one open
+     * per row group, not per column chunk, and few files open at once. */
+    tl_store_reader *file;
     tl_parquet_reader *reader;
     struct ArrowSchema file_schema;
     int rg, n_rg;
@@ -174,7 +177,8 @@ static int64_t ingest_at(const chunk *c, int64_t row)
 static tl_status read_range(void *ctx, uint64_t offset, size_t len, uint8_t *dst, tl_error *err)
 {
     cursor *c = ctx;
-    return tl_store_get_range(c->store, c->key, offset, len, dst, err);
+    if (c->file == NULL) TL_TRY(tl_store_reader_open(c->store, c->key, &c->file, err));
+    return tl_store_reader_read(c->file, offset, len, dst, err);
 }
 
 static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
@@ -286,6 +290,8 @@ static tl_status next_row_group(merge *m, cursor *c, int *rel, tl_error *err)
     chunk *prev = c->cur, *next = NULL;
     tl_status st = TL_OK;
     while (st == TL_OK && next == NULL && c->rg < c->n_rg) st = load_chunk(m, c, &next, err);
+    tl_store_reader_close(c->file);
+    c->file = NULL;
     if (c->rg == c->n_rg) { /* all read: let go of the footer and codec state */
         tl_parquet_reader_free(c->reader);
         c->reader = NULL;
@@ -307,8 +313,8 @@ static tl_status open_cursor(merge *m, cursor *c, const tl_live_file *f, tl_erro
     c->store = m->t->lake->store;
     c->key = strdup(key);
     if (c->key == NULL) return tl_error_nomem(err);
-    tl_parquet_source src = {.ctx = c, .read = read_range};
-    TL_TRY(tl_store_size(c->store, c->key, &src.size, err));
+    TL_TRY(tl_store_reader_open(c->store, c->key, &c->file, err));
+    tl_parquet_source src = {.ctx = c, .size = c->file->size, .read = read_range};
     TL_TRY(tl_parquet_reader_open(&src, &c->reader, err));
     TL_TRY(tl_parquet_reader_schema(c->reader, &c->file_schema, err));
     c->n_rg = tl_parquet_reader_num_row_groups(c->reader);
@@ -321,6 +327,7 @@ static void close_cursor(cursor *c)
     chunk_unref(c->cur);
     if (c->file_schema.release) tl_schema_release(&c->file_schema);
     tl_parquet_reader_free(c->reader);
+    tl_store_reader_close(c->file);
     free(c->key);
 }
 

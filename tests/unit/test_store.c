@@ -52,6 +52,42 @@ static void test_put_get_list_remove(void)
     tl_store_free(s);
 }
 
+/* A reader: the size, ranged reads of the file it opened (still the file
+ * read after the key is replaced, as an open file is), a read past the end
+ * refused; a missing key is not found. The same through the generic reader
+ * (memory store: ranged gets). */
+static void check_reader(tl_store *s, bool keeps_file)
+{
+    tl_error err;
+    CHECK_OK(tl_store_put(s, "r/f.bin", "0123456789", 10, &err), &err);
+    tl_store_reader *r = NULL;
+    CHECK_OK(tl_store_reader_open(s, "r/f.bin", &r, &err), &err);
+    CHECK_INT(r->size, 10);
+    uint8_t part[4];
+    CHECK_OK(tl_store_reader_read(r, 6, 4, part, &err), &err);
+    CHECK(memcmp(part, "6789", 4) == 0);
+    CHECK_OK(tl_store_put(s, "r/f.bin", "abcdefghij", 10, &err), &err);
+    CHECK_OK(tl_store_reader_read(r, 0, 2, part, &err), &err);
+    CHECK(memcmp(part, keeps_file ? "01" : "ab", 2) == 0);
+    CHECK(tl_store_reader_read(r, 8, 4, part, &err) != TL_OK);
+    tl_store_reader_close(r);
+    CHECK_INT(tl_store_reader_open(s, "r/missing", &r, &err), TL_ERR_NOT_FOUND);
+    CHECK(r == NULL);
+    tl_store_reader_close(NULL);
+    CHECK_OK(tl_store_remove(s, "r/f.bin", &err), &err);
+}
+
+static void test_reader(void)
+{
+    tl_store *s = open_scratch("reader");
+    check_reader(s, true);
+    tl_store_free(s);
+    tl_error err;
+    CHECK_OK(tl_store_open("memory:///reader", NULL, &s, &err), &err);
+    check_reader(s, false);
+    tl_store_free(s);
+}
+
 /* Many at once: NULL entries skipped, a missing key counted as removed, the
  * rest gone, the others kept. */
 static void test_remove_many(void)
@@ -190,7 +226,7 @@ static void test_duration_format(void)
     }
 }
 
-UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_remove_many),
+UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_remove_many), UNIT(test_reader),
            UNIT(test_put_if_absent_is_exclusive),
            UNIT(test_put_if_absent_is_exclusive_without_renameat2),
            UNIT(test_hostile_keys_are_refused), UNIT(test_location_normalized),
