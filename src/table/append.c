@@ -5,9 +5,11 @@
 
 #include "arrow/array.h"
 #include "arrow/stream.h"
+#include "arrow/take.h"
 #include "core/clock.h"
 #include "core/parallel.h"
 #include "table/append.h"
+#include "table/append_merge.h"
 #include "formats/input/text_batch.h"
 #include "table/attachments.h"
 #include "table/batch_ids.h"
@@ -17,30 +19,6 @@
 #include "table/lvi.h"
 #include "table/maintain.h"
 
-/* An append's data files, encoded in memory: the commit uploads them in its
- * one parallel batch, together with the manifest, list and index. */
-typedef struct encoded {
-    tl_ice_data_file *files;
-    char **keys;
-    tl_buf *bytes;
-    tl_store_put_item *items; /* keys and bytes, as the commit uploads them */
-    size_t n;
-} encoded;
-
-static void encoded_free(tl_table *t, encoded *e, bool remove)
-{
-    for (size_t i = 0; i < e->n; i++) {
-        if (remove) tl_store_remove(t->lake->store, e->keys[i], NULL);
-        free(e->keys[i]);
-        tl_ice_data_file_clear(&e->files[i]);
-        tl_buf_free(&e->bytes[i]);
-    }
-    free(e->files);
-    free(e->keys);
-    free(e->bytes);
-    free(e->items);
-}
-
 /* Data files are encoded by a few threads at once, to use the cores. Each
  * worker takes the next partition; tl_data_file_encode only reads the table. */
 #define ENCODE_THREADS 4
@@ -49,7 +27,7 @@ typedef struct encode_job {
     const tl_table *t;
     const tl_rows *rows;
     tl_partition_rows *parts;
-    encoded *e;
+    tl_append_files *e;
     tl_status *status; /* per partition */
 } encode_job;
 
@@ -61,8 +39,8 @@ static tl_status encode_one(void *ctx, size_t i, tl_error *err)
     return j->status[i];
 }
 
-/* Keeps the encoded files at the front, so that encoded_free frees them. */
-static void compact_encoded(encoded *e, const tl_status *status, size_t n_parts)
+/* Keeps the encoded files at the front, so that tl_append_files_free frees them. */
+static void compact_encoded(tl_append_files *e, const tl_status *status, size_t n_parts)
 {
     for (size_t i = 0; i < n_parts; i++) {
         if (status[i] != TL_OK) continue;
@@ -81,18 +59,20 @@ static void compact_encoded(encoded *e, const tl_status *status, size_t n_parts)
 }
 
 static tl_status encode_files(tl_table *t, const tl_rows *rows, tl_partition_rows *parts,
-                              size_t n_parts, encoded *e, tl_error *err)
+                              size_t n_parts, tl_append_files *e, tl_error *err)
 {
     e->files = calloc(n_parts + 1, sizeof *e->files);
     e->keys = calloc(n_parts + 1, sizeof *e->keys);
     e->bytes = calloc(n_parts + 1, sizeof *e->bytes);
     e->items = calloc(n_parts + 1, sizeof *e->items);
+    e->ends = calloc(n_parts + 1, sizeof *e->ends);
+    e->chunk = calloc(n_parts + 1, sizeof *e->chunk);
     tl_status *status = calloc(n_parts + 1, sizeof *status);
-    if (!e->files || !e->keys || !e->bytes || !e->items || !status) {
+    if (!e->files || !e->keys || !e->bytes || !e->items || !e->ends || !e->chunk || !status) {
         free(status);
         return tl_error_nomem(err);
     }
-    for (size_t i = 0; i < n_parts; i++) status[i] = TL_ERR_INTERNAL; /* not encoded */
+    for (size_t i = 0; i < n_parts; i++) status[i] = TL_ERR_INTERNAL; /* not tl_append_files */
     encode_job j = {.t = t, .rows = rows, .parts = parts, .e = e, .status = status};
     tl_status st = tl_parallel_run(n_parts, ENCODE_THREADS, true, encode_one, &j, err);
     compact_encoded(e, status, n_parts);
@@ -101,7 +81,7 @@ static tl_status encode_files(tl_table *t, const tl_rows *rows, tl_partition_row
 }
 
 /* Moves src's files after dst's (src's arrays are freed, not its contents). */
-static tl_status encoded_take(encoded *dst, encoded *src, tl_error *err)
+static tl_status encoded_take(tl_append_files *dst, tl_append_files *src, tl_error *err)
 {
     size_t n = dst->n + src->n + 1;
     tl_ice_data_file *files = realloc(dst->files, n * sizeof *files);
@@ -112,23 +92,32 @@ static tl_status encoded_take(encoded *dst, encoded *src, tl_error *err)
     if (bytes) dst->bytes = bytes;
     tl_store_put_item *items = bytes ? realloc(dst->items, n * sizeof *items) : NULL;
     if (items) dst->items = items;
-    if (items == NULL) return tl_error_nomem(err);
+    tl_rows *ends = items ? realloc(dst->ends, n * sizeof *ends) : NULL;
+    if (ends) dst->ends = ends;
+    int64_t *chunk = ends ? realloc(dst->chunk, n * sizeof *chunk) : NULL;
+    if (chunk) dst->chunk = chunk;
+    if (chunk == NULL) return tl_error_nomem(err);
     memcpy(dst->files + dst->n, src->files, src->n * sizeof *files);
     memcpy(dst->keys + dst->n, src->keys, src->n * sizeof *keys);
     memcpy(dst->bytes + dst->n, src->bytes, src->n * sizeof *bytes);
     memcpy(dst->items + dst->n, src->items, src->n * sizeof *items);
+    memcpy(dst->ends + dst->n, src->ends, src->n * sizeof *ends);
+    memcpy(dst->chunk + dst->n, src->chunk, src->n * sizeof *chunk);
     dst->n += src->n;
     free(src->files);
     free(src->keys);
     free(src->bytes);
     free(src->items);
+    free(src->ends);
+    free(src->chunk);
     memset(src, 0, sizeof *src);
     return TL_OK;
 }
 
-/* Rows per chunk of an append. A larger input is laid out, encoded and
- * uploaded a chunk at a time, so its memory stays bounded whatever its size;
- * each chunk's files are sorted, and reads and compaction merge them. */
+/* Rows per chunk of an append. A larger input is laid out and encoded a
+ * chunk at a time, so its memory stays bounded whatever its size; each
+ * chunk's files are sorted runs, merged per partition at the end where they
+ * overlap (append_merge.h). */
 #define CHUNK_ROWS (INT64_C(1) << 20)
 
 /* TIMELAKE_APPEND_CHUNK_ROWS overrides it, for tests of the chunked path. */
@@ -148,9 +137,13 @@ typedef struct append_state {
     const char *const *batch_ids; /* the options' batch_id or batch_ids */
     size_t n_batch_ids;
     int64_t started_us;
-    encoded files; /* every data file so far; [0, uploaded) are in the store */
+    /* Every data file so far (append_merge.h): the commit uploads those
+     * still in memory in its one parallel batch, with the manifest, list and index. */
+    tl_append_files files;
     size_t uploaded;
-    tl_rows newest; /* rows of the index to be: the winners of earlier chunks */
+    int64_t held;     /* bytes of the files still in memory */
+    int64_t n_chunks; /* chunks encoded so far */
+    tl_rows newest;   /* rows of the index to be: the winners of earlier chunks */
     bool has_newest;
     tl_head_objects footers;        /* of the large files uploaded ahead of the commit */
     const char *const *own_summary; /* Timelake's own summary pairs (timelake.* keys) */
@@ -163,37 +156,67 @@ static tl_status restage(tl_table *t, void *ctx, tl_error *err)
     return tl_table_stage_evolution(t, ctx, NULL, err);
 }
 
+/* The first and last rows of a partition's sorted rows: where its run
+ * starts and ends, to tell whether it overlaps another chunk's. */
+static tl_status run_ends(const tl_rows *rows, const tl_partition_rows *part, tl_rows *out,
+                          tl_error *err)
+{
+    int64_t n = part->array.length;
+    if (n == 0) return TL_OK; /* not known: merged with any other run */
+    int64_t idx[2] = {0, n - 1};
+    TL_TRY(tl_schema_copy(&rows->schema, &out->schema, err));
+    tl_status st = tl_arrow_take_struct(&rows->schema, &part->array, idx, 2, &out->array, err);
+    if (st != TL_OK) tl_schema_release(&out->schema);
+    return st;
+}
+
 /* Lays out and encodes a chunk; *tails gets the newest rows of its series in
  * each partition, for the index (an empty row set for a plain table). */
 static tl_status encode_chunk(append_state *s, const tl_rows *rows, tl_rows *tails, tl_error *err)
 {
     tl_partition_rows *parts = NULL;
     size_t n_parts = 0;
-    encoded e = {0};
+    tl_append_files e = {0};
     memset(tails, 0, sizeof *tails);
     tl_status st = tl_append_layout(s->t, rows, &parts, &n_parts, err);
     if (st == TL_OK) st = encode_files(s->t, rows, parts, n_parts, &e, err);
+    for (size_t i = 0; st == TL_OK && i < e.n; i++) {
+        e.chunk[i] = s->n_chunks;
+        st = run_ends(rows, &parts[i], &e.ends[i], err);
+        s->held += (int64_t)e.bytes[i].len;
+    }
+    s->n_chunks++;
     if (st == TL_OK && s->t->contract.time_index >= 0)
         st = tl_append_series_tails(s->t, &rows->schema, parts, n_parts, tails, err);
     tl_partition_rows_free(parts, n_parts);
     if (st == TL_OK) st = encoded_take(&s->files, &e, err);
-    encoded_free(s->t, &e, false);
+    tl_append_files_free(s->t, &e, false);
     if (st != TL_OK && tails->schema.release) tl_rows_free(tails);
     return st;
 }
 
-/* Uploads the files held in memory, to make room for the next chunk. */
+/* Uploads the files held in memory, to make room for the next chunk, once
+ * they are more than an append holds (append_merge.h). */
 static tl_status upload_pending(append_state *s, tl_error *err)
 {
     size_t n = s->files.n - s->uploaded;
-    if (n == 0) return TL_OK;
+    if (n == 0 || s->held <= tl_append_hold_bytes()) return TL_OK;
     /* The head carries these files' footers too: kept while the bytes are here. */
     for (size_t i = s->uploaded; i < s->files.n; i++)
         TL_TRY(tl_head_footer_keep(s->t, s->files.files[i].file_path, s->files.bytes[i].data,
                                    s->files.bytes[i].len, &s->footers, err));
-    TL_TRY(tl_store_put_many(s->t->lake->store, s->files.items + s->uploaded, n, err));
-    for (size_t i = s->uploaded; i < s->files.n; i++) tl_buf_free(&s->files.bytes[i]);
+    tl_status st = tl_store_put_many(s->t->lake->store, s->files.items + s->uploaded, n, err);
+    if (st != TL_OK) { /* some may have gone up */
+        tl_store_remove_many(s->t->lake->store, s->files.keys + s->uploaded, n);
+        return st;
+    }
+    for (size_t i = s->uploaded; i < s->files.n; i++) {
+        tl_buf_free(&s->files.bytes[i]);
+        s->files.items[i].data = NULL;
+        s->files.items[i].len = 0;
+    }
     s->uploaded = s->files.n;
+    s->held = 0;
     return TL_OK;
 }
 
@@ -239,7 +262,7 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
     bool nomem;
     const char **summary = all_summary(s, &nomem);
     if (nomem) return tl_error_nomem(err);
-    encoded *e = &s->files;
+    tl_append_files *e = &s->files;
     tl_commit_result cr = {0};
     tl_commit_request req = {.batch_ids = s->batch_ids,
                              .n_batch_ids = s->n_batch_ids,
@@ -270,7 +293,7 @@ static tl_status commit_files(append_state *s, tl_append_result *out, tl_error *
     free(summary);
     /* Kept when the commit landed, or when it may have (unknown outcome). */
     bool keep = (st == TL_OK && !cr.duplicate) || cr.may_have_landed;
-    encoded_free(s->t, e, !keep);
+    tl_append_files_free(s->t, e, !keep);
     tl_attachments_free(s->t, &s->attachments, !keep);
     memset(e, 0, sizeof *e);
     s->uploaded = 0;
@@ -310,7 +333,10 @@ static tl_status encode_stream(append_state *s, struct ArrowArrayStream *stream,
         if (st == TL_OK && tails.schema.release) st = track_newest(s, &tails, err);
         if (st != TL_OK) return st;
     }
-    return TL_OK;
+    /* One sorted run per partition, as one sort of the whole input makes. */
+    return s->n_chunks > 1
+               ? tl_append_merge_runs(s->t, &s->files, &s->uploaded, &s->footers, NULL, err)
+               : TL_OK;
 }
 
 /* Writes id into buf for a message, bytes that are not printable ASCII as \xNN. */
@@ -400,8 +426,8 @@ static tl_status append_stream(tl_table *t, struct ArrowArrayStream *stream,
                   (o->summary && o->summary[0]) || (own_summary && own_summary[0]);
     if (st == TL_OK && commit) st = commit_files(&s, out, err);
     tl_table_unstage(t, &stash, st == TL_OK && !out->duplicate);
-    tl_attachments_free(t, &s.attachments, false); /* not uploaded unless committed */
-    encoded_free(t, &s.files, s.uploaded > 0);     /* what failed before the commit */
+    tl_attachments_free(t, &s.attachments, false);     /* not uploaded unless committed */
+    tl_append_files_free(t, &s.files, s.uploaded > 0); /* what failed before the commit */
     if (s.has_newest) tl_rows_free(&s.newest);
     tl_head_objects_clear(&s.footers);
     tl_schema_release(&schema);

@@ -110,6 +110,17 @@ int64_t tl_merge_reserve_bytes(int64_t input_bytes, int64_t input_rows, int64_t 
 tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, size_t n,
                          int64_t rows_per_file, tl_rewrite_output *out, bool *fallback,
                          tl_error *err);
+/* An input of tl_merge_inputs: a file (its sequence number orders ties, its
+ * path names it, its partition is the output's), read from `mem` when its
+ * bytes are at hand (not yet uploaded), else from the store. Borrowed. */
+typedef struct tl_merge_input {
+    const tl_live_file *file;
+    const tl_buf *mem;
+} tl_merge_input;
+/* tl_merge_files of such inputs; a failure's message starts with `what`. */
+tl_status tl_merge_inputs(const tl_table *t, const tl_merge_input *in, size_t n,
+                          int64_t rows_per_file, const char *what, tl_rewrite_output *out,
+                          bool *fallback, tl_error *err);
 /* One live data file read whole, as rows of the table's storage layout. */
 tl_status tl_rewrite_read_file(const tl_table *t, const tl_live_file *f, tl_rows *out,
                                tl_error *err);

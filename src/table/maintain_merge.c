@@ -304,17 +304,23 @@ static tl_status next_row_group(merge *m, cursor *c, int *rel, tl_error *err)
     return st;
 }
 
-static tl_status open_cursor(merge *m, cursor *c, const tl_live_file *f, tl_error *err)
+static tl_status open_cursor(merge *m, cursor *c, const tl_merge_input *in, tl_error *err)
 {
-    char buf[1024];
-    const char *key = tl_table_key_of_url(m->t, f->file.file_path, buf, sizeof buf);
-    if (key == NULL)
-        return tl_error_set(err, TL_ERR_STORAGE, "%s is outside the warehouse", f->file.file_path);
-    c->store = m->t->lake->store;
-    c->key = strdup(key);
-    if (c->key == NULL) return tl_error_nomem(err);
-    TL_TRY(tl_store_reader_open(c->store, c->key, &c->file, err));
-    tl_parquet_source src = {.ctx = c, .size = c->file->size, .read = read_range};
+    tl_parquet_source src = {.ctx = c, .read = read_range};
+    if (in->mem) {
+        tl_parquet_source_from_memory(&src, in->mem->data, in->mem->len);
+    } else {
+        char buf[1024];
+        const char *url = in->file->file.file_path;
+        const char *key = tl_table_key_of_url(m->t, url, buf, sizeof buf);
+        if (key == NULL)
+            return tl_error_set(err, TL_ERR_STORAGE, "%s is outside the warehouse", url);
+        c->store = m->t->lake->store;
+        c->key = strdup(key);
+        if (c->key == NULL) return tl_error_nomem(err);
+        TL_TRY(tl_store_reader_open(c->store, c->key, &c->file, err));
+        src.size = c->file->size;
+    }
     TL_TRY(tl_parquet_reader_open(&src, &c->reader, err));
     TL_TRY(tl_parquet_reader_schema(c->reader, &c->file_schema, err));
     c->n_rg = tl_parquet_reader_num_row_groups(c->reader);
@@ -723,7 +729,8 @@ static tl_status emit_run(merge *m, bool dedup, bool *done, tl_error *err)
 
 static int by_sequence(const void *a, const void *b)
 {
-    const tl_live_file *x = *(const tl_live_file *const *)a, *y = *(const tl_live_file *const *)b;
+    const tl_live_file *x = ((const tl_merge_input *)a)->file,
+                       *y = ((const tl_merge_input *)b)->file;
     if (x->sequence_number != y->sequence_number)
         return x->sequence_number < y->sequence_number ? -1 : 1;
     return strcmp(x->file.file_path, y->file.file_path);
@@ -737,7 +744,7 @@ static int by_sequence(const void *a, const void *b)
 typedef struct open_job {
     merge *m;
     cursor *cur;
-    const tl_live_file **order;
+    const tl_merge_input *order;
 } open_job;
 
 static tl_status open_one(void *ctx, size_t i, tl_error *unused)
@@ -747,13 +754,13 @@ static tl_status open_one(void *ctx, size_t i, tl_error *unused)
     cursor *c = &j->cur[i];
     c->order = i;
     c->opening = true;
-    c->status = open_cursor(j->m, c, j->order[i], &c->err);
+    c->status = open_cursor(j->m, c, &j->order[i], &c->err);
     return TL_OK; /* failures are taken in order below */
 }
 
 /* Folds what the opened cursors found into the merge, in commit order, and
  * heaps those with rows; the first failure in that order is the merge's. */
-static tl_status open_all(merge *m, cursor *cur, const tl_live_file **order, size_t n,
+static tl_status open_all(merge *m, cursor *cur, const tl_merge_input *order, size_t n,
                           tl_error *err)
 {
     open_job j = {m, cur, order};
@@ -774,7 +781,7 @@ static tl_status open_all(merge *m, cursor *cur, const tl_live_file **order, siz
     return TL_OK;
 }
 
-static tl_status run(merge *m, cursor *cur, const tl_live_file **order, size_t n, tl_error *err)
+static tl_status run(merge *m, cursor *cur, const tl_merge_input *order, size_t n, tl_error *err)
 {
     tl_status st = open_all(m, cur, order, n, err);
     if (st == TL_OK) st = rank_opened(m, err);
@@ -808,17 +815,17 @@ int64_t tl_merge_reserve_bytes(int64_t input_bytes, int64_t input_rows, int64_t 
     return share < (double)TL_MERGE_RESERVE_MAX ? (int64_t)share : TL_MERGE_RESERVE_MAX;
 }
 
-tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, size_t n,
-                         int64_t rows_per_file, tl_rewrite_output *out, bool *fallback,
-                         tl_error *err)
+tl_status tl_merge_inputs(const tl_table *t, const tl_merge_input *in, size_t n,
+                          int64_t rows_per_file, const char *what, tl_rewrite_output *out,
+                          bool *fallback, tl_error *err)
 {
     memset(out, 0, sizeof *out);
     *fallback = false;
     merge m = {.t = t, .out = out, .slice = slice_rows()};
     int64_t rows = 0, bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        rows += files[i]->file.record_count;
-        bytes += files[i]->file.file_size_in_bytes;
+        rows += in[i].file->file.record_count;
+        bytes += in[i].file->file.file_size_in_bytes;
     }
     /* An even split of the expected rows into files of at most rows_per_file. */
     int64_t n_files = rows_per_file > 0 ? (rows + rows_per_file - 1) / rows_per_file : 1;
@@ -827,19 +834,19 @@ tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, si
     if (m.per_file < 1) m.per_file = 1;
     m.reserve = tl_merge_reserve_bytes(bytes, rows, m.per_file);
     if (n > 0) {
-        m.partition = files[0]->file.partition;
-        m.n_partition = files[0]->file.n_partition;
+        m.partition = in[0].file->file.partition;
+        m.n_partition = in[0].file->file.n_partition;
     }
-    const tl_live_file **order = malloc((n + 1) * sizeof *order);
+    tl_merge_input *order = malloc((n + 1) * sizeof *order);
     cursor *cur = calloc(n + 1, sizeof *cur);
     m.heap = malloc((n + 1) * sizeof *m.heap);
     tl_status st = order && cur && m.heap ? TL_OK : tl_error_nomem(err);
     if (st == TL_OK) {
-        memcpy(order, files, n * sizeof *order);
+        memcpy(order, in, n * sizeof *order);
         qsort(order, n, sizeof *order, by_sequence);
         st = run(&m, cur, order, n, err);
     }
-    if (st != TL_OK) tl_error_prefix(err, "compacting");
+    if (st != TL_OK) tl_error_prefix(err, "%s", what);
     for (size_t i = 0; cur && i < n; i++) close_cursor(&cur[i]);
     for (size_t i = 0; i < m.n_segs; i++) chunk_unref(m.segs[i].c);
     tl_data_file_writer_free(m.file); /* unfinished: nothing of it was uploaded */
@@ -851,5 +858,21 @@ tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, si
     tl_series_set_free(&m.series);
     *fallback = st == TL_OK && m.unsorted;
     if (st != TL_OK || m.unsorted) tl_rewrite_output_free(t, out, true);
+    return st;
+}
+
+tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, size_t n,
+                         int64_t rows_per_file, tl_rewrite_output *out, bool *fallback,
+                         tl_error *err)
+{
+    tl_merge_input *in = calloc(n + 1, sizeof *in);
+    if (in == NULL) {
+        memset(out, 0, sizeof *out);
+        *fallback = false;
+        return tl_error_nomem(err);
+    }
+    for (size_t i = 0; i < n; i++) in[i].file = files[i];
+    tl_status st = tl_merge_inputs(t, in, n, rows_per_file, "compacting", out, fallback, err);
+    free(in);
     return st;
 }

@@ -453,6 +453,53 @@ static tl_status run_append_maintained(fixture *f, bool retry, tl_error *err)
     return append_batch(f, 7, 6, &o, &last_append, err);
 }
 
+/* An append of three chunks (TIMELAKE_APPEND_CHUNK_ROWS) whose runs overlap
+ * in both partitions, with a row of the first chunk written again in the
+ * last: the runs are merged per partition at the end of the stream
+ * (src/table/append_merge.c), from memory or, with hold "0", from the
+ * store they went up to first. */
+static tl_status append_chunks(fixture *f, const char *hold, tl_error *err)
+{
+    struct ArrowArray batches[3];
+    int64_t old_day = (now_us / 86400000000LL - 60) * 86400000000LL;
+    for (int b = 0; b < 3; b++) {
+        int64_t times[6];
+        const char *keys[6];
+        for (int i = 0; i < 6; i++) {
+            int64_t base = i % 2 ? now_us - 3 * 3600000000LL : old_day;
+            int at = b == 2 && i == 5 ? 1 : 100 + b * 6 + i; /* the last row: the first's again */
+            times[i] = base + (int64_t)at * 1000000LL;
+            keys[i] = i % 4 < 2 ? "pump-1" : "pump-2";
+        }
+        tbatch_time_key(&batches[b], times, keys, 6);
+    }
+    struct ArrowSchema copy;
+    struct ArrowArrayStream s;
+    CHECK_OK(tl_schema_copy(&f->schema, &copy, err), err);
+    CHECK_OK(tl_stream_from_batches(&copy, batches, 3, &s, err), err);
+    setenv("TIMELAKE_APPEND_CHUNK_ROWS", "4", 1);
+    setenv("TIMELAKE_APPEND_HOLD_BYTES", hold, 1);
+    tl_append_options o = {.maintain = 0, .batch_id = "chunks-7"};
+    tl_status st = tl_table_append(f->t, &s, &o, &last_append, err);
+    unsetenv("TIMELAKE_APPEND_CHUNK_ROWS");
+    unsetenv("TIMELAKE_APPEND_HOLD_BYTES");
+    /* One file a partition: the three runs of each were merged. */
+    if (st == TL_OK && !last_append.duplicate) CHECK_INT(last_append.files, 2);
+    return st;
+}
+
+static tl_status run_append_chunks(fixture *f, bool retry, tl_error *err)
+{
+    (void)retry;
+    return append_chunks(f, "67108864", err);
+}
+
+static tl_status run_append_chunks_uploaded(fixture *f, bool retry, tl_error *err)
+{
+    (void)retry;
+    return append_chunks(f, "0", err);
+}
+
 static void setup_maintain(fixture *f, bool local, int id)
 {
     setup_table(f, local, id);
@@ -616,6 +663,9 @@ static const op ops[] = {
     {"append with batch id", setup_table, run_append_batch_id, false, false},
     {"append with inline maintenance", setup_table, run_append_maintained, true, false},
     {"append with inline compaction and expiry", setup_expiring, run_append_maintained, true,
+     false},
+    {"append of overlapping chunks", setup_table, run_append_chunks, false, false},
+    {"append of overlapping chunks, uploaded first", setup_table, run_append_chunks_uploaded, false,
      false},
     {"replace", setup_table, run_replace, false, false},
     {"maintain", setup_maintain, run_maintain_only, false, false},
