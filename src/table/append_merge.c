@@ -9,7 +9,6 @@
 
 #include "arrow/array.h"
 #include "table/append_merge.h"
-#include "table/head_footer.h"
 #include "table/maintain.h"
 
 /* An append holds this much encoded data before uploading it: the merge
@@ -198,20 +197,6 @@ static tl_status merge_cluster(const tl_table *t, const tl_append_files *f, cons
 
 /* ---- Replacing the merged files by the merge's ---- */
 
-static void drop_footer(tl_head_objects *o, const char *file_url)
-{
-    char buf[2048];
-    const char *url = tl_head_footer_url(file_url, buf, sizeof buf);
-    for (size_t i = 0; url && i < o->n; i++) {
-        if (strcmp(o->items[i].url, url) != 0) continue;
-        free(o->items[i].url);
-        tl_buf_free(&o->items[i].data);
-        memmove(&o->items[i], &o->items[i + 1], (o->n - i - 1) * sizeof *o->items);
-        o->n--;
-        return;
-    }
-}
-
 typedef struct swap {
     tl_append_files next;
     size_t uploaded;
@@ -246,14 +231,12 @@ static void move_file(tl_append_files *from, size_t i, tl_append_files *to)
     to->chunk[k] = from->chunk[i];
 }
 
-/* Lets go of a merged file: deleted from the store when it went up. */
-static void drop_file(const tl_table *t, tl_append_files *f, size_t i, bool in_store,
-                      tl_head_objects *footers)
+/* Lets go of a merged file: deleted from the store when it went up (its
+ * footer, if kept, is left out of the head with it: the head carries the
+ * footers of live files only). */
+static void drop_file(const tl_table *t, tl_append_files *f, size_t i, bool in_store)
 {
-    if (in_store) {
-        tl_store_remove(t->lake->store, f->keys[i], NULL);
-        drop_footer(footers, f->files[i].file_path);
-    }
+    if (in_store) tl_store_remove(t->lake->store, f->keys[i], NULL);
     free(f->keys[i]);
     tl_ice_data_file_clear(&f->files[i]);
     tl_buf_free(&f->bytes[i]);
@@ -294,7 +277,7 @@ static tl_status replace_merged(const tl_table *t, tl_append_files *f, size_t *u
     for (size_t i = *uploaded; i < f->n; i++)
         if (!gone[i]) move_file(f, i, x);
     for (size_t i = 0; i < f->n; i++)
-        if (gone[i]) drop_file(t, f, i, i < *uploaded, footers);
+        if (gone[i]) drop_file(t, f, i, i < *uploaded);
     for (size_t i = 0; i < x->n; i++)
         x->items[i] = (tl_store_put_item){x->keys[i], x->bytes[i].data, x->bytes[i].len};
     free(f->files);
@@ -347,7 +330,9 @@ tl_status tl_append_merge_runs(const tl_table *t, tl_append_files *f, size_t *up
                                tl_head_objects *footers, size_t *merged, tl_error *err)
 {
     if (merged) *merged = 0;
-    if (f->n < 2) return TL_OK;
+    /* A table sorted by nothing has no ranges to keep apart. */
+    bool sorted = t->contract.series_key.len > 0 || t->contract.time_index >= 0;
+    if (f->n < 2 || !sorted) return TL_OK;
     plan p = {0};
     p.runs = calloc(f->n, sizeof *p.runs);
     p.gone = calloc(f->n, sizeof *p.gone);

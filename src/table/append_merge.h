@@ -42,8 +42,8 @@ int64_t tl_append_hold_bytes(void);
  * disjoint ranges (latest write wins among equal keys, the later chunk on a
  * tie); partitions whose runs do not overlap, and runs whose keys the merge
  * cannot compare, are left as they are. The merged files leave *f (those in
- * the store are deleted, their footers dropped from `footers`) and the new
- * ones, uploaded, join it (their footers added). *uploaded is the count of
+ * the store are deleted) and the new ones, uploaded, join it (their footers
+ * added to `footers`, for the head). *uploaded is the count of
  * files in the store before and after. On failure *f, *uploaded and the store
  * are as they were. *merged (may be NULL) gets the count of files merged. */
 tl_status tl_append_merge_runs(const tl_table *t, tl_append_files *f, size_t *uploaded,

@@ -184,3 +184,13 @@ def test_inline_compaction_still_folds_after_merged_appends(lake, lake_dir, monk
     assert compacted > 0
     assert answers(lake, "folded") == answers(lake, "one")
     check_disjoint(live_files(lake_dir, "folded"))
+
+
+def test_a_table_sorted_by_nothing_keeps_its_chunks_files(lake, lake_dir, monkeypatch):
+    """No time column and no series key: no ranges to keep apart, nothing merged."""
+    monkeypatch.setenv("TIMELAKE_APPEND_CHUNK_ROWS", str(CHUNK))
+    plain = lake.create_table("plain", pa.schema([("id", pa.int64()), ("label", pa.string())]))
+    data = pa.table({"id": list(range(3000)), "label": [f"x{i % 7}" for i in range(3000)]})
+    res = plain.append(data.to_reader(max_chunksize=CHUNK), maintain=False)
+    assert res["files"] == 3 and res["rows"] == 3000
+    assert sorted(r["id"] for r in lake.sql("SELECT id FROM plain").to_pylist()) == list(range(3000))

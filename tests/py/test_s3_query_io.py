@@ -641,10 +641,16 @@ def test_every_live_large_file_keeps_its_footer_across_appends(s3, monkeypatch):
     # A handle left at the empty table loses the race, reloads and rebases.
     stale.append(batch(3, LARGE_ROWS, 23), maintain=False)
     assert len(check_footers_of_large_files(s3, url)) == 4
-    # An append larger than a chunk: every chunk's large file, not only the last's.
+    # An append larger than a chunk, uploaded chunk by chunk (more than an
+    # append holds): every chunk's large file, not only the last's. The
+    # second chunk's hosts sort after the first's: runs that do not overlap
+    # stay as written (src/table/append_merge.c).
     stale.close()
     monkeypatch.setenv("TIMELAKE_APPEND_CHUNK_ROWS", str(HALF))
-    chunks = pa.concat_tables([batch(4, HALF, 24), batch(4, HALF, 25, start=HALF)])  # two record batches
+    monkeypatch.setenv("TIMELAKE_APPEND_HOLD_BYTES", "0")
+    later = batch(4, HALF, 25, start=HALF)
+    later = later.set_column(1, "host", pa.array(["z" + h for h in later.column("host").to_pylist()]))
+    chunks = pa.concat_tables([batch(4, HALF, 24), later])  # two record batches
     with FaultProxy(s3.endpoint) as proxy:
         t = tlc.Lake(url, s3.option_list(aws_endpoint=proxy.endpoint, cache_memory="0")).table("m.cpu")
         t.append(chunks, maintain=False)
@@ -661,6 +667,12 @@ def test_every_live_large_file_keeps_its_footer_across_appends(s3, monkeypatch):
     assert trips == 2 and stats["row_groups_read"] < stats["row_groups_total"], (trips, stats)
     m1 = [r["m1"] for r in chunks.to_pylist() if r["host"] == "h07"]
     assert normal(got) == [("h07", len(m1), round(max(m1), 9))]
+    # Chunks that overlap, uploaded, then merged into one file: theirs leave
+    # the head with them (check_footers_of_large_files: no other footer).
+    t = tlc.Lake(url, s3.option_list()).table("m.cpu")
+    t.append(pa.concat_tables([batch(5, HALF, 26), batch(5, HALF, 27, start=HALF)]), maintain=False)
+    t.close()
+    assert len(check_footers_of_large_files(s3, url)) == 7
 
 
 def head_of(s3, url):
