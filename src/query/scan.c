@@ -214,6 +214,7 @@ typedef struct picked {
     int64_t part;   /* partition value (0 when unpartitioned) */
     int64_t lo, hi; /* time bounds (whole range when unknown) */
     bool dedup;     /* overlaps another file of its partition */
+    size_t at;      /* its index in the caller's list (tl_scan_overlaps) */
 } picked;
 
 static int by_part_lo(const void *a, const void *b)
@@ -455,6 +456,23 @@ tl_status tl_scan_pending(const tl_query_engine *e, const tl_table *t, const tl_
     for (size_t i = 0; i < lf->n; i++) bounds_of(t, &lf->files[i], &p[i]);
     mark_overlaps(p, lf->n); /* sorts p: each finds its file by address */
     for (size_t i = 0; i < lf->n; i++) pending[p[i].f - lf->files] = p[i].dedup;
+    free(p);
+    return TL_OK;
+}
+
+tl_status tl_scan_overlaps(const tl_query_engine *e, const tl_table *t,
+                           const tl_live_file *const *files, size_t n, bool *dedup, tl_error *err)
+{
+    memset(dedup, 0, n * sizeof *dedup);
+    if (!reads_dedup(e, t)) return TL_OK;
+    picked *p = calloc(n + 1, sizeof *p);
+    if (p == NULL) return tl_error_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        bounds_of(t, files[i], &p[i]);
+        p[i].at = i;
+    }
+    mark_overlaps(p, n);
+    for (size_t i = 0; i < n; i++) dedup[p[i].at] = p[i].dedup;
     free(p);
     return TL_OK;
 }

@@ -102,6 +102,12 @@ tl_status tl_scan_count(const tl_query_engine *e, const tl_table *t, const tl_li
 tl_status tl_scan_pending(const tl_query_engine *e, const tl_table *t, const tl_live_files *lf,
                           bool *pending, tl_error *err);
 
+/* dedup[i] (n entries): whether files[i] is read through the dedup window
+ * when a scan reads these n files: the table reads with dedup and its time
+ * range overlaps another of them in its partition (scan_cost.h weighs it). */
+tl_status tl_scan_overlaps(const tl_query_engine *e, const tl_table *t,
+                           const tl_live_file *const *files, size_t n, bool *dedup, tl_error *err);
+
 /* The SQL type DuckDB reads a column of this field's type as (buf, of
  * TL_SCAN_DUCK_TYPE_MAX bytes, holds a decimal's or a nested type's). */
 #define TL_SCAN_DUCK_TYPE_MAX 1024

@@ -9,6 +9,13 @@
 #include "query/row_group_prune.h"
 #include "query/selective_scan.h"
 
+/* What ranking one row in the dedup window costs, in bytes read: DuckDB's
+ * row_number() over (series key, time) took 175 ns a row (1.38M rows of a
+ * per-minute rollup in two overlapping files: 330 ms of CPU against 90 ms
+ * for the same columns read without it), about what it takes to read 200
+ * bytes of column chunks (123 MB in 105 ms). */
+#define RANK_ROW_BYTES 200
+
 /* What the files of one scan hold, and what of it the filters want. */
 typedef struct tally {
     int64_t footers, chunks; /* read_parquet's bytes */
@@ -18,6 +25,8 @@ typedef struct tally {
     int64_t rows;            /* every row of the files read */
     int64_t whole;           /* files counted whole */
     size_t files;            /* files whose footers were read */
+    double ranked;           /* rows the dedup window ranks (scan.c's overlapping files) */
+    bool dedup;              /* a file overlaps another: no selective scan */
 } tally;
 
 /* The part of [lo, hi] inside the filter's time range, evenly spread. */
@@ -125,8 +134,23 @@ static void tally_row_group(const tl_pq_file_meta *m, size_t g, const bool *keep
     y->paged += paged_rows(wanted, runs, rows, pages);
 }
 
+/* The share of a file's rows in the filters' time ranges, by its manifest
+ * bounds (1 when it has none). */
+static double file_time_share(const tl_table *t, const tl_ice_data_file *df,
+                              const tl_scan_filter *f, size_t n)
+{
+    int64_t lo, hi;
+    if (n == 0 || !tl_scan_time_bounds(t, df, &lo, &hi) || hi < lo) return 1;
+    double share = 0;
+    for (size_t i = 0; i < n; i++) share += time_share(&f[i], lo, hi);
+    return share > 1 ? 1 : share;
+}
+
+/* dedup: the file is read through the dedup window, which ranks every row
+ * the filters leave (DuckDB pushes them below it: they restrict the series
+ * key and time it ranks by). */
 static bool tally_file(const tl_table *t, const tl_footer_entry *fe, const bool *fields,
-                       const tl_scan_filter *f, size_t n, int64_t series, tally *y)
+                       const tl_scan_filter *f, size_t n, int64_t series, bool dedup, tally *y)
 {
     const tl_pq_file_meta *m = tl_parquet_reader_meta(fe->reader);
     const tl_contract *c = &t->contract;
@@ -145,11 +169,13 @@ static bool tally_file(const tl_table *t, const tl_footer_entry *fe, const bool 
     }
     y->footers += fe->footer_bytes;
     y->rows += rows;
+    double wanted = y->wanted;
     for (size_t g = 0; g < m->n_row_groups; g++) {
         if (n && !tl_row_group_needed(t, m, g, f, n)) continue;
         double share = n > 64 ? 1 : wanted_share(t, m, g, f, n, key_share);
         tally_row_group(m, g, keep, n_keep, share, runs, key_leaf, y);
     }
+    if (dedup) y->ranked += y->wanted - wanted;
     free(keep);
     return true;
 }
@@ -160,23 +186,34 @@ static tl_status tally_files(tl_query_engine *e, const tl_table *t, const bool *
 {
     const tl_live_files *lf = NULL;
     TL_TRY(tl_query_live_files(e, t, &lf, err));
-    for (size_t i = 0; i < lf->n; i++) {
-        const tl_ice_data_file *df = &lf->files[i].file;
-        if (n && !tl_scan_file_needed(t, df, f, n)) continue;
+    const tl_live_file **read = calloc(lf->n + 1, sizeof *read);
+    bool *dedup = calloc(lf->n + 1, sizeof *dedup);
+    tl_status st = read && dedup ? TL_OK : tl_error_nomem(err);
+    size_t k = 0;
+    for (size_t i = 0; st == TL_OK && i < lf->n; i++)
+        if (n == 0 || tl_scan_file_needed(t, &lf->files[i].file, f, n)) read[k++] = &lf->files[i];
+    if (st == TL_OK) st = tl_scan_overlaps(e, t, read, k, dedup, err);
+    for (size_t i = 0; st == TL_OK && i < k; i++) {
+        const tl_ice_data_file *df = &read[i]->file;
+        y->dedup |= dedup[i];
         char *path = tl_scan_local_path(t, df->file_path);
         tl_footer_entry *fe = NULL;
-        tl_status st = path ? tl_footer_get(e, path, &fe, err) : TL_ERR_NOT_FOUND;
+        st = path ? tl_footer_get(e, path, &fe, err) : TL_ERR_NOT_FOUND;
         free(path);
         if (st == TL_ERR_INVALID || st == TL_ERR_NOT_FOUND || st == TL_ERR_STORAGE) {
             tl_error_clear(err); /* the scan reports it, if it is read at all */
+            st = TL_OK;
             y->whole += df->file_size_in_bytes;
+            if (dedup[i]) y->ranked += (double)df->record_count * file_time_share(t, df, f, n);
             continue;
         }
-        TL_TRY(st);
+        if (st != TL_OK) break;
         y->files++;
-        if (!tally_file(t, fe, fields, f, n, series, y)) return tl_error_nomem(err);
+        if (!tally_file(t, fe, fields, f, n, series, dedup[i], y)) st = tl_error_nomem(err);
     }
-    return TL_OK;
+    free(read);
+    free(dedup);
+    return st;
 }
 
 tl_status tl_scan_cost(tl_query_engine *e, const tl_table *t, const char *query,
@@ -198,8 +235,11 @@ tl_status tl_scan_cost(tl_query_engine *e, const tl_table *t, const char *query,
     bool refined =
         y.paged <= (double)y.rows * 0.75 || tl_selective_time_refines((int64_t)y.wanted, y.rows);
     double chosen = refined ? y.wanted : y.paged;
-    bool selective = n_filters > 0 && y.files <= TL_FOOTER_CACHE_MAX &&
+    /* Overlapping files are deduplicated on read: read_parquet reads their
+     * row groups whole, and every row they leave is ranked (scan.c). */
+    bool selective = n_filters > 0 && !y.dedup && y.files <= TL_FOOTER_CACHE_MAX &&
                      tl_selective_scan_takes(e, t, (int64_t)chosen, y.rows);
-    *bytes = y.footers + y.whole + (selective ? (int64_t)y.wanted_bytes : y.chunks);
+    *bytes = y.footers + y.whole + (selective ? (int64_t)y.wanted_bytes : y.chunks) +
+             (int64_t)(y.ranked * RANK_ROW_BYTES);
     return st;
 }

@@ -533,7 +533,9 @@ static tl_status run_query(tl_query_engine *e, lookup_ctx *c, const tl_sql_state
     if (st == TL_OK && !answered)
         st = tl_sql_route(e, query, &plan, lookup, c, reads, &n_reads, &ss, &routed, &routing,
                           &route_cost, err);
-    if (st == TL_OK && !answered && !routed && c->n == 1)
+    /* Routing that declines leaves the rollups it weighed in c: the query
+     * still reads its one table. */
+    if (st == TL_OK && !answered && !routed && planned == 1)
         st = tl_sql_preagg(e, &plan, &ss, &routed, &preagg, err);
     int64_t exact_views = ss.exact_views; /* routing's own scans are not the query's views */
     if (st == TL_OK && !answered)

@@ -93,10 +93,18 @@ def hourly(where):
             "GROUP BY 1 ORDER BY 1")
 
 
-def test_narrow_query_stays_on_raw_data(made):
+def kinds(lake, q):
+    return [kind for kind, _ in plans(lake, q)]
+
+
+def test_narrow_query_stays_on_raw_data(made, monkeypatch):
     lake = timelake.Lake(made)
     q = hourly("host = 'host_007' AND ")
     assert not routed(lake, q), plans(lake, q)
+    # Declined, it runs as with routing off: aggregated from raw pages.
+    off = timelake.Lake(made, settings={"rollup_routing": "false"})
+    assert "timelake_preagg" in kinds(lake, q) and "timelake_preagg" in kinds(off, q), plans(lake, q)
+    monkeypatch.setenv("TL_PREAGG", "off")
     only = scans(lake, q)
     assert len(only) == 1 and only[0].startswith("m.raw at version"), only
     assert "clean buckets" not in only[0]
@@ -244,3 +252,59 @@ def test_partial_edges_read_by_their_time_rows(made):
     roll, rest, alone, routes = route_cost(lake, q)
     assert routes and rest < times + values / 4, (rest, times, values)
     same_answer(made, q)
+
+
+def ten_second_rows(start_s, ticks, hosts, seed):
+    """hosts x `ticks` readings 10 s apart from T0 + start_s, rows by host then time."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    times = int(T0.timestamp() * 1_000_000) + (start_s + np.arange(ticks, dtype=np.int64) * 10) * 1_000_000
+    n = hosts * ticks
+    return pa.table({
+        "time": pa.array(np.tile(times, hosts), pa.timestamp("us", tz="UTC")),
+        "host": pa.array(np.repeat(np.array([f"host_{h:03d}" for h in range(hosts)]), ticks)),
+        **{m: pa.array(rng.random(n)) for m in METRICS},
+    }, schema=SCHEMA)
+
+
+def test_overlapping_rollup_files_count_their_dedup_window(tmp_path):
+    """Rollups whose files overlap in time (a refresh appended the last
+    bucket again) are deduplicated on read: their row groups read whole and
+    every row ranked (scan_cost.h). A per-minute rollup of readings 10 s apart
+    then costs more than the raw data for a 5-minute count of every host and
+    stays unrouted; a 10-minute one still routes; once maintenance merges the
+    per-minute rollup's files, it routes again."""
+    path = str(tmp_path / "lake")
+    lake = timelake.Lake(path)
+    t = lake.create_table("m.raw", SCHEMA, time_column="time", series_key=["host"])
+    hosts = 40
+    for hour in range(4):
+        t.append(ten_second_rows(hour * 3600, 360, hosts, hour), maintain=False)
+    for width, name in (("1 minute", "r1m"), ("10 minutes", "r10m")):
+        lake.sql(f"CREATE MATERIALIZED ROLLUP m.{name} AS SELECT host, time_bucket(INTERVAL '{width}', time) "
+                 "AS bucket, count(*) AS n, max(m0) AS mx0 FROM m.raw GROUP BY host, bucket")
+    t.append(ten_second_rows(4 * 3600 - 5, 1, hosts, 9), maintain=False)  # after the last reading
+    for name in ("r1m", "r10m"):
+        lake.sql(f"REFRESH MATERIALIZED ROLLUP m.{name}")
+        assert lake.table(f"m.{name}").info()["files"] == 2  # the last bucket again: overlapping
+    assert lake.table("m.raw").info()["files"] == 5  # none overlapping
+    count = ("SELECT time_bucket(INTERVAL '{}', time) AS b, count(*) AS n, max(m0) AS m FROM m.raw "
+             "GROUP BY 1 ORDER BY 1")
+    five, ten = count.format("5 minutes"), count.format("10 minutes")
+    roll, rest, alone, routes = route_cost(lake, five)
+    assert not routes and not routed(lake, five), (roll, rest, alone)
+    # Its files whole read less than the raw data: ranking their rows is
+    # what costs more.
+    r1m_bytes = sum(f.stat().st_size for f in Path(path, "m", "r1m", "data").rglob("*.parquet"))
+    assert r1m_bytes < alone < roll, (r1m_bytes, alone, roll)
+    assert "timelake_preagg" in kinds(lake, five), plans(lake, five)
+    same_answer(path, five)
+    roll, rest, alone, routes = route_cost(lake, ten)
+    assert routes and routed(lake, ten), (roll, rest, alone)
+    same_answer(path, ten)
+    lake.table("m.r1m").maintain()
+    assert lake.table("m.r1m").info()["files"] == 1
+    roll, rest, alone, routes = route_cost(lake, five)
+    assert routes and routed(lake, five), (roll, rest, alone)
+    same_answer(path, five)
