@@ -44,7 +44,9 @@ def timed(fn, repeat):
 
 def run_reference(script, *args):
     """Runs a benchmark script under the reference; it prints one JSON line."""
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "TL_LIB")}
+    # PYTHONPATH too: pointing at our build (build/python), it would make the
+    # reference's side import our package.
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "TL_LIB", "PYTHONPATH")}
     proc = subprocess.run([str(REF_PYTHON), script, *args], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"reference run failed:\n{proc.stderr}")

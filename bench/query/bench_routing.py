@@ -2,13 +2,16 @@
 the same lake and the same rollups.
 
 usage: python bench/query/bench_routing.py [--hosts 1000] [--hours 24] [--repeat 5] [--dir DIR]
+                                            [--rollups reference|ours]
 
 --dir keeps the lake in DIR and reuses it when DIR already holds one (made
-with the same --hosts and --hours): the timings alone, rerun.
+with the same --hosts, --hours and --rollups): the timings alone, rerun.
 
 bench_query.py's table (hosts x 10 metrics every 10 s, hourly appends) gets
-two rollups, made by the reference (CREATE MATERIALIZED ROLLUP): per host and
-minute, and per host and hour. Then, after a late append of one hour
+two rollups (CREATE MATERIALIZED ROLLUP): per host and minute, and per host
+and hour, made by the reference (--rollups reference, the default) or by
+our own implementation (--rollups ours: their layout is ours, as our users
+get it; both packages then query them). Then, after a late append of one hour
 (unrefreshed: those buckets come from raw data), each GROUP BY time_bucket
 query runs `repeat` times in each: ours with routing on (which routes when
 the rollup's row groups and the raw rows around them read fewer bytes than
@@ -83,6 +86,8 @@ def main():
     ap.add_argument("--hours", type=int, default=24)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--dir", help="keep the lake here, reused when present")
+    ap.add_argument("--rollups", choices=["reference", "ours"], default="reference",
+                    help="which implementation makes the rollups")
     ap.add_argument("--lake", help=argparse.SUPPRESS)
     ap.add_argument("--make", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -104,16 +109,22 @@ def main():
         print(json.dumps(out))
         return
     work = args.dir or tempfile.mkdtemp(prefix="tl-bench-rollup-")
-    made = Path(work, f"made-{args.hosts}-{args.hours}")
+    made = Path(work, f"made-{args.hosts}-{args.hours}" + ("-ours" if args.rollups == "ours" else ""))
     try:
         if not os.environ.get("TL_LIB"):  # TL_LIB set: an optimised library built elsewhere
             common.release_library()
         import tlc
 
+        if any(Path(work).glob("made-*")) and not made.exists():
+            raise SystemExit(f"{work} holds a lake made otherwise (--hosts, --hours or --rollups)")
         if not made.exists():
             lake = tlc.Lake(work)
             t = bench_query.make_cpu(lake, args.hosts, args.hours - 1, maintain=False)
-            common.run_reference(__file__, "--lake", work, "--make")
+            if args.rollups == "ours":
+                for sql in ROLLUPS:
+                    lake.sql(sql)
+            else:
+                common.run_reference(__file__, "--lake", work, "--make")
             # The last hour arrives after the refresh: routing reads it raw.
             t.append(hour_batch(args.hosts, args.hours - 1), maintain=False)
             made.touch()
@@ -137,7 +148,10 @@ def main():
         ref = common.run_reference(__file__, "--lake", work, "--hosts", str(args.hosts), "--repeat",
                                    str(args.repeat))
         rows = args.hosts * 360 * args.hours
-        print(f"{rows:,} rows; rollups per host and minute and per host and hour (made by the reference), "
+        files = {name: lake.table(f"tsbs.{name}").info()["files"] for name in ("cpu_1m", "cpu_1h")}
+        print(f"{rows:,} rows; rollups per host and minute and per host and hour (made by "
+              f"{'our implementation' if args.rollups == 'ours' else 'the reference'}; "
+              f"{files['cpu_1m']} and {files['cpu_1h']} files), "
               f"the last hour appended after them; median of {args.repeat}; load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(f"{'query':<24} {'ours ms':>9} {'routed':>7} {'unrouted':>9} {'ref ms':>9} {'ref routed':>11} "
