@@ -84,12 +84,14 @@ static void *maintain_loop(void *arg)
             tl_maintain_after_append(x->maint_table, -1, NULL, &r);
         else
             snprintf(r.maintenance_error, sizeof r.maintenance_error, "%s", err.message);
-        /* The ingest handle takes the pass's commit as parsed here: behind it,
-         * its next commit would lose the race for the version, then reload
-         * the metadata from storage (a JSON parse of every snapshot) and
-         * write its manifests again, under the table's lock. A handle already
-         * ahead is left as it is (a failed copy too: it reloads as before). Before
-         * the log line, so that a load logged after it has seen the pass. */
+        /* The ingest handle takes the pass's commits as parsed here (those
+         * of compaction already at once, rewrite_leave; expiry's now): behind
+         * them, its next commit would lose the race for the version, then
+         * reload the metadata from storage (a JSON parse of every snapshot)
+         * and write its manifests again, under the table's lock. A handle
+         * already ahead is left as it is (a failed copy too: it reloads as
+         * before). Before the log line, so that a load logged after it has
+         * seen the pass. */
         pthread_mutex_lock(&x->lock);
         tl_table_follow(x->table, x->maint_table, &err);
         pthread_mutex_unlock(&x->lock);
@@ -101,8 +103,33 @@ static void *maintain_loop(void *arg)
     return NULL;
 }
 
+/* The maintainer's commits take turns with the requests' group commits
+ * under the table's lock, from the requests' latest version: neither loses a
+ * race for a version to the other (a lost race costs a back-off, a reload of
+ * the metadata and the commit's writes and fsyncs again; on a disk, behind a
+ * compaction's, about 100 ms). Its merge and file writes go on without the
+ * lock. */
+static void rewrite_enter(tl_table *maint, void *ctx)
+{
+    notify_table *x = ctx;
+    tl_error err = {0};
+    pthread_mutex_lock(&x->lock);
+    tl_table_follow(maint, x->table, &err); /* a failed copy: the race as before */
+}
+
+static void rewrite_leave(tl_table *maint, void *ctx)
+{
+    notify_table *x = ctx;
+    tl_error err = {0};
+    tl_table_follow(x->table, maint, &err); /* the next group commit builds on it */
+    pthread_mutex_unlock(&x->lock);
+}
+
 static tl_status maintainer_start(notify_table *x, tl_error *err)
 {
+    x->maint_table->rewrite_enter = rewrite_enter;
+    x->maint_table->rewrite_leave = rewrite_leave;
+    x->maint_table->rewrite_ctx = x;
     maintainer *m = &x->m;
     if (pthread_create(&m->thread, NULL, maintain_loop, x) != 0)
         return tl_error_set(err, TL_ERR_INTERNAL, "cannot start the maintenance thread");

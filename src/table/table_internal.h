@@ -14,7 +14,7 @@ struct tl_lake {
      * query layer sets query_free so that closing the lake frees it. */
     void *query;
     void (*query_free)(void *query);
-    int query_threads; /* DuckDB's threads (timelake_query_threads); 0: its default */
+    int query_threads;              /* DuckDB's threads (timelake_query_threads); 0: its default */
     struct tl_md_cache *md_cache;   /* parsed metadata of unchanged tables (metadata_cache.h) */
     struct tl_lvi_memos *lvi_memos; /* the budget of the handles' lvi_memo (lvi_memo.h) */
     /* Session settings of every query (tl_lake_set_settings): NULL or
@@ -75,6 +75,13 @@ struct tl_table {
     tl_strlist unsynced_removals;
     tl_status sync_status;
     tl_error sync_error;
+    /* A process with two handles on one table (the notification server's
+     * requests and its maintainer) takes turns between their commits: when
+     * set, called before and after each attempt of tl_commit_rewrite, which
+     * may bring t up to date in between (tl_table_follow). */
+    void (*rewrite_enter)(tl_table *t, void *ctx);
+    void (*rewrite_leave)(tl_table *t, void *ctx);
+    void *rewrite_ctx;
 };
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */

@@ -615,3 +615,38 @@ def test_a_maintenance_pass_does_not_make_the_next_commit_retry(moto, tmp_path):
     after = [l for l in loads if l["version"] > passes[0]["version"]]
     assert after and all(l["attempts"] == 1 for l in after), after
     assert len(rows_of(lake_dir, "iot.readings")) == n * ns.ROWS_PER_FILE
+
+
+def test_maintenance_commits_never_make_requests_retry(moto, tmp_path):
+    """Requests committing without pause while the maintainer compacts behind
+    them: the maintainer's commits take the table's turn like the requests'
+    group commits, so no request's commit loses the race for a version (and
+    the maintainer's own commits lose none either)."""
+    lake_dir = tmp_path / "lake"
+    create_tables(lake_dir, ["iot.readings"])
+    s3 = s3_client(moto.endpoint)
+    s3.create_bucket(Bucket="landing-c")
+    n = 48
+    for i in range(n):
+        s3.put_object(Bucket="landing-c", Key=f"c/{i}.csv", Body=encode(ns.file_rows(i), "csv"))
+    # Commits without waiting for requests on their way: more of them, more
+    # compaction passes, more chances for the two writers to meet.
+    os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"] = "0"
+    try:
+        server = Server(lake_dir, moto.endpoint, tmp_path, "--max-per-client", "64",
+                        table="iot.readings")
+    finally:
+        del os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"]
+    try:
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            statuses = list(pool.map(
+                lambda i: server.post({"events": [event(f"c/{i}.csv", bucket="landing-c")]})[0],
+                range(n)))
+        assert statuses == [200] * n
+    finally:
+        server.stop()
+    lines = [json.loads(l) for l in server.out_path.read_text().splitlines() if l.startswith("{")]
+    loads = [l for l in lines if l["event"] == "load"]
+    assert sum(1 for l in lines if l["event"] == "maintained" and l["partitions_compacted"]) >= 1
+    assert len(loads) == n and [l for l in loads if l["attempts"] != 1] == []
+    assert len(rows_of(lake_dir, "iot.readings")) == n * ns.ROWS_PER_FILE
