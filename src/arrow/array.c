@@ -1,6 +1,7 @@
 #include "arrow/array.h"
 
 #include "core/buf.h"
+#include "core/scratch.h"
 
 #include <malloc.h>
 #include <stdio.h>
@@ -22,7 +23,8 @@ typedef struct owned_array {
 static void release_owned_array(struct ArrowArray *array)
 {
     owned_array *own = array->private_data;
-    for (int64_t i = 0; i < own->n_buffers; i++) free(own->buffers[i]);
+    /* Kept by this thread for its next large buffer (scratch.h). */
+    for (int64_t i = 0; i < own->n_buffers; i++) tl_scratch_free(own->buffers[i]);
     for (int64_t i = 0; i < own->n_children; i++) tl_array_release(&own->child_structs[i]);
     if (array->dictionary) {
         tl_array_release(array->dictionary);
@@ -58,7 +60,7 @@ tl_status tl_array_init(struct ArrowArray *out, int64_t n_buffers, int64_t n_chi
 void tl_array_set_buffer(struct ArrowArray *array, int64_t i, void *data)
 {
     owned_array *own = array->private_data;
-    free(own->buffers[i]);
+    tl_scratch_free(own->buffers[i]);
     own->buffers[i] = data;
 }
 
@@ -71,7 +73,7 @@ static size_t buffer_size(size_t size)
 
 void *tl_array_alloc_buffer_uninit(struct ArrowArray *array, int64_t i, size_t size)
 {
-    void *p = aligned_alloc(64, buffer_size(size));
+    void *p = tl_scratch_alloc(buffer_size(size));
     if (p) tl_array_set_buffer(array, i, p);
     return p;
 }

@@ -11,6 +11,7 @@
 #include "core/forks.h"
 #include "core/grow.h"
 #include "core/random.h"
+#include "core/scratch.h"
 #include "unit.h"
 
 static void test_buf_grows_and_terminates(void)
@@ -223,7 +224,70 @@ static void test_grow_refuses_overflow(void)
     CHECK(tl_grow_capacity(0, 3, 2, SIZE_MAX) == SIZE_MAX / 2); /* a min beyond what fits */
 }
 
-UNIT_TESTS(UNIT(test_buf_grows_and_terminates), UNIT(test_grow_doubles_and_keeps),
+/* A large block freed is kept by the thread and served again, aligned as an
+ * Arrow buffer; small ones and very large ones go back to malloc; a thread
+ * keeps its newest 8 blocks and 32 MiB at most. */
+static void test_scratch_keeps_large_blocks(void)
+{
+    size_t blocks0, bytes0, blocks, bytes;
+    tl_scratch_kept(&blocks0, &bytes0);
+    uint8_t *p = tl_scratch_alloc(1 << 20);
+    CHECK(p != NULL && ((uintptr_t)p & 63) == 0);
+    memset(p, 7, 1 << 20);
+    tl_scratch_free(p);
+    tl_scratch_kept(&blocks, &bytes);
+    CHECK(blocks == blocks0 + 1 && bytes >= bytes0 + (1 << 20));
+    uint8_t *q = tl_scratch_alloc(1000000);
+    CHECK(q == p);
+    tl_scratch_kept(&blocks, &bytes);
+    CHECK(blocks == blocks0 && bytes == bytes0);
+    tl_scratch_free(q);
+    void *small = tl_scratch_alloc(100);
+    CHECK(small != NULL && ((uintptr_t)small & 63) == 0);
+    tl_scratch_free(small);
+    tl_scratch_free(tl_scratch_alloc(20 << 20));
+    tl_scratch_kept(&blocks, &bytes);
+    CHECK(blocks == blocks0 + 1);
+    void *many[12];
+    for (int i = 0; i < 12; i++) CHECK((many[i] = tl_scratch_alloc((size_t)(i + 1) << 20)) != NULL);
+    for (int i = 0; i < 12; i++) tl_scratch_free(many[i]);
+    tl_scratch_kept(&blocks, &bytes);
+    CHECK(blocks <= 8 && bytes <= (32u << 20) && bytes >= (12u << 20)); /* the newest stay */
+    /* An owned array's large buffer comes back on release. */
+    struct ArrowArray a;
+    CHECK(tl_array_init(&a, 2, 0, NULL) == TL_OK);
+    void *values = tl_array_alloc_buffer(&a, 1, 256 << 10);
+    CHECK(values != NULL);
+    tl_array_release(&a);
+    void *again = tl_scratch_alloc(256 << 10);
+    CHECK(again == values);
+    tl_scratch_free(again);
+}
+
+static void *scratch_thread(void *arg)
+{
+    (void)arg;
+    tl_scratch_free(tl_scratch_alloc(4 << 20)); /* kept, then freed as the thread exits */
+    size_t blocks, bytes;
+    tl_scratch_kept(&blocks, &bytes);
+    return (void *)(uintptr_t)blocks;
+}
+
+static void test_scratch_is_per_thread(void)
+{
+    size_t blocks0, bytes0, blocks, bytes;
+    tl_scratch_kept(&blocks0, &bytes0);
+    pthread_t th;
+    void *kept = NULL;
+    CHECK(pthread_create(&th, NULL, scratch_thread, NULL) == 0);
+    CHECK(pthread_join(th, &kept) == 0);
+    CHECK((uintptr_t)kept == 1);
+    tl_scratch_kept(&blocks, &bytes);
+    CHECK(blocks == blocks0 && bytes == bytes0);
+}
+
+UNIT_TESTS(UNIT(test_scratch_keeps_large_blocks), UNIT(test_scratch_is_per_thread),
+           UNIT(test_buf_grows_and_terminates), UNIT(test_grow_doubles_and_keeps),
            UNIT(test_grow_refuses_overflow), UNIT(test_format_i64_as_printf), UNIT(test_uuid_form),
            UNIT(test_random_ids_do_not_repeat), UNIT(test_forked_child_draws_other_ids),
            UNIT(test_threads_draw_other_ids), UNIT(test_error_prefix_keeps_code),

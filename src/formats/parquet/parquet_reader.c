@@ -9,6 +9,7 @@
 #include "arrow/take.h"
 #include "core/arena.h"
 #include "core/grow.h"
+#include "core/scratch.h"
 #include "formats/parquet/parquet_column_reader.h"
 #include "formats/parquet/parquet_compress.h"
 #include "formats/parquet/parquet_encoding.h"
@@ -349,11 +350,11 @@ static tl_status read_chunk(tl_parquet_reader *r, const tl_pq_column_chunk *cc,
 {
     uint64_t start = 0;
     TL_TRY(chunk_range(r, cc, d, &start, len, err));
-    *buf = malloc(*len ? (size_t)*len : 1);
+    *buf = tl_scratch_alloc(*len ? (size_t)*len : 1);
     if (*buf == NULL) return tl_error_nomem(err);
     tl_status st = read_range(r, start, *len, *buf, err);
     if (st != TL_OK) {
-        free(*buf);
+        tl_scratch_free(*buf);
         *buf = NULL;
     }
     return st;
@@ -377,7 +378,7 @@ static tl_status read_nested(tl_parquet_reader *r, int rg, int col, struct Arrow
         if (st == TL_OK)
             st = tl_pq_read_column_levels(d, cc->meta.codec, buf, (size_t)len, cc->meta.num_values,
                                           r->cctx, &values[i], &levels[i], err);
-        free(buf);
+        tl_scratch_free(buf);
     }
     if (st == TL_OK)
         st = tl_pq_rnode_assemble(r->nested[col], r->leaves + first, values, levels, g->num_rows,
@@ -403,7 +404,7 @@ static tl_status read_column(tl_parquet_reader *r, int rg, int col, struct Arrow
     TL_TRY(read_chunk(r, cc, &r->cols[col], &buf, &len, err));
     tl_status st = tl_pq_read_column_chunk(&r->cols[col], cc->meta.codec, buf, (size_t)len,
                                            g->num_rows, r->cctx, out, err);
-    free(buf);
+    tl_scratch_free(buf);
     return st;
 }
 
@@ -606,7 +607,7 @@ static tl_status read_parts(tl_parquet_reader *r, const tl_pq_offset_index *oi, 
     uint64_t total = (uint64_t)oi->pages[0].offset - start;
     for (size_t k = 0; k < oi->n_pages; k++)
         if (sel[k]) total += (uint64_t)oi->pages[k].compressed_page_size;
-    if ((*buf = malloc(total ? (size_t)total : 1)) == NULL) return tl_error_nomem(err);
+    if ((*buf = tl_scratch_alloc(total ? (size_t)total : 1)) == NULL) return tl_error_nomem(err);
     size_t n = 0, at = 0;
     uint64_t dict = (uint64_t)oi->pages[0].offset - start;
     if (dict > 0) {
@@ -838,7 +839,7 @@ static tl_status paged_chunk_open(tl_parquet_reader *r, int rg, int column,
 
 static void page_selection_free(page_selection *p)
 {
-    free(p->buf);
+    tl_scratch_free(p->buf);
     free(p->parts);
     free(p->sel);
 }
