@@ -54,25 +54,6 @@ typedef struct run {
     bool comparable; /* its ends are known and of types compared here */
 } run;
 
-static bool type_compared(const tl_array_view *v)
-{
-    if (v->is_dictionary) return false;
-    switch (v->type.id) {
-    case TL_ATYPE_INT8:
-    case TL_ATYPE_INT16:
-    case TL_ATYPE_INT32:
-    case TL_ATYPE_INT64:
-    case TL_ATYPE_DATE32:
-    case TL_ATYPE_DATE64:
-    case TL_ATYPE_TIME32:
-    case TL_ATYPE_TIME64:
-    case TL_ATYPE_TIMESTAMP:
-        return true;
-    default:
-        return tl_atype_is_varbinary(v->type.id);
-    }
-}
-
 static tl_status run_init(const tl_table *t, const tl_append_files *f, size_t i, run *r,
                           tl_error *err)
 {
@@ -89,7 +70,7 @@ static tl_status run_init(const tl_table *t, const tl_append_files *f, size_t i,
         TL_TRY(tl_array_view_init(&r->keys[k], ends->schema.children[col],
                                   ends->array.children[col], err));
         r->n_keys++;
-        r->comparable = type_compared(&r->keys[k]);
+        r->comparable = tl_merge_key_comparable(&r->keys[k]);
         bool bytes = tl_atype_is_varbinary(r->keys[k].type.id);
         r->width[k] = (int8_t)(bytes ? 0 : tl_arrow_type_bit_width(&r->keys[k].type));
     }

@@ -117,6 +117,11 @@ typedef struct tl_merge_input {
     const tl_live_file *file;
     const tl_buf *mem;
 } tl_merge_input;
+/* Whether the merge compares keys of this column's type (integers, times,
+ * strings and binary, not dictionaries): files keyed otherwise are not merged. */
+struct tl_array_view;
+bool tl_merge_key_comparable(const struct tl_array_view *v);
+
 /* tl_merge_files of such inputs; a failure's message starts with `what`. */
 tl_status tl_merge_inputs(const tl_table *t, const tl_merge_input *in, size_t n,
                           int64_t rows_per_file, const char *what, tl_rewrite_output *out,

@@ -102,7 +102,7 @@ static void chunk_unref(chunk *c)
 
 /* ---- Comparing rows ---- */
 
-static bool key_type_ok(const tl_array_view *v)
+bool tl_merge_key_comparable(const tl_array_view *v)
 {
     if (v->is_dictionary) return false;
     switch (v->type.id) {
@@ -197,7 +197,7 @@ static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
         TL_TRY(tl_array_view_init(&ch->keys[k], r->schema.children[idx[k]],
                                   r->array.children[idx[k]], err));
         ch->n_keys++;
-        if (!key_type_ok(&ch->keys[k])) *unsorted = true;
+        if (!tl_merge_key_comparable(&ch->keys[k])) *unsorted = true;
         bool bytes = tl_atype_is_varbinary(ch->keys[k].type.id);
         ch->key_width[k] = (int8_t)(bytes ? 0 : tl_arrow_type_bit_width(&ch->keys[k].type));
     }
@@ -208,7 +208,7 @@ static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
         TL_TRY(tl_array_view_init(&ch->ingest, r->schema.children[ct->ingest_index],
                                   r->array.children[ct->ingest_index], err));
         ch->has_ingest = true;
-        if (!key_type_ok(&ch->ingest) || tl_atype_is_varbinary(ch->ingest.type.id))
+        if (!tl_merge_key_comparable(&ch->ingest) || tl_atype_is_varbinary(ch->ingest.type.id))
             *unsorted = true;
         else
             ch->ingest_width = (int8_t)tl_arrow_type_bit_width(&ch->ingest.type);
