@@ -22,6 +22,17 @@ int64_t tl_append_hold_bytes(void)
     return n >= 0 ? n : HOLD_BYTES;
 }
 
+/* The set's arrays, not what they hold. */
+static void free_arrays(tl_append_files *f)
+{
+    free(f->files);
+    free(f->keys);
+    free(f->bytes);
+    free(f->items);
+    free(f->ends);
+    free(f->chunk);
+}
+
 void tl_append_files_free(tl_table *t, tl_append_files *f, bool remove)
 {
     for (size_t i = 0; i < f->n; i++) {
@@ -31,12 +42,7 @@ void tl_append_files_free(tl_table *t, tl_append_files *f, bool remove)
         tl_buf_free(&f->bytes[i]);
         if (f->ends[i].schema.release) tl_rows_free(&f->ends[i]);
     }
-    free(f->files);
-    free(f->keys);
-    free(f->bytes);
-    free(f->items);
-    free(f->ends);
-    free(f->chunk);
+    free_arrays(f);
     memset(f, 0, sizeof *f);
 }
 
@@ -261,12 +267,7 @@ static tl_status replace_merged(const tl_table *t, tl_append_files *f, size_t *u
         if (gone[i]) drop_file(t, f, i, i < *uploaded);
     for (size_t i = 0; i < x->n; i++)
         x->items[i] = (tl_store_put_item){x->keys[i], x->bytes[i].data, x->bytes[i].len};
-    free(f->files);
-    free(f->keys);
-    free(f->bytes);
-    free(f->items);
-    free(f->ends);
-    free(f->chunk);
+    free_arrays(f);
     *f = *x;
     *uploaded = in_store;
     return TL_OK;
