@@ -14,6 +14,10 @@
 
 typedef struct tl_store tl_store;
 struct tl_store_writer;
+/* A last check before a conditional create (tl_store_put_if_absent_fenced):
+ * TL_OK lets it happen; any other status is the create's, and nothing is
+ * created. */
+typedef tl_status (*tl_store_fence)(void *ctx, tl_error *err);
 struct tl_store_reader;
 
 /* One object of a batch upload. */
@@ -95,6 +99,10 @@ typedef struct tl_store_ops {
     tl_status (*sync)(tl_store *s, tl_error *err);
     /* As tl_store_sync_begin. NULL: nothing to begin (tl_store_sync does it all). */
     void (*sync_begin)(tl_store *s);
+    /* As tl_store_put_if_absent_fenced. NULL: the fence, then put_if_absent
+     * or put_if_absent_unsynced. */
+    tl_status (*put_if_absent_fenced)(tl_store *s, const char *key, const void *data, size_t len,
+                                      bool durable, tl_store_fence fence, void *ctx, tl_error *err);
     /* As tl_store_reader_open. NULL: each read is a get_range (store_reader.c). */
     tl_status (*reader_open)(tl_store *s, const char *key, struct tl_store_reader **out,
                              tl_error *err);
@@ -162,6 +170,27 @@ static inline tl_status tl_store_put_if_absent_unsynced(tl_store *s, const char 
 {
     return s->ops->put_if_absent_unsynced ? s->ops->put_if_absent_unsynced(s, key, data, len, err)
                                           : s->ops->put_if_absent(s, key, data, len, err);
+}
+/* As tl_store_put_if_absent (durable) or tl_store_put_if_absent_unsynced,
+ * with `fence` run at the last moment before the create, under a lock on the
+ * object's folder that every fenced create of this machine takes (locally an
+ * flock of the directory, held for the fence and the link only: not for any
+ * fsync). A commit's fence checks that no newer version was created: locally
+ * the pruning of old metadata files frees version numbers, so a writer far
+ * behind could otherwise create into a freed one (table/commit_point.c).
+ * Object stores free no numbers, and order writers by the conditional create
+ * alone: the fence runs first, unlocked. */
+static inline tl_status tl_store_put_if_absent_fenced(tl_store *s, const char *key,
+                                                      const void *data, size_t len, bool durable,
+                                                      tl_store_fence fence, void *ctx,
+                                                      tl_error *err)
+{
+    if (s->ops->put_if_absent_fenced)
+        return s->ops->put_if_absent_fenced(s, key, data, len, durable, fence, ctx, err);
+    tl_status st = fence(ctx, err);
+    if (st != TL_OK) return st;
+    return durable ? tl_store_put_if_absent(s, key, data, len, err)
+                   : tl_store_put_if_absent_unsynced(s, key, data, len, err);
 }
 /* Makes every object put or created before the call durable (locally the
  * fsyncs pending: see local_sync.h). Elsewhere a put is durable when it

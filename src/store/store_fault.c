@@ -293,6 +293,14 @@ static tl_status f_put_if_absent_unsynced(tl_store *s, const char *key, const vo
             tl_store_put_if_absent_unsynced(inner_of(s), key, data, len, err));
 }
 
+static tl_status f_put_if_absent_fenced(tl_store *s, const char *key, const void *data, size_t len,
+                                        bool durable, tl_store_fence fence, void *ctx,
+                                        tl_error *err)
+{
+    FAULTED(TL_CALL_PUT_IF_ABSENT, key,
+            tl_store_put_if_absent_fenced(inner_of(s), key, data, len, durable, fence, ctx, err));
+}
+
 static tl_status f_sync(tl_store *s, tl_error *err)
 {
     FAULTED(TL_CALL_SYNC, "", tl_store_sync(inner_of(s), err));
@@ -337,6 +345,7 @@ tl_status tl_store_fault_wrap(tl_store **s, tl_error *err)
         .put_if_absent_unsynced = io->put_if_absent_unsynced ? f_put_if_absent_unsynced : NULL,
         .sync = io->sync ? f_sync : NULL,
         .sync_begin = io->sync_begin ? f_sync_begin : NULL,
+        .put_if_absent_fenced = io->put_if_absent_fenced ? f_put_if_absent_fenced : NULL,
         .reader_open = io->reader_open ? f_reader_open : NULL,
     };
     fs->base.ops = &fs->ops;

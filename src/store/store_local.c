@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -322,25 +323,61 @@ static tl_status local_put_hint(tl_store *s, const char *key, const void *data, 
     return put_renamed(s, key, data, len, true, err);
 }
 
+/* Takes the lock of path's directory for a fenced create: an flock, which
+ * every process (and each open of the directory within one) takes in turn,
+ * and which the kernel releases if the holder dies. *fd_out gets the fd
+ * holding it; closing it releases the lock. */
+static tl_status lock_dir_of(const char *path, int *fd_out, tl_error *err)
+{
+    char *slash = strrchr(path, '/');
+    size_t n = (size_t)(slash - path);
+    char *dir = malloc(n + 1);
+    if (dir == NULL) return tl_error_nomem(err);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = fd < 0 ? -1 : 0;
+    while (rc == 0 && flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR) rc = -1;
+    tl_status st = rc == 0 ? TL_OK : io_error(err, "locking", dir);
+    if (rc != 0 && fd >= 0) close(fd);
+    free(dir);
+    *fd_out = rc == 0 ? fd : -1;
+    return st;
+}
+
+/* Under the directory's lock (with a fence): the fence, then the move of
+ * tmp to path, which fails with EEXIST when another writer won (atomic). */
+static tl_status move_fenced(const char *tmp, const char *path, tl_store_fence fence, void *ctx,
+                             bool *moved, tl_error *err)
+{
+    int lock = -1;
+    if (fence) TL_TRY(lock_dir_of(path, &lock, err));
+    tl_status st = fence ? fence(ctx, err) : TL_OK;
+    *moved = st == TL_OK && tl_local_move_new(tmp, path) == 0;
+    if (st == TL_OK && !*moved)
+        st = errno == EEXIST ? tl_error_set(err, TL_ERR_EXISTS, "%s exists already", path)
+                             : io_error(err, "linking", path);
+    if (lock >= 0) close(lock);
+    return st;
+}
+
 /* The commit point: everything put before it is made durable, then the
- * object is moved into place (EEXIST when another writer won: atomic); its
- * directory joins the fsyncs pending, for `durable` to sync now or the
- * caller's tl_store_sync later. */
+ * object is moved into place; its directory joins the fsyncs pending, for
+ * `durable` to sync now or the caller's tl_store_sync later. */
 static tl_status link_new(tl_store *s, const char *key, const void *data, size_t len, bool durable,
-                          tl_error *err)
+                          tl_store_fence fence, void *ctx, tl_error *err)
 {
     TL_TRY(check_key(key, err));
     local_store *ls = (local_store *)s;
     char *path = path_of(ls, key), *tmp = NULL;
     if (path == NULL) return tl_error_nomem(err);
     int fd = -1;
+    bool moved = false;
     tl_status st = write_temp(ls, path, data, len, WRITTEN_FLUSHING, &tmp, &fd, err);
     if (st == TL_OK) st = tl_sync_set_add_file(&ls->unsynced, tmp, fd, err);
     if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
-    bool moved = st == TL_OK && tl_local_move_new(tmp, path) == 0;
-    if (st == TL_OK && !moved)
-        st = errno == EEXIST ? tl_error_set(err, TL_ERR_EXISTS, "%s exists already", path)
-                             : io_error(err, "linking", path);
+    if (st == TL_OK) st = move_fenced(tmp, path, fence, ctx, &moved, err);
     if (tmp && !moved) unlink(tmp);
     if (st == TL_OK) st = add_dir_of(ls, path, err);
     if (st == TL_OK && durable) st = tl_sync_set_flush(&ls->unsynced, err);
@@ -352,13 +389,20 @@ static tl_status link_new(tl_store *s, const char *key, const void *data, size_t
 static tl_status local_put_if_absent(tl_store *s, const char *key, const void *data, size_t len,
                                      tl_error *err)
 {
-    return link_new(s, key, data, len, true, err);
+    return link_new(s, key, data, len, true, NULL, NULL, err);
 }
 
 static tl_status local_put_if_absent_unsynced(tl_store *s, const char *key, const void *data,
                                               size_t len, tl_error *err)
 {
-    return link_new(s, key, data, len, false, err);
+    return link_new(s, key, data, len, false, NULL, NULL, err);
+}
+
+static tl_status local_put_if_absent_fenced(tl_store *s, const char *key, const void *data,
+                                            size_t len, bool durable, tl_store_fence fence,
+                                            void *ctx, tl_error *err)
+{
+    return link_new(s, key, data, len, durable, fence, ctx, err);
 }
 
 static tl_status flush_item(void *ctx, size_t i, tl_error *err)
@@ -414,8 +458,14 @@ static tl_status list_dir(const local_store *ls, const char *rel, const char *pr
     if (d == NULL) return TL_OK;
     tl_status st = TL_OK;
     struct dirent *e;
+    /* What a file's name here must begin with, when the prefix ends in this
+     * directory (a table's metadata/v: most of metadata/ is skipped unread). */
+    size_t off = rel[0] ? strlen(rel) + 1 : 0;
+    const char *rest = strlen(prefix) > off ? prefix + off : "";
+    size_t rest_len = strchr(rest, '/') ? 0 : strlen(rest);
     while (st == TL_OK && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue; /* ".", "..", temporary files */
+        if (e->d_type == DT_REG && rest_len && strncmp(e->d_name, rest, rest_len) != 0) continue;
         char *key = rel[0] ? tl_strdup_cat3(rel, "/", e->d_name) : strdup(e->d_name);
         if (key == NULL) {
             st = tl_error_nomem(err);
@@ -840,6 +890,7 @@ static const tl_store_ops local_ops = {
     .put_if_absent_unsynced = local_put_if_absent_unsynced,
     .sync = local_sync,
     .sync_begin = local_sync_begin,
+    .put_if_absent_fenced = local_put_if_absent_fenced,
     .reader_open = local_reader_open,
 };
 

@@ -97,7 +97,8 @@ static tl_status newest_version(tl_table *t, int64_t *out, tl_error *err)
 /* With the handle's version gone: is the table gone, or did it move on past
  * `mine` (later commits may prune metadata files that leave the log)? While
  * versions after `mine` are listed, wait for them to go: stale writers of a
- * dropped table remove theirs; those that stay were built on ours. */
+ * dropped table remove theirs; those that stay were built on ours (our
+ * create's fence saw none newer than its parent, see no_newer_version). */
 static tl_status moved_on(tl_table *t, int64_t mine, bool *alive, tl_error *err)
 {
     for (int wait_ms = 2;; wait_ms *= 2) {
@@ -260,14 +261,36 @@ tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_err
     return tl_table_create_next_removing(t, json, len, NULL, 0, err);
 }
 
+/* The create's fence: no version newer than the handle's is listed. Locally
+ * each commit prunes the metadata files that leave the metadata log
+ * (obsolete_metadata in commit.c), which frees their numbers: a handle more
+ * than write.metadata.previous-versions-max versions behind would otherwise
+ * create its next version into a freed number, and every commit after it
+ * would build on that branch, which no reader follows. The store runs this
+ * under the metadata folder's lock, just before the create: versions are
+ * pruned only once a newer one exists, so nothing newer listed there means
+ * the number was never used. (On object stores no number is ever freed:
+ * this is one more listing, so only local commits are fenced.) */
+static tl_status no_newer_version(void *ctx, tl_error *err)
+{
+    tl_table *t = ctx;
+    int64_t newest;
+    TL_TRY(newest_version(t, &newest, err));
+    if (newest <= t->version) return TL_OK;
+    t->newer_listed = true;
+    return tl_error_set(err, TL_ERR_EXISTS, "%s: version %lld was made after this handle's %lld",
+                        t->name.full, (long long)newest, (long long)t->version);
+}
+
 tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t len,
                                         char *const *obsolete, size_t n, tl_error *err)
 {
     TL_TRY(tl_table_check_not_dropped(t, err));
     char key[sizeof t->name.key + 64];
     tl_table_metadata_key(&t->name, t->version + 1, key, sizeof key);
-    bool defer = t->defer_sync && tl_store_is_local(t->lake->store);
-    tl_status st = defer ? tl_store_put_if_absent_unsynced(t->lake->store, key, json, len, err)
+    bool local = tl_store_is_local(t->lake->store), defer = t->defer_sync && local;
+    tl_status st = local ? tl_store_put_if_absent_fenced(t->lake->store, key, json, len, !defer,
+                                                         no_newer_version, t, err)
                          : tl_store_put_if_absent(t->lake->store, key, json, len, err);
     /* Its syncs covered the versions left unsynced before it. */
     if (st != TL_OK && st != TL_ERR_EXISTS && t->unsynced) sync_failed(t, st, err);
@@ -283,7 +306,7 @@ tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t le
      * the commit deletes it or the check sees the drop and removes it, all
      * on this thread (queuing the deletions waits for no disk). The
      * obsolete objects go meanwhile. */
-    after_create a = {t, true, tl_store_is_local(t->lake->store), obsolete, n};
+    after_create a = {t, true, local, obsolete, n};
     tl_parallel_run(n ? 3 : 2, a.local ? 1 : 3, false, after_create_step, &a, NULL);
     if (a.alive) {
         tl_version_cache_note(t, t->version + 1); /* this process's queries see it at once */

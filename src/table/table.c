@@ -236,8 +236,11 @@ static tl_status reload(tl_table *t, int64_t version, bool cached_only, tl_error
      * the lake's cache keeps the parse it carried, as one it read. */
     if (version <= 0 && !tl_store_is_local(store) && !store->version_hint)
         TL_TRY(tl_head_load_latest(store, &t->name, &version, &md, &held, &bytes, err));
+    else if (version <= 0 && t->newer_listed)
+        TL_TRY(tl_table_listed_version(store, &t->name, &version, err));
     else if (version <= 0)
         TL_TRY(latest_version(store, &t->name, &version, err));
+    t->newer_listed = false;
     if (md && bytes.len) {
         char vkey[sizeof t->name.key + 64];
         tl_table_metadata_key(&t->name, version, vkey, sizeof vkey);

@@ -46,6 +46,11 @@ struct tl_table {
     /* A commit found the table dropped (commit_point.h): commits fail at
      * once. A successful reload clears it. */
     bool dropped;
+    /* A commit's fence (commit_point.c) listed a version newer than this
+     * handle's: the next reload of the latest version lists the versions
+     * rather than trust the hint, which may lag behind (a slow writer can
+     * write an old number last). */
+    bool newer_listed;
     /* > 0: a read-only handle of the table as of this snapshot (time travel,
      * time_travel.h), never committed through; 0: the current table. */
     int64_t pinned_snapshot;

@@ -14,7 +14,7 @@ from pyiceberg.table import StaticTable
 
 import tlc
 from test_interop import metadata_file
-from writer import ROWS, SCHEMA
+from writer import ROWS, SCHEMA, batch
 
 WRITER = str(Path(__file__).with_name("writer.py"))
 
@@ -55,6 +55,30 @@ def test_four_writers_fifty_appends_each(lake_dir):
         assert p.returncode == 0, err
     counts, table = batches_in(lake_dir)
     assert len(counts) == 200 and len(table.snapshots()) == 200
+
+
+def test_stale_handle_commits_on_top_of_the_others(lake_dir):
+    """A handle more versions behind than the metadata log keeps (20): the
+    busy writer's commits pruned its parent and the number after it, which a
+    create could take again; its appends must land on the newest version."""
+    make_table(lake_dir)
+    stale = tlc.Lake(str(lake_dir)).table("t")
+    p = spawn(lake_dir, "busy", 0, 30)
+    _, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err
+    metadata = lake_dir / "default" / "t" / "metadata"
+    assert not (metadata / "v2.metadata.json").exists()  # the number is free
+    # Processes prune out of order, and a slow writer may write an old hint
+    # last: a hint naming v11 with v12 gone must not hold the writer there.
+    (metadata / "v12.metadata.json").unlink()
+    (metadata / "version-hint.text").write_text("11")
+    for k in range(2):
+        stale.append(batch("stale", k), batch_id=f"stale-{k}")
+    counts, table = batches_in(lake_dir)
+    assert len(counts) == 32 and set(counts.values()) == {ROWS}
+    assert len(table.snapshots()) == 32
+    assert stale.info()["rows"] == 32 * ROWS
+    assert not (metadata / "v2.metadata.json").exists()
 
 
 def test_killed_writers_leave_whole_batches(lake_dir):

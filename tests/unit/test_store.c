@@ -1,5 +1,9 @@
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "store/local_link.h"
@@ -163,6 +167,66 @@ static void test_put_if_absent_is_exclusive_without_renameat2(void)
     tl_local_move_new_fallback(false);
 }
 
+/* What a fence saw: whether another open of the folder could take its lock
+ * then (it must not: the fence runs under it), and the status to return. */
+typedef struct fence_probe {
+    const char *dir;
+    int calls;
+    bool lock_was_free;
+    tl_status answer;
+} fence_probe;
+
+static bool lock_is_free(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK(fd >= 0);
+    bool free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    CHECK(free_now || errno == EWOULDBLOCK);
+    close(fd);
+    return free_now;
+}
+
+static tl_status probe_fence(void *ctx, tl_error *err)
+{
+    fence_probe *p = ctx;
+    p->calls++;
+    p->lock_was_free = lock_is_free(p->dir);
+    return p->answer == TL_OK ? TL_OK : tl_error_set(err, p->answer, "fenced off");
+}
+
+/* The fence runs under the folder's lock, just before the create; what it
+ * refuses creates nothing and leaves no temporary file; the lock is let go. */
+static void test_fenced_create(void)
+{
+    tl_store *s = open_scratch("fenced");
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/fenced/m", unit_tmpdir());
+    tl_error err;
+    CHECK_OK(tl_store_put(s, "m/v1.json", "one", 3, &err), &err);
+    fence_probe p = {dir, 0, true, TL_ERR_EXISTS};
+    CHECK_INT(tl_store_put_if_absent_fenced(s, "m/v2.json", "two", 3, true, probe_fence, &p, &err),
+              TL_ERR_EXISTS);
+    CHECK_STR(err.message, "fenced off");
+    CHECK(p.calls == 1 && !p.lock_was_free);
+    CHECK_INT(entries(dir), 1); /* no v2, no temporary */
+    CHECK(lock_is_free(dir));
+    p = (fence_probe){dir, 0, true, TL_OK};
+    for (int durable = 0; durable < 2; durable++) {
+        const char *key = durable ? "m/v3.json" : "m/v2.json";
+        CHECK_OK(tl_store_put_if_absent_fenced(s, key, "new", 3, durable, probe_fence, &p, &err),
+                 &err);
+        CHECK(!p.lock_was_free);
+    }
+    CHECK_OK(tl_store_sync(s, &err), &err);
+    CHECK_INT(p.calls, 2);
+    CHECK_INT(
+        tl_store_put_if_absent_fenced(s, "m/v3.json", "again", 5, true, probe_fence, &p, &err),
+        TL_ERR_EXISTS);
+    CHECK_INT(entries(dir), 3);
+    CHECK(lock_is_free(dir));
+    tl_store_free(s);
+}
+
 static void test_hostile_keys_are_refused(void)
 {
     tl_store *s = open_scratch("keys");
@@ -228,6 +292,6 @@ static void test_duration_format(void)
 
 UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_remove_many), UNIT(test_reader),
            UNIT(test_put_if_absent_is_exclusive),
-           UNIT(test_put_if_absent_is_exclusive_without_renameat2),
+           UNIT(test_put_if_absent_is_exclusive_without_renameat2), UNIT(test_fenced_create),
            UNIT(test_hostile_keys_are_refused), UNIT(test_location_normalized),
            UNIT(test_duration_parse), UNIT(test_duration_format))
