@@ -14,11 +14,12 @@
 
 typedef struct tl_store tl_store;
 struct tl_store_writer;
+struct tl_store_reader;
+
 /* A last check before a conditional create (tl_store_put_if_absent_fenced):
  * TL_OK lets it happen; any other status is the create's, and nothing is
  * created. */
 typedef tl_status (*tl_store_fence)(void *ctx, tl_error *err);
-struct tl_store_reader;
 
 /* One object of a batch upload. */
 typedef struct tl_store_put_item {
