@@ -429,9 +429,11 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
 
 /* The second round trip: the conditional create of the next version. */
 /* The metadata files that fall out of the metadata log when `md` replaces
- * `old` (write.metadata.previous-versions-max), to delete once it landed, as
- * the reference does. Only locally: on an object store it would be one more
- * round trip per append, and expiry removes unreferenced files there. */
+ * `old` (write.metadata.previous-versions-max), to delete once it landed, so
+ * that a busy table's metadata folder stays small (the reference keeps every
+ * version). It frees their numbers, which is why local creates are fenced
+ * (commit_point.c). Only locally: on an object store it would be one more
+ * round trip per append. */
 static tl_status obsolete_metadata(tl_table *t, const tl_ice_metadata *old,
                                    const tl_ice_metadata *md, tl_strlist *out, tl_error *err)
 {
