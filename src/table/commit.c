@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/clock.h"
 #include "core/parallel.h"
@@ -32,6 +33,7 @@
 #include "table/batch_ids.h"
 #include "table/batch_ledger.h"
 #include "table/commit_point.h"
+#include "table/contract.h"
 #include "table/live_files.h"
 #include "table/lvi.h"
 #include "table/maintain.h"
@@ -430,14 +432,18 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
 /* The second round trip: the conditional create of the next version. */
 /* The metadata files that fall out of the metadata log when `md` replaces
  * `old` (write.metadata.previous-versions-max), to delete once it landed, so
- * that a busy table's metadata folder stays small (the reference keeps every
- * version). It frees their numbers, which is why local creates are fenced
- * (commit_point.c). Only locally: on an object store it would be one more
- * round trip per append. */
+ * that a busy table's metadata folder stays small: only where the table asks
+ * for it (write.metadata.delete-after-commit.enabled, which our tables are
+ * created with; the reference never deletes, and its writers do not fence
+ * their creates as ours do, see commit_point.c: deleting frees numbers that
+ * a writer far behind could take). Only locally: on an object store it would
+ * be one more round trip per append. */
 static tl_status obsolete_metadata(tl_table *t, const tl_ice_metadata *old,
                                    const tl_ice_metadata *md, tl_strlist *out, tl_error *err)
 {
-    if (!tl_store_is_local(t->lake->store)) return TL_OK;
+    const char *enabled = tl_ice_metadata_property(md, TL_PROP_DELETE_AFTER_COMMIT);
+    if (!tl_store_is_local(t->lake->store) || !enabled || strcasecmp(enabled, "true") != 0)
+        return TL_OK;
     /* The new log is usually the old one less its first entries, plus one:
      * the old entries before the new log's first left it. */
     size_t first_kept = old->n_metadata_log;

@@ -31,6 +31,11 @@
 #define TL_PROP_CODEC "write.parquet.compression-codec"
 #define TL_PROP_CODEC_LEVEL "write.parquet.compression-level"
 #define TL_PROP_CODEC_MIN_SAVING "timelake.compression-min-saving"
+/* Iceberg's names: how many earlier metadata files the metadata log names,
+ * and whether a commit deletes those that leave it (Iceberg's default:
+ * false, and the reference never deletes; our tables are created with true). */
+#define TL_PROP_PREVIOUS_VERSIONS "write.metadata.previous-versions-max"
+#define TL_PROP_DELETE_AFTER_COMMIT "write.metadata.delete-after-commit.enabled"
 #define TL_SUMMARY_BATCH_ID "timelake.batch-id"
 #define TL_SUMMARY_LVI "timelake.last-value-index"
 

@@ -181,7 +181,9 @@ static tl_status plan_time_series(create_plan *p, const struct ArrowSchema *sche
         TL_TRY(add_property(p, TL_PROP_CODEC, TL_DEFAULT_CODEC, err));
     TL_TRY(add_property(p, TL_PROP_DEDUP, dedup ? "true" : "false", err));
     TL_TRY(add_property(p, TL_PROP_CHUNK, chunk, err));
-    TL_TRY(add_property(p, "write.metadata.previous-versions-max", "20", err));
+    TL_TRY(add_property(p, TL_PROP_PREVIOUS_VERSIONS, "20", err));
+    if (!has_property(p, TL_PROP_DELETE_AFTER_COMMIT))
+        TL_TRY(add_property(p, TL_PROP_DELETE_AFTER_COMMIT, "true", err));
     if (ingest) TL_TRY(add_property(p, TL_PROP_INGEST_COLUMN, TL_INGEST_COLUMN, err));
     return add_property(p, TL_PROP_TIME_COLUMN, o->time_column, err);
 }

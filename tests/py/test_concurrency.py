@@ -1,6 +1,7 @@
 """Concurrent writers in separate processes, and writers killed mid-append."""
 
 import collections
+import json
 import os
 import random
 import signal
@@ -79,6 +80,38 @@ def test_stale_handle_commits_on_top_of_the_others(lake_dir):
     assert len(table.snapshots()) == 32
     assert stale.info()["rows"] == 32 * ROWS
     assert not (metadata / "v2.metadata.json").exists()
+
+
+def test_a_reference_writer_far_behind_loses_nothing(lake_dir, reference):
+    """The reference does not fence its creates: on its table (made without
+    write.metadata.delete-after-commit.enabled) our commits delete no
+    metadata file, so its handle, 30 versions behind, cannot take a freed
+    number; its appends land on top of ours."""
+    env = json.dumps(dict(os.environ))
+    out = reference(f"""
+        import datetime as dt, json, subprocess
+        import pyarrow as pa, timelake
+        schema = pa.schema([("time", pa.timestamp("us", tz="UTC")), ("writer", pa.string()),
+                            ("seq", pa.int64()), ("val", pa.float64())])
+        t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+        def batch(k):
+            return pa.table({{"time": [t0 + dt.timedelta(seconds=i) for i in range({ROWS})],
+                              "writer": ["ref"] * {ROWS}, "seq": [k] * {ROWS},
+                              "val": [0.0] * {ROWS}}}, schema=schema)
+        t = timelake.Lake({str(lake_dir)!r}).create_table(
+            "t", schema, time_column="time", series_key=["writer", "seq"], dedup=False,
+            properties={{"timelake.auto-maintain": "false"}})
+        t.append(batch(0), batch_id="ref-0")
+        subprocess.run([{sys.executable!r}, {WRITER!r}, {str(lake_dir)!r}, "t", "ours", "0", "30"],
+                       env=json.loads({env!r}), check=True, capture_output=True)
+        t.append(batch(1), batch_id="ref-1")
+        t.append(batch(2), batch_id="ref-2")
+        print(json.dumps(t.version))
+    """)
+    counts, table = batches_in(lake_dir)
+    assert len(counts) == 33 and set(counts.values()) == {ROWS}
+    assert len(table.snapshots()) == 33 and out == 34
+    assert (lake_dir / "default" / "t" / "metadata" / "v2.metadata.json").exists()
 
 
 def test_killed_writers_leave_whole_batches(lake_dir):

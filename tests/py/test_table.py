@@ -276,17 +276,31 @@ def test_large_appends_are_written_in_bounded_chunks(lake, lake_dir, monkeypatch
 
 
 def test_old_metadata_files_are_pruned_as_the_log_rolls(lake, lake_dir):
-    """Only the versions in the metadata log (write.metadata.previous-versions-max,
-    20 as the reference sets it) and the current one stay, as the reference keeps them."""
+    """Our tables are created with write.metadata.delete-after-commit.enabled:
+    only the versions in the metadata log (write.metadata.previous-versions-max,
+    20 as the reference sets it) and the current one stay."""
     t = iot(lake)
     for k in range(25):
         t.append(readings(2, start=T0 + dt.timedelta(days=k)), maintain=False)
     assert t.version == 26
     assert lake.table("iot.readings").version == 26
+    assert t.properties()["write.metadata.delete-after-commit.enabled"] == "true"
     t.close()
     lake.close()  # the deletions the appends queued (store/local_trash.h) are done by then
     versions = sorted(int(p.name[1:].split(".")[0]) for p in (lake_dir / "iot/readings/metadata").glob("v*.metadata.json"))
     assert versions == list(range(6, 27))
+
+
+def test_old_metadata_files_stay_unless_the_table_asks(lake, lake_dir):
+    """Iceberg's default, and what the reference does: every version stays
+    (deleting them frees numbers that other writers far behind could take)."""
+    t = iot(lake, properties={"write.metadata.delete-after-commit.enabled": "false"})
+    for k in range(25):
+        t.append(readings(2, start=T0 + dt.timedelta(days=k)), maintain=False)
+    t.close()
+    lake.close()
+    versions = sorted(int(p.name[1:].split(".")[0]) for p in (lake_dir / "iot/readings/metadata").glob("v*.metadata.json"))
+    assert versions == list(range(1, 27))
 
 
 def test_a_handle_whose_snapshot_expired_retries(lake, lake_dir):
