@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -323,31 +322,25 @@ static tl_status local_put_hint(tl_store *s, const char *key, const void *data, 
     return put_renamed(s, key, data, len, true, err);
 }
 
-/* Takes the lock of path's directory for a fenced create: an flock, which
- * every process (and each open of the directory within one) takes in turn,
- * and which the kernel releases if the holder dies. *fd_out gets the fd
- * holding it; closing it releases the lock. */
+/* Takes the lock of path's directory for a fenced create (local_link.h);
+ * *fd_out stays -1 where the file system has none. */
 static tl_status lock_dir_of(const char *path, int *fd_out, tl_error *err)
 {
-    char *slash = strrchr(path, '/');
-    size_t n = (size_t)(slash - path);
+    size_t n = (size_t)(strrchr(path, '/') - path);
     char *dir = malloc(n + 1);
     if (dir == NULL) return tl_error_nomem(err);
     memcpy(dir, path, n);
     dir[n] = '\0';
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc = fd < 0 ? -1 : 0;
-    while (rc == 0 && flock(fd, LOCK_EX) != 0)
-        if (errno != EINTR) rc = -1;
-    tl_status st = rc == 0 ? TL_OK : io_error(err, "locking", dir);
-    if (rc != 0 && fd >= 0) close(fd);
+    tl_status st = tl_local_lock_dir(dir, fd_out) == 0 ? TL_OK : io_error(err, "locking", dir);
     free(dir);
-    *fd_out = rc == 0 ? fd : -1;
     return st;
 }
 
-/* Under the directory's lock (with a fence): the fence, then the move of
- * tmp to path, which fails with EEXIST when another writer won (atomic). */
+/* Under the directory's lock (with a fence, where the file system has
+ * locks): the fence, then the move of tmp to path, which fails with EEXIST
+ * when another writer won (atomic). Without locks the fence still runs just
+ * before the move, which narrows what it guards against to a few
+ * microseconds. */
 static tl_status move_fenced(const char *tmp, const char *path, tl_store_fence fence, void *ctx,
                              bool *moved, tl_error *err)
 {

@@ -227,6 +227,29 @@ static void test_fenced_create(void)
     tl_store_free(s);
 }
 
+/* Where the file system has no flock, the fence still runs before the
+ * create, and decides it. */
+static void test_fenced_create_without_flock(void)
+{
+    tl_local_lock_dir_fallback(true);
+    tl_store *s = open_scratch("fenced-nolock");
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/fenced-nolock/m", unit_tmpdir());
+    tl_error err;
+    CHECK_OK(tl_store_put(s, "m/v1.json", "one", 3, &err), &err);
+    fence_probe p = {dir, 0, false, TL_ERR_EXISTS};
+    CHECK_INT(tl_store_put_if_absent_fenced(s, "m/v2.json", "two", 3, true, probe_fence, &p, &err),
+              TL_ERR_EXISTS);
+    CHECK(p.calls == 1 && p.lock_was_free);
+    CHECK_INT(entries(dir), 1);
+    p.answer = TL_OK;
+    CHECK_OK(tl_store_put_if_absent_fenced(s, "m/v2.json", "two", 3, true, probe_fence, &p, &err),
+             &err);
+    CHECK_INT(entries(dir), 2);
+    tl_store_free(s);
+    tl_local_lock_dir_fallback(false);
+}
+
 static void test_hostile_keys_are_refused(void)
 {
     tl_store *s = open_scratch("keys");
@@ -293,5 +316,5 @@ static void test_duration_format(void)
 UNIT_TESTS(UNIT(test_put_get_list_remove), UNIT(test_remove_many), UNIT(test_reader),
            UNIT(test_put_if_absent_is_exclusive),
            UNIT(test_put_if_absent_is_exclusive_without_renameat2), UNIT(test_fenced_create),
-           UNIT(test_hostile_keys_are_refused), UNIT(test_location_normalized),
-           UNIT(test_duration_parse), UNIT(test_duration_format))
+           UNIT(test_fenced_create_without_flock), UNIT(test_hostile_keys_are_refused),
+           UNIT(test_location_normalized), UNIT(test_duration_parse), UNIT(test_duration_format))
