@@ -84,8 +84,9 @@ static void *maintain_loop(void *arg)
             tl_maintain_after_append(x->maint_table, -1, NULL, &r);
         else
             snprintf(r.maintenance_error, sizeof r.maintenance_error, "%s", err.message);
-        /* The ingest handle takes the pass's commits as parsed here (those
-         * of compaction already at once, rewrite_leave; expiry's now): behind
+        /* The ingest handle takes the pass's commits as parsed here (each
+         * one already at once, rewrite_leave; again now, should a copy there
+         * have failed): behind
          * them, its next commit would lose the race for the version, then
          * reload the metadata from storage (a JSON parse of every snapshot)
          * and write its manifests again, under the table's lock. A handle

@@ -355,23 +355,37 @@ static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
     return st;
 }
 
+/* One attempt's choice and commit, as one turn of the table's handles when
+ * they take turns (rewrite_enter, table_internal.h: the notification
+ * server's maintainer and requests), from the other handle's latest version:
+ * the expiry then never makes a group commit lose its version, nor loses its
+ * own. *expire (the caller's) marks the snapshots of *before (the metadata
+ * expired from, the caller's; NULL when *n_expired is 0). */
+static tl_status expire_turn(tl_table *t, const tl_maintain_settings *s, bool full, bool **expire,
+                             size_t *n_expired, tl_ice_metadata **before, tl_error *err)
+{
+    if (t->rewrite_enter) t->rewrite_enter(t, t->rewrite_ctx);
+    tl_status st = TL_OK;
+    *before = NULL;
+    *n_expired = 0;
+    if ((*expire = calloc(t->md->n_snapshots + 1, 1)) == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK) *n_expired = choose(t->md, s, tl_now_millis(), full, *expire);
+    if (*n_expired > 0) st = tl_ice_metadata_copy(t->md, before, err);
+    if (*n_expired > 0 && st == TL_OK) st = commit_expiry(t, *expire, err);
+    if (t->rewrite_leave) t->rewrite_leave(t, t->rewrite_ctx);
+    return st;
+}
+
 /* Expires snapshots; *gone receives what only the expired snapshots referenced. */
 static tl_status expire_snapshots(tl_table *t, const tl_maintain_settings *s, bool full,
                                   key_set *gone, tl_maintain_report *r, tl_error *err)
 {
     for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-        size_t n = t->md->n_snapshots;
-        bool *expire = calloc(n + 1, 1);
-        if (expire == NULL) return tl_error_nomem(err);
-        size_t n_expired = choose(t->md, s, tl_now_millis(), full, expire);
-        if (n_expired == 0) {
-            free(expire);
-            return TL_OK;
-        }
+        bool *expire = NULL;
+        size_t n_expired = 0;
         tl_ice_metadata *before = NULL;
-        tl_status st = tl_ice_metadata_copy(t->md, &before, err);
-        if (st == TL_OK) st = commit_expiry(t, expire, err);
-        if (st == TL_OK) {
+        tl_status st = expire_turn(t, s, full, &expire, &n_expired, &before, err);
+        if (st == TL_OK && n_expired > 0) {
             r->snapshots_expired += (int64_t)n_expired;
             st = collect_gone(t, before, t->md, expire, gone, err);
         }

@@ -82,8 +82,9 @@ struct tl_table {
     tl_error sync_error;
     /* A process with two handles on one table (the notification server's
      * requests and its maintainer) takes turns between their commits: when
-     * set, called before and after each attempt of tl_commit_rewrite, which
-     * may bring t up to date in between (tl_table_follow). */
+     * set, called before and after each attempt of tl_commit_rewrite and of
+     * snapshot expiry (its choice and its commit), which may bring t up to
+     * date in between (tl_table_follow). */
     void (*rewrite_enter)(tl_table *t, void *ctx);
     void (*rewrite_leave)(tl_table *t, void *ctx);
     void *rewrite_ctx;

@@ -650,3 +650,43 @@ def test_maintenance_commits_never_make_requests_retry(moto, tmp_path):
     assert sum(1 for l in lines if l["event"] == "maintained" and l["partitions_compacted"]) >= 1
     assert len(loads) == n and [l for l in loads if l["attempts"] != 1] == []
     assert len(rows_of(lake_dir, "iot.readings")) == n * ns.ROWS_PER_FILE
+
+
+def test_expiry_commits_never_make_requests_retry(moto, tmp_path):
+    """As above with snapshot expiry: every pass expires (snapshots kept 0 s,
+    no compaction), and its commits take the table's turn like the requests'
+    group commits: no request's commit loses the race for a version."""
+    lake_dir = tmp_path / "lake"
+    create_tables(lake_dir, ["iot.readings"])
+    subprocess.run([str(CLI), "alter", "iot.readings", "--lake", str(lake_dir), "--set",
+                    "timelake.snapshot-retention=0s", "--set", "timelake.min-snapshots=1", "--set",
+                    "timelake.compact-min-files=1000"], check=True, capture_output=True, env=server_env())
+    s3 = s3_client(moto.endpoint)
+    s3.create_bucket(Bucket="landing-e")
+    n = 48
+    for i in range(n):
+        s3.put_object(Bucket="landing-e", Key=f"e/{i}.csv", Body=encode(ns.file_rows(i), "csv"))
+    os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"] = "0"
+    try:
+        server = Server(lake_dir, moto.endpoint, tmp_path, "--max-per-client", "64",
+                        table="iot.readings")
+    finally:
+        del os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"]
+    try:
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            statuses = list(pool.map(
+                lambda i: server.post({"events": [event(f"e/{i}.csv", bucket="landing-e")]})[0],
+                range(n)))
+        assert statuses == [200] * n
+        # Redelivered after the expiries: every one a duplicate.
+        assert [server.post({"events": [event(f"e/{i}.csv", bucket="landing-e")]})[0]
+                for i in range(0, n, 7)] == [200] * len(range(0, n, 7))
+    finally:
+        server.stop()
+    lines = [json.loads(l) for l in server.out_path.read_text().splitlines() if l.startswith("{")]
+    loads = [l for l in lines if l["event"] == "load"]
+    assert sum(1 for l in lines if l["event"] == "maintained" and l["snapshots_expired"]) >= 2
+    first = loads[:n]
+    assert [l for l in first if l.get("attempts") != 1] == []
+    assert all(l["duplicate"] for l in loads[n:]) and len(loads) == n + len(range(0, n, 7))
+    assert len(rows_of(lake_dir, "iot.readings")) == n * ns.ROWS_PER_FILE
