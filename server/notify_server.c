@@ -16,6 +16,7 @@
 #include "core/json_text.h"
 #include "notify.h"
 #include "notify_auth.h"
+#include "notify_fanout.h"
 #include "notify_guard.h"
 #include "notify_load.h"
 
@@ -67,7 +68,8 @@ static int precheck(const tl_notify_config *cfg, struct MHD_Connection *c, const
     return 0;
 }
 
-/* Loads the events of a request in order; stops at the deadline. */
+/* Loads the events of a request side by side (notify_fanout.h); the
+ * answer lists their outcomes in the request's order. */
 static enum MHD_Result handle_events(tl_notify_ingest *in, struct MHD_Connection *c, request *rq)
 {
     const tl_notify_config *cfg = in->cfg;
@@ -82,24 +84,28 @@ static enum MHD_Result handle_events(tl_notify_ingest *in, struct MHD_Connection
         return respond_error(c, status, err.message);
     }
     double t0 = tl_monotonic_ms();
+    size_t why_size = TL_ERROR_MESSAGE_MAX + 256;
+    int *statuses = calloc((size_t)ev.n + 1, sizeof *statuses);
+    char *whys = calloc((size_t)ev.n + 1, why_size);
+    if (statuses == NULL || whys == NULL) {
+        free(statuses);
+        free(whys);
+        tl_notify_events_free(&ev);
+        return respond_error(c, 503, "out of memory");
+    }
+    tl_notify_load_all(in, &ev, t0, cfg->deadline_s * 1000, statuses, whys, why_size);
     int worst = 200;
     json_t *results = json_array();
     for (int i = 0; i < ev.n; i++) {
-        char why[TL_ERROR_MESSAGE_MAX + 256];
-        int status;
-        if (tl_monotonic_ms() - t0 > cfg->deadline_s * 1000) {
-            status = 503;
-            snprintf(why, sizeof why, "%s: not loaded within the request deadline, retry",
-                     ev.items[i].key);
-        } else {
-            status = tl_notify_load_event(in, &ev.items[i], why, sizeof why);
-        }
+        int status = statuses[i];
         /* A transient failure wins (the sender retries, and what was loaded
          * is then a duplicate); otherwise a permanent one is reported. */
         if (status >= 500 || (status >= 400 && worst < 400)) worst = status;
         json_array_append_new(results, json_pack("{s:s,s:i,s:s}", "key", ev.items[i].key, "status",
-                                                 status, "detail", why));
+                                                 status, "detail", whys + (size_t)i * why_size));
     }
+    free(statuses);
+    free(whys);
     tl_notify_events_free(&ev);
     return respond(c, worst, json_pack("{s:i,s:o}", "status", worst, "results", results));
 }

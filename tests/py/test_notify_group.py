@@ -245,6 +245,45 @@ def test_a_commit_waits_for_a_request_still_fetching(moto, tmp_path, monkeypatch
     assert_exactly(lake_dir, good)
 
 
+def test_the_events_of_one_request_load_side_by_side(moto, tmp_path, monkeypatch):
+    """A request's events are fetched while the others' are and land in one
+    commit: the first object's GET is held until the others' have been
+    answered (one after another, they never would be), and the object named
+    twice loads once, the other a duplicate."""
+    monkeypatch.setenv("TIMELAKE_NOTIFY_WAIT_COMING_MS", "60000")
+    lake_dir = tmp_path / "lake"
+    tns.create_tables(lake_dir, [TABLE])
+    s3 = tns.s3_client(moto.endpoint)
+    s3.create_bucket(Bucket="landing-f")
+    good = upload_good(s3, "landing-f", "f/", [0, 1, 2], 50)  # CSV, Parquet, CSV
+    held, a, b = sorted(good)
+    with HoldProxy(moto.endpoint, held) as proxy:
+        server = tns.Server(lake_dir, proxy.endpoint, tmp_path, *ROOM, table=TABLE)
+        try:
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                reply = pool.submit(server.post, body_of("landing-f", [held, a, b, a]))
+                assert proxy.seen.wait(30), "the held object was never fetched"
+                for _ in range(3000):
+                    if proxy.answered(a) and proxy.answered(b):
+                        break
+                    time.sleep(0.01)
+                fetched_meanwhile = proxy.answered(a) and proxy.answered(b)
+                proxy.release.set()
+                status, answer = reply.result()
+            loads = server.loads()
+        finally:
+            proxy.release.set()
+            server.stop()
+    assert fetched_meanwhile, "the other events waited for the first one's fetch"
+    assert status == 200, answer
+    assert [r["key"] for r in answer["results"]] == [held, a, b, a]
+    duplicate = [r["detail"].endswith("duplicate") for r in answer["results"]]
+    assert duplicate[0] is duplicate[2] is False and sorted(duplicate[1::2]) == [False, True], answer
+    loaded = [l for l in loads if not l["duplicate"]]
+    assert sorted(l["key"] for l in loaded) == sorted(good) and {l["group"] for l in loaded} == {3}, loads
+    assert_exactly(lake_dir, good)
+
+
 class HoldLaterProxy(HoldProxy):
     """Holds the GETs of `held` after its first one (the rest of a large object)."""
 
