@@ -67,8 +67,10 @@ static tl_status encode_files(tl_table *t, const tl_rows *rows, tl_partition_row
     e->items = calloc(n_parts + 1, sizeof *e->items);
     e->ends = calloc(n_parts + 1, sizeof *e->ends);
     e->chunk = calloc(n_parts + 1, sizeof *e->chunk);
+    e->raw = calloc(n_parts + 1, sizeof *e->raw);
     tl_status *status = calloc(n_parts + 1, sizeof *status);
-    if (!e->files || !e->keys || !e->bytes || !e->items || !e->ends || !e->chunk || !status) {
+    if (!e->files || !e->keys || !e->bytes || !e->items || !e->ends || !e->chunk || !e->raw ||
+        !status) {
         free(status);
         return tl_error_nomem(err);
     }
@@ -96,20 +98,29 @@ static tl_status encoded_take(tl_append_files *dst, tl_append_files *src, tl_err
     if (ends) dst->ends = ends;
     int64_t *chunk = ends ? realloc(dst->chunk, n * sizeof *chunk) : NULL;
     if (chunk) dst->chunk = chunk;
-    if (chunk == NULL) return tl_error_nomem(err);
+    struct ArrowArray *raw = chunk ? realloc(dst->raw, n * sizeof *raw) : NULL;
+    if (raw) dst->raw = raw;
+    if (raw == NULL) return tl_error_nomem(err);
     memcpy(dst->files + dst->n, src->files, src->n * sizeof *files);
     memcpy(dst->keys + dst->n, src->keys, src->n * sizeof *keys);
     memcpy(dst->bytes + dst->n, src->bytes, src->n * sizeof *bytes);
     memcpy(dst->items + dst->n, src->items, src->n * sizeof *items);
     memcpy(dst->ends + dst->n, src->ends, src->n * sizeof *ends);
     memcpy(dst->chunk + dst->n, src->chunk, src->n * sizeof *chunk);
+    memcpy(dst->raw + dst->n, src->raw, src->n * sizeof *raw);
     dst->n += src->n;
+    if (dst->schema.release == NULL) { /* the raw rows' schema, the same in every chunk */
+        dst->schema = src->schema;
+        src->schema.release = NULL;
+    }
     free(src->files);
     free(src->keys);
     free(src->bytes);
     free(src->items);
     free(src->ends);
     free(src->chunk);
+    free(src->raw);
+    if (src->schema.release) tl_schema_release(&src->schema);
     memset(src, 0, sizeof *src);
     return TL_OK;
 }
@@ -141,9 +152,12 @@ typedef struct append_state {
      * still in memory in its one parallel batch, with the manifest, list and index. */
     tl_append_files files;
     size_t uploaded;
-    int64_t held;     /* bytes of the files still in memory */
     int64_t n_chunks; /* chunks encoded so far */
-    tl_rows newest;   /* rows of the index to be: the winners of earlier chunks */
+    /* Encoded bytes over rows' bytes of the chunks encoded so far: a raw
+     * run's encoded size is estimated from them (the first chunk is always
+     * encoded). */
+    int64_t encoded_bytes, encoded_rows_bytes;
+    tl_rows newest; /* rows of the index to be: the winners of earlier chunks */
     bool has_newest;
     tl_head_objects footers;        /* of the large files uploaded ahead of the commit */
     const char *const *own_summary; /* Timelake's own summary pairs (timelake.* keys) */
@@ -170,24 +184,44 @@ static tl_status run_ends(const tl_rows *rows, const tl_partition_rows *part, tl
     return st;
 }
 
-/* Lays out and encodes a chunk; *tails gets the newest rows of its series in
- * each partition, for the index (an empty row set for a plain table). */
-static tl_status encode_chunk(append_state *s, const tl_rows *rows, tl_rows *tails, tl_error *err)
+static bool hold_raw(const append_state *s, const tl_rows *rows, bool last)
+{
+    if (s->n_chunks == 0 || s->encoded_rows_bytes <= 0) return false; /* cheap answers first */
+    return tl_append_hold_raw(
+        s->n_chunks, s->encoded_rows_bytes, tl_append_files_held(&s->files, s->uploaded),
+        tl_append_rows_bytes(&rows->schema, &rows->array), tl_append_hold_bytes(), last);
+}
+
+/* Lays out and encodes a chunk (or holds its runs raw); *tails gets the
+ * newest rows of its series in each partition, for the index (an empty row
+ * set for a plain table). */
+static tl_status encode_chunk(append_state *s, const tl_rows *rows, bool last, tl_rows *tails,
+                              tl_error *err)
 {
     tl_partition_rows *parts = NULL;
     size_t n_parts = 0;
     tl_append_files e = {0};
     memset(tails, 0, sizeof *tails);
     tl_status st = tl_append_layout(s->t, rows, &parts, &n_parts, err);
-    if (st == TL_OK) st = encode_files(s->t, rows, parts, n_parts, &e, err);
-    for (size_t i = 0; st == TL_OK && i < e.n; i++) {
-        e.chunk[i] = s->n_chunks;
-        st = run_ends(rows, &parts[i], &e.ends[i], err);
-        s->held += (int64_t)e.bytes[i].len;
-    }
-    s->n_chunks++;
     if (st == TL_OK && s->t->contract.time_index >= 0)
         st = tl_append_series_tails(s->t, &rows->schema, parts, n_parts, tails, err);
+    bool raw = st == TL_OK && hold_raw(s, rows, last);
+    for (size_t i = 0; st == TL_OK && !raw && i < n_parts; i++)
+        s->encoded_rows_bytes += tl_append_rows_bytes(&rows->schema, &parts[i].array);
+    if (st == TL_OK && raw) {
+        double ratio = (double)s->encoded_bytes / (double)s->encoded_rows_bytes;
+        st = tl_append_files_hold(s->t, &rows->schema, parts, n_parts, ratio, &e, err);
+    } else if (st == TL_OK) {
+        st = encode_files(s->t, rows, parts, n_parts, &e, err);
+    }
+    /* The ends first: a raw run's rows are taken from its part. */
+    for (size_t i = 0; st == TL_OK && i < e.n; i++) {
+        e.chunk[i] = s->n_chunks;
+        const tl_partition_rows one = {.array = raw ? e.raw[i] : parts[i].array};
+        st = run_ends(rows, &one, &e.ends[i], err);
+        if (!raw) s->encoded_bytes += (int64_t)e.bytes[i].len;
+    }
+    s->n_chunks++;
     tl_partition_rows_free(parts, n_parts);
     if (st == TL_OK) st = encoded_take(&s->files, &e, err);
     tl_append_files_free(s->t, &e, false);
@@ -195,12 +229,14 @@ static tl_status encode_chunk(append_state *s, const tl_rows *rows, tl_rows *tai
     return st;
 }
 
-/* Uploads the files held in memory, to make room for the next chunk, once
- * they are more than an append holds (append_merge.h). */
+/* Encodes and uploads the files held in memory, to make room for the next
+ * chunk, once they are more than an append holds (append_merge.h). */
 static tl_status upload_pending(append_state *s, tl_error *err)
 {
     size_t n = s->files.n - s->uploaded;
-    if (n == 0 || s->held <= tl_append_hold_bytes()) return TL_OK;
+    if (n == 0 || tl_append_files_held(&s->files, s->uploaded) <= tl_append_hold_bytes())
+        return TL_OK;
+    TL_TRY(tl_append_files_encode_raw(s->t, &s->files, err));
     /* The head carries these files' footers too: kept while the bytes are here. */
     for (size_t i = s->uploaded; i < s->files.n; i++)
         TL_TRY(tl_head_footer_keep(s->t, s->files.files[i].file_path, s->files.bytes[i].data,
@@ -216,7 +252,6 @@ static tl_status upload_pending(append_state *s, tl_error *err)
         s->files.items[i].len = 0;
     }
     s->uploaded = s->files.n;
-    s->held = 0;
     return TL_OK;
 }
 
@@ -328,15 +363,16 @@ static tl_status encode_stream(append_state *s, struct ArrowArrayStream *stream,
         }
         tl_rows tails;
         st = upload_pending(s, err);
-        if (st == TL_OK) st = encode_chunk(s, &rows, &tails, err);
+        if (st == TL_OK) st = encode_chunk(s, &rows, eof, &tails, err);
         tl_rows_free(&rows);
         if (st == TL_OK && tails.schema.release) st = track_newest(s, &tails, err);
         if (st != TL_OK) return st;
     }
-    /* One sorted run per partition, as one sort of the whole input makes. */
-    return s->n_chunks > 1
-               ? tl_append_merge_runs(s->t, &s->files, &s->uploaded, &s->footers, NULL, err)
-               : TL_OK;
+    /* One sorted run per partition, as one sort of the whole input makes;
+     * what the merge left raw is encoded for the commit's upload. */
+    if (s->n_chunks > 1)
+        TL_TRY(tl_append_merge_runs(s->t, &s->files, &s->uploaded, &s->footers, NULL, err));
+    return tl_append_files_encode_raw(s->t, &s->files, err);
 }
 
 /* Writes id into buf for a message, bytes that are not printable ASCII as \xNN. */

@@ -79,6 +79,11 @@ tl_status tl_data_file_encode(const tl_table *t, const struct ArrowSchema *schem
                               const tl_partition_rows *part, tl_ice_data_file *out, char **key_out,
                               tl_buf *file_out, tl_error *err);
 
+/* The folder of a partition's data files, "<table>/data/<field>=<value>/...",
+ * appended to *key. */
+tl_status tl_data_file_folder(const tl_table *t, const tl_partition_rows *part, tl_buf *key,
+                              tl_error *err);
+
 /* tl_data_file_encode, then the upload: *key_out is the object key written
  * (malloc'd), so a failed caller can delete it. The file's Parquet footer
  * goes to `footers` (NULL: nowhere) when the head object carries it

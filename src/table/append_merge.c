@@ -3,7 +3,8 @@
  * last rows, kept when its chunk was laid out: a partition whose runs are
  * disjoint (an input sorted by series, a partition one chunk wrote) costs
  * nothing more. Runs that overlap go through the compaction's k-way merge,
- * read from memory when their bytes are still held, else from the store. */
+ * read in place when they are still rows (append_hold.c), from memory when
+ * their bytes are still held, else from the store. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +12,8 @@
 #include "table/append_merge.h"
 #include "table/maintain.h"
 
-/* An append holds this much encoded data before uploading it: the merge
- * reads it from memory, and runs merged away are never uploaded. */
+/* An append holds this much (rows, or encoded data) before uploading it: the
+ * merge reads it from memory, and runs merged away are never uploaded. */
 #define HOLD_BYTES (INT64_C(64) << 20)
 
 int64_t tl_append_hold_bytes(void)
@@ -31,18 +32,29 @@ static void free_arrays(tl_append_files *f)
     free(f->items);
     free(f->ends);
     free(f->chunk);
+    free(f->raw);
+}
+
+/* One file's contents, not its entry's slot. */
+static void file_clear(tl_append_files *f, size_t i)
+{
+    free(f->keys[i]);
+    tl_ice_data_file_clear(&f->files[i]);
+    tl_buf_free(&f->bytes[i]);
+    if (f->ends[i].schema.release) tl_rows_free(&f->ends[i]);
+    if (f->raw[i].release) tl_array_release(&f->raw[i]);
 }
 
 void tl_append_files_free(tl_table *t, tl_append_files *f, bool remove)
 {
     for (size_t i = 0; i < f->n; i++) {
-        if (remove) tl_store_remove(t->lake->store, f->keys[i], NULL);
-        free(f->keys[i]);
-        tl_ice_data_file_clear(&f->files[i]);
-        tl_buf_free(&f->bytes[i]);
-        if (f->ends[i].schema.release) tl_rows_free(&f->ends[i]);
+        /* A raw run's key is a folder: it never went up. */
+        if (remove && !tl_append_file_is_raw(f, i))
+            tl_store_remove(t->lake->store, f->keys[i], NULL);
+        file_clear(f, i);
     }
     free_arrays(f);
+    if (f->schema.release) tl_schema_release(&f->schema);
     memset(f, 0, sizeof *f);
 }
 
@@ -157,9 +169,11 @@ static tl_status merge_cluster(const tl_table *t, const tl_append_files *f, cons
 {
     tl_live_file *lf = calloc(n, sizeof *lf);
     tl_merge_input *in = calloc(n, sizeof *in);
-    if (lf == NULL || in == NULL) {
+    tl_rows *raw = calloc(n, sizeof *raw);
+    if (lf == NULL || in == NULL || raw == NULL) {
         free(lf);
         free(in);
+        free(raw);
         return tl_error_nomem(err);
     }
     int64_t rows = 0, bytes = 0;
@@ -167,7 +181,11 @@ static tl_status merge_cluster(const tl_table *t, const tl_append_files *f, cons
         size_t i = runs[k].file;
         lf[k].file = f->files[i]; /* borrowed: never freed here */
         lf[k].sequence_number = f->chunk[i];
-        in[k] = (tl_merge_input){&lf[k], f->bytes[i].data ? &f->bytes[i] : NULL};
+        in[k] = (tl_merge_input){&lf[k], f->bytes[i].data ? &f->bytes[i] : NULL, NULL};
+        if (tl_append_file_is_raw(f, i)) { /* borrowed too: the merge reads them in place */
+            raw[k] = (tl_rows){.schema = f->schema, .array = f->raw[i]};
+            in[k].rows = &raw[k];
+        }
         rows += f->files[i].record_count;
         bytes += f->files[i].file_size_in_bytes;
     }
@@ -179,6 +197,7 @@ static tl_status merge_cluster(const tl_table *t, const tl_append_files *f, cons
                                    fallback, err);
     free(lf);
     free(in);
+    free(raw);
     return st;
 }
 
@@ -198,13 +217,9 @@ static tl_status swap_alloc(swap *s, size_t n, tl_error *err)
     x->items = calloc(n + 1, sizeof *x->items);
     x->ends = calloc(n + 1, sizeof *x->ends);
     x->chunk = calloc(n + 1, sizeof *x->chunk);
-    if (x->files && x->keys && x->bytes && x->items && x->ends && x->chunk) return TL_OK;
-    free(x->files);
-    free(x->keys);
-    free(x->bytes);
-    free(x->items);
-    free(x->ends);
-    free(x->chunk);
+    x->raw = calloc(n + 1, sizeof *x->raw);
+    if (x->files && x->keys && x->bytes && x->items && x->ends && x->chunk && x->raw) return TL_OK;
+    free_arrays(x);
     return tl_error_nomem(err);
 }
 
@@ -216,6 +231,7 @@ static void move_file(tl_append_files *from, size_t i, tl_append_files *to)
     to->bytes[k] = from->bytes[i];
     to->ends[k] = from->ends[i];
     to->chunk[k] = from->chunk[i];
+    to->raw[k] = from->raw[i];
 }
 
 /* Lets go of a merged file: deleted from the store when it went up (its
@@ -224,10 +240,7 @@ static void move_file(tl_append_files *from, size_t i, tl_append_files *to)
 static void drop_file(const tl_table *t, tl_append_files *f, size_t i, bool in_store)
 {
     if (in_store) tl_store_remove(t->lake->store, f->keys[i], NULL);
-    free(f->keys[i]);
-    tl_ice_data_file_clear(&f->files[i]);
-    tl_buf_free(&f->bytes[i]);
-    if (f->ends[i].schema.release) tl_rows_free(&f->ends[i]);
+    file_clear(f, i);
 }
 
 /* The files of f not merged (gone[i] false), then the outputs: those in the
@@ -268,6 +281,7 @@ static tl_status replace_merged(const tl_table *t, tl_append_files *f, size_t *u
     for (size_t i = 0; i < x->n; i++)
         x->items[i] = (tl_store_put_item){x->keys[i], x->bytes[i].data, x->bytes[i].len};
     free_arrays(f);
+    x->schema = f->schema;
     *f = *x;
     *uploaded = in_store;
     return TL_OK;

@@ -17,7 +17,11 @@
 #include "table/head.h"
 
 /* An append's data files: [0, uploaded) in the store (their bytes freed), the
- * rest encoded in memory, which the commit uploads in its parallel batch. */
+ * rest in memory, which the commit uploads in its parallel batch. A file in
+ * memory is encoded (`bytes`), or still its chunk's sorted rows (`raw`): a
+ * run that a merge will likely rewrite is not encoded before it (append.c).
+ * A raw run's entry has its row count, partition and an estimate of its
+ * encoded size only, and its key is its partition's folder ("…/data/p=x/"). */
 typedef struct tl_append_files {
     tl_ice_data_file *files;
     char **keys;
@@ -26,17 +30,48 @@ typedef struct tl_append_files {
     /* Each file's first and last row (a run of its chunk, sorted), or no rows
      * when not known (a merge's output). */
     tl_rows *ends;
-    int64_t *chunk; /* the chunk of the append that wrote it: later ones win ties */
+    int64_t *chunk;            /* the chunk of the append that wrote it: later ones win ties */
+    struct ArrowArray *raw;    /* rows not yet encoded (release set), with `schema` */
+    struct ArrowSchema schema; /* of the raw rows (the storage layout), once there are any */
     size_t n;
 } tl_append_files;
 
-/* Frees the files; with remove, deletes their objects too. */
+/* Frees the files; with remove, deletes the objects of encoded ones too. */
 void tl_append_files_free(tl_table *t, tl_append_files *f, bool remove);
 
-/* Encoded bytes an append holds in memory before it uploads them (the merge
- * then reads them back from the store). TIMELAKE_APPEND_HOLD_BYTES overrides
- * it, for tests of the uploaded path. */
+static inline bool tl_append_file_is_raw(const tl_append_files *f, size_t i)
+{
+    return f->raw[i].release != NULL;
+}
+
+/* Bytes of runs an append holds in memory (encoded, or rows not yet
+ * encoded) before it encodes and uploads them (the merge then reads them
+ * back from the store). TIMELAKE_APPEND_HOLD_BYTES overrides it, for tests
+ * of the uploaded path. */
 int64_t tl_append_hold_bytes(void);
+
+/* ---- Held runs (append_hold.c) ---- */
+
+/* Whether a chunk's runs are held as rows rather than encoded: not the
+ * first chunk's (a one-chunk append encodes as always, and the ratio of
+ * encoded to raw bytes, calibrated_bytes, comes from it); the last one's,
+ * whose rows are in memory anyway; the others' while what is held and the
+ * chunk's bytes stay within `limit`. */
+bool tl_append_hold_raw(int64_t chunks_before, int64_t calibrated_bytes, int64_t held,
+                        int64_t chunk_bytes, int64_t limit, bool last);
+/* About how many bytes rows take in memory (their buffers' sizes). */
+int64_t tl_append_rows_bytes(const struct ArrowSchema *schema, const struct ArrowArray *array);
+/* Bytes of files [from, n) held in memory: encoded, or raw rows. */
+int64_t tl_append_files_held(const tl_append_files *f, size_t from);
+/* Makes *e the parts' raw runs, taking their rows and partition values (the
+ * parts are left empty); each one's encoded size is estimated as its rows'
+ * bytes times `ratio`. On failure *e holds what was taken (free it). */
+tl_status tl_append_files_hold(const tl_table *t, const struct ArrowSchema *schema,
+                               tl_partition_rows *parts, size_t n_parts, double ratio,
+                               tl_append_files *e, tl_error *err);
+/* Encodes every raw run of f in memory (its bytes and items then set, its
+ * rows let go of); on failure, the runs not encoded stay raw. */
+tl_status tl_append_files_encode_raw(const tl_table *t, tl_append_files *f, tl_error *err);
 
 /* Merges the files of each partition whose key ranges overlap into files of
  * disjoint ranges (latest write wins among equal keys, the later chunk on a

@@ -33,6 +33,12 @@ static tl_status partition_dir(const tl_table *t, const tl_partition_rows *part,
     return TL_OK;
 }
 
+tl_status tl_data_file_folder(const tl_table *t, const tl_partition_rows *part, tl_buf *key,
+                              tl_error *err)
+{
+    return partition_dir(t, part, key, err);
+}
+
 static tl_status open_parquet(const tl_table *t, const struct ArrowSchema *schema,
                               tl_parquet_writer **out, tl_error *err)
 {

@@ -112,10 +112,14 @@ tl_status tl_merge_files(const tl_table *t, const tl_live_file *const *files, si
                          tl_error *err);
 /* An input of tl_merge_inputs: a file (its sequence number orders ties, its
  * path names it, its partition is the output's), read from `mem` when its
- * bytes are at hand (not yet uploaded), else from the store. Borrowed. */
+ * bytes are at hand (not yet uploaded), else from the store. Or rows not
+ * encoded at all (`rows`, in the storage layout and sorted; `file` then
+ * gives their count, an estimate of their encoded size, their sequence
+ * number and partition): read in place, a slice of rows at a time. Borrowed. */
 typedef struct tl_merge_input {
     const tl_live_file *file;
     const tl_buf *mem;
+    const tl_rows *rows;
 } tl_merge_input;
 /* Whether the merge compares keys of this column's type (integers, times,
  * strings and binary, not dictionaries): files keyed otherwise are not merged. */

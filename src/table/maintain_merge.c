@@ -47,6 +47,7 @@ typedef struct cursor {
     size_t order; /* commit order: later wins ties */
     char *key;    /* object key of the file */
     tl_store *store;
+    const tl_rows *raw; /* rows not encoded (tl_merge_input), or NULL */
     /* Open while a row group is read (its footer with the first): one open
      * per row group, not per column chunk, and few files open at once. */
     tl_store_reader *file;
@@ -253,6 +254,54 @@ static tl_status rank_opened(merge *m, tl_error *err)
     return TL_OK;
 }
 
+static const void *no_validity[1];
+
+static void release_nothing(struct ArrowArray *a)
+{
+    a->release = NULL;
+}
+
+static void release_slice(struct ArrowArray *a)
+{
+    free(a->private_data); /* the children's structs: their buffers are the caller's */
+    a->release = NULL;
+}
+
+/* Rows [start, start + len) of rows not encoded, as a row group: children
+ * offset into the caller's, who keeps them (a fallback leaves its inputs as
+ * they are). */
+static tl_status borrow_slice(const tl_rows *raw, int64_t start, int64_t len, tl_rows *out,
+                              tl_error *err)
+{
+    const struct ArrowArray *a = &raw->array;
+    size_t n = (size_t)a->n_children;
+    void *block = malloc((n + 1) * (sizeof(struct ArrowArray *) + sizeof(struct ArrowArray)));
+    if (block == NULL) return tl_error_nomem(err);
+    struct ArrowArray **ptrs = block, *kids = (struct ArrowArray *)(ptrs + n + 1);
+    for (size_t i = 0; i < n; i++) {
+        kids[i] = *a->children[i];
+        kids[i].offset += a->offset + start;
+        kids[i].length = len;
+        kids[i].null_count = kids[i].n_buffers > 0 && kids[i].buffers[0] ? -1 : 0;
+        kids[i].release = release_nothing;
+        kids[i].private_data = NULL;
+        ptrs[i] = &kids[i];
+    }
+    tl_status st = tl_schema_copy(&raw->schema, &out->schema, err);
+    if (st != TL_OK) {
+        free(block);
+        return st;
+    }
+    out->array = (struct ArrowArray){.length = len,
+                                     .n_buffers = 1,
+                                     .n_children = a->n_children,
+                                     .buffers = no_validity,
+                                     .children = ptrs,
+                                     .release = release_slice,
+                                     .private_data = block};
+    return TL_OK;
+}
+
 /* One row group as rows of the storage layout (*out NULL when it is empty). */
 static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
 {
@@ -261,10 +310,16 @@ static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
     *out = NULL;
     if (ch == NULL) return tl_error_nomem(err);
     ch->refs = 1;
-    tl_status st = tl_parquet_reader_read_row_group(c->reader, c->rg++, NULL, 0, &batch, err);
-    /* A file without an ingest-time column sorts before any that has one. */
-    if (st == TL_OK)
-        st = tl_append_prepare_take(m->t, &c->file_schema, &batch, 1, 0, &ch->rows, err);
+    tl_status st = TL_OK;
+    if (c->raw) { /* a slice's worth: what a gather of rows one by one concatenates */
+        int64_t start = (int64_t)c->rg++ * m->slice, n = c->raw->array.length - start;
+        st = borrow_slice(c->raw, start, n < m->slice ? n : m->slice, &ch->rows, err);
+    } else {
+        st = tl_parquet_reader_read_row_group(c->reader, c->rg++, NULL, 0, &batch, err);
+        /* A file without an ingest-time column sorts before any that has one. */
+        if (st == TL_OK)
+            st = tl_append_prepare_take(m->t, &c->file_schema, &batch, 1, 0, &ch->rows, err);
+    }
     if (batch.release) tl_array_release(&batch);
     if (st == TL_OK) st = make_views(m, ch, c->opening ? &c->unsorted : &m->unsorted, err);
     if (st == TL_OK && !c->opening && m->schema.release == NULL)
@@ -307,6 +362,12 @@ static tl_status next_row_group(merge *m, cursor *c, int *rel, tl_error *err)
 static tl_status open_cursor(merge *m, cursor *c, const tl_merge_input *in, tl_error *err)
 {
     tl_parquet_source src = {.ctx = c, .read = read_range};
+    int rel;
+    if (in->rows) {
+        c->raw = in->rows;
+        c->n_rg = (int)((in->rows->array.length + m->slice - 1) / m->slice);
+        return next_row_group(m, c, &rel, err);
+    }
     if (in->mem) {
         tl_parquet_source_from_memory(&src, in->mem->data, in->mem->len);
     } else {
@@ -324,7 +385,6 @@ static tl_status open_cursor(merge *m, cursor *c, const tl_merge_input *in, tl_e
     TL_TRY(tl_parquet_reader_open(&src, &c->reader, err));
     TL_TRY(tl_parquet_reader_schema(c->reader, &c->file_schema, err));
     c->n_rg = tl_parquet_reader_num_row_groups(c->reader);
-    int rel;
     return next_row_group(m, c, &rel, err);
 }
 

@@ -129,12 +129,15 @@ def test_overlapping_chunks_are_merged_into_disjoint_files(lake, lake_dir, monke
 def test_merged_files_are_split_at_the_target_size(lake, lake_dir, monkeypatch):
     """Output files of about the target size, still of disjoint ranges, also
     when the chunks went to the store first (more than an append holds) and
-    are read back from it."""
+    are read back from it, or when some were held as rows and some encoded
+    (a limit a chunk or two of rows fit in), read a slice of 128 rows at a
+    time (TIMELAKE_MERGE_SLICE_ROWS)."""
     data = shuffled(12000, seed=11)
     one = create(lake, "one")
     one.append(data, maintain=False)
     monkeypatch.setenv("TIMELAKE_APPEND_CHUNK_ROWS", str(CHUNK))
-    for hold in ("0", None):
+    monkeypatch.setenv("TIMELAKE_MERGE_SLICE_ROWS", "128")
+    for hold in ("0", "60000", None):
         if hold is None:
             monkeypatch.delenv("TIMELAKE_APPEND_HOLD_BYTES")
         else:

@@ -369,6 +369,37 @@ static tl_status run_replace(fixture *f, tl_error *err)
     return st;
 }
 
+/* An append of three chunks (TIMELAKE_APPEND_CHUNK_ROWS) of four rows whose
+ * runs overlap in both partitions: the first chunk encoded, the others held
+ * as rows (append_hold.c), merged per partition (append_merge.c). */
+static tl_status run_append_chunks(fixture *f, tl_error *err)
+{
+    struct ArrowArray batches[3];
+    int64_t old_day = (now_us / 86400000000LL - 60) * 86400000000LL;
+    for (int b = 0; b < 3; b++) {
+        int64_t times[4];
+        const char *keys[4];
+        for (int i = 0; i < 4; i++) {
+            int64_t base = i % 2 ? now_us - 3 * 3600000000LL : old_day;
+            times[i] = base + (int64_t)(100 + b * 4 + i) * 1000000LL;
+            keys[i] = i < 2 ? "pump-1" : "pump-2";
+        }
+        tbatch_time_key(&batches[b], times, keys, 4);
+    }
+    struct ArrowSchema copy;
+    struct ArrowArrayStream s;
+    CHECK_OK(tl_schema_copy(&f->schema, &copy, err), err);
+    CHECK_OK(tl_stream_from_batches(&copy, batches, 3, &s, err), err);
+    tl_append_options o = {.maintain = 0, .batch_id = "chunks-7"};
+    tl_append_result r;
+    setenv("TIMELAKE_APPEND_CHUNK_ROWS", "4", 1);
+    begin();
+    tl_status st = tl_table_append(f->t, &s, &o, &r, err);
+    alloc_fail_disarm();
+    unsetenv("TIMELAKE_APPEND_CHUNK_ROWS");
+    return st;
+}
+
 /* An append whose inline compaction is due (the fixture's old day is cold,
  * with three files) and its expiry (the fixture's snapshots are older than
  * snapshot-retention), both folded into its commit: the memory store folds
@@ -500,6 +531,7 @@ static const op ops[] = {
      {0},
      true},
     {"replace", run_replace, false, NO_ROLLUP, 20, 0, {0}, false},
+    {"append of three chunks merged", run_append_chunks, false, NO_ROLLUP, 40, 0, {0}, false},
     {"maintain", run_maintain, false, NO_ROLLUP, 60, 0, {0}, false},
     {"upgrade", run_upgrade, false, NO_ROLLUP, 20, 0, {39, 912}, false},
     {"set_properties", run_set_properties, false, NO_ROLLUP, 20, 0, {0}, false},
