@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +11,12 @@
 #define SLOTS 8
 #define MIN_BYTES ((size_t)64 << 10) /* smaller blocks malloc serves well */
 #define MAX_BYTES ((size_t)32 << 20) /* kept by one thread at most */
+/* Kept by all threads together: a server's many threads (the pool's up to
+ * 64, DuckDB's, its own) would otherwise keep up to 32 MiB each for as long
+ * as they live. Four threads' worth: a scan's threads on a small machine. */
+#define ALL_BYTES ((size_t)128 << 20)
+
+static atomic_size_t all_bytes;
 
 /* Oldest first. */
 typedef struct kept {
@@ -28,6 +35,7 @@ static void drop(void *p)
 {
     kept *k = p;
     for (size_t i = 0; i < k->n; i++) free(k->block[i]);
+    atomic_fetch_sub(&all_bytes, k->bytes);
     free(k);
     mine = NULL;
 }
@@ -53,6 +61,7 @@ static void *take(kept *k, size_t i)
 {
     void *p = k->block[i];
     k->bytes -= k->cap[i];
+    atomic_fetch_sub(&all_bytes, k->cap[i]);
     k->n--;
     memmove(&k->block[i], &k->block[i + 1], (k->n - i) * sizeof *k->block);
     memmove(&k->cap[i], &k->cap[i + 1], (k->n - i) * sizeof *k->cap);
@@ -93,9 +102,20 @@ void tl_scratch_free(void *p)
     }
     /* The oldest go: a decoder wants again the sizes it wanted last. */
     while (k->n == SLOTS || (k->n && k->bytes + cap > MAX_BYTES)) free(take(k, 0));
+    while (k->n && atomic_load(&all_bytes) + cap > ALL_BYTES) free(take(k, 0));
+    if (atomic_fetch_add(&all_bytes, cap) + cap > ALL_BYTES) { /* the others keep enough */
+        atomic_fetch_sub(&all_bytes, cap);
+        free(p);
+        return;
+    }
     k->block[k->n] = p;
     k->cap[k->n++] = cap;
     k->bytes += cap;
+}
+
+size_t tl_scratch_kept_all(void)
+{
+    return atomic_load(&all_bytes);
 }
 
 void tl_scratch_kept(size_t *blocks, size_t *bytes)

@@ -9,7 +9,8 @@
  * Blocks are malloc's: tl_scratch_free takes any pointer malloc, aligned_alloc
  * or tl_scratch_alloc returned (a small or unaligned one is freed at once),
  * and a block from tl_scratch_alloc may be passed to free() instead. A thread
- * keeps at most 8 blocks and 32 MiB; they are freed when it exits. */
+ * keeps at most 8 blocks and 32 MiB, all threads together 128 MiB; a
+ * thread's are freed when it exits. */
 #ifndef TL_CORE_SCRATCH_H
 #define TL_CORE_SCRATCH_H
 
@@ -24,5 +25,7 @@ void tl_scratch_free(void *p);
 
 /* The blocks and bytes this thread keeps (tests). */
 void tl_scratch_kept(size_t *blocks, size_t *bytes);
+/* The bytes all threads keep (tests). */
+size_t tl_scratch_kept_all(void);
 
 #endif

@@ -286,9 +286,48 @@ static void test_scratch_is_per_thread(void)
     CHECK(blocks == blocks0 && bytes == bytes0);
 }
 
+/* Threads that each keep two blocks of 12 MiB (within their own 32 MiB),
+ * all alive at once: together they keep no more than 128 MiB, and what a
+ * thread kept is let go of when it exits. The blocks are never touched:
+ * address space only. */
+#define KEEPERS 8
+
+static pthread_barrier_t kept_all, checked;
+
+static void *keeping_thread(void *arg)
+{
+    (void)arg;
+    void *a = tl_scratch_alloc(12 << 20), *b = tl_scratch_alloc(12 << 20);
+    tl_scratch_free(a);
+    tl_scratch_free(b);
+    pthread_barrier_wait(&kept_all);
+    pthread_barrier_wait(&checked); /* alive until the total is read */
+    return NULL;
+}
+
+static void test_scratch_is_bounded_process_wide(void)
+{
+    size_t before = tl_scratch_kept_all();
+    pthread_t th[KEEPERS];
+    CHECK(pthread_barrier_init(&kept_all, NULL, KEEPERS + 1) == 0);
+    CHECK(pthread_barrier_init(&checked, NULL, KEEPERS + 1) == 0);
+    for (int i = 0; i < KEEPERS; i++)
+        CHECK(pthread_create(&th[i], NULL, keeping_thread, NULL) == 0);
+    pthread_barrier_wait(&kept_all);
+    size_t all = tl_scratch_kept_all();
+    CHECK(all <= (size_t)128 << 20);
+    CHECK(all >= before + ((size_t)64 << 20)); /* still kept, up to the bound */
+    pthread_barrier_wait(&checked);
+    for (int i = 0; i < KEEPERS; i++) CHECK(pthread_join(th[i], NULL) == 0);
+    CHECK(tl_scratch_kept_all() == before);
+    pthread_barrier_destroy(&kept_all);
+    pthread_barrier_destroy(&checked);
+}
+
 UNIT_TESTS(UNIT(test_scratch_keeps_large_blocks), UNIT(test_scratch_is_per_thread),
-           UNIT(test_buf_grows_and_terminates), UNIT(test_grow_doubles_and_keeps),
-           UNIT(test_grow_refuses_overflow), UNIT(test_format_i64_as_printf), UNIT(test_uuid_form),
+           UNIT(test_scratch_is_bounded_process_wide), UNIT(test_buf_grows_and_terminates),
+           UNIT(test_grow_doubles_and_keeps), UNIT(test_grow_refuses_overflow),
+           UNIT(test_format_i64_as_printf), UNIT(test_uuid_form),
            UNIT(test_random_ids_do_not_repeat), UNIT(test_forked_child_draws_other_ids),
            UNIT(test_threads_draw_other_ids), UNIT(test_error_prefix_keeps_code),
            UNIT(test_arrow_type_round_trip), UNIT(test_metadata_encode_find),
