@@ -34,6 +34,7 @@ typedef struct chunk {
     int8_t key_width[MAX_KEYS]; /* bits of an integer key, 0 for bytes: resolved once */
     size_t n_keys, n_series;    /* the series key's first, then time */
     int32_t *rank;              /* per row, its series' rank (maintain_series.h), or NULL */
+    bool rank_borrowed;         /* a slice of its cursor's raw_ranks */
     const int64_t *time;        /* the time key's values when 64-bit without nulls, or NULL */
     bool has_ingest;
     int8_t ingest_width;
@@ -48,6 +49,7 @@ typedef struct cursor {
     char *key;    /* object key of the file */
     tl_store *store;
     const tl_rows *raw; /* rows not encoded (tl_merge_input), or NULL */
+    int32_t *raw_ranks; /* the ranks of all of their rows' series, or NULL */
     /* Open while a row group is read (its footer with the first): one open
      * per row group, not per column chunk, and few files open at once. */
     tl_store_reader *file;
@@ -96,7 +98,7 @@ static void chunk_unref(chunk *c)
     if (c->has_ingest) tl_array_view_free(&c->ingest);
     for (int64_t i = 0; i < c->n_cols; i++) tl_array_view_free(&c->cols[i]);
     free(c->cols);
-    free(c->rank);
+    if (!c->rank_borrowed) free(c->rank);
     tl_rows_free(&c->rows);
     free(c);
 }
@@ -217,42 +219,7 @@ static tl_status make_views(merge *m, chunk *ch, bool *unsorted, tl_error *err)
     return TL_OK;
 }
 
-/* ---- Ranking the series (maintain_series.h) ---- */
-
-/* c->rank: the ranks of its rows' series, or NULL when one of them was not
- * ranked (a row group read after the ranking, with a new series). Before the
- * ranking it holds their ids. */
-static tl_status chunk_ranks(merge *m, chunk *c, tl_error *err)
-{
-    bool found;
-    c->rank = malloc((size_t)c->rows.array.length * sizeof *c->rank);
-    if (c->rank == NULL) return tl_error_nomem(err);
-    tl_status st =
-        tl_series_set_lookup(&m->series, c->keys, c->rows.array.length, c->rank, &found, err);
-    if (st != TL_OK || !found) {
-        free(c->rank);
-        c->rank = NULL;
-    }
-    return st;
-}
-
-/* Ranks the series of the row groups the inputs open with (a small file is
- * one row group): from then on the rows of two ranked row groups compare by
- * rank, then time. */
-static tl_status rank_opened(merge *m, tl_error *err)
-{
-    chunk *first = m->n_heap ? m->heap[0]->cur : NULL;
-    if (m->unsorted || first == NULL || first->n_series == 0) return TL_OK;
-    tl_series_set_init(&m->series, first->key_width, first->n_series);
-    m->ranking = true;
-    for (size_t i = 0; i < m->n_heap; i++) TL_TRY(chunk_ranks(m, m->heap[i]->cur, err));
-    TL_TRY(tl_series_set_rank(&m->series, err));
-    for (size_t i = 0; i < m->n_heap; i++) {
-        chunk *c = m->heap[i]->cur;
-        tl_series_set_ids_to_ranks(&m->series, c->rank, c->rows.array.length);
-    }
-    return TL_OK;
-}
+/* ---- Rows not encoded (tl_merge_input.rows) ---- */
 
 static const void *no_validity[1];
 
@@ -302,6 +269,74 @@ static tl_status borrow_slice(const tl_rows *raw, int64_t start, int64_t len, tl
     return TL_OK;
 }
 
+/* ---- Ranking the series (maintain_series.h) ---- */
+
+/* c->rank: the ranks of its rows' series, or NULL when one of them was not
+ * ranked (a row group read after the ranking, with a new series). Before the
+ * ranking it holds their ids. */
+static tl_status chunk_ranks(merge *m, chunk *c, tl_error *err)
+{
+    bool found;
+    c->rank = malloc((size_t)c->rows.array.length * sizeof *c->rank);
+    if (c->rank == NULL) return tl_error_nomem(err);
+    tl_status st =
+        tl_series_set_lookup(&m->series, c->keys, c->rows.array.length, c->rank, &found, err);
+    if (st != TL_OK || !found) {
+        free(c->rank);
+        c->rank = NULL;
+    }
+    return st;
+}
+
+/* Adds the series of all the rows of an input not encoded, not only of its
+ * first slice, and keeps their ids (ranks once ranked): the slices read
+ * later rank too, without a lookup (a run of a time-ordered append holds
+ * every series; its first slice, a few). */
+static tl_status add_raw_series(merge *m, cursor *c, tl_error *err)
+{
+    const tl_rows *raw = c->raw;
+    chunk whole = {.refs = 1};
+    bool unsorted = false, found;
+    int64_t n = raw->array.length;
+    TL_TRY(borrow_slice(raw, 0, n, &whole.rows, err));
+    tl_status st = make_views(m, &whole, &unsorted, err);
+    int32_t *ids = st == TL_OK ? malloc((size_t)(n > 0 ? n : 1) * sizeof *ids) : NULL;
+    if (st == TL_OK && ids == NULL) st = tl_error_nomem(err);
+    if (st == TL_OK && !unsorted)
+        st = tl_series_set_lookup(&m->series, whole.keys, n, ids, &found, err);
+    if (st == TL_OK && !unsorted)
+        c->raw_ranks = ids;
+    else
+        free(ids);
+    for (size_t k = 0; k < whole.n_keys; k++) tl_array_view_free(&whole.keys[k]);
+    if (whole.has_ingest) tl_array_view_free(&whole.ingest);
+    tl_rows_free(&whole.rows);
+    return st;
+}
+
+/* Ranks the series of the row groups the inputs open with (a small file is
+ * one row group): from then on the rows of two ranked row groups compare by
+ * rank, then time. */
+static tl_status rank_opened(merge *m, tl_error *err)
+{
+    chunk *first = m->n_heap ? m->heap[0]->cur : NULL;
+    if (m->unsorted || first == NULL || first->n_series == 0) return TL_OK;
+    tl_series_set_init(&m->series, first->key_width, first->n_series);
+    m->ranking = true;
+    for (size_t i = 0; i < m->n_heap; i++) TL_TRY(chunk_ranks(m, m->heap[i]->cur, err));
+    for (size_t i = 0; i < m->n_heap; i++)
+        if (m->heap[i]->raw) TL_TRY(add_raw_series(m, m->heap[i], err));
+    TL_TRY(tl_series_set_rank(&m->series, err));
+    for (size_t i = 0; i < m->n_heap; i++) {
+        chunk *c = m->heap[i]->cur;
+        tl_series_set_ids_to_ranks(&m->series, c->rank, c->rows.array.length);
+        if (m->heap[i]->raw_ranks)
+            tl_series_set_ids_to_ranks(&m->series, m->heap[i]->raw_ranks,
+                                       m->heap[i]->raw->array.length);
+    }
+    return TL_OK;
+}
+
 /* One row group as rows of the storage layout (*out NULL when it is empty). */
 static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
 {
@@ -311,8 +346,9 @@ static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
     if (ch == NULL) return tl_error_nomem(err);
     ch->refs = 1;
     tl_status st = TL_OK;
+    int64_t start = 0;
     if (c->raw) { /* a slice's worth: what a gather of rows one by one concatenates */
-        int64_t start = (int64_t)c->rg++ * m->slice, n = c->raw->array.length - start;
+        int64_t n = c->raw->array.length - (start = (int64_t)c->rg++ * m->slice);
         st = borrow_slice(c->raw, start, n < m->slice ? n : m->slice, &ch->rows, err);
     } else {
         st = tl_parquet_reader_read_row_group(c->reader, c->rg++, NULL, 0, &batch, err);
@@ -329,7 +365,11 @@ static tl_status load_chunk(merge *m, cursor *c, chunk **out, tl_error *err)
         return st;
     }
     *(c->opening ? &c->rows_in : &m->out->rows_in) += ch->rows.array.length;
-    if (!c->opening && m->ranking && !m->unsorted && (st = chunk_ranks(m, ch, err)) != TL_OK) {
+    if (!c->opening && m->ranking && !m->unsorted && c->raw_ranks) {
+        ch->rank = c->raw_ranks + start;
+        ch->rank_borrowed = true;
+    } else if (!c->opening && m->ranking && !m->unsorted &&
+               (st = chunk_ranks(m, ch, err)) != TL_OK) {
         chunk_unref(ch);
         return st;
     }
@@ -391,6 +431,7 @@ static tl_status open_cursor(merge *m, cursor *c, const tl_merge_input *in, tl_e
 static void close_cursor(cursor *c)
 {
     chunk_unref(c->cur);
+    free(c->raw_ranks);
     if (c->file_schema.release) tl_schema_release(&c->file_schema);
     tl_parquet_reader_free(c->reader);
     tl_store_reader_close(c->file);
@@ -651,6 +692,33 @@ static tl_status emit(merge *m, chunk *c, int64_t row, tl_error *err)
     return m->pending >= m->slice ? flush(m, false, err) : TL_OK;
 }
 
+/* Emits rows [row, row + n) of c, as emit does one at a time: split where
+ * the output's slices and files end. */
+static tl_status emit_rows(merge *m, chunk *c, int64_t row, int64_t n, tl_error *err)
+{
+    while (n > 0) {
+        int64_t room = m->slice - m->pending, to_file = m->per_file - m->file_rows - m->pending;
+        room = to_file < room ? to_file : room;
+        int64_t k = n < room ? n : room > 0 ? room : 1;
+        segment *last = m->n_segs ? &m->segs[m->n_segs - 1] : NULL;
+        if (last && last->c == c && last->start + last->len == row) {
+            last->len += k;
+        } else {
+            if (TL_GROW(m->segs, m->cap_segs, m->n_segs + 1, 256) != 0) return tl_error_nomem(err);
+            c->refs++;
+            m->segs[m->n_segs++] = (segment){c, row, k};
+        }
+        m->pending += k;
+        row += k;
+        n -= k;
+        if (m->file_rows + m->pending >= m->per_file)
+            TL_TRY(flush(m, true, err));
+        else if (m->pending >= m->slice)
+            TL_TRY(flush(m, false, err));
+    }
+    return TL_OK;
+}
+
 /* ---- Merging ---- */
 
 /* Moves the cursor one row on, checking the order; *rel is how the row left
@@ -747,6 +815,23 @@ static int64_t run_end(const chunk *c, int64_t from, int64_t limit, const cursor
     return hi;
 }
 
+/* The first row at or after `from` (before `end`) not strictly below the
+ * next one, or `end` when each is (the last row past the others): the rows
+ * before it hold no equal keys and are in order, so each goes out as it is.
+ * Ranked rows with 64-bit times compare in a tight loop. */
+static int64_t increasing_until(const chunk *ch, int64_t from, int64_t end)
+{
+    int64_t i = from;
+    if (ch->rank && ch->time) {
+        const int32_t *r = ch->rank;
+        const int64_t *t = ch->time;
+        while (i + 1 < end && (r[i] < r[i + 1] || (r[i] == r[i + 1] && t[i] < t[i + 1]))) i++;
+    } else {
+        while (i + 1 < end && cmp_rows(ch, i, ch, i + 1) < 0) i++;
+    }
+    return i + 1 < end ? i : end;
+}
+
 /* The rows of the top cursor that sort below every other input's current row
  * are emitted straight from it, without the heap: one comparison per row (with
  * its neighbour: the order check, and which rows hold equal keys), where the
@@ -768,8 +853,14 @@ static tl_status emit_run(merge *m, bool dedup, bool *done, tl_error *err)
         if ((rel = cmp_rows(ch, end - 1, ch, end)) > 0) m->unsorted = true;
         if (rel != 0) break;
     }
-    int64_t best = from;
-    for (int64_t i = from; i < end && !m->unsorted; i++) {
+    for (int64_t i = from, best = from; i < end && !m->unsorted; i++) {
+        int64_t plain = i == best ? increasing_until(ch, i, end) : i; /* not among equal keys */
+        if (plain > i) {
+            TL_TRY(emit_rows(m, ch, i, plain - i, err));
+            best = plain;
+            i = plain - 1;
+            continue;
+        }
         int rel = i + 1 < end ? cmp_rows(ch, i, ch, i + 1) : -1;
         if (rel > 0) {
             m->unsorted = true;
