@@ -35,7 +35,7 @@ static void release_array(struct ArrowArray *a)
 
 /* A new array of `length` with n_buffers buffers and n_children zeroed,
  * owned children. */
-static bool new_array(struct ArrowArray *a, int64_t length, int64_t n_buffers, int64_t n_children)
+bool karray_new(struct ArrowArray *a, int64_t length, int64_t n_buffers, int64_t n_children)
 {
     owned_array *o = calloc(1, sizeof *o);
     if (o == NULL) return false;
@@ -60,7 +60,7 @@ static bool new_array(struct ArrowArray *a, int64_t length, int64_t n_buffers, i
     return true;
 }
 
-static void set_buffer(struct ArrowArray *a, int i, void *data)
+void karray_set_buffer(struct ArrowArray *a, int i, void *data)
 {
     owned_array *o = a->private_data;
     o->buffers[i] = data;
@@ -382,7 +382,7 @@ static bool take_validity(kcol c, const int64_t *rows, size_t n, struct ArrowArr
     if (v == NULL) return false;
     for (size_t r = 0; r < n; r++)
         if (!kcol_is_null(c, rows[r])) v[r >> 3] |= (uint8_t)(1 << (r & 7));
-    set_buffer(out, 0, v);
+    karray_set_buffer(out, 0, v);
     return true;
 }
 
@@ -398,7 +398,7 @@ static bool take_column(kcol c, const int64_t *rows, size_t n, const char *want,
                  c.schema->name ? c.schema->name : "?", f, want);
         return false;
     }
-    if (!new_array(out, (int64_t)n, utf8 || large ? 3 : 2, 0)) goto oom;
+    if (!karray_new(out, (int64_t)n, utf8 || large ? 3 : 2, 0)) goto oom;
     if (!take_validity(c, rows, n, out)) goto oom;
     if (utf8 || large) {
         size_t total = 0, ow = large ? 8 : 4;
@@ -429,8 +429,8 @@ static bool take_column(kcol c, const int64_t *rows, size_t n, const char *want,
                 pos += len;
             }
         }
-        set_buffer(out, 1, offsets);
-        set_buffer(out, 2, data);
+        karray_set_buffer(out, 1, offsets);
+        karray_set_buffer(out, 2, data);
         return true;
     }
     if (w == 0) {
@@ -439,7 +439,7 @@ static bool take_column(kcol c, const int64_t *rows, size_t n, const char *want,
         for (size_t r = 0; r < n; r++)
             if (bit(c.array->buffers[1], rows[r] + c.base + c.array->offset))
                 bits[r >> 3] |= (uint8_t)(1 << (r & 7));
-        set_buffer(out, 1, bits);
+        karray_set_buffer(out, 1, bits);
         return true;
     }
     char *data = malloc(n * (size_t)w + 1);
@@ -447,7 +447,7 @@ static bool take_column(kcol c, const int64_t *rows, size_t n, const char *want,
     const char *src = c.array->buffers[1];
     for (size_t r = 0; r < n; r++)
         memcpy(data + r * (size_t)w, src + (rows[r] + c.base + c.array->offset) * w, (size_t)w);
-    set_buffer(out, 1, data);
+    karray_set_buffer(out, 1, data);
     return true;
 oom:
     if (out->release) out->release(out);
@@ -460,7 +460,7 @@ bool kbatch_take(const kbatch *b, const int *cols, size_t ncols, const int64_t *
 {
     memset(out, 0, sizeof *out);
     err[0] = '\0';
-    if (!new_array(&out->array, (int64_t)n, 1, (int64_t)ncols) ||
+    if (!karray_new(&out->array, (int64_t)n, 1, (int64_t)ncols) ||
         !copy_schema(schema, &out->schema)) {
         kbatch_release(out);
         snprintf(err, errlen, "out of memory");
@@ -499,7 +499,7 @@ bool kbatch_pick(kbatch *b, const int *cols, size_t ncols, const struct ArrowSch
 {
     memset(out, 0, sizeof *out);
     if (!pickable(b, cols, ncols, schema)) return false;
-    if (!new_array(&out->array, b->array.length, 1, (int64_t)ncols) ||
+    if (!karray_new(&out->array, b->array.length, 1, (int64_t)ncols) ||
         !copy_schema(schema, &out->schema)) {
         kbatch_release(out);
         return false;
@@ -524,7 +524,7 @@ bool kbatch_add_row_numbers(kbatch *b, const char *name, int64_t *next)
     int64_t n = b->array.n_children, len = b->array.length;
     if (b->array.offset != 0) return false; /* readers hand out unsliced batches */
     kbatch nb = {0};
-    if (!new_array(&nb.array, len, 1, n + 1) || !new_schema(&nb.schema, "+s", NULL, n + 1)) {
+    if (!karray_new(&nb.array, len, 1, n + 1) || !new_schema(&nb.schema, "+s", NULL, n + 1)) {
         kbatch_release(&nb);
         return false;
     }
@@ -533,14 +533,14 @@ bool kbatch_add_row_numbers(kbatch *b, const char *name, int64_t *next)
         ok = copy_schema(b->schema.children[i], nb.schema.children[i]);
     ok = ok && new_schema(nb.schema.children[n], "l", name, 0);
     int64_t *nums = ok ? malloc((size_t)(len ? len : 1) * sizeof *nums) : NULL;
-    ok = nums && new_array(nb.array.children[n], len, 2, 0);
+    ok = nums && karray_new(nb.array.children[n], len, 2, 0);
     if (!ok) {
         free(nums);
         kbatch_release(&nb);
         return false;
     }
     for (int64_t r = 0; r < len; r++) nums[r] = (*next)++;
-    set_buffer(nb.array.children[n], 1, nums);
+    karray_set_buffer(nb.array.children[n], 1, nums);
     /* Move the children out of the old parent, which the new one releases
      * (as the Arrow spec allows: a parent's release skips moved children). */
     owned_array *o = nb.array.private_data;

@@ -64,6 +64,12 @@ bool kbatch_take(const kbatch *b, const int *cols, size_t ncols, const int64_t *
 bool kbatch_pick(kbatch *b, const int *cols, size_t ncols, const struct ArrowSchema *schema,
                  kbatch *out);
 
+/* A new array of `length` with n_buffers buffers (set with karray_set_buffer,
+ * which hands the buffer over: freed with the array) and n_children zeroed
+ * children, owned. Returns false when out of memory. */
+bool karray_new(struct ArrowArray *a, int64_t length, int64_t n_buffers, int64_t n_children);
+void karray_set_buffer(struct ArrowArray *a, int i, void *data);
+
 /* A new struct schema of flat, nullable columns (formats and names). */
 bool kschema_struct(struct ArrowSchema *out, const char *const *formats, const char *const *names,
                     size_t n);

@@ -48,15 +48,20 @@ bool kfeed_init(kfeed *f)
     f->sql = calloc(f->config->nsources + 1, sizeof *f->sql);
     f->sql_ordered = calloc(f->config->nsources + 1, sizeof *f->sql_ordered);
     f->failed_why = calloc(f->config->nmappings + 1, sizeof *f->failed_why);
+    f->fast = calloc(f->config->nsources + 1, sizeof *f->fast);
     f->status = KARET_OK;
     if (!(f->read && f->errors && f->skipped && f->sql && f->sql_ordered && f->failed_why &&
-          ktable_arrow_schema(f->table, &f->schema)))
+          f->fast && ktable_arrow_schema(f->table, &f->schema)))
         return false;
     /* Compiled now: the threads reading ahead only read them. */
-    for (size_t i = 0; i < f->files->len; i++)
-        if (source_sql(f, f->files->items[i].source, false) == NULL ||
-            source_sql(f, f->files->items[i].source, true) == NULL)
+    for (size_t i = 0; i < f->files->len; i++) {
+        const ksource *s = f->files->items[i].source;
+        if (source_sql(f, s, false) == NULL || source_sql(f, s, true) == NULL) return false;
+        bool oom = false;
+        if (f->fast[s->index] == NULL &&
+            (f->fast[s->index] = kfast_plan(f->config, f->table, s, &oom)) == NULL && oom)
             return false;
+    }
     tl_lake *lakes[KAHEAD_MAX_THREADS] = {f->objects};
     size_t nlakes = 1;
     for (size_t i = 0; i < f->nreaders && nlakes < KAHEAD_MAX_THREADS; i++)
@@ -75,6 +80,8 @@ void kfeed_free(kfeed *f)
     for (size_t i = 0; f->sql_ordered && i < f->config->nsources; i++) free(f->sql_ordered[i]);
     free(f->sql);
     free(f->sql_ordered);
+    for (size_t i = 0; f->fast && i < f->config->nsources; i++) kfast_free(f->fast[i]);
+    free(f->fast);
     for (size_t i = 0; f->failed_why && i < f->config->nmappings; i++) free(f->failed_why[i]);
     free(f->failed_why);
     for (size_t i = f->pending_next; i < f->pending.len; i++) kbatch_release(&f->pending.items[i]);
@@ -222,16 +229,21 @@ static bool in_order(const kbatches *res)
     return true;
 }
 
-/* Runs the mappings over the file's rows (consumed) into r->mapped. */
-static void map_rows(kfeed *f, tl_lake *lake, const kfile *file, kbatches *rows, bool ordered,
+/* Runs the mappings over the file's rows (consumed) into r->mapped; true
+ * when they were evaluated in C (in ingest order, as C goes). */
+static bool map_rows(kfeed *f, tl_lake *lake, const kfile *file, kbatches *rows, bool ordered,
                      kread *r)
 {
+    const kfast *fast = f->fast[file->source->index];
+    int rc = fast ? kfast_map(fast, rows, &r->mapped) : 1;
+    if (rc < 0) read_fail(r, -1, KARET_ERR_FAILED, "%s%s", "out of memory", "");
+    if (rc <= 0) return true;
     /* compiled by kfeed_init */
     const char *sql = (ordered ? f->sql_ordered : f->sql)[file->source->index];
     struct ArrowArrayStream in = {0}, result = {0};
     if (!kbatches_stream(rows, &rows->items[0].schema, &in)) {
         read_fail(r, -1, KARET_ERR_FAILED, "%s%s", "out of memory", "");
-        return;
+        return false;
     }
     tl_sql_input input = {KARET_SRC, &in};
     tl_sql_options so = {.inputs = &input, .inputs_len = 1, .only_namespace = 1};
@@ -242,11 +254,12 @@ static void map_rows(kfeed *f, tl_lake *lake, const kfile *file, kbatches *rows,
         snprintf(what, sizeof what, "mapping the rows of %s into table %s", file->key,
                  f->table->id);
         read_fail(r, -1, status_of_tl(st), "%s: %s", what, err.message);
-        return;
+        return false;
     }
     char msg[1024] = "";
     if (kbatches_drain(&result, &r->mapped, msg, sizeof msg) != 0)
         read_fail(r, -1, KARET_ERR_FAILED, "mapping the rows of %s: %s", file->key, msg);
+    return false;
 }
 
 /* What can be done for a file before the files ahead of it are done:
@@ -272,9 +285,9 @@ static void read_and_map(void *ctx, tl_lake *lake, size_t i, kread *r)
     r->fetched = true;
     kbatches rows = {0};
     read_rows(file, len, r, &rows);
-    if (r->rc == 0 && r->rows > 0) map_rows(f, lake, file, &rows, false, r);
+    bool in_c = r->rc == 0 && r->rows > 0 && map_rows(f, lake, file, &rows, false, r);
     kbatches_free(&rows);
-    if (r->rc != 0 || in_order(&r->mapped)) return;
+    if (r->rc != 0 || in_c || in_order(&r->mapped)) return;
     /* DuckDB gave the rows in another order (a join may): read the file
      * again and ask for the order. */
     kbatches_free(&r->mapped);

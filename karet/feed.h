@@ -23,6 +23,7 @@
 #include "feed_ahead.h"
 #include "files.h"
 #include "kset.h"
+#include "map_fast.h"
 
 typedef struct kfeed_stats {
     int64_t files, rows_read, rows_out, rows_deduped, lines_skipped, values_nulled, errors;
@@ -53,6 +54,7 @@ typedef struct kfeed {
     /* state */
     size_t next;
     char **sql, **sql_ordered; /* per source index: the mapping query, without and with ORDER BY */
+    kfast **fast;              /* per source index: the mappings evaluated in C, or NULL */
     kbatches pending;
     size_t pending_next;
     kset seen;
