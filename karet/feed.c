@@ -26,15 +26,25 @@ const char *ktype_arrow(ktype t)
     }
 }
 
-bool ktable_arrow_schema(const ktable *t, struct ArrowSchema *out)
+static bool arrow_schema(const ktable *t, bool large, struct ArrowSchema *out)
 {
     const char *formats[256], *names[256];
     if (t->ncolumns > 256) return false;
     for (size_t i = 0; i < t->ncolumns; i++) {
-        formats[i] = ktype_arrow(t->columns[i].type);
+        formats[i] = ktype_arrow_as(t->columns[i].type, large);
         names[i] = t->columns[i].name;
     }
     return kschema_struct(out, formats, names, t->ncolumns);
+}
+
+bool ktable_arrow_schema(const ktable *t, struct ArrowSchema *out)
+{
+    return arrow_schema(t, false, out);
+}
+
+const char *ktype_arrow_as(ktype t, bool large)
+{
+    return large && t == KT_STRING ? "U" : ktype_arrow(t);
 }
 
 static const char *source_sql(kfeed *f, const ksource *s, bool ordered);
@@ -51,7 +61,7 @@ bool kfeed_init(kfeed *f)
     f->fast = calloc(f->config->nsources + 1, sizeof *f->fast);
     f->status = KARET_OK;
     if (!(f->read && f->errors && f->skipped && f->sql && f->sql_ordered && f->failed_why &&
-          f->fast && ktable_arrow_schema(f->table, &f->schema)))
+          f->fast && arrow_schema(f->table, true, &f->schema)))
         return false;
     /* Compiled now: the threads reading ahead only read them. */
     for (size_t i = 0; i < f->files->len; i++) {

@@ -73,5 +73,9 @@ void kfeed_free(kfeed *f);
 /* The Arrow schema of a table's columns as karet writes them. */
 bool ktable_arrow_schema(const ktable *t, struct ArrowSchema *out);
 const char *ktype_arrow(ktype t);
+/* The same, text as large utf8 (U) when `large`: the rows a run hands the
+ * table are in the library's storage type for text, so that they are moved
+ * into the append, not cast (a copy). */
+const char *ktype_arrow_as(ktype t, bool large);
 
 #endif

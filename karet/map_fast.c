@@ -753,8 +753,8 @@ static uint8_t *validity(const fvec *v, const int64_t *sel, int64_t k, int64_t *
     return bits;
 }
 
-/* Rows sel[0..k) of v as an Arrow array of type t; 1 when it does not fit
- * (strings over 2 GiB), -1 when out of memory. */
+/* Rows sel[0..k) of v as an Arrow array of type t (text as large utf8, the
+ * table's storage type); -1 when out of memory. */
 static int build(const fvec *v, ktype t, const int64_t *sel, int64_t k, struct ArrowArray *out)
 {
     int64_t nulls;
@@ -770,18 +770,17 @@ static int build(const fvec *v, ktype t, const int64_t *sel, int64_t k, struct A
     if (t == KT_STRING) {
         int64_t total = 0;
         for (int64_t j = 0; j < k; j++) total += v->nul[sel[j]] ? 0 : v->s[sel[j]].n;
-        if (total > INT32_MAX) return 1;
-        int32_t *off = malloc((size_t)(k + 1) * sizeof *off);
+        int64_t *off = malloc((size_t)(k + 1) * sizeof *off);
         char *bytes = malloc((size_t)total + 1);
         karray_set_buffer(out, 1, off);
         karray_set_buffer(out, 2, bytes);
         if (off == NULL || bytes == NULL) return -1;
-        int32_t at = 0;
+        int64_t at = 0;
         for (int64_t j = 0; j < k; j++) {
             off[j] = at;
             if (v->nul[sel[j]]) continue;
             memcpy(bytes + at, v->s[sel[j]].p, (size_t)v->s[sel[j]].n);
-            at += (int32_t)v->s[sel[j]].n;
+            at += v->s[sel[j]].n;
         }
         off[k] = at;
         return 0;
@@ -841,7 +840,7 @@ static bool output_schema(const ktable *t, struct ArrowSchema *out)
         formats[0] = "i", names[0] = KARET_COL_MAPPING;
         formats[1] = "l", names[1] = KARET_COL_ROW;
         for (size_t i = 0; i < t->ncolumns; i++) {
-            formats[i + 2] = ktype_arrow(t->columns[i].type);
+            formats[i + 2] = ktype_arrow_as(t->columns[i].type, true);
             names[i + 2] = t->columns[i].name;
         }
         formats[n - 1] = "u", names[n - 1] = KARET_COL_VIOLATION;

@@ -29,7 +29,8 @@ void kfast_free(kfast *p);
 /* Maps the file's rows (batches with the source's columns and
  * KARET_COL_ROW) into *out, appended: batches of the columns the mapping
  * query returns (KARET_COL_MAPPING, KARET_COL_ROW, the table's columns,
- * KARET_COL_VIOLATION), in ingest order. Returns 0, or 1 when the file must
+ * KARET_COL_VIOLATION), in ingest order, the table's text columns as large
+ * utf8 (U), the library's storage type. Returns 0, or 1 when the file must
  * go to DuckDB (*out unchanged), or -1 when out of memory. */
 int kfast_map(const kfast *p, const kbatches *rows, kbatches *out);
 
