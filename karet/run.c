@@ -285,6 +285,35 @@ static void partition_key(const tap *tp, const kcol *cols, int64_t r, kbuf *key)
     }
 }
 
+/* Whether rows a and b hold equal values in every partition column (so one
+ * partition), read straight from the buffers of the common types; false
+ * when not known. */
+static bool same_values(const tap *tp, const kcol *cols, int64_t a, int64_t b)
+{
+    for (size_t i = 0; i < tp->t->npartitions; i++) {
+        const struct ArrowArray *arr = cols[i].array;
+        if (arr == NULL) continue;
+        if (arr->null_count != 0) return false;
+        const char *f = cols[i].schema->format;
+        int64_t at = cols[i].base + arr->offset;
+        const void *d = arr->buffers[1];
+        if (strcmp(f, "tdD") == 0 || strcmp(f, "i") == 0) {
+            if (((const int32_t *)d)[at + a] != ((const int32_t *)d)[at + b]) return false;
+        } else if (strcmp(f, "l") == 0 || strncmp(f, "ts", 2) == 0) {
+            if (((const int64_t *)d)[at + a] != ((const int64_t *)d)[at + b]) return false;
+        } else if (strcmp(f, "U") == 0) {
+            const int64_t *o = d;
+            const char *bytes = arr->buffers[2];
+            int64_t la = o[at + a + 1] - o[at + a], lb = o[at + b + 1] - o[at + b];
+            if (la != lb || memcmp(bytes + o[at + a], bytes + o[at + b], (size_t)la) != 0)
+                return false;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int tap_next(struct ArrowArrayStream *s, struct ArrowArray *out)
 {
     tap *tp = s->private_data;
@@ -301,9 +330,11 @@ static int tap_next(struct ArrowArrayStream *s, struct ArrowArray *out)
         int ci = kbatch_column(&schema, tp->t->columns[tp->t->partitions[i].column].name);
         if (ci >= 0) cols[i] = kbatch_col(&b, ci);
     }
-    /* Rows come mostly in runs of one partition: a set lookup per run. */
+    /* Rows come mostly in runs of one partition: a set lookup per run, and
+     * a key only where a partition column's value changes. */
     kbuf key = {0}, prev = {0};
     for (int64_t r = 0; r < out->length; r++) {
+        if (r > 0 && same_values(tp, cols, r - 1, r)) continue;
         partition_key(tp, cols, r, &key);
         if (key.oom) break;
         if (r > 0 && key.len == prev.len && (key.len == 0 || !memcmp(key.data, prev.data, key.len)))
