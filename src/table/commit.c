@@ -46,7 +46,7 @@
 typedef struct commit_state {
     int64_t snapshot_id;
     char *manifest_key;
-    tl_buf manifest_avro;           /* uploaded by the first attempt's batch */
+    tl_buf manifest_avro;           /* uploaded by the first batch (see carried) */
     tl_head_objects fresh;          /* the same, by URL, for the head object */
     tl_ice_manifest_file *manifest; /* the new manifest's list entry; seq set per attempt */
     char *list_key;                 /* this attempt's manifest list */
@@ -58,10 +58,14 @@ typedef struct commit_state {
     tl_ice_manifest_file *deleted;
     size_t n_deleted;
     int64_t removed_files, removed_rows, removed_bytes;
-    tl_manifest_merge merge;            /* this attempt's merge of the parent's manifests */
-    int32_t schema_id, spec_id;         /* what the files were written against */
-    bool may_have_landed;               /* a create succeeded or its outcome is unknown */
-    bool folded;                        /* this attempt's version holds req->fold's snapshot */
+    tl_manifest_merge merge;    /* this attempt's merge of the parent's manifests */
+    int32_t schema_id, spec_id; /* what the files were written against */
+    bool may_have_landed;       /* a create succeeded or its outcome is unknown */
+    bool folded;                /* this attempt's version holds req->fold's snapshot */
+    /* The data files, attachments and manifest went up with an attempt's
+     * batch: the first attempt that got as far as uploading (one can lose
+     * before, when another writer expired its parent snapshot). */
+    bool carried;
     char warning[TL_ERROR_MESSAGE_MAX]; /* the parent's index was rebuilt (tl_lvi_parent) */
 } commit_state;
 
@@ -401,16 +405,16 @@ static tl_status next_metadata(const tl_table *t, const commit_state *cs,
     return st;
 }
 
-/* The first round trip: one parallel batch. The first attempt also carries
- * the data files and the manifest; a retry only its new list and index. */
+/* The first round trip: one parallel batch. The first batch also carries
+ * the data files and the manifest; a later one only its new list and index. */
 static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_request *req,
-                              int attempt, const tl_buf *list, const tl_buf *lvi, tl_error *err)
+                              const tl_buf *list, const tl_buf *lvi, tl_error *err)
 {
     size_t n_att = req->attachments ? req->attachments->n : 0, n = 0;
-    size_t n_first = attempt == 1 ? req->n_uploads + 1 + n_att : 0;
+    size_t n_first = cs->carried ? 0 : req->n_uploads + 1 + n_att;
     tl_store_put_item *items = calloc(n_first + cs->n_deleted + 3, sizeof *items);
     if (items == NULL) return tl_error_nomem(err);
-    if (attempt == 1) {
+    if (!cs->carried) {
         for (size_t i = 0; i < req->n_uploads; i++) items[n++] = req->uploads[i];
         for (size_t i = 0; i < n_att; i++) items[n++] = req->attachments->items[i];
         if (cs->manifest_key)
@@ -426,6 +430,7 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
     if (cs->lvi_key) items[n++] = (tl_store_put_item){cs->lvi_key, lvi->data, lvi->len};
     tl_status st = tl_store_put_many(t->lake->store, items, n, err);
     free(items);
+    if (st == TL_OK) cs->carried = true;
     return st;
 }
 
@@ -591,7 +596,7 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
     if (st == TL_OK && !fold)
         head = tl_head_job_start(t, md, t->version + 1, &json, &list, cs->lvi_key ? &lvi : NULL,
                                  &cs->fresh);
-    if (st == TL_OK) st = upload_batch(t, cs, req, attempt, &list, &lvi, err);
+    if (st == TL_OK) st = upload_batch(t, cs, req, &list, &lvi, err);
     if (st == TL_OK) offer_written(t, cs, &list);
     const tl_buf *created = &json, *listed = &list;
     if (st == TL_OK && fold) {

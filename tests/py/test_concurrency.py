@@ -82,6 +82,32 @@ def test_stale_handle_commits_on_top_of_the_others(lake_dir):
     assert not (metadata / "v2.metadata.json").exists()
 
 
+def test_a_retry_after_an_early_lost_race_uploads_the_data(lake_dir):
+    """A handle at a snapshot other processes expired loses its first
+    attempt before uploading anything (the parent's manifest list is gone,
+    and this process never read it): the attempt that lands must upload the
+    data file and the manifest (it once did not, and reported success)."""
+    tlc.Lake(str(lake_dir)).create_table("t", SCHEMA, time_column="time", series_key=["writer", "seq"],
+                                         dedup=False, properties={"timelake.auto-maintain": "false",
+                                                                  "timelake.max-snapshots": "2",
+                                                                  "timelake.min-snapshots": "1"})
+    stale = tlc.Lake(str(lake_dir)).table("t")
+
+    def run(*args):
+        _, err = subprocess.Popen([sys.executable, *args], stderr=subprocess.PIPE, text=True).communicate(timeout=120)
+        return err
+
+    assert not run(WRITER, str(lake_dir), "t", "first", "0", "1")
+    stale.refresh()  # at the snapshot just made, whose manifest list it never read
+    assert not run(WRITER, str(lake_dir), "t", "other", "0", "4")
+    assert not run("-c", "import sys; sys.path.insert(0, sys.argv[2]); import tlc; "
+                   "tlc.Lake(sys.argv[1]).table('t').maintain()", str(lake_dir), str(Path(__file__).parent))
+    res = stale.append(batch("stale", 0), batch_id="stale-0", maintain=False)
+    assert res["attempts"] >= 2
+    counts, _ = batches_in(lake_dir)  # reads every manifest and data file the table names
+    assert len(counts) == 6 and set(counts.values()) == {ROWS}
+
+
 def test_a_reference_writer_far_behind_loses_nothing(lake_dir, reference):
     """The reference does not fence its creates: on its table (made without
     write.metadata.delete-after-commit.enabled) our commits delete no
