@@ -586,6 +586,9 @@ static tl_status attempt_commit(tl_table *t, commit_state *cs, const tl_commit_r
     cs->folded = false;
     tl_status st = build_manifest_list(t, cs, req, seq, attempt, &list, err);
     if (st == TL_OK) st = build_index_and_metadata(t, cs, req, seq, &lvi, &md, &json, err);
+    /* What a stale handle's version names (a manifest to merge, the index to
+     * rebuild) may be gone: another writer's expiry, once the table moved on. */
+    st = tl_table_lost_if_moved_on(t, st, err);
     /* The head object is built during the upload batch and PUT in parallel
      * with the conditional create (head_write.c): still two round trips.
      * (The append asks for a fold only when no head is written.) */

@@ -282,6 +282,17 @@ static tl_status no_newer_version(void *ctx, tl_error *err)
                         t->name.full, (long long)newest, (long long)t->version);
 }
 
+tl_status tl_table_lost_if_moved_on(tl_table *t, tl_status st, tl_error *err)
+{
+    int64_t newest = 0;
+    if (st != TL_ERR_NOT_FOUND || newest_version(t, &newest, NULL) != TL_OK || newest <= t->version)
+        return st;
+    t->newer_listed = true;
+    return tl_error_set(err, TL_ERR_EXISTS,
+                        "%s: a file version %lld names is gone, and version %lld was made since",
+                        t->name.full, (long long)t->version, (long long)newest);
+}
+
 tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t len,
                                         char *const *obsolete, size_t n, tl_error *err)
 {

@@ -57,6 +57,13 @@ tl_status tl_table_land_next(tl_table *t, tl_ice_metadata *md, const tl_buf *jso
  * again, is TL_ERR_NOT_FOUND (the handle refuses later commits). */
 tl_status tl_table_reload_same(tl_table *t, tl_error *err);
 
+/* After a step that read what the handle's version names failed with
+ * TL_ERR_NOT_FOUND (a manifest, an index): when a newer version is listed,
+ * another writer's expiry removed it once the table moved on, and the
+ * attempt is lost like a race (TL_ERR_EXISTS: reload and retry); otherwise
+ * returns `st` unchanged. */
+tl_status tl_table_lost_if_moved_on(tl_table *t, tl_status st, tl_error *err);
+
 /* After a failed commit step: when the handle's table is gone (dropped, or
  * dropped and created again), replaces the error with TL_ERR_NOT_FOUND
  * saying so and marks the handle; otherwise returns `st` unchanged. */

@@ -84,4 +84,33 @@ static void test_stale_handles_after_a_drop(void)
     tl_lake_close(lake2);
 }
 
-UNIT_TESTS(UNIT(test_stale_handles_after_a_drop))
+/* A file a stale handle's version names found gone is a lost race once a
+ * newer version is listed (the next reload lists), and stays the error it
+ * was while the table is still at the handle's version. */
+static void test_gone_file_of_a_stale_version_is_a_lost_race(void)
+{
+    tl_lake *lake;
+    tl_table *t = ttable_create(&lake, "cp-gone", "t", "device", "u", false, &schema);
+    tl_table *stale = NULL;
+    tl_error err;
+    tl_append_result r;
+    tl_append_options o = {.maintain = 0};
+    CHECK_OK(tl_lake_open_table(lake, "t", &stale, &err), &err);
+    tl_error_set(&err, TL_ERR_NOT_FOUND, "x is missing");
+    CHECK_INT(tl_table_lost_if_moved_on(stale, TL_ERR_NOT_FOUND, &err), TL_ERR_NOT_FOUND);
+    CHECK_STR(err.message, "x is missing");
+    CHECK_OK(ttable_append_row(t, &schema, 1, &o, &r, &err), &err);
+    CHECK_INT(tl_table_lost_if_moved_on(stale, TL_ERR_STORAGE, &err), TL_ERR_STORAGE);
+    CHECK(!stale->newer_listed);
+    CHECK_INT(tl_table_lost_if_moved_on(stale, TL_ERR_NOT_FOUND, &err), TL_ERR_EXISTS);
+    CHECK(stale->newer_listed);
+    CHECK_OK(tl_table_reload_same(stale, &err), &err);
+    CHECK_INT(tl_table_version(stale), tl_table_version(t));
+    tl_table_close(stale);
+    tl_table_close(t);
+    tl_schema_release(&schema);
+    tl_lake_close(lake);
+}
+
+UNIT_TESTS(UNIT(test_stale_handles_after_a_drop),
+           UNIT(test_gone_file_of_a_stale_version_is_a_lost_race))
