@@ -61,19 +61,9 @@ static void compact_encoded(tl_append_files *e, const tl_status *status, size_t 
 static tl_status encode_files(tl_table *t, const tl_rows *rows, tl_partition_rows *parts,
                               size_t n_parts, tl_append_files *e, tl_error *err)
 {
-    e->files = calloc(n_parts + 1, sizeof *e->files);
-    e->keys = calloc(n_parts + 1, sizeof *e->keys);
-    e->bytes = calloc(n_parts + 1, sizeof *e->bytes);
-    e->items = calloc(n_parts + 1, sizeof *e->items);
-    e->ends = calloc(n_parts + 1, sizeof *e->ends);
-    e->chunk = calloc(n_parts + 1, sizeof *e->chunk);
-    e->raw = calloc(n_parts + 1, sizeof *e->raw);
+    TL_TRY(tl_append_files_reserve(e, n_parts, err));
     tl_status *status = calloc(n_parts + 1, sizeof *status);
-    if (!e->files || !e->keys || !e->bytes || !e->items || !e->ends || !e->chunk || !e->raw ||
-        !status) {
-        free(status);
-        return tl_error_nomem(err);
-    }
+    if (status == NULL) return tl_error_nomem(err);
     for (size_t i = 0; i < n_parts; i++) status[i] = TL_ERR_INTERNAL; /* not tl_append_files */
     encode_job j = {.t = t, .rows = rows, .parts = parts, .e = e, .status = status};
     tl_status st = tl_parallel_run(n_parts, ENCODE_THREADS, true, encode_one, &j, err);

@@ -101,15 +101,7 @@ tl_status tl_append_files_hold(const tl_table *t, const struct ArrowSchema *sche
                                tl_append_files *e, tl_error *err)
 {
     memset(e, 0, sizeof *e);
-    e->files = calloc(n_parts + 1, sizeof *e->files);
-    e->keys = calloc(n_parts + 1, sizeof *e->keys);
-    e->bytes = calloc(n_parts + 1, sizeof *e->bytes);
-    e->items = calloc(n_parts + 1, sizeof *e->items);
-    e->ends = calloc(n_parts + 1, sizeof *e->ends);
-    e->chunk = calloc(n_parts + 1, sizeof *e->chunk);
-    e->raw = calloc(n_parts + 1, sizeof *e->raw);
-    if (!e->files || !e->keys || !e->bytes || !e->items || !e->ends || !e->chunk || !e->raw)
-        return tl_error_nomem(err);
+    TL_TRY(tl_append_files_reserve(e, n_parts, err));
     TL_TRY(tl_schema_copy(schema, &e->schema, err));
     for (; e->n < n_parts; e->n++) TL_TRY(hold_one(t, &parts[e->n], ratio, e, e->n, err));
     return TL_OK;

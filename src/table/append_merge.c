@@ -35,6 +35,22 @@ static void free_arrays(tl_append_files *f)
     free(f->raw);
 }
 
+tl_status tl_append_files_reserve(tl_append_files *f, size_t n, tl_error *err)
+{
+    f->files = calloc(n + 1, sizeof *f->files);
+    f->keys = calloc(n + 1, sizeof *f->keys);
+    f->bytes = calloc(n + 1, sizeof *f->bytes);
+    f->items = calloc(n + 1, sizeof *f->items);
+    f->ends = calloc(n + 1, sizeof *f->ends);
+    f->chunk = calloc(n + 1, sizeof *f->chunk);
+    f->raw = calloc(n + 1, sizeof *f->raw);
+    if (f->files && f->keys && f->bytes && f->items && f->ends && f->chunk && f->raw) return TL_OK;
+    free_arrays(f);
+    f->files = NULL, f->keys = NULL, f->bytes = NULL, f->items = NULL;
+    f->ends = NULL, f->chunk = NULL, f->raw = NULL;
+    return tl_error_nomem(err);
+}
+
 /* One file's contents, not its entry's slot. */
 static void file_clear(tl_append_files *f, size_t i)
 {
@@ -208,21 +224,6 @@ typedef struct swap {
     size_t uploaded;
 } swap;
 
-static tl_status swap_alloc(swap *s, size_t n, tl_error *err)
-{
-    tl_append_files *x = &s->next;
-    x->files = calloc(n + 1, sizeof *x->files);
-    x->keys = calloc(n + 1, sizeof *x->keys);
-    x->bytes = calloc(n + 1, sizeof *x->bytes);
-    x->items = calloc(n + 1, sizeof *x->items);
-    x->ends = calloc(n + 1, sizeof *x->ends);
-    x->chunk = calloc(n + 1, sizeof *x->chunk);
-    x->raw = calloc(n + 1, sizeof *x->raw);
-    if (x->files && x->keys && x->bytes && x->items && x->ends && x->chunk && x->raw) return TL_OK;
-    free_arrays(x);
-    return tl_error_nomem(err);
-}
-
 static void move_file(tl_append_files *from, size_t i, tl_append_files *to)
 {
     size_t k = to->n++;
@@ -253,7 +254,7 @@ static tl_status replace_merged(const tl_table *t, tl_append_files *f, size_t *u
     for (size_t i = 0; i < f->n; i++) n += !gone[i];
     for (size_t c = 0; c < n_outs; c++) n += outs[c].n_added;
     swap s = {0};
-    TL_TRY(swap_alloc(&s, n, err));
+    TL_TRY(tl_append_files_reserve(&s.next, n, err));
     for (size_t c = 0; c < n_outs; c++) {
         tl_status st = tl_head_objects_add_all(footers, &outs[c].footers, err);
         if (st != TL_OK) {

@@ -36,6 +36,10 @@ typedef struct tl_append_files {
     size_t n;
 } tl_append_files;
 
+/* Gives an empty set (f's arrays NULL) room for n files. On failure f is
+ * left as it was. */
+tl_status tl_append_files_reserve(tl_append_files *f, size_t n, tl_error *err);
+
 /* Frees the files; with remove, deletes the objects of encoded ones too. */
 void tl_append_files_free(tl_table *t, tl_append_files *f, bool remove);
 

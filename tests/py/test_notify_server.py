@@ -617,6 +617,34 @@ def test_a_maintenance_pass_does_not_make_the_next_commit_retry(moto, tmp_path):
     assert len(rows_of(lake_dir, "iot.readings")) == n * ns.ROWS_PER_FILE
 
 
+def post_without_pause(moto, tmp_path, lake_dir, bucket, prefix, n, redeliver=()):
+    """Posts n files from six senders to a server whose commits do not wait
+    for requests on their way (more commits, more maintenance passes to meet
+    them), then `redeliver` again one by one; the server's JSON log lines."""
+    s3 = s3_client(moto.endpoint)
+    s3.create_bucket(Bucket=bucket)
+    for i in range(n):
+        s3.put_object(Bucket=bucket, Key=f"{prefix}/{i}.csv", Body=encode(ns.file_rows(i), "csv"))
+    os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"] = "0"
+    try:
+        server = Server(lake_dir, moto.endpoint, tmp_path, "--max-per-client", "64",
+                        table="iot.readings")
+    finally:
+        del os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"]
+
+    def post(i):
+        return server.post({"events": [event(f"{prefix}/{i}.csv", bucket=bucket)]})[0]
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            statuses = list(pool.map(post, range(n)))
+        assert statuses == [200] * n
+        assert [post(i) for i in redeliver] == [200] * len(redeliver)
+    finally:
+        server.stop()
+    return [json.loads(l) for l in server.out_path.read_text().splitlines() if l.startswith("{")]
+
+
 def test_maintenance_commits_never_make_requests_retry(moto, tmp_path):
     """Requests committing without pause while the maintainer compacts behind
     them: the maintainer's commits take the table's turn like the requests'
@@ -624,28 +652,8 @@ def test_maintenance_commits_never_make_requests_retry(moto, tmp_path):
     the maintainer's own commits lose none either)."""
     lake_dir = tmp_path / "lake"
     create_tables(lake_dir, ["iot.readings"])
-    s3 = s3_client(moto.endpoint)
-    s3.create_bucket(Bucket="landing-c")
     n = 48
-    for i in range(n):
-        s3.put_object(Bucket="landing-c", Key=f"c/{i}.csv", Body=encode(ns.file_rows(i), "csv"))
-    # Commits without waiting for requests on their way: more of them, more
-    # compaction passes, more chances for the two writers to meet.
-    os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"] = "0"
-    try:
-        server = Server(lake_dir, moto.endpoint, tmp_path, "--max-per-client", "64",
-                        table="iot.readings")
-    finally:
-        del os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"]
-    try:
-        with concurrent.futures.ThreadPoolExecutor(6) as pool:
-            statuses = list(pool.map(
-                lambda i: server.post({"events": [event(f"c/{i}.csv", bucket="landing-c")]})[0],
-                range(n)))
-        assert statuses == [200] * n
-    finally:
-        server.stop()
-    lines = [json.loads(l) for l in server.out_path.read_text().splitlines() if l.startswith("{")]
+    lines = post_without_pause(moto, tmp_path, lake_dir, "landing-c", "c", n)
     loads = [l for l in lines if l["event"] == "load"]
     assert sum(1 for l in lines if l["event"] == "maintained" and l["partitions_compacted"]) >= 1
     assert len(loads) == n and [l for l in loads if l["attempts"] != 1] == []
@@ -661,32 +669,13 @@ def test_expiry_commits_never_make_requests_retry(moto, tmp_path):
     subprocess.run([str(CLI), "alter", "iot.readings", "--lake", str(lake_dir), "--set",
                     "timelake.snapshot-retention=0s", "--set", "timelake.min-snapshots=1", "--set",
                     "timelake.compact-min-files=1000"], check=True, capture_output=True, env=server_env())
-    s3 = s3_client(moto.endpoint)
-    s3.create_bucket(Bucket="landing-e")
     n = 48
-    for i in range(n):
-        s3.put_object(Bucket="landing-e", Key=f"e/{i}.csv", Body=encode(ns.file_rows(i), "csv"))
-    os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"] = "0"
-    try:
-        server = Server(lake_dir, moto.endpoint, tmp_path, "--max-per-client", "64",
-                        table="iot.readings")
-    finally:
-        del os.environ["TIMELAKE_NOTIFY_WAIT_COMING_MS"]
-    try:
-        with concurrent.futures.ThreadPoolExecutor(6) as pool:
-            statuses = list(pool.map(
-                lambda i: server.post({"events": [event(f"e/{i}.csv", bucket="landing-e")]})[0],
-                range(n)))
-        assert statuses == [200] * n
-        # Redelivered after the expiries: every one a duplicate.
-        assert [server.post({"events": [event(f"e/{i}.csv", bucket="landing-e")]})[0]
-                for i in range(0, n, 7)] == [200] * len(range(0, n, 7))
-    finally:
-        server.stop()
-    lines = [json.loads(l) for l in server.out_path.read_text().splitlines() if l.startswith("{")]
+    # Redelivered after the expiries: every one a duplicate.
+    again = range(0, n, 7)
+    lines = post_without_pause(moto, tmp_path, lake_dir, "landing-e", "e", n, again)
     loads = [l for l in lines if l["event"] == "load"]
     assert sum(1 for l in lines if l["event"] == "maintained" and l["snapshots_expired"]) >= 2
     first = loads[:n]
     assert [l for l in first if l.get("attempts") != 1] == []
-    assert all(l["duplicate"] for l in loads[n:]) and len(loads) == n + len(range(0, n, 7))
+    assert all(l["duplicate"] for l in loads[n:]) and len(loads) == n + len(again)
     assert len(rows_of(lake_dir, "iot.readings")) == n * ns.ROWS_PER_FILE
