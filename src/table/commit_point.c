@@ -110,16 +110,65 @@ static tl_status moved_on(tl_table *t, int64_t mine, bool *alive, tl_error *err)
     }
 }
 
-/* After creating version K+1 (K = t->version): is the table still there?
- * The parent read back as the one loaded says yes; read back as another
- * table's (dropped and created again, or a stale writer's) says no; gone, it
- * depends on the versions after ours. */
-static tl_status still_there(tl_table *t, bool *alive, tl_error *err)
+/* Whether metadata `md` descends from the version `mine` we created (its
+ * JSON `ours`): it holds our current snapshot (an append's, whose id is
+ * new), or its metadata log names our version with our last-updated-ms. */
+static bool descends(const tl_ice_metadata *md, const tl_ice_metadata *ours, int64_t mine)
+{
+    if (ours->current_snapshot_id > 0 && tl_ice_metadata_snapshot(md, ours->current_snapshot_id))
+        return true;
+    char tail[40];
+    snprintf(tail, sizeof tail, "/v%lld.metadata.json", (long long)mine);
+    size_t n = strlen(tail);
+    for (size_t i = 0; i < md->n_metadata_log; i++) {
+        const char *f = md->metadata_log[i].metadata_file;
+        size_t len = f ? strlen(f) : 0;
+        if (len >= n && strcmp(f + len - n, tail) == 0 &&
+            md->metadata_log[i].timestamp_ms == ours->last_updated_ms)
+            return true;
+    }
+    return false;
+}
+
+/* Our version `mine` (its JSON) was created, its parent is gone and the
+ * newer version `newest` is listed: did that one build on ours, or did ours
+ * go into a number freed by an expiry that deleted the metadata files
+ * leaving the log (timelake 0.7.0's does so on object stores too, where our
+ * creates are not fenced, see no_newer_version)? Then ours is on a branch no
+ * reader follows: *freed. Unreadable either way: not freed (the version stays). */
+static void check_freed(tl_table *t, int64_t mine, int64_t newest, const void *json, size_t len,
+                        bool *freed)
+{
+    char key[sizeof t->name.key + 64];
+    tl_table_metadata_key(&t->name, newest, key, sizeof key);
+    tl_buf b = {0};
+    tl_ice_metadata *ours = NULL, *md = NULL;
+    if (tl_store_get(t->lake->store, key, &b, NULL) == TL_OK &&
+        tl_ice_metadata_parse(json, len, &ours, NULL) == TL_OK &&
+        tl_ice_metadata_parse((const char *)b.data, b.len, &md, NULL) == TL_OK)
+        *freed = !descends(md, ours, mine);
+    tl_ice_metadata_free(ours);
+    tl_ice_metadata_free(md);
+    tl_buf_free(&b);
+}
+
+/* After creating version K+1 (K = t->version) from `json`: is the table
+ * still there? The parent read back as the one loaded says yes; read back as
+ * another table's (dropped and created again, or a stale writer's) says no;
+ * gone, it depends on the versions after ours, which may also show that ours
+ * went into a freed number (*freed). */
+static tl_status still_there(tl_table *t, const void *json, size_t len, bool *alive, bool *freed,
+                             tl_error *err)
 {
     parent_match m;
     tl_status st = read_parent(t, &m, err);
     *alive = st == TL_OK && m == PARENT_SAME;
-    return st == TL_ERR_NOT_FOUND ? moved_on(t, t->version + 1, alive, err) : st;
+    if (st != TL_ERR_NOT_FOUND) return st;
+    int64_t mine = t->version + 1, newest = 0;
+    TL_TRY(moved_on(t, mine, alive, err));
+    if (*alive && newest_version(t, &newest, NULL) == TL_OK && newest > mine)
+        check_freed(t, mine, newest, json, len, freed);
+    return TL_OK;
 }
 
 static tl_status dropped(tl_table *t, tl_error *err)
@@ -151,13 +200,17 @@ static void write_hint(tl_table *t, int64_t version)
 typedef struct after_create {
     tl_table *t;
     bool alive, local;
+    bool freed; /* created into a freed number (check_freed) */
     char *const *obsolete;
     size_t n_obsolete;
+    const void *json;
+    size_t len;
 } after_create;
 
 static void check_alive(after_create *a)
 {
-    if (a->t->version >= 1 && still_there(a->t, &a->alive, NULL) != TL_OK)
+    if (a->t->version >= 1 &&
+        still_there(a->t, a->json, a->len, &a->alive, &a->freed, NULL) != TL_OK)
         a->alive = true; /* a failed check says nothing either way: the version stays */
 }
 
@@ -293,6 +346,20 @@ tl_status tl_table_lost_if_moved_on(tl_table *t, tl_status st, tl_error *err)
                         t->name.full, (long long)t->version, (long long)newest);
 }
 
+/* Our version `key` went into a freed number (check_freed): it goes again,
+ * and the commit loses the race, to retry on the newest version. (Should the
+ * removal fail, the version stays where no reader looks.) */
+static tl_status lost_to_freed_number(tl_table *t, const char *key, tl_error *err)
+{
+    tl_store_remove(t->lake->store, key, NULL);
+    restore_hint(t);
+    t->newer_listed = true;
+    return tl_error_set(err, TL_ERR_EXISTS,
+                        "%s: version %lld went into a number an expiry had freed (the handle "
+                        "was far behind)",
+                        t->name.full, (long long)t->version + 1);
+}
+
 tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t len,
                                         char *const *obsolete, size_t n, tl_error *err)
 {
@@ -317,8 +384,9 @@ tl_status tl_table_create_next_removing(tl_table *t, const void *json, size_t le
      * the commit deletes it or the check sees the drop and removes it, all
      * on this thread (queuing the deletions waits for no disk). The
      * obsolete objects go meanwhile. */
-    after_create a = {t, true, local, obsolete, n};
+    after_create a = {t, true, local, false, obsolete, n, json, len};
     tl_parallel_run(n ? 3 : 2, a.local ? 1 : 3, false, after_create_step, &a, NULL);
+    if (a.freed) return lost_to_freed_number(t, key, err);
     if (a.alive) {
         tl_version_cache_note(t, t->version + 1); /* this process's queries see it at once */
         return TL_OK;

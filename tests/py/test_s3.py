@@ -18,7 +18,7 @@ from pyiceberg.table import StaticTable
 import tlc
 from fault_proxy import FaultProxy, Faults
 from store_servers import clean_env, server_fixture
-from writer import ROWS, SCHEMA
+from writer import ROWS, SCHEMA, batch
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2026, 1, 1, tzinfo=UTC)
@@ -182,6 +182,35 @@ def test_appenders_through_a_faulty_network(s3):
     # The table stays readable by us and by pyiceberg, every data file present.
     assert tlc.Lake(url, s3.options).table("t").info()["rows"] == 3 * 8 * ROWS
     assert table.scan().to_arrow().num_rows == 3 * 8 * ROWS
+
+
+def test_a_handle_far_behind_never_commits_into_a_freed_version_number(s3):
+    """timelake 0.7.0's snapshot expiry deletes the metadata files that left the
+    metadata log, on object stores too (whatever the table's properties), which
+    frees their numbers. A handle opened before then created its next version
+    into one: a branch no reader follows, and its append was reported committed
+    with its rows lost (found looping our writers beside the reference's maintain
+    on moto). Here the pruning is done directly, as the reference does it."""
+    url = s3.url()
+    lake = tlc.Lake(url, s3.options)
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["writer", "seq"], dedup=False,
+                          properties={"timelake.auto-maintain": "false"})
+    stale = tlc.Lake(url, s3.options)
+    behind = stale.table("t")  # at version 1
+    for k in range(24):
+        t.append(batch("w", k), batch_id=f"w-{k}", maintain=False)
+    for v in range(1, 5):
+        lake.delete_object(f"default/t/metadata/v{v}.metadata.json")
+    r = behind.append(batch("s", 0), batch_id="s-0", maintain=False)
+    assert r["version"] == 26 and r["attempts"] == 2
+    assert not any(k.endswith("/v2.metadata.json") for k in keys_under(s3, url))
+    rows = iceberg(s3, url, "default/t").scan(selected_fields=("writer", "seq")).to_arrow().to_pylist()
+    counts = collections.Counter((r["writer"], r["seq"]) for r in rows)
+    assert counts[("s", 0)] == ROWS and len(counts) == 25 and set(counts.values()) == {ROWS}
+    behind.close()
+    t.close()
+    stale.close()
+    lake.close()
 
 
 def test_lost_answer_to_the_commit_is_resolved_by_reading_back(s3):
