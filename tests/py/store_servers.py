@@ -111,7 +111,9 @@ def start_moto(log_dir):
         pytest.skip("moto_server is missing (scripts/setup.sh --test installs moto[server])")
     port = free_port()
     log = open(Path(log_dir) / "moto.log", "w")
-    proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=log, env=clean_env())
+    # Through moto_atomic.py: conditional creates decided atomically, as S3 does.
+    launcher = [sys.executable, str(Path(__file__).with_name("moto_atomic.py"))]
+    proc = subprocess.Popen([*launcher, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=log, env=clean_env())
     proc.log_file = log
     endpoint = f"http://127.0.0.1:{port}"
     wait_for(endpoint + "/", proc)
