@@ -71,6 +71,11 @@ void html_time_ago(kbuf *b, int64_t ms);
 void html_bytes(kbuf *b, int64_t n);
 /* A number with thin-space thousands separators ("12 345"). */
 void html_count(kbuf *b, int64_t n);
+/* Adds data-sig="<hash of its markup>" to the element written into b from
+ * `start` on: a page script that fetches a live list again puts in only
+ * the elements whose signature changed and keeps the others as they are
+ * (what the reader has open, selected or is pointing at). */
+void html_sign(kbuf *b, size_t start);
 
 /* The pipeline's row as api_pipeline gives it, or NULL after a 404 page. */
 json_t *web_pipeline(service *svc, http_req *rq, http_resp *out, const char *slug);

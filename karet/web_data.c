@@ -28,6 +28,7 @@ static void iso(kbuf *b, const char *iso)
 static void table_item(kbuf *b, json_t *t, json_t *last_run)
 {
     const char *id = str(t, "id");
+    size_t at = b->len;
     html_printf(b,
                 "<li data-table=\"%s\"><div class=\"tname\">%s <button type=\"button\" "
                 "class=\"quiet small\" data-query=\"%s\" aria-label=\"Query %s\">Query</button>"
@@ -68,6 +69,7 @@ static void table_item(kbuf *b, json_t *t, json_t *last_run)
         kbuf_puts(b, "</p>");
     }
     kbuf_puts(b, "</details></li>");
+    html_sign(b, at);
 }
 
 static void tables_section(kbuf *b, service *svc, http_req *rq, json_t **first_id)

@@ -182,6 +182,7 @@ static void job_row(kbuf *b, json_t *row, const char *slug, const char *open)
     json_t *rec = job_record(row);
     const char *id = str(rec, "id");
     int expanded = open && strcmp(open, id) == 0;
+    size_t at = b->len;
     html_printf(b,
                 "<tr id=\"job-%s\" data-status=\"%s\"><td><button type=\"button\" "
                 "class=\"toggle\" aria-expanded=\"%R\" aria-controls=\"d-%s\">%s</button></td><td>",
@@ -194,16 +195,21 @@ static void job_row(kbuf *b, json_t *row, const char *slug, const char *open)
     if (!num(row, "started_at")) kbuf_puts(b, "—");
     kbuf_puts(b, "</td>");
     duration_cell(b, row);
-    html_printf(b, "</tr><tr class=\"details\" id=\"d-%s\"%R><td colspan=\"6\">", id,
+    kbuf_puts(b, "</tr>");
+    html_sign(b, at);
+    at = b->len;
+    html_printf(b, "<tr class=\"details\" id=\"d-%s\"%R><td colspan=\"6\">", id,
                 expanded ? "" : " hidden");
     job_details(b, row, rec, slug);
     html_printf(b, "<p><a href=\"/p/%U/jobs/%U\">This run on its own page</a></p></td></tr>", slug,
                 id);
+    html_sign(b, at);
     json_decref(rec);
 }
 
 static void scheduled_row(kbuf *b, int events, int64_t at)
 {
+    size_t start = b->len;
     html_printf(b, "<tr id=\"scheduled\" data-status=\"scheduled\"><td><span class=\"job-id\">next "
                    "run</span></td><td>");
     status_badge(b, "scheduled");
@@ -212,6 +218,7 @@ static void scheduled_row(kbuf *b, int events, int64_t at)
                 "soon</span> · %d upload%R in the batch</td><td class=\"nowrap\">—</td>"
                 "<td class=\"num\">—</td></tr>",
                 (long long)at, events, events == 1 ? "" : "s");
+    html_sign(b, start);
 }
 
 /* What an empty list tells the user to do: the folders to upload into. */
@@ -422,16 +429,20 @@ void web_job(service *svc, http_req *rq, http_resp *out)
     html_printf(&p.b,
                 "<div class=\"page-head\"><h1 class=\"job-id\">%s</h1><div class=\"actions\">", id);
     status_badge(&p.b, str(rec, "status"));
-    html_printf(
-        &p.b,
-        "</div><p class=\"lede\"><a href=\"/p/%U/jobs\">← All runs</a> · %s</p></div>"
-        "<section class=\"card\" id=\"job-one\" data-job=\"%s\"><p class=\"progress-text\">",
-        slug, str(rec, "trigger"), id);
+    html_printf(&p.b,
+                "</div><p class=\"lede\"><a href=\"/p/%U/jobs\">← All runs</a> · %s</p></div>",
+                slug, str(rec, "trigger"));
+    size_t at = p.b.len;
+    html_printf(&p.b,
+                "<section class=\"card\" id=\"job-one\" data-job=\"%s\"><p "
+                "class=\"progress-text\">",
+                id);
     if (!str(rec, "error") || strcmp(str(rec, "status"), "completed") == 0)
         progress_text(&p.b, rec);
     kbuf_puts(&p.b, "</p>");
     job_details(&p.b, row, rec, slug);
     kbuf_puts(&p.b, "</section>");
+    html_sign(&p.b, at);
     page_end(&p, out);
     json_decref(rec);
     json_decref(row);

@@ -156,6 +156,27 @@ const K = (() => {
     });
   }
 
+  /* Brings the live list `live` to `fresh` (the server's new rendering of
+     it): children keyed by `key`, an element whose server signature
+     (data-sig) is unchanged stays as it is, where the reader may be
+     pointing, reading or have opened it; only new and changed ones go in.
+     Returns the elements put in. */
+  function patchList(live, fresh, key) {
+    const old = new Map();
+    for (const c of live.children) if (key(c)) old.set(key(c), c);
+    const added = [];
+    let i = 0;
+    for (const f of [...fresh.children]) {
+      const o = old.get(key(f));
+      const keep = o && o.dataset.sig && o.dataset.sig === f.dataset.sig ? o : f;
+      if (keep === f) added.push(f);
+      if (live.children[i] !== keep) live.insertBefore(keep, live.children[i] || null);
+      i++;
+    }
+    while (live.children.length > i) live.lastElementChild.remove();
+    return added;
+  }
+
   function can(role) {
     const order = { none: 0, viewer: 1, editor: 2, admin: 3 };
     return (order[body().role] || 0) >= order[role];
@@ -170,5 +191,5 @@ const K = (() => {
     });
   });
 
-  return { api, message, el, svg, toast, confirm: confirmDialog, timeEl, localTime, localTimes, duration, count, bytes, guard, can, slug: () => body().slug };
+  return { api, message, el, svg, toast, confirm: confirmDialog, timeEl, localTime, localTimes, duration, count, bytes, guard, patchList, can, slug: () => body().slug };
 })();

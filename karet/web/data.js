@@ -237,8 +237,12 @@ document.addEventListener("DOMContentLoaded", () => {
       const fresh = doc.getElementById("tables");
       if (!fresh) return;
       const open = new Set([...tables.querySelectorAll("details[open]")].map((d) => d.closest("li").dataset.table));
-      tables.replaceChildren(...fresh.childNodes);
-      for (const li of tables.querySelectorAll("li[data-table]")) if (open.has(li.dataset.table)) li.querySelector("details").open = true;
+      const list = document.getElementById("table-list"), freshList = fresh.querySelector("#table-list");
+      /* Only the tables whose line changed are put in (each is signed by
+         the server): the others stay as the reader left them. */
+      const added = list && freshList ? K.patchList(list, freshList, (li) => li.dataset.table) : null;
+      if (!added) tables.replaceChildren(...fresh.childNodes);
+      for (const li of added || tables.querySelectorAll("li[data-table]")) if (open.has(li.dataset.table)) li.querySelector("details").open = true;
       K.localTimes(tables);
     };
     const es = new EventSource(base + "/jobs/events");

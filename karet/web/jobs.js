@@ -38,15 +38,32 @@ document.addEventListener("DOMContentLoaded", () => {
     return r.ok ? r.text() : null;
   }
 
+  /* Only the rows that changed are put in (the server signs each row):
+     a refresh after every event must not replace the rows the reader is
+     looking at, has open or is about to click. */
+  function patchRegion(html) {
+    const t = document.createElement("template");
+    t.innerHTML = html; // rendered and escaped by the server
+    const fresh = t.content;
+    const body = region.querySelector("tbody"), freshBody = fresh.querySelector("tbody");
+    const pager = region.querySelector(".pager"), freshPager = fresh.querySelector(".pager");
+    if (!body || !freshBody || !pager !== !freshPager) {
+      region.replaceChildren(fresh);
+      return;
+    }
+    K.patchList(body, freshBody, (r) => r.id);
+    if (pager && pager.outerHTML !== freshPager.outerHTML) pager.replaceWith(freshPager);
+  }
+
   async function refreshRegion() {
     const open = new Set([...region.querySelectorAll('button.toggle[aria-expanded="true"]')].map((b) => b.getAttribute("aria-controls")));
     const focused = document.activeElement && region.contains(document.activeElement) ? document.activeElement.getAttribute("aria-controls") : null;
     const html = await fetchHtml(region.dataset.fragment);
     if (html === null) return false;
-    region.innerHTML = html; // rendered and escaped by the server
+    patchRegion(html);
     for (const b of region.querySelectorAll("button.toggle")) {
       if (open.has(b.getAttribute("aria-controls"))) toggle(b, true);
-      if (focused && b.getAttribute("aria-controls") === focused) b.focus();
+      if (focused && b.getAttribute("aria-controls") === focused && document.activeElement !== b) b.focus();
     }
     K.localTimes(region);
     tick();
@@ -58,10 +75,13 @@ document.addEventListener("DOMContentLoaded", () => {
     if (html === null) return false;
     const doc = new DOMParser().parseFromString(html, "text/html");
     const fresh = doc.getElementById("job-one");
-    if (fresh) single.replaceChildren(...fresh.childNodes);
+    if (fresh && fresh.dataset.sig !== single.dataset.sig) {
+      single.replaceChildren(...fresh.childNodes);
+      single.dataset.sig = fresh.dataset.sig;
+    }
     const head = doc.querySelector(".page-head .actions");
     const mine = document.querySelector(".page-head .actions");
-    if (head && mine) mine.replaceChildren(...head.childNodes);
+    if (head && mine && head.innerHTML !== mine.innerHTML) mine.replaceChildren(...head.childNodes);
     K.localTimes(document);
     return true;
   }

@@ -178,7 +178,25 @@ class Browser:
         return self.d.find_elements(By.CSS_SELECTOR, selector)
 
     def text(self, selector):
-        return self.css(selector).text
+        """The text of what the selector finds, found again when the page
+        replaced it between the find and the read."""
+        return self.fresh(lambda: self.css(selector).text)
+
+    def attr(self, selector, name):
+        """An attribute of what the selector finds, found afresh as text() is."""
+        return self.fresh(lambda: self.css(selector).get_attribute(name))
+
+    def fresh(self, read, tries=10):
+        """read(), again when an element it found was replaced while it read
+        (a live list put in a changed row): never a wait for a state."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        for i in range(tries):
+            try:
+                return read()
+            except StaleElementReferenceException:
+                if i == tries - 1:
+                    raise
 
     def js(self, script, *args):
         return self.d.execute_script(script, *args)

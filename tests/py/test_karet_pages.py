@@ -276,6 +276,68 @@ def test_jobs_page_polls_without_the_event_stream(server, browsers):
     b.wait(lambda: b.all(f"#job-{job['id']}"), timeout=15, what="the run to appear by polling")
 
 
+def two_tables_config():
+    """Two sources, each mapped into its own table."""
+    cols = [{"name": "time", "type": "string"}, {"name": "user", "type": "string"},
+            {"name": "value", "type": "float64"}]
+    cfg = {"version": 1, "dimensions": [], "source_containers": [], "mappings": [], "analytic_tables": []}
+    for t in ("a", "b"):
+        cfg["source_containers"].append({"id": f"src_{t}", "name": t, "path_prefix": f"pipelines/two/{t}/",
+                                         "format": "csv", "schema": cols})
+        cfg["mappings"].append({"id": f"map_{t}", "name": t, "source_container_id": f"src_{t}",
+                                "analytic_table_id": t,
+                                "columns": [{"name": c["name"], "expr": {"kind": "col", "name": c["name"]}}
+                                            for c in cols]})
+        cfg["analytic_tables"].append({"id": t, "name": t, "schema": cols, "partition_keys": [], "dedup_keys": []})
+    return cfg
+
+
+def finished_run(api, slug, clean=False):
+    job = api.post(f"/api/p/{slug}/jobs" + ("?clean=true" if clean else "")).json()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        rec = api.get(f"/api/p/{slug}/jobs/{job['id']}").json()
+        if rec["status"] in ("completed", "failed"):
+            assert rec["status"] == "completed", rec
+            return rec
+        time.sleep(0.05)
+    raise AssertionError(f"run {job['id']} did not finish")
+
+
+def test_live_lists_keep_the_rows_that_did_not_change(server, browsers):
+    """The live lists put in only what changed: a finished run's row and its
+    opened details, and the line of a table no run changed, stay the very
+    elements they were while other runs come and go, so nothing a reader (or
+    a test) holds is pulled from under it."""
+    api = server.worker()
+    assert api.post("/api/pipelines", {"name": "Two", "slug": "two", "config": two_tables_config()}).status == 200
+    for t, rows in (("a", 3), ("b", 2)):
+        body = "time,user,value\n" + "".join(f"2026-11-12T03:1{i}:00,u{i},{i}.5\n" for i in range(rows))
+        assert api.put(f"/api/lake?key=pipelines/two/{t}/2026-11-12T0310.csv", raw=body.encode()).status == 200
+    first = finished_run(api, "two")
+    b = browsers("vera")
+    b.get("/p/two/jobs")
+    b.wait(lambda: "Live" in b.text("#live"), what="the event stream")
+    row = b.css(f"#job-{first['id']}")
+    b.click(f"#job-{first['id']} button.toggle")
+    details = b.wait(lambda: b.css(f"#d-{first['id']}").is_displayed() and b.css(f"#d-{first['id']}"),
+                     what="the run's details")
+    second = finished_run(api, "two")
+    b.wait(lambda: b.attr(f"#job-{second['id']}", "data-status") == "completed", what="the second run, finished")
+    assert row.get_attribute("data-status") == "completed", "the first run's row was drawn again"
+    assert details.is_displayed() and "Files processed" in details.text
+    # The Data page: a run that adds rows to table b only puts in b's line.
+    b.get("/p/two/data")
+    line_a = b.css('#table-list li[data-table="a"]')
+    assert line_a.find_element("css selector", ".rows").get_attribute("data-rows") == "3"
+    assert api.put("/api/lake?key=pipelines/two/b/2026-11-12T0320.csv",
+                   raw=b"time,user,value\n2026-11-12T03:20:00,u9,9.5\n").status == 200
+    finished_run(api, "two")
+    b.wait(lambda: b.attr('#table-list li[data-table="b"] .rows', "data-rows") == "3", what="table b's new count")
+    assert line_a.find_element("css selector", ".rows").get_attribute("data-rows") == "3", "a's line was replaced"
+    b.check_page("live-lists-kept")
+
+
 def test_jobs_paging_through_many_runs(server, browsers):
     api = server.worker()
     slug = create_pipeline(api, "Events", "csv_events")
@@ -286,7 +348,7 @@ def test_jobs_paging_through_many_runs(server, browsers):
            what="the runs to finish")
     assert len(job_rows(b)) == 25
     assert "Runs 1–25 of 30" in b.text(".pager")
-    b.css(".pager a[rel=next]").click()
+    b.click(".pager a[rel=next]")
     b.wait_ready()
     # The live list may draw its rows again while they are read: each look
     # finds them afresh (a row read once can be gone by the next call).

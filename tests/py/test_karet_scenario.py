@@ -61,7 +61,7 @@ def lake(request, tmp_path):
 
 
 def rows_shown(b, table):
-    return int(b.css(f'#table-list li[data-table="{table}"] .rows').get_attribute("data-rows"))
+    return int(b.attr(f'#table-list li[data-table="{table}"] .rows', "data-rows"))
 
 
 def test_scenario(lake, tmp_path, request):
@@ -110,7 +110,7 @@ def test_scenario(lake, tmp_path, request):
         # The run appears, runs and finishes on the Jobs page.
         b.d.switch_to.window(jobs_tab)
         b.wait(lambda: b.all("#scheduled") or b.all("#jobs-live tbody tr[data-status]"), what="the batch or its run")
-        row = b.wait(lambda: b.all("#jobs-live tbody tr[data-status]"), timeout=40, what="the run")[0]
+        b.wait(lambda: b.all("#jobs-live tbody tr[data-status]"), timeout=40, what="the run")
         b.wait(lambda: b.all("#jobs-live tbody tr[data-status]")[0].get_attribute("data-status")
                in ("completed", "failed"), timeout=120, what="the run to finish")
         assert b.js("return window.__kept") == 1, "the Jobs page was not reloaded"
