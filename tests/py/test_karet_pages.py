@@ -338,6 +338,30 @@ def test_live_lists_keep_the_rows_that_did_not_change(server, browsers):
     b.check_page("live-lists-kept")
 
 
+def test_what_a_run_skipped_is_on_the_screen(server, browsers):
+    """A run's skipped lines and values read as null are listed where the
+    reader sees them (they once shared the skip link's class, which puts it
+    9,999 px to the left until focused), each with its file, line and why."""
+    api = server.worker()
+    slug = create_pipeline(api, "Events", "csv_events")
+    body = b"time,user,value\n2026-11-12T03:10:00,alice,1.5\n2026-11-12T03:11:00,bob\n2026-11-12T03:12:00,carol,abc\n"
+    assert api.put(f"/api/lake?key=pipelines/{slug}/events/2026-11-12T0310.csv", raw=body).status == 200
+    run = finished_run(api, slug)
+    b = browsers("vera")
+    for path, opened in ((f"/p/{slug}/jobs/{run['id']}", "#job-one"), (f"/p/{slug}/jobs?open={run['id']}", f"#d-{run['id']}")):
+        b.get(path)
+        shown = b.js("""return [...document.querySelectorAll(arguments[0] + ' ul.problems li')].map((li) => {
+            const r = li.getBoundingClientRect();
+            return [li.textContent, r.left >= 0 && r.right <= innerWidth && r.width > 0 && r.height > 0];
+        });""", opened)
+        key = f"pipelines/{slug}/events/2026-11-12T0310.csv"
+        assert [t for t, _ in shown] == [f"{key}:3 — 2 fields, expected 3 (line skipped)",
+                                         f"{key}:4 — column value: \"abc\" is not a valid float64 (value read as null)"], shown
+        assert all(on_screen for _, on_screen in shown), shown
+        assert "Lines skipped and values read as null (2)" in b.text(opened)
+    b.check_page("job-skipped-lines")
+
+
 def test_jobs_paging_through_many_runs(server, browsers):
     api = server.worker()
     slug = create_pipeline(api, "Events", "csv_events")
