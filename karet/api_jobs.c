@@ -329,9 +329,15 @@ static void tigris_event(service *svc, json_t *e, json_t *scheduled)
 void api_events_s3(service *svc, http_req *rq, http_resp *out)
 {
     if (!webhook_authorized(svc, rq)) {
-        reply_error(out, 401, "unauthorized",
-                    svc->cfg.webhook_secret ? "missing or invalid webhook secret"
-                                            : "no KARET_WEBHOOK_SECRET is set: events are refused");
+        int sent = req_header(rq, "Authorization") || req_header(rq, "X-Karet-Webhook-Secret") ||
+                   req_header(rq, "X-Webhook-Secret");
+        reply_error(out, 401, "unauthorized", "%s",
+                    !svc->cfg.webhook_secret || !*svc->cfg.webhook_secret
+                        ? "this server was started without KARET_WEBHOOK_SECRET, so it refuses "
+                          "every event: restart it with the variable set"
+                    : sent ? "the webhook secret is not this server's KARET_WEBHOOK_SECRET"
+                           : "send the webhook secret (KARET_WEBHOOK_SECRET) in the header "
+                             "X-Karet-Webhook-Secret or as Authorization: Bearer <secret>");
         return;
     }
     json_error_t je;

@@ -3,6 +3,7 @@
  * a copy of the database signs nobody in. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "auth.h"
 #include "serve_http.h"
@@ -48,4 +49,28 @@ int auth_identify(service *svc, http_req *rq, principal *who)
         return session(svc, cookie, who);
     }
     return 0;
+}
+
+const char *auth_failure(service *svc, http_req *rq, int who)
+{
+    const char *auth = req_header(rq, "Authorization");
+    if (who == 0)
+        return "sign in (POST /api/auth/sign-in/username) or send the worker token: "
+               "Authorization: Bearer $KARET_WORKER_TOKEN";
+    if (auth == NULL || *auth == 0)
+        return "the session expired or was ended (a sign-out, a new password or role): sign "
+               "in again";
+    if (strncasecmp(auth, "Bearer", 6) != 0 || (auth[6] != ' ' && auth[6] != 0))
+        return "the Authorization header must be \"Bearer <token>\", the token being the "
+               "server's KARET_WORKER_TOKEN";
+    const char *token = auth + 6;
+    while (*token == ' ') token++;
+    if (*token == 0)
+        return "the bearer token is empty: is KARET_WORKER_TOKEN set in this shell? It must be "
+               "the token the server was started with";
+    if (svc->cfg.worker_token == NULL)
+        return "this server was started without KARET_WORKER_TOKEN, so it takes no bearer "
+               "token: sign in, or restart it with KARET_WORKER_TOKEN set";
+    return "the bearer token is not this server's KARET_WORKER_TOKEN: send the token it was "
+           "started with, or sign in";
 }

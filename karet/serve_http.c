@@ -276,19 +276,17 @@ static enum MHD_Result admit(service *svc, http_req *rq)
     rq->authenticated = who == 1;
     if (rt == NULL) {
         int api = strncmp(rq->path, "/api/", 5) == 0;
-        if (api && who != 1) return reject(rq, 401, "unauthorized", "sign in or send a token");
+        if (api && who != 1) return reject(rq, 401, "unauthorized", auth_failure(svc, rq, who));
         if (!api && !known && wants_html(rq))
             return reject_page(svc, rq, 404, "Not found", "There is no page at this address.");
         if (known)
             return reject(rq, 405, "method_not_allowed", "this path does not take that method");
-        return reject(rq, 404, "not_found", "no such route: see the README's Karet API");
+        return reject(rq, 404, "not_found", "no such route: docs/karet.md lists the API");
     }
     rq->route = rt;
     if (rt->flags & ROUTE_PAGE) return admit_page(svc, rq, who);
     if (!(rt->flags & (ROUTE_PUBLIC | ROUTE_WEBHOOK))) {
-        if (who == -1)
-            return reject(rq, 401, "unauthorized", "the token or session is invalid or expired");
-        if (who == 0) return reject(rq, 401, "unauthorized", "sign in or send a token");
+        if (who != 1) return reject(rq, 401, "unauthorized", auth_failure(svc, rq, who));
         if (rq->who.role < rt->role) {
             char msg[160];
             snprintf(msg, sizeof msg, "this action needs the %s role; you are %s",

@@ -105,6 +105,9 @@ extern const size_t N_WEB_ROUTES;
  * token or a session cookie. Returns 1 with *who filled, 0 when there are no
  * credentials, -1 when credentials were given and are wrong. */
 int auth_identify(service *svc, http_req *rq, principal *who);
+/* Why auth_identify's answer `who` (0 or -1) lets nobody in, and what to do:
+ * the message of the 401. */
+const char *auth_failure(service *svc, http_req *rq, int who);
 
 /* Blocks SIGINT and SIGTERM in the calling thread, so in every thread it
  * creates from now on: the server takes them with sigwait. Must come before

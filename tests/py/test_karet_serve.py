@@ -299,6 +299,40 @@ def test_webhook_fails_closed_without_a_secret(tmp_path):
         srv.stop()
 
 
+def test_a_refused_caller_is_told_why_and_what_to_do(tmp_path):
+    """Each 401 names what was wrong with the credentials and what to do: the
+    empty token of a shell without KARET_WORKER_TOKEN (a second terminal),
+    another token, another scheme, an ended session, a server started
+    without a token, and the same for the webhook's secret."""
+    def refused(srv, headers, path=f"/api/p/{SLUG}/jobs", method="GET"):
+        r = Client(srv.base).request(method, path, {"Records": []} if method == "POST" else None, headers=headers)
+        assert r.status == 401 and r.json()["error"] == "unauthorized", r.body
+        return r.json()["message"]
+
+    srv = Server(tmp_path / "data", tmp_path / "lake").start()
+    try:
+        assert "sign in (POST /api/auth/sign-in/username) or send the worker token" in refused(srv, {})
+        assert "sign in (POST" in refused(srv, {}, path="/api/no/such/route")
+        for empty in ("Bearer ", "Bearer", "bearer  "):
+            assert "the bearer token is empty: is KARET_WORKER_TOKEN set in this shell?" in refused(
+                srv, {"Authorization": empty}), empty
+        assert "is not this server's KARET_WORKER_TOKEN" in refused(srv, {"Authorization": "Bearer nope"})
+        assert 'must be "Bearer <token>"' in refused(srv, {"Authorization": "Basic YWRhOnB3"})
+        assert "the session expired or was ended" in refused(srv, {"Cookie": "karet_session=gone"})
+        assert "send the webhook secret (KARET_WEBHOOK_SECRET)" in refused(srv, {}, "/events/s3", "POST")
+        assert "is not this server's KARET_WEBHOOK_SECRET" in refused(
+            srv, {"X-Karet-Webhook-Secret": "nope"}, "/events/s3", "POST")
+    finally:
+        srv.stop()
+    srv = Server(tmp_path / "data", tmp_path / "lake", env={"KARET_WORKER_TOKEN": "", "KARET_WEBHOOK_SECRET": ""}).start()
+    try:
+        assert "started without KARET_WORKER_TOKEN" in refused(srv, {"Authorization": f"Bearer {TOKEN}"})
+        assert "started without KARET_WEBHOOK_SECRET" in refused(
+            srv, {"X-Karet-Webhook-Secret": "x"}, "/events/s3", "POST")
+    finally:
+        srv.stop()
+
+
 # ---- passwords and sessions ----
 
 
