@@ -111,6 +111,10 @@ static enum MHD_Result send_reply(http_req *rq, http_resp *r)
     } else if (resp == NULL) {
         char *text = kjson_dumps(r->json ? r->json : json_object(), JSON_COMPACT);
         size_t len = text ? strlen(text) : 0;
+        /* Ends with a newline, so what curl prints, and the prompt after it,
+         * keep their own lines. */
+        char *line = text ? realloc(text, len + 2) : NULL;
+        if (line) line[len++] = '\n', line[len] = 0, text = line;
         resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
         if (resp) MHD_add_response_header(resp, "Content-Type", "application/json");
     }

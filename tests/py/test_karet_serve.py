@@ -333,6 +333,14 @@ def test_a_refused_caller_is_told_why_and_what_to_do(tmp_path):
         srv.stop()
 
 
+def test_json_replies_end_with_a_newline(local):
+    """What curl prints ends its line: the next reply or the shell's prompt
+    does not run on after it."""
+    for r in (local.worker().get("/api/pipelines"), Client(local.base).get("/api/pipelines")):
+        assert r.body.endswith(b"}\n") and r.body.count(b"\n") == 1, r.body
+        json.loads(r.body)
+
+
 # ---- passwords and sessions ----
 
 
