@@ -19,10 +19,19 @@ document.addEventListener("DOMContentLoaded", () => {
     button.setAttribute("aria-expanded", want ? "true" : "false");
     details.hidden = !want;
   }
+  /* The run opened last is in the address (?open=<id>), as the server
+     renders it: a reload or a copied link shows the same view. */
+  function remember(button) {
+    const id = button.getAttribute("aria-controls").replace(/^d-/, "");
+    const url = new URL(location.href);
+    if (button.getAttribute("aria-expanded") === "true") url.searchParams.set("open", id);
+    else if (url.searchParams.get("open") === id) url.searchParams.delete("open");
+    history.replaceState(null, "", url);
+  }
   if (region) {
     region.addEventListener("click", (e) => {
       const b = e.target.closest("button.toggle");
-      if (b) toggle(b);
+      if (b) { toggle(b); remember(b); }
     });
   }
 
