@@ -625,12 +625,13 @@ static int run_pass(pass *ps)
         if (ps->files == 0)
             printf("karet ship: nothing new in %s\n", ps->cfg->log);
         else if (ps->files == 1)
-            printf("karet ship: shipped %llu lines (%s) of %s as %s\n",
-                   (unsigned long long)ps->lines, size, ps->cfg->log, ps->last_key);
+            printf("karet ship: shipped %llu line%s (%s) of %s as %s\n",
+                   (unsigned long long)ps->lines, ps->lines == 1 ? "" : "s", size, ps->cfg->log,
+                   ps->last_key);
         else
-            printf("karet ship: shipped %llu lines (%s) of %s in %llu files, %s to %s\n",
-                   (unsigned long long)ps->lines, size, ps->cfg->log, (unsigned long long)ps->files,
-                   ps->first_key, ps->last_key);
+            printf("karet ship: shipped %llu line%s (%s) of %s in %llu files, %s to %s\n",
+                   (unsigned long long)ps->lines, ps->lines == 1 ? "" : "s", size, ps->cfg->log,
+                   (unsigned long long)ps->files, ps->first_key, ps->last_key);
         if (plan.log_missing)
             printf("karet ship: %s is not there (yet): the next pass ships it once it is\n",
                    ps->cfg->log);

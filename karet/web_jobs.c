@@ -64,7 +64,7 @@ static void progress_text(kbuf *b, json_t *rec)
         long long n = json_integer_value(files);
         html_printf(b, "%L file%R · ", n, n == 1 ? "" : "s");
         html_count(b, num(rec, "rows_written"));
-        kbuf_puts(b, " rows written");
+        kbuf_puts(b, num(rec, "rows_written") == 1 ? " row written" : " rows written");
         const char *kind = str(rec, "run_kind");
         if (kind && strcmp(kind, "full") == 0) kbuf_puts(b, " · full run");
     } else {

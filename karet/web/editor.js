@@ -517,7 +517,7 @@ document.addEventListener("DOMContentLoaded", () => {
       selected = null;
       const n = (k) => cfg[LISTS[k]].length;
       panel.replaceChildren(el("h2", {}, "Pipeline"),
-        el("p", {}, `${n("source")} source(s), ${n("mapping")} mapping(s), ${n("table")} table(s), ${n("dimension")} dimension(s).`),
+        el("p", {}, ["source", "mapping", "table", "dimension"].map((k) => `${n(k)} ${k}${n(k) === 1 ? "" : "s"}`).join(", ") + "."),
         el("p", { class: "hint" }, "Select a box in the graph (or Tab to it and press Enter) to see and edit it."));
       return;
     }

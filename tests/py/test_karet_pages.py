@@ -250,6 +250,11 @@ def test_jobs_page_live_run_button_and_countdown(server, browsers):
     b.click("#jobs-live tbody tr[data-status] button.toggle")
     b.wait(lambda: (lambda d: d.is_displayed() and "Files processed" in d.text and "a full run" in d.text)(
         b.css(f"#d-{jobs[0]['id']}")), what="the run's details")
+    # The opened run is a link: the address names it, a reload shows it open.
+    assert b.path() == f"/p/{slug}/jobs?open={jobs[0]['id']}", b.path()
+    b.js("window.__marker = 2")
+    b.get(b.path())
+    assert b.js("return window.__marker") is None and b.css(f"#d-{jobs[0]['id']}").is_displayed()
     b.check_page("jobs-opened")
     # The opened run stays open when the list refreshes.
     api.post(f"/api/p/{slug}/jobs")
@@ -344,7 +349,7 @@ def test_what_a_run_skipped_is_on_the_screen(server, browsers):
     9,999 px to the left until focused), each with its file, line and why."""
     api = server.worker()
     slug = create_pipeline(api, "Events", "csv_events")
-    body = b"time,user,value\n2026-11-12T03:10:00,alice,1.5\n2026-11-12T03:11:00,bob\n2026-11-12T03:12:00,carol,abc\n"
+    body = b"time,user,value\n2026-11-12T03:11:00,bob\n2026-11-12T03:12:00,carol,abc\n"
     assert api.put(f"/api/lake?key=pipelines/{slug}/events/2026-11-12T0310.csv", raw=body).status == 200
     run = finished_run(api, slug)
     b = browsers("vera")
@@ -355,10 +360,11 @@ def test_what_a_run_skipped_is_on_the_screen(server, browsers):
             return [li.textContent, r.left >= 0 && r.right <= innerWidth && r.width > 0 && r.height > 0];
         });""", opened)
         key = f"pipelines/{slug}/events/2026-11-12T0310.csv"
-        assert [t for t, _ in shown] == [f"{key}:3 — 2 fields, expected 3 (line skipped)",
-                                         f"{key}:4 — column value: \"abc\" is not a valid float64 (value read as null)"], shown
+        assert [t for t, _ in shown] == [f"{key}:2 — 2 fields, expected 3 (line skipped)",
+                                         f"{key}:3 — column value: \"abc\" is not a valid float64 (value read as null)"], shown
         assert all(on_screen for _, on_screen in shown), shown
         assert "Lines skipped and values read as null (2)" in b.text(opened)
+    assert b.text(f"#job-{run['id']} .progress-text") == "1 file · 1 row written"
     b.check_page("job-skipped-lines")
 
 
@@ -517,6 +523,7 @@ def test_editor_edit_validate_save_conflict_history_revert(server, browsers):
     nodes = [n.get_attribute("aria-label") for n in b.all("#graph [data-node]")]
     assert nodes == ["Source Events", "Mapping Events", "Table Events"], nodes
     assert b.all("#graph path.edge") and len(b.all("#graph path.edge")) == 2
+    assert "1 source, 1 mapping, 1 table, 0 dimensions." in b.text("#panel")
     b.check_page("editor-start")
     # Keyboard: Tab to the mapping box, Enter opens its panel.
     from selenium.webdriver.common.keys import Keys

@@ -103,7 +103,7 @@ def test_upload_names_are_fixed_width_growing_and_never_reused(local, tmp_path):
     log = tmp_path / "events.log"
     for k in range(8):  # several calls in one second
         append(log, event(k))
-        ok(ship())
+        assert "shipped 1 line (" in ok(ship()).stdout
     names = [n for n, _ in dest.objects()]
     assert len(names) == 8 and names == sorted(names)
     for n in names:
