@@ -67,6 +67,12 @@ static void progress_text(kbuf *b, json_t *rec)
         kbuf_puts(b, num(rec, "rows_written") == 1 ? " row written" : " rows written");
         const char *kind = str(rec, "run_kind");
         if (kind && strcmp(kind, "full") == 0) kbuf_puts(b, " · full run");
+        /* A run that completed with files it could not read or a mapping
+         * that failed says so in the list, not only once opened. */
+        long long errors = (long long)json_array_size(json_object_get(rec, "errors"));
+        if (errors > 0)
+            html_printf(b, " · <span class=\"error\">%L error%R</span>", errors,
+                        errors == 1 ? "" : "s");
     } else {
         const char *err = str(rec, "error");
         char cut[124];
@@ -113,10 +119,14 @@ static void problems(kbuf *b, json_t *list, const char *title, const char *text_
         const char *text = str(e, text_key);
         if (text == NULL) text = str(e, "message");
         html_printf(b, "<li class=\"%s\">", cls);
-        if (str(e, "file")) html_printf(b, "%s", str(e, "file"));
-        if (json_is_integer(json_object_get(e, "line")))
+        const char *file = str(e, "file");
+        size_t n_file = file ? strlen(file) : 0;
+        if (file && text && strncmp(text, file, n_file) == 0 && text[n_file] == ':')
+            file = NULL; /* the message starts with the file's name already */
+        if (file) html_printf(b, "%s", file);
+        if (file && json_is_integer(json_object_get(e, "line")))
             html_printf(b, ":%L", (long long)num(e, "line"));
-        html_printf(b, "%R%s</li>", str(e, "file") ? " — " : "", text ? text : "");
+        html_printf(b, "%R%s</li>", file ? " — " : "", text ? text : "");
     }
     if (n > PROBLEMS_SHOWN)
         html_printf(b, "<li class=\"%s\">… and %L more</li>", cls, (long long)(n - PROBLEMS_SHOWN));

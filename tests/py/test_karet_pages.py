@@ -351,11 +351,13 @@ def test_what_a_run_skipped_is_on_the_screen(server, browsers):
     slug = create_pipeline(api, "Events", "csv_events")
     body = b"time,user,value\n2026-11-12T03:11:00,bob\n2026-11-12T03:12:00,carol,abc\n"
     assert api.put(f"/api/lake?key=pipelines/{slug}/events/2026-11-12T0310.csv", raw=body).status == 200
+    # A file that cannot be read (no column "value"): an error of the run, which the list says.
+    assert api.put(f"/api/lake?key=pipelines/{slug}/events/2026-11-12T0320.csv", raw=b"time,user\nx,y\n").status == 200
     run = finished_run(api, slug)
     b = browsers("vera")
     for path, opened in ((f"/p/{slug}/jobs/{run['id']}", "#job-one"), (f"/p/{slug}/jobs?open={run['id']}", f"#d-{run['id']}")):
         b.get(path)
-        shown = b.js("""return [...document.querySelectorAll(arguments[0] + ' ul.problems li')].map((li) => {
+        shown = b.js("""return [...document.querySelectorAll(arguments[0] + ' ul.problems li.skipped')].map((li) => {
             const r = li.getBoundingClientRect();
             return [li.textContent, r.left >= 0 && r.right <= innerWidth && r.width > 0 && r.height > 0];
         });""", opened)
@@ -364,7 +366,10 @@ def test_what_a_run_skipped_is_on_the_screen(server, browsers):
                                          f"{key}:3 — column value: \"abc\" is not a valid float64 (value read as null)"], shown
         assert all(on_screen for _, on_screen in shown), shown
         assert "Lines skipped and values read as null (2)" in b.text(opened)
-    assert b.text(f"#job-{run['id']} .progress-text") == "1 file · 1 row written"
+        errors = b.js("return [...document.querySelectorAll(arguments[0] + ' ul.problems li:not(.skipped)')]"
+                      ".map((li) => li.textContent)", opened)
+        assert len(errors) == 1 and errors[0].startswith(key.replace("0310", "0320") + ": the header has no column"), errors
+    assert b.text(f"#job-{run['id']} .progress-text") == "2 files · 1 row written · 1 error"
     b.check_page("job-skipped-lines")
 
 
