@@ -254,7 +254,13 @@ def test_jobs_page_live_run_button_and_countdown(server, browsers):
     assert b.path() == f"/p/{slug}/jobs?open={jobs[0]['id']}", b.path()
     b.js("window.__marker = 2")
     b.get(b.path())
-    assert b.js("return window.__marker") is None and b.css(f"#d-{jobs[0]['id']}").is_displayed()
+    opened = b.css(f"#d-{jobs[0]['id']}")
+    assert b.js("return window.__marker") is None and opened.is_displayed()
+    b.wait(lambda: b.js("return performance.getEntriesByType('resource')"
+                        ".some((e) => e.name.includes('fragment=1') && e.responseEnd > 0)"),
+           what="the first refresh once the event stream is up")
+    b.next_frames()
+    assert opened.is_displayed(), "the opened run was drawn again by the first refresh"
     b.check_page("jobs-opened")
     # The opened run stays open when the list refreshes.
     api.post(f"/api/p/{slug}/jobs")
