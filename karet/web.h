@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "serve_http.h"
 #include "strbuf.h"
@@ -76,6 +77,10 @@ void html_count(kbuf *b, int64_t n);
  * the elements whose signature changed and keeps the others as they are
  * (what the reader has open, selected or is pointing at). */
 void html_sign(kbuf *b, size_t start);
+/* The same in two steps: the hash of what b holds from `start` on, and
+ * data-sig="<sig>" put into the opening tag written at `start`. */
+uint64_t html_hash(const kbuf *b, size_t start);
+void html_sign_as(kbuf *b, size_t start, uint64_t sig);
 
 /* The pipeline's row as api_pipeline gives it, or NULL after a 404 page. */
 json_t *web_pipeline(service *svc, http_req *rq, http_resp *out, const char *slug);

@@ -174,19 +174,30 @@ void html_count(kbuf *b, int64_t n)
     }
 }
 
-void html_sign(kbuf *b, size_t start)
+uint64_t html_hash(const kbuf *b, size_t start)
 {
-    if (b->oom || start >= b->len || b->data[start] != '<') return;
     uint64_t h = 14695981039346656037ULL; /* FNV-1a: cheap, and only equality matters */
     for (size_t i = start; i < b->len; i++) h = (h ^ (unsigned char)b->data[i]) * 1099511628211ULL;
+    return h;
+}
+
+void html_sign_as(kbuf *b, size_t start, uint64_t sig)
+{
+    if (b->oom || start >= b->len || b->data[start] != '<') return;
     char attr[32];
-    size_t n = (size_t)snprintf(attr, sizeof attr, " data-sig=\"%016llx\"", (unsigned long long)h);
+    size_t n =
+        (size_t)snprintf(attr, sizeof attr, " data-sig=\"%016llx\"", (unsigned long long)sig);
     size_t tag = start + 1, old = b->len;
     while (tag < old && b->data[tag] != ' ' && b->data[tag] != '>') tag++;
     kbuf_putn(b, attr, n); /* room at the end, then moved into the opening tag */
     if (b->oom) return;
     memmove(b->data + tag + n, b->data + tag, old - tag);
     memcpy(b->data + tag, attr, n);
+}
+
+void html_sign(kbuf *b, size_t start)
+{
+    html_sign_as(b, start, html_hash(b, start));
 }
 
 const web_asset *web_asset_find(const char *name)

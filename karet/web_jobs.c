@@ -189,12 +189,10 @@ static void duration_cell(kbuf *b, json_t *row)
     }
 }
 
-static void job_row(kbuf *b, json_t *row, const char *slug, const char *open)
+/* A run's row, and the row of its details, open or closed. */
+static void summary_row(kbuf *b, json_t *row, json_t *rec, int expanded)
 {
-    json_t *rec = job_record(row);
     const char *id = str(rec, "id");
-    int expanded = open && strcmp(open, id) == 0;
-    size_t at = b->len;
     html_printf(b,
                 "<tr id=\"job-%s\" data-status=\"%s\"><td><button type=\"button\" "
                 "class=\"toggle\" aria-expanded=\"%R\" aria-controls=\"d-%s\">%s</button></td><td>",
@@ -208,14 +206,46 @@ static void job_row(kbuf *b, json_t *row, const char *slug, const char *open)
     kbuf_puts(b, "</td>");
     duration_cell(b, row);
     kbuf_puts(b, "</tr>");
-    html_sign(b, at);
-    at = b->len;
+}
+
+static void details_row(kbuf *b, json_t *row, json_t *rec, const char *slug, int expanded)
+{
+    const char *id = str(rec, "id");
     html_printf(b, "<tr class=\"details\" id=\"d-%s\"%R><td colspan=\"6\">", id,
                 expanded ? "" : " hidden");
     job_details(b, row, rec, slug);
     html_printf(b, "<p><a href=\"/p/%U/jobs/%U\">This run on its own page</a></p></td></tr>", slug,
                 id);
-    html_sign(b, at);
+}
+
+typedef void (*row_fn)(kbuf *b, json_t *row, json_t *rec, const char *slug, int expanded);
+
+static void summary_fn(kbuf *b, json_t *row, json_t *rec, const char *slug, int expanded)
+{
+    (void)slug;
+    summary_row(b, row, rec, expanded);
+}
+
+/* Writes a row signed with the signature of its closed form: whether the
+ * address opens it, or the reader did, never makes it look changed. */
+static void signed_row(kbuf *b, row_fn fn, json_t *row, json_t *rec, const char *slug, int expanded)
+{
+    size_t at = b->len;
+    fn(b, row, rec, slug, 0);
+    uint64_t sig = html_hash(b, at);
+    if (expanded) {
+        kbuf_truncate(b, at);
+        fn(b, row, rec, slug, 1);
+    }
+    html_sign_as(b, at, sig);
+}
+
+static void job_row(kbuf *b, json_t *row, const char *slug, const char *open)
+{
+    json_t *rec = job_record(row);
+    int expanded = open && strcmp(open, str(rec, "id")) == 0;
+    signed_row(b, summary_fn, row, rec, slug, expanded);
+    signed_row(b, details_row, row, rec, slug, expanded);
     json_decref(rec);
 }
 

@@ -67,12 +67,7 @@ document.addEventListener("DOMContentLoaded", () => {
   async function refreshRegion() {
     const open = new Set([...region.querySelectorAll('button.toggle[aria-expanded="true"]')].map((b) => b.getAttribute("aria-controls")));
     const focused = document.activeElement && region.contains(document.activeElement) ? document.activeElement.getAttribute("aria-controls") : null;
-    /* With the address's opened run, so that its rows come as the page
-       rendered them (the same signature) and are kept. */
-    const url = new URL(region.dataset.fragment, location.href);
-    const opened = new URL(location.href).searchParams.get("open");
-    if (opened) url.searchParams.set("open", opened);
-    const html = await fetchHtml(url.pathname + url.search);
+    const html = await fetchHtml(region.dataset.fragment);
     if (html === null) return false;
     patchRegion(html);
     for (const b of region.querySelectorAll("button.toggle")) {
