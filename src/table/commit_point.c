@@ -98,13 +98,13 @@ static tl_status newest_version(tl_table *t, int64_t *out, tl_error *err)
  * `mine` (later commits may prune metadata files that leave the log)? While
  * versions after `mine` are listed, wait for them to go: stale writers of a
  * dropped table remove theirs; those that stay were built on ours (our
- * create's fence saw none newer than its parent, see no_newer_version). */
-static tl_status moved_on(tl_table *t, int64_t mine, bool *alive, tl_error *err)
+ * create's fence saw none newer than its parent, see no_newer_version).
+ * *newest: the newest version listed last. */
+static tl_status moved_on(tl_table *t, int64_t mine, bool *alive, int64_t *newest, tl_error *err)
 {
     for (int wait_ms = 2;; wait_ms *= 2) {
-        int64_t newest;
-        TL_TRY(newest_version(t, &newest, err));
-        if (newest <= mine) return *alive = false, TL_OK;
+        TL_TRY(newest_version(t, newest, err));
+        if (*newest <= mine) return *alive = false, TL_OK;
         if (wait_ms > 512) return *alive = true, TL_OK;
         tl_sleep_ms(wait_ms);
     }
@@ -165,9 +165,8 @@ static tl_status still_there(tl_table *t, const void *json, size_t len, bool *al
     *alive = st == TL_OK && m == PARENT_SAME;
     if (st != TL_ERR_NOT_FOUND) return st;
     int64_t mine = t->version + 1, newest = 0;
-    TL_TRY(moved_on(t, mine, alive, err));
-    if (*alive && newest_version(t, &newest, NULL) == TL_OK && newest > mine)
-        check_freed(t, mine, newest, json, len, freed);
+    TL_TRY(moved_on(t, mine, alive, &newest, err));
+    if (*alive) check_freed(t, mine, newest, json, len, freed); /* newest > mine */
     return TL_OK;
 }
 
@@ -417,8 +416,10 @@ tl_status tl_table_explain_failure(tl_table *t, tl_status st, tl_error *err)
     if (st == TL_OK || st == TL_ERR_NOMEM || t->dropped) return st;
     parent_match m;
     bool alive = true;
+    int64_t newest;
     tl_status rd = read_parent(t, &m, NULL);
-    if (rd == TL_ERR_NOT_FOUND && moved_on(t, t->version, &alive, NULL) != TL_OK) return st;
+    if (rd == TL_ERR_NOT_FOUND && moved_on(t, t->version, &alive, &newest, NULL) != TL_OK)
+        return st;
     if (rd == TL_OK) alive = m == PARENT_SAME;
     return (rd == TL_OK || rd == TL_ERR_NOT_FOUND) && !alive ? dropped(t, err) : st;
 }
