@@ -538,7 +538,9 @@ static int item_sql(gapfill *g, size_t i, tl_buf *b, bool *oom)
     return rc;
 }
 
-/* The buckets to fill: "generate_series(first, last, width)". */
+/* The buckets to fill: "generate_series(first, last, width)". The width is
+ * cast because a string literal ('1 hour', as time_bucket takes it) matches
+ * none of generate_series's overloads on its own. */
 static int series_sql(const gapfill *g, const char *width, tl_buf *b)
 {
     const struct bounds *r = &g->range;
@@ -550,7 +552,7 @@ static int series_sql(const gapfill *g, const char *width, tl_buf *b)
     if (r->upper_incl.len)
         rc |=
             tl_buf_printf(b, "time_bucket(%s, least(%s))", width, (const char *)r->upper_incl.data);
-    return rc | tl_buf_printf(b, "), %s)", width);
+    return rc | tl_buf_printf(b, "), CAST(%s AS INTERVAL))", width);
 }
 
 /* The whole SELECT, without the original's ORDER BY and LIMIT. */

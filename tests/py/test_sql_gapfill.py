@@ -117,6 +117,16 @@ def test_buckets_locf_and_interpolate_match_the_model(lake, gappy, width):
     assert [(r["device_id"], r["b"]) for r in got] == sorted((r["device_id"], r["b"]) for r in got)
 
 
+def test_a_width_written_as_a_string_is_an_interval(lake, gappy):
+    """time_bucket_gapfill('1 hour', time), as time_bucket and TimescaleDB take it."""
+    where = f"time >= '{(T0 + 2 * HOUR).isoformat()}' AND time < '{(T0 + 20 * HOUR).isoformat()}'"
+    as_interval = lake.sql(QUERY.format(w="1 hour", locf_args="", where=where)).to_pylist()
+    as_string = lake.sql(QUERY.format(w="1 hour", locf_args="", where=where)
+                         .replace("INTERVAL '1 hour'", "'1 hour'")).to_pylist()
+    assert len(as_interval) == 3 * 18
+    assert as_string == as_interval
+
+
 def test_treat_null_as_missing_and_a_key_restriction(lake, gappy):
     start, finish = T0 + 5 * HOUR, T0 + 30 * HOUR
     where = f"time BETWEEN '{start.isoformat()}' AND '{(finish - dt.timedelta(microseconds=1)).isoformat()}' " \
