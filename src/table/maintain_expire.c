@@ -9,7 +9,7 @@
  * per append. A full maintain expires down to the limit at once; it also
  * lists storage, and objects no snapshot
  * references are deleted once older than a safety window (their age is the
- * time in their UUIDv7 name; objects without one are left alone), which
+ * time in their UUIDv7 name, else their listed modification time), which
  * protects the files of appends still in flight. */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +27,10 @@
 #define INLINE_SLACK 20
 #define PREVIOUS_VERSIONS_KEY "write.metadata.previous-versions-max"
 #define PREVIOUS_VERSIONS_DEFAULT 100
+/* The window for objects whose name carries no UUIDv7 (other engines', the
+ * reference's): their writer may take hours between upload and commit, so
+ * they wait at least as long as Iceberg's own orphan removal makes them. */
+#define FOREIGN_ORPHAN_WINDOW_MS (INT64_C(3) * 24 * 3600 * 1000)
 
 /* ---- A set of object keys (open addressing) ---- */
 
@@ -494,32 +498,48 @@ static bool deletable_kind(const char *key, const char *table_key)
     return avro || (parquet && strncmp(base, "lvi-", 4) == 0) || tl_attachment_key(base);
 }
 
+/* How old an unreferenced object must be to be deleted, and how old it is:
+ * by the UUIDv7 in its name (ours), else by its listed modification time; -1
+ * (never deleted) when neither tells. */
+static int64_t orphan_age_ms(const tl_store_listed *e, int64_t now, int64_t window,
+                             int64_t *min_age)
+{
+    int64_t born = name_time_ms(strrchr(e->key, '/') + 1);
+    *min_age = window;
+    if (born < 0 && e->modified_ms > 0) {
+        born = e->modified_ms;
+        if (*min_age < FOREIGN_ORPHAN_WINDOW_MS) *min_age = FOREIGN_ORPHAN_WINDOW_MS;
+    }
+    return born < 0 ? -1 : now - born;
+}
+
 static tl_status delete_orphans(tl_table *t, const tl_maintain_settings *s, const key_set *gone,
                                 tl_maintain_report *r, tl_error *err)
 {
     key_set live = {0};
-    tl_strlist keys = {0};
+    tl_store_listing listed = {0};
+    tl_strlist doomed = {0};
     char prefix[sizeof t->name.key + 2];
     snprintf(prefix, sizeof prefix, "%s/", t->name.key);
     /* A fresh view: commits made meanwhile reference only what they wrote
      * (young, inside the window) and what the current snapshot has. */
     tl_status st = tl_table_reload(t, 0, err);
     if (st == TL_OK) st = collect_all(t, t->md, &live, err);
-    if (st == TL_OK) st = tl_store_list(t->lake->store, prefix, &keys, err);
+    if (st == TL_OK) st = tl_store_list_objects(t->lake->store, prefix, true, &listed, err);
     int64_t now = tl_now_millis();
-    for (size_t i = 0; st == TL_OK && i < keys.len; i++) {
-        char *key = keys.items[i];
-        int64_t born = name_time_ms(strrchr(key, '/') + 1);
+    for (size_t i = 0; st == TL_OK && i < listed.len; i++) {
+        const char *key = listed.items[i].key;
+        int64_t min_age, age = orphan_age_ms(&listed.items[i], now, s->orphan_window_ms, &min_age);
         bool orphan = deletable_kind(key, t->name.key) && !set_has(&live, key) &&
                       !(gone && set_has(gone, key)) && /* deleted already */
-                      born >= 0 && now - born >= s->orphan_window_ms;
-        if (orphan) continue;
-        free(key); /* kept: not to delete */
-        keys.items[i] = NULL;
+                      age >= 0 && age >= min_age;
+        if (orphan && tl_strlist_push(&doomed, key) != 0) st = tl_error_nomem(err);
     }
     if (st == TL_OK)
-        r->objects_deleted += (int64_t)tl_store_remove_many(t->lake->store, keys.items, keys.len);
-    tl_strlist_free(&keys);
+        r->objects_deleted +=
+            (int64_t)tl_store_remove_many(t->lake->store, doomed.items, doomed.len);
+    tl_strlist_free(&doomed);
+    tl_store_listing_free(&listed);
     /* Temporaries of writers killed before their rename, which no listing shows. */
     if (st == TL_OK)
         st = tl_store_sweep(t->lake->store, prefix,

@@ -5,6 +5,8 @@ import datetime as dt
 import json
 import os
 import random
+import time
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -175,7 +177,6 @@ def test_maintain_plain_table_and_empty_table(lake, lake_dir):
 def leftover_temporaries(lake_dir, table="default/t", hours_old=2):
     """What an append killed mid-commit leaves: the local store's temporary
     files (.tmp-<uuid>, never listed), here dated hours_old hours ago."""
-    import uuid
     root = Path(lake_dir) / table
     made = []
     for d in [root / "metadata", next((root / "data").iterdir())]:
@@ -196,6 +197,35 @@ def test_orphan_cleanup_removes_temporaries_of_killed_appends(lake, lake_dir):
     # Older than the safety window (1 h) they go; a young one may be a live writer's.
     assert not any(p.exists() for p in old) and all(p.exists() for p in young)
     assert r["objects_deleted"] >= 2
+    assert iceberg_rows(lake_dir)[0] == [(1, T0.isoformat(), 1.0)]
+
+
+def test_orphans_of_other_writers_are_aged_by_their_modification_time(lake, lake_dir):
+    """Files no snapshot names, without a UUIDv7 in their name (the reference's,
+    other engines'): deleted once their modification time is three days old,
+    since such a writer may take hours to commit; ours still after one hour."""
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"])
+    t.append(batch([(1, 0, 1.0)]))
+    root = Path(lake_dir) / "default" / "t"
+    part = next((root / "data").iterdir())
+
+    def orphan(path, hours_old):
+        path.write_bytes(b"not referenced")
+        past = dt.datetime.now().timestamp() - hours_old * 3600
+        os.utime(path, (past, past))
+        return path
+
+    foreign = [part / f"00000-0-{uuid.uuid4()}.parquet", root / "metadata" / f"{uuid.uuid4()}-m0.avro",
+               root / "metadata" / f"snap-42-1-{uuid.uuid4()}.avro"]
+    old = [orphan(p, 73) for p in foreign]
+    young = [orphan(p.with_name("young-" + p.name), 71) for p in foreign]
+    two_hours_ago_ms = int(time.time() * 1000) - 2 * 3600_000
+    ours = orphan(part / f"{uuid.UUID(int=two_hours_ago_ms << 80 | 0x7 << 76 | 0x8 << 60)}.parquet", 0)
+    other = orphan(root / "metadata" / "notes.txt", 100)  # not a kind of file maintenance owns
+    r = t.maintain()
+    assert not any(p.exists() for p in old) and not ours.exists()
+    assert all(p.exists() for p in young) and other.exists()
+    assert r["objects_deleted"] >= 4
     assert iceberg_rows(lake_dir)[0] == [(1, T0.isoformat(), 1.0)]
 
 
