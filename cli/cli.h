@@ -79,6 +79,8 @@ bool cli_color(FILE *f);
 const char *cli_lake_location(const cli_args *a);
 const char *cli_table_name(cli_args *a, bool positional);
 int cli_open_lake(cli_args *a, tl_lake **out);
+/* The usage error of a command that reads files and was given no table. */
+int cli_no_table(const cli_args *a);
 /* Opens a table; a missing one is "table not found: NAME" (exit 1). */
 int cli_open_table(cli_args *a, tl_lake *lake, const char *name, tl_table **out);
 

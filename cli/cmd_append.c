@@ -14,7 +14,7 @@ static const char *base_name(const char *path)
 static int open_table(cli_args *a, tl_lake **lake, tl_table **t, cli_loader *l)
 {
     const char *name = cli_table_name(a, false);
-    if (name == NULL) return cli_usage(a, "no table: give --table or set TIMELAKE_TABLE");
+    if (name == NULL) return cli_no_table(a);
     tl_input_format format = TL_INPUT_AUTO;
     tl_error err;
     const char *f = cli_opt(a, "format");

@@ -214,7 +214,7 @@ int cmd_import(cli_args *a)
     for (int i = 0; i < a->npos; i++)
         if (strcmp(a->pos[i], "-") == 0) return cli_usage(a, "import reads files, not stdin");
     const char *name = cli_table_name(a, false);
-    if (name == NULL) return cli_usage(a, "no table: give --table or set TIMELAKE_TABLE");
+    if (name == NULL) return cli_no_table(a);
     tl_input_format format = TL_INPUT_AUTO;
     tl_error err;
     const char *f = cli_opt(a, "format");

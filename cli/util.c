@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -100,6 +101,19 @@ const char *cli_table_name(cli_args *a, bool positional)
     }
     if (name == NULL) name = getenv("TIMELAKE_TABLE");
     return name && name[0] ? name : NULL;
+}
+
+int cli_no_table(const cli_args *a)
+{
+    /* "timelake append m.cpu x.csv": the table written where a file goes. */
+    const char *first = a->npos > 0 ? a->pos[0] : NULL;
+    struct stat st;
+    if (first && strcmp(first, "-") != 0 && !strchr(first, '/') && stat(first, &st) != 0)
+        return cli_usage(a,
+                         "no table: give --table or set TIMELAKE_TABLE (\"%s\" is not a file; "
+                         "if it is the table, write --table %s)",
+                         first, first);
+    return cli_usage(a, "no table: give --table or set TIMELAKE_TABLE");
 }
 
 int cli_open_table(cli_args *a, tl_lake *lake, const char *name, tl_table **out)

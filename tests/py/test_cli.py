@@ -126,6 +126,17 @@ def test_create_bad_schema_and_options(tmp_path):
     assert not (lake / "default" / "t").exists()
 
 
+@pytest.mark.parametrize("command", ["append", "import"])
+def test_a_table_named_where_a_file_goes_is_pointed_out(tmp_path, lake, command):
+    f = write(tmp_path / "a.csv", CSV)
+    p = run(command, "iot.readings", f, "--lake", lake)
+    assert p.returncode == 2
+    assert b'"iot.readings" is not a file; if it is the table, write --table iot.readings' in p.stderr
+    p = run(command, f, "--lake", lake)  # a file, and no table: no guess
+    assert p.returncode == 2 and b"no table: give --table or set TIMELAKE_TABLE\n" in p.stderr
+    assert read_table(lake) is None
+
+
 def test_environment_names_lake_and_table(tmp_path, lake):
     env = {"TIMELAKE_WAREHOUSE": str(lake), "TIMELAKE_TABLE": "iot.readings"}
     f = write(tmp_path / "a.csv", CSV)
