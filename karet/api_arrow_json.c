@@ -92,9 +92,24 @@ static json_t *decimal_at(const char *fmt, const struct ArrowArray *a, int64_t i
     return json_string(out);
 }
 
+/* JSON has no NaN or infinity: null, as JavaScript writes them. */
 static json_t *real(double d)
 {
     return isfinite(d) ? json_real(d) : json_null();
+}
+
+/* A float32 as the double of its shortest text (0.1f as 0.1, not as
+ * 0.10000000149011612), as DuckDB prints it; it reads back as the same
+ * float32. */
+static json_t *real32(float f)
+{
+    if (!isfinite(f)) return json_null();
+    char text[32];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(text, sizeof text, "%.*g", p, (double)f);
+        if (strtof(text, NULL) == f) break;
+    }
+    return json_real(strtod(text, NULL));
 }
 
 /* One value of a column; fmt is the column's Arrow format. */
@@ -128,7 +143,7 @@ static json_t *value_at(const char *fmt, const struct ArrowArray *a, int64_t i)
             return json_string(s);
         }
         case 'f':
-            return real(((const float *)b)[j]);
+            return real32(((const float *)b)[j]);
         case 'g':
             return real(((const double *)b)[j]);
         case 'u':

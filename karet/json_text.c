@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_write.h"
 #include "strbuf.h"
 
 /* A kbuf fails every append after its first failure: a key jansson could
@@ -19,6 +20,13 @@ static int write_text(const char *data, size_t size, void *b)
 }
 
 char *kjson_dumps(const json_t *j, size_t flags)
+{
+    kbuf b = {0};
+    if (kjson_dump_callback(j, write_text, &b, flags) != 0) b.oom = true;
+    return kbuf_take(&b);
+}
+
+char *kjson_dumps_jansson(const json_t *j, size_t flags)
 {
     kbuf b = {0};
     if (json_dump_callback(j, write_text, &b, flags) != 0) b.oom = true;

@@ -11,8 +11,14 @@
 
 #include <jansson.h>
 
-/* As json_dumps (free the text): NULL when the dump failed. */
+/* As json_dumps (free the text): NULL when the dump failed. Reals are
+ * written in their shortest round-trip form (json_write.h). */
 char *kjson_dumps(const json_t *j, size_t flags);
+
+/* jansson's own text, reals with 17 significant digits: for the config
+ * hashes recorded in the tables, which must not change with the writer
+ * (a changed hash means a full run). */
+char *kjson_dumps_jansson(const json_t *j, size_t flags);
 
 /* As json_loadb (the caller owns the value): a document parsed while an
  * allocation failed is never returned; then NULL, with e (when given)

@@ -104,6 +104,38 @@ void ksql_string(kbuf *b, const char *s)
     quoted(b, s, '\'');
 }
 
+/* At a power of two the doubles below are twice as close as those above,
+ * so a decimal of q digits may read back as v although v rounded to q digits
+ * does not: the next one up or down does. Writes it into out as %.*e would
+ * (the nearer of the two when both do) and returns true; false when neither
+ * reads back. */
+static bool neighbour_reads_back(double v, int q, char *out, size_t size)
+{
+    char text[40];
+    snprintf(text, sizeof text, "%.*e", q - 1, fabs(v));
+    char *e = strchr(text, 'e');
+    int exp = atoi(e + 1) - (q - 1); /* v ~ m * 10^exp */
+    unsigned long long m = 0;
+    for (const char *c = text; c < e; c++)
+        if (*c != '.') m = m * 10 + (unsigned long long)(*c - '0');
+    bool found = false;
+    long double best = 0;
+    for (int d = -1; d <= 1; d += 2) {
+        if (m == 0 && d < 0) continue;
+        unsigned long long c = m + (unsigned long long)d;
+        snprintf(text, sizeof text, "%s%llue%d", v < 0 ? "-" : "", c, exp);
+        long double off = fabsl(strtold(text, NULL) - (long double)v);
+        if (strtod(text, NULL) != v || (found && off >= best)) continue;
+        char digits[24];
+        int n = snprintf(digits, sizeof digits, "%llu", c);
+        snprintf(out, size, "%s%c%s%.*se%+03d", v < 0 ? "-" : "", digits[0], n > 1 ? "." : "",
+                 n - 1, digits + 1, exp + n - 1);
+        found = true;
+        best = off;
+    }
+    return found;
+}
+
 void kfmt_double(char *out, size_t size, double v)
 {
     if (v == 0) {
@@ -115,10 +147,12 @@ void kfmt_double(char *out, size_t size, double v)
         return;
     }
     char tmp[40];
-    for (int p = 1; p <= 17; p++) {
+    int p = 1;
+    for (; p <= 17; p++) {
         snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
         if (strtod(tmp, NULL) == v) break;
     }
+    while (p > 1 && neighbour_reads_back(v, p - 1, tmp, sizeof tmp)) p--;
     /* tmp is d.ddde[+-]XX: rewrite it as repr does (plain between 1e-4 and 1e16). */
     char *e = strchr(tmp, 'e');
     int exp = atoi(e + 1);

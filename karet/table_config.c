@@ -74,7 +74,8 @@ oom:
 bool ktable_config_hash(const kconfig *c, const ktable *t, const json_t *dim_files, char out[65])
 {
     json_t *j = ktable_config(c, t, dim_files);
-    char *text = j ? kjson_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
+    char *text =
+        j ? kjson_dumps_jansson(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
     json_decref(j);
     if (text == NULL) return false;
     unsigned char md[EVP_MAX_MD_SIZE];

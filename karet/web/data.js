@@ -43,6 +43,19 @@ document.addEventListener("DOMContentLoaded", () => {
   const isNum = (t) => /^([cCsSiIlLfg]|d:)/.test(t || "");
   const isTime = (t) => /^t[ds]/.test(t || "");
   const isText = (t) => /^[uU]$/.test(t || "");
+  /* A float as the API's JSON writes it (Python's repr): JavaScript's
+     shortest digits, plain from 1e-4 to 1e16 with ".0" on a whole number
+     (100.0, not 100), else d.ddde±XX (1e-07, 1e+21); -0.0 keeps its sign. */
+  function floatText(v) {
+    if (v === 0) return Object.is(v, -0) ? "-0.0" : "0.0";
+    const [m, e] = v.toExponential().split("e");
+    const exp = Number(e), sign = v < 0 ? "-" : "", digits = m.replace(/[-.]/g, "");
+    if (exp < -4 || exp >= 16)
+      return sign + digits[0] + (digits.length > 1 ? "." + digits.slice(1) : "") + "e" + (exp < 0 ? "-" : "+") + String(Math.abs(exp)).padStart(2, "0");
+    if (exp < 0) return sign + "0." + "0".repeat(-exp - 1) + digits;
+    return sign + digits.slice(0, exp + 1).padEnd(exp + 1, "0") + "." + (digits.slice(exp + 1) || "0");
+  }
+  const cellText = (v, t) => typeof v === "object" ? JSON.stringify(v) : typeof v === "number" && /^[fg]$/.test(t || "") ? floatText(v) : String(v);
   function guessType(rows, c) {
     for (const row of rows) {
       const v = row[c];
@@ -73,7 +86,7 @@ document.addEventListener("DOMContentLoaded", () => {
       tbody.append(el("tr", {}, ...columns.map((c, i) => {
         const v = row[c];
         if (v === null || v === undefined) return el("td", { class: "null" }, "null");
-        return el("td", { class: isNum(types[i]) ? "num" : null }, typeof v === "object" ? JSON.stringify(v) : String(v));
+        return el("td", { class: isNum(types[i]) ? "num" : null }, cellText(v, types[i]));
       })));
     }
     table.append(tbody);

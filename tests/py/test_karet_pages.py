@@ -853,6 +853,37 @@ def test_data_page_query_chart_errors_saved(server, browsers):
     assert api.get(f"/api/p/{slug}/queries").json()["queries"] == []
 
 
+FLOATS = [("0.1", "0.1"), ("0.3", "0.3"), ("0.1::DOUBLE + 0.2", "0.30000000000000004"), ("1.1", "1.1"),
+          ("1e-7", "1e-07"), ("1e21", "1e+21"), ("123456.789", "123456.789"), ("'-0.0'", "-0.0"),
+          ("5e-324", "5e-324"), ("1.7976931348623157e308", "1.7976931348623157e+308"), ("100", "100.0"),
+          ("'nan'", "null"), ("'inf'", "null"), ("'-inf'", "null")]
+
+
+def test_floats_in_the_api_and_on_the_data_page_as_written(server, browsers):
+    """Floats come out as the shortest text that reads back (Python's repr),
+    in the query API's JSON and in the Data page's cells alike; NaN and the
+    infinities, which JSON cannot hold, are null in both."""
+    import re
+    import urllib.parse
+
+    api = server.worker()
+    slug = create_pipeline(api, "Events", "csv_events")
+    values = ", ".join(f"({v}::DOUBLE, {i})" for i, (v, _) in enumerate(FLOATS))
+    sql = f"SELECT x FROM (VALUES {values}) t(x, i) ORDER BY i"
+    r = api.post(f"/api/p/{slug}/query", {"sql": sql})
+    assert r.status == 200, r.body
+    assert re.findall(rb'"x":([^,}]*)', r.body) == [w.encode() for _, w in FLOATS], r.body
+    # A FLOAT (float32) as DuckDB prints it, not as the double it widens to.
+    r = api.post(f"/api/p/{slug}/query", {"sql": "SELECT 0.1::FLOAT AS f, 16777217::FLOAT AS g"})
+    assert r.json()["types"] == ["f", "f"] and b'"f":0.1,"g":16777216.0' in r.body, r.body
+    b = browsers("vera")
+    b.get(f"/p/{slug}/data?sql=" + urllib.parse.quote(sql))
+    b.wait(lambda: len(b.all("#results tbody tr")) == len(FLOATS), what="the result")
+    cells = [td.text for td in b.all("#results tbody td")]
+    assert cells == [w for _, w in FLOATS], cells
+    b.check_page("data-floats")
+
+
 # ---- every page at phone width, with the keyboard ----
 
 
