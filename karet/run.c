@@ -457,7 +457,8 @@ static tl_status commit(run_ctx *r, ktab *k, const plan *p, const char *hash, in
     } else if (feed.release) {
         feed.release(&feed);
     }
-    o->partitions = (int64_t)tp.parts.len;
+    /* An unpartitioned table is one partition: written when a row was. */
+    o->partitions = t->npartitions ? (int64_t)tp.parts.len : st == TL_OK && o->res.rows > 0;
     kset_free(&tp.parts);
     free(text);
     return st;

@@ -360,9 +360,13 @@ def test_what_a_run_skipped_is_on_the_screen(server, browsers):
     # A file that cannot be read (no column "value"): an error of the run, which the list says.
     assert api.put(f"/api/lake?key=pipelines/{slug}/events/2026-11-12T0320.csv", raw=b"time,user\nx,y\n").status == 200
     run = finished_run(api, slug)
+    assert run["partitions_written"] == 1, run  # the table has no partition keys: one partition
     b = browsers("vera")
     for path, opened in ((f"/p/{slug}/jobs/{run['id']}", "#job-one"), (f"/p/{slug}/jobs?open={run['id']}", f"#d-{run['id']}")):
         b.get(path)
+        facts = b.js("""return Object.fromEntries([...document.querySelectorAll(arguments[0] + ' dl.facts dt')]
+                         .map((dt) => [dt.textContent, dt.nextElementSibling.textContent]));""", opened)
+        assert facts["Rows written"] == "1" and facts["Partitions written"] == "1", facts
         shown = b.js("""return [...document.querySelectorAll(arguments[0] + ' ul.problems li.skipped')].map((li) => {
             const r = li.getBoundingClientRect();
             return [li.textContent, r.left >= 0 && r.right <= innerWidth && r.width > 0 && r.height > 0];

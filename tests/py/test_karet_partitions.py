@@ -69,3 +69,45 @@ def test_partitions_written(tmp_path):
     want = {((r["day"].year, r["day"].month) if r["day"] else None, r["kind"]) for r in rows}
     assert all(isinstance(r["day"], (datetime.date, type(None))) for r in rows)
     assert summary["partitions_written"] == len(want) > 20
+
+
+def unpartitioned_config():
+    c = config()
+    table = c["analytic_tables"][0]
+    table["partition_keys"], table["dedup_keys"] = [], ["id"]
+    c["mappings"][0]["where"] = {"kind": "ne", "left": {"kind": "col", "name": "id"},
+                                 "right": {"kind": "str", "value": "dropped"}}
+    return c
+
+
+def test_an_unpartitioned_table_is_one_partition(tmp_path):
+    """A run that writes rows to a table without partition keys wrote one
+    partition; a run that writes none (nothing new, every row a duplicate or
+    filtered out, a full run of no rows) wrote none."""
+    lake = LocalLake(tmp_path / "lake")
+    cfg = unpartitioned_config()
+
+    def run(full=False):
+        _, s = run_karet(lake, "parts", cfg, tmp_path, full=full)
+        assert s["tables"]["t"]["partitions_written"] == s["partitions_written"], s
+        return s
+
+    lake.put(f"{PREFIX}a.ndjson", lines(random.Random(1), 50, 0).encode())
+    lake.put(f"{PREFIX}b.ndjson", lines(random.Random(2), 50, 50).encode())
+    s = run()
+    assert (s["rows_written"], s["partitions_written"]) == (100, 1), s
+    s = run()  # nothing new
+    assert (s["files_processed"], s["partitions_written"]) == (0, 0), s
+    lake.put(f"{PREFIX}c.ndjson", b'{"id": "r0", "ts": 1, "kind": "a"}\n{"id": "dropped", "ts": 1, "kind": "a"}\n')
+    s = run()  # a duplicate and a row the where filter drops
+    assert (s["files_processed"], s["rows_written"], s["partitions_written"]) == (1, 0, 0), s
+    lake.put(f"{PREFIX}d.ndjson", b'{"id": "new", "ts": 1, "kind": "a"}\n')
+    s = run()
+    assert (s["rows_written"], s["partitions_written"]) == (1, 1), s
+    s = run(full=True)
+    assert (s["run_kind"], s["rows_written"], s["partitions_written"]) == ("full", 101, 1), s
+    for key in ("a", "b", "c", "d"):
+        lake.delete(f"{PREFIX}{key}.ndjson")
+    s = run()  # a full run (files were deleted) that leaves the table empty
+    assert (s["run_kind"], s["rows_written"], s["partitions_written"]) == ("full", 0, 0), s
+    assert read_table(lake, "parts", "t") == []
