@@ -2,8 +2,11 @@
  * versions are append-only; the newest 100 are kept, and any a queued or
  * running job is pinned to), and the pipeline's live version moves to it in
  * the same transaction. A save names the version it was made from
- * (X-Karet-Config-Version); a save from an older one is 412 stale_config. */
+ * (X-Karet-Config-Version); a save from an older one is 412 stale_config.
+ * A save (or revert) of what is live already makes no version: it answers
+ * as a save, with the live version and "unchanged": true. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,28 +108,69 @@ static int config_ok(json_t *config, http_resp *out)
     return 0;
 }
 
-/* Saves text as the pipeline's next version and makes it live. expect > 0:
- * only if the live version is still expect (else *live_out tells it and
- * the result is 1). Returns 0 saved (*version_out), 1 stale, -1 error. */
-static int save_config(service *svc, const char *slug, const char *text, const char *author,
+/* The text configs are compared by: keys sorted, no spaces, reals in their
+ * shortest form. A save of what is live, whatever its key order or spacing,
+ * has the live config's text; a change of a value, of a type (2 or 2.0) or
+ * of order within a list does not. NULL when memory runs out. */
+static char *canonical_text(const json_t *config)
+{
+    return kjson_dumps(config, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+/* Whether version `live` of the pipeline holds exactly `config`. */
+static bool is_live_config(service *svc, const char *slug, int64_t live, const json_t *config)
+{
+    json_t *row = db_query_one(svc->db,
+                               "SELECT config FROM config_versions WHERE pipeline = ? AND "
+                               "version = ?",
+                               "si", slug, live);
+    json_t *saved = kjson_loads(json_string_value(json_object_get(row, "config")), 0, NULL);
+    json_decref(row);
+    char *a = saved ? canonical_text(saved) : NULL, *b = a ? canonical_text(config) : NULL;
+    bool same = a && b && strcmp(a, b) == 0;
+    free(a);
+    free(b);
+    json_decref(saved);
+    return same;
+}
+
+/* Saves config as the pipeline's next version and makes it live. expect > 0:
+ * only if the live version is still expect (else *live_out tells it and the
+ * result is 1). The precondition comes first: a save made from an older
+ * version is stale even when it holds what is live now. A config that is
+ * the live one makes no version (result 2, *version_out the live one).
+ * Returns 0 saved (*version_out), 1 stale, 2 unchanged, -1 error. */
+static int save_config(service *svc, const char *slug, const json_t *config, const char *author,
                        const char *note, int64_t expect, int64_t *version_out, int64_t *live_out)
 {
+    char *text = kjson_dumps(config, JSON_COMPACT);
+    if (text == NULL) return -1;
     db_begin(svc->db);
     json_t *row = db_query_one(svc->db,
                                "SELECT p.live_version AS live, (SELECT coalesce(max(version), 0) "
                                "FROM config_versions WHERE pipeline = p.slug) AS top "
                                "FROM pipelines p WHERE p.slug = ?",
                                "s", slug);
-    if (row == NULL) return db_rollback(svc->db), -1;
+    int rc = row ? 0 : -1;
     int64_t live = json_integer_value(json_object_get(row, "live"));
     int64_t next = json_integer_value(json_object_get(row, "top")) + 1;
     json_decref(row);
     *live_out = live;
-    if (expect > 0 && expect != live) return db_rollback(svc->db), 1;
+    if (rc == 0 && expect > 0 && expect != live) rc = 1;
+    if (rc == 0 && live > 0 && is_live_config(svc, slug, live, config)) {
+        *version_out = live;
+        rc = 2;
+    }
+    if (rc != 0) {
+        db_rollback(svc->db);
+        free(text);
+        return rc;
+    }
     int st = db_exec(svc->db, NULL,
                      "INSERT INTO config_versions (pipeline, version, config, author, note, "
                      "created_at) VALUES (?, ?, ?, ?, ?, ?)",
                      "sisssi", slug, next, text, author, note, now_ms());
+    free(text);
     st |= db_exec(svc->db, NULL, "UPDATE pipelines SET live_version = ? WHERE slug = ?", "is", next,
                   slug);
     st |= db_exec(svc->db, NULL,
@@ -205,18 +249,15 @@ static const char *template_names(void)
 int api_create_pipeline(service *svc, const char *slug, const char *name, json_t *config,
                         const char *author, int64_t *version)
 {
-    char *text = kjson_dumps(config, JSON_COMPACT);
     int64_t live = 0;
-    int st = text ? db_exec(svc->db, NULL,
-                            "INSERT INTO pipelines (slug, name, created_at) VALUES (?, ?, ?)",
-                            "ssi", slug, name, now_ms())
-                  : DB_ERR;
+    int st =
+        db_exec(svc->db, NULL, "INSERT INTO pipelines (slug, name, created_at) VALUES (?, ?, ?)",
+                "ssi", slug, name, now_ms());
     int rc = st == DB_CONSTRAINT ? 1 : st != DB_OK ? -1 : 0;
-    if (rc == 0 && save_config(svc, slug, text, author, "created", 0, version, &live) != 0) {
+    if (rc == 0 && save_config(svc, slug, config, author, "created", 0, version, &live) != 0) {
         db_exec(svc->db, NULL, "DELETE FROM pipelines WHERE slug = ?", "s", slug);
         rc = -1;
     }
-    free(text);
     return rc;
 }
 
@@ -433,11 +474,9 @@ void api_config_put(service *svc, http_req *rq, http_resp *out)
         json_decref(config);
         return;
     }
-    char *text = kjson_dumps(config, JSON_COMPACT);
-    json_decref(config);
     int64_t version = 0, live = 0;
-    int st = save_config(svc, slug, text, rq->who.username, NULL, expect, &version, &live);
-    free(text);
+    int st = save_config(svc, slug, config, rq->who.username, NULL, expect, &version, &live);
+    json_decref(config);
     if (st == 1) {
         reply_json(out, 412,
                    json_pack("{s:s,s:s,s:I}", "error", "stale_config", "message",
@@ -445,10 +484,12 @@ void api_config_put(service *svc, http_req *rq, http_resp *out)
                              "the edit and save again",
                              "currentVersion", (json_int_t)live));
         version_header(out, live);
-    } else if (st != 0) {
+    } else if (st < 0) {
         reply_error(out, 500, "internal", "%s", db_error());
     } else {
-        reply_json(out, 200, json_pack("{s:b,s:I}", "ok", 1, "version", (json_int_t)version));
+        reply_json(out, 200,
+                   json_pack("{s:b,s:I,s:b}", "ok", 1, "version", (json_int_t)version, "unchanged",
+                             st == 2));
         version_header(out, version);
     }
 }
@@ -531,17 +572,16 @@ void api_config_revert(service *svc, http_req *rq, http_resp *out)
     }
     char note[64];
     snprintf(note, sizeof note, "reverted to v%lld", (long long)from);
-    char *text = kjson_dumps(config, JSON_COMPACT);
+    int st =
+        save_config(svc, rq->params[0], config, rq->who.username, note, 0, &version, &now_live);
     json_decref(config);
-    int st = save_config(svc, rq->params[0], text, rq->who.username, note, 0, &version, &now_live);
-    free(text);
-    if (st != 0) {
+    if (st < 0) {
         reply_error(out, 500, "internal", "%s", db_error());
         return;
     }
     reply_json(out, 200,
-               json_pack("{s:b,s:I,s:I}", "ok", 1, "version", (json_int_t)version, "revertedFrom",
-                         (json_int_t)from));
+               json_pack("{s:b,s:I,s:I,s:b}", "ok", 1, "version", (json_int_t)version,
+                         "revertedFrom", (json_int_t)from, "unchanged", st == 2));
     version_header(out, version);
 }
 

@@ -593,7 +593,8 @@ document.addEventListener("DOMContentLoaded", () => {
       $("conflict").hidden = true;
       problems = [];
       showProblems();
-      K.toast("Saved as version " + version + ".");
+      /* A save of what is live makes no version: the page says so. */
+      K.toast(r.data.unchanged ? `Nothing changed: version ${version} stays the live one.` : "Saved as version " + version + ".");
       loadHistory();
       return true;
     }
@@ -725,7 +726,8 @@ document.addEventListener("DOMContentLoaded", () => {
           if (dirty && !(await K.confirm("Discard your unsaved changes?", "Reverting loads the reverted config into the editor.", "Revert", true))) return;
           const r = await K.api("POST", `${base}/config/history/${v.version}/revert`);
           if (!r.ok) { K.toast("Not reverted: " + K.message(r), "error"); return; }
-          K.toast(`Reverted: version ${r.data.version} is version ${v.version}'s config.`);
+          K.toast(r.data.unchanged ? `Nothing changed: version ${v.version}'s config is the live one (version ${r.data.version}).`
+            : `Reverted: version ${r.data.version} is version ${v.version}'s config.`);
           await reload();
         });
         parts.push(el("p", {}, rv));

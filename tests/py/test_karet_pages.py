@@ -10,6 +10,7 @@ import shutil
 import time
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 
 from karet_browser import Browser, shots_dir
 from karet_service import SECRET, Client, Server, post_event, s3_event
@@ -626,6 +627,39 @@ def test_editor_edit_validate_save_conflict_history_revert(server, browsers):
     assert hist[0]["version"] == 5 and "reverted to v2" in hist[0]["note"]
     assert b.wait(lambda: "reverted to v2" in b.text("#versions"), what="the new version listed")
     b.check_page("editor-phone", width=390)
+
+
+def test_editor_save_of_the_live_config_makes_no_version(server, browsers):
+    """Save with nothing changed (or a change undone) makes no version and
+    says so; the templates' configs come back from the editor as they were."""
+    api = server.worker()
+    b = browsers("eddy")
+    for name, template in (("Logs", "access_logs"), ("Bank", "bank_statements")):
+        slug = create_pipeline(api, name, template)
+        b.get(f"/p/{slug}/editor")
+        b.js("document.getElementById('toasts').replaceChildren()")
+        b.css("#save").click()
+        b.wait(lambda: "Nothing changed: version 1 stays the live one." in b.text("#toasts"),
+               what="the unchanged save's notice")
+        assert b.text("#save-state") == "Saved · v1"
+        hist = api.get(f"/api/p/{slug}/config/history").json()["versions"]
+        assert [v["version"] for v in hist] == [1], hist
+    b.check_page("editor-save-unchanged")
+    # A change typed and taken back: still nothing to save.
+    select_node(b, "table:0")
+    field = b.css("#panel .field[data-path='/analytic_tables/0/name'] input")
+    field.send_keys("x")
+    b.wait(lambda: b.text("#save-state") == "Unsaved changes", what="the edit")
+    field.send_keys(Keys.BACKSPACE)
+    b.css("#save").click()
+    b.wait(lambda: b.text("#save-state") == "Saved · v1", what="the save")
+    assert [v["version"] for v in api.get(f"/api/p/{slug}/config/history").json()["versions"]] == [1]
+    # A change is saved as a new version, as before.
+    field = b.css("#panel .field[data-path='/analytic_tables/0/name'] input")
+    field.send_keys("!")
+    b.css("#save").click()
+    b.wait(lambda: b.text("#save-state") == "Saved · v2", what="the save of a change")
+    b.wait(lambda: "Saved as version 2." in b.text("#toasts"), what="its notice")
 
 
 def test_editor_save_right_after_typing_sends_the_new_expression(server, browsers):

@@ -424,9 +424,52 @@ def test_config_versions_stale_saves_history_and_revert(local):
     h = api.get(f"/api/p/{SLUG}/config/history").json()
     assert [v["version"] for v in h["versions"]] == [2, 1] and h["current"] == 2
     r = api.post(f"/api/p/{SLUG}/config/history/1/revert")
-    assert r.json() == {"ok": True, "version": 3, "revertedFrom": 1}
+    assert r.json() == {"ok": True, "version": 3, "revertedFrom": 1, "unchanged": False}
     assert api.get(f"/api/p/{SLUG}/config").json() == pipeline_config()
     assert api.get(f"/api/p/{SLUG}/config/history/9").status == 404
+
+
+def test_saving_the_live_config_makes_no_version(local):
+    """A save whose config is the live one (whatever its key order and
+    spacing) is a successful no-op: the live version and its ETag, no new
+    version. A precondition is checked first: naming an older version is
+    412 even when the content is what is live now."""
+    api = local.worker()
+    cfg = pipeline_config()
+    cfg["mappings"][0]["where"] = {"kind": "gt", "left": {"kind": "col", "name": "value"},
+                                   "right": {"kind": "num", "value": 0.3}}
+    make_pipeline(api, config=cfg)
+    path = f"/api/p/{SLUG}/config"
+
+    def versions():
+        return [v["version"] for v in api.get(f"{path}/history").json()["versions"]]
+
+    live = api.get(path)
+    assert live.status == 200 and live.headers["ETag"] == '"1"'
+    assert b'"value":0.3}' in live.body  # as written, not 0.29999999999999999
+    same = json.dumps(live.json(), sort_keys=True, indent=3).encode()
+    for headers in ({"X-Karet-Config-Version": "1"}, {"If-Match": '"1"'}, {}):
+        r = api.put(path, raw=same, headers=headers)
+        assert r.status == 200 and r.json() == {"ok": True, "version": 1, "unchanged": True}, r.body
+        assert r.headers["X-Karet-Config-Version"] == "1" and r.headers["ETag"] == '"1"'
+    assert versions() == [1]
+    # A number of the other type is a change: num 1 is an integer, 1.0 a float.
+    cfg["mappings"][0]["where"]["right"]["value"] = 1
+    r = api.put(path, cfg, headers={"If-Match": '"1"'})
+    assert r.status == 200 and r.json() == {"ok": True, "version": 2, "unchanged": False}
+    r = api.put(path, raw=json.dumps(cfg).replace('"value": 1}', '"value": 1.0}').encode(),
+                headers={"If-Match": '"2"'})
+    assert r.status == 200 and r.json() == {"ok": True, "version": 3, "unchanged": False}, r.body
+    # Stale: version 3 is live; a save from version 2 with version 3's content is still 412.
+    r = api.put(path, raw=api.get(path).body, headers={"X-Karet-Config-Version": "2"})
+    assert r.status == 412 and r.json()["currentVersion"] == 3 and r.headers["ETag"] == '"3"'
+    # A revert to the live version's content makes no version either.
+    r = api.post(f"{path}/history/3/revert")
+    assert r.json() == {"ok": True, "version": 3, "revertedFrom": 3, "unchanged": True}
+    assert versions() == [3, 2, 1]
+    r = api.post(f"{path}/history/1/revert")
+    assert r.json() == {"ok": True, "version": 4, "revertedFrom": 1, "unchanged": False}
+    assert versions() == [4, 3, 2, 1]
 
 
 # ---- lake files and SQL ----
