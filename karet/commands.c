@@ -34,7 +34,8 @@ const karet_command karet_commands[] = {
      "run a pipeline against a lake",
      "Runs a pipeline: lists every source prefix in the lake, reads the files no earlier run "
      "has read (every file when a full run is needed: a table with dedup keys gets a file that "
-     "sorts before one already read, a file already read was replaced or deleted, the config "
+     "sorts before one already read and holds a key the table has, a file already read was "
+     "replaced or deleted, the config "
      "of a table or of what feeds it changed, or --full), maps them and writes each analytic "
      "table as the Timelake table SLUG.<table id> in the lake's folder warehouse/. The "
      "lake is a local folder or a file://, s3://, gs:// or az:// URL; storage settings come "

@@ -115,6 +115,8 @@ typedef struct plan {
     bool recreate; /* the columns or partition keys changed: the commit reshapes the table */
     char reason[1200];
     kfiles to_read;     /* the files to read, in ingest order */
+    kfiles early;       /* new files that sort before a file already read (dedup keys only) */
+    const char *last;   /* the last file already read, in ingest order (in record) */
     json_t *record;     /* the table's record, or NULL */
     bool *failed;       /* per mapping (config order): failed, as the record says or found now */
     json_t *failed_why; /* {mapping id: first violation} */
@@ -228,19 +230,19 @@ static bool decide(run_ctx *r, const ktable *t, tl_table *tbl, const kfiles *all
             snprintf(p->reason, sizeof p->reason, "file %s, read before, was replaced", key);
         }
     }
-    /* New files; with dedup keys, none may sort before a file already read. */
-    const char *last = json_array_size(files)
-                           ? json_string_value(json_object_get(
-                                 json_array_get(files, json_array_size(files) - 1), "key"))
-                           : NULL;
-    for (size_t i = 0; !p->full && t->ndedup && last && i < all->len; i++) {
+    /* New files that sort before a file already read, with dedup keys: an
+     * incremental run stays right unless one of their keys is in the table
+     * (early_keys_held looks before the run). */
+    p->last = json_array_size(files)
+                  ? json_string_value(
+                        json_object_get(json_array_get(files, json_array_size(files) - 1), "key"))
+                  : NULL;
+    for (size_t i = 0; !p->full && t->ndedup && p->last && i < all->len; i++) {
         const kfile *f = &all->items[i];
-        if (strcmp(f->key, last) < 0 && record_file(rec, f->key) == NULL) {
-            p->full = true;
-            snprintf(p->reason, sizeof p->reason,
-                     "new file %s sorts before %s, already read, and the table has dedup keys",
-                     f->key, last);
-        }
+        if (strcmp(f->key, p->last) >= 0) break;
+        if (record_file(rec, f->key) == NULL &&
+            !kfiles_add(&p->early, f->key, f->size, f->etag, f->source))
+            return false;
     }
     return plan_files(r, p, all);
 }
@@ -562,6 +564,52 @@ static void note_failed(run_ctx *r, const plan *p)
                                                    "nothing until a full run finds no such row"));
 }
 
+/* Whether the new files that sort before a file already read hold a dedup
+ * key the table has: then a full run, else an incremental one is right.
+ * Ingest order puts them before that file, so their rows win over its rows
+ * of the same key, which the table holds in their place; a key the table
+ * does not hold has no winner yet, and theirs comes first among the new
+ * files as in a full run. They are read for it (as the run reads them) and
+ * read again by the run. A mapping found failing on them leaves the answer
+ * to the run, which then rebuilds the table in full. Returns KARET_OK or
+ * why the files could not be read (in r's summary). */
+static int early_keys_held(run_ctx *r, ktab *k, plan *p, bool *held)
+{
+    *held = false;
+    bool *failed = malloc((r->c.nmappings + 1) * sizeof *failed);
+    kfeed f = {.objects = r->lake->objects,
+               .readers = r->lake->readers,
+               .nreaders = KARET_READERS - 1,
+               .config = &r->c,
+               .table = k->t,
+               .dims = r->dims,
+               .files = &p->early,
+               .cancel = r->opts ? r->opts->cancel : NULL,
+               .failed = failed};
+    if (failed) memcpy(failed, p->failed, r->c.nmappings * sizeof *failed);
+    if (failed == NULL || !kfeed_init(&f)) {
+        kfeed_free(&f);
+        free(failed);
+        return run_fail(r, KARET_ERR_FAILED, "%s%s", "out of memory", "");
+    }
+    struct ArrowArrayStream rows, kept = {0};
+    kfeed_stream(&f, &rows);
+    int64_t dropped = 0;
+    tl_error err = {0};
+    tl_status st = ktab_new_keys(k, &rows, &kept, &dropped, &err);
+    if (kept.release) kept.release(&kept);
+    int rc = KARET_OK;
+    if (f.status != KARET_OK && f.status != KFEED_RESTART) /* RESTART: the run finds it too */
+        rc = run_fail(r, f.status, "%s%s", f.error, "");
+    else if (f.status == KARET_OK && st != TL_OK)
+        rc = run_fail(r, status_of(st), "table %s: %s", k->t->id, err.message);
+    else
+        *held = f.status == KARET_OK && dropped > 0;
+    kfeed_free(&f);
+    free(failed);
+    return rc;
+}
+
 /* One attempt at table t. Returns KARET_OK, a failure, or -1 to try again
  * (another run committed to the table first). */
 static int run_table_once(run_ctx *r, const ktable *t, const kfiles *all, const char *hash)
@@ -581,6 +629,19 @@ static int run_table_once(run_ctx *r, const ktable *t, const kfiles *all, const 
     if (!decide(r, t, k.handle, all, hash, &p)) {
         rc = run_fail(r, KARET_ERR_FAILED, "%s%s", "out of memory", "");
         goto done;
+    }
+    bool held = false;
+    if (!p.full && p.early.len && (rc = early_keys_held(r, &k, &p, &held)) != KARET_OK) goto done;
+    if (held) {
+        p.full = true;
+        snprintf(p.reason, sizeof p.reason,
+                 "new file %s sorts before %s, already read, and the new files sorting there "
+                 "hold dedup keys the table has",
+                 p.early.items[0].key, p.last);
+        if (!plan_files(r, &p, all)) {
+            rc = run_fail(r, KARET_ERR_FAILED, "%s%s", "out of memory", "");
+            goto done;
+        }
     }
     r->progress.files_total += (int)p.to_read.len;
     if (!p.full && p.to_read.len == 0) { /* nothing new: nothing to write */
@@ -642,6 +703,7 @@ done:
     json_decref(p.failed_why);
     free(p.failed);
     kfiles_free(&p.to_read);
+    kfiles_free(&p.early);
     ktab_close(&k);
     return rc;
 }
