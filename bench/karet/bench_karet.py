@@ -8,12 +8,17 @@
 2. Full-run throughput (rows/s, MB/s of input) for CSV and NDJSON, against
    DuckDB (Python) doing the same mapping with read_csv / read_json into
    Parquet, side by side in one run.
+3. A new file that sorts before the N files read (karet ship's uploads
+   beside files of other names), of keys new to the table: the incremental
+   run, which looks its keys up first, against the same file named to sort
+   last and against the full run such a file made before session 35.
 
 Bytes read are the karet process's read syscalls (/proc/<pid>/io rchar): the
 source files, the table's metadata and whatever data files the dedup check
 opens. Runs the optimised build (build/karet).
 
     .venv/bin/python bench/karet/bench_karet.py [--sizes 100,300,1000] [--rows 10000]
+        [--sections incremental,sorting-first,throughput]
 """
 
 import argparse
@@ -145,6 +150,46 @@ def incremental(sizes, rows, work):
     return results
 
 
+def lake_of(work, name, pool, n):
+    """A lake whose table has read the pool's first n files."""
+    lake = work / name
+    for i in range(n):
+        dst = lake / PREFIX / f"f{i:06d}.csv"
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.link(pool / f"f{i:06d}.csv", dst)
+    run(lake, CONFIG)
+    return lake
+
+
+def sorting_first(sizes, rows, work):
+    print(f"\na new file ({rows} rows, new keys) sorting before the N files read vs sorting last "
+          "vs the full run it made before (CSV)")
+    print(f"{'files':>6} {'sorts first':>12} {'sorts last':>11} {'full run':>10} {'first/last':>10} "
+          f"{'full/first':>10} {'first MB':>9} {'last MB':>8}")
+    pool = work / "files"
+    for i in range(max(sizes) + 1):
+        if not (pool / f"f{i:06d}.csv").exists():
+            make_file(pool / f"f{i:06d}.csv", rows, i * rows, "csv")
+    results = []
+    for n in sizes:
+        first, last = lake_of(work, f"first-{n}", pool, n), lake_of(work, f"last-{n}", pool, n)
+        os.link(pool / f"f{n:06d}.csv", first / PREFIX / "e000000.csv")
+        os.link(pool / f"f{n:06d}.csv", last / PREFIX / f"f{n:06d}.csv")
+        t_first, b_first, s = run(first, CONFIG)
+        assert s["run_kind"] == "incremental" and s["files_processed"] == 1, s
+        t_last, b_last, s = run(last, CONFIG)
+        assert s["run_kind"] == "incremental" and s["files_processed"] == 1, s
+        t_full, _, s = run(first, CONFIG, full=True)
+        assert s["files_processed"] == n + 1, s
+        results.append({"files": n, "sorts_first_s": t_first, "sorts_last_s": t_last, "full_s": t_full,
+                        "sorts_first_bytes": b_first, "sorts_last_bytes": b_last})
+        print(f"{n:>6} {t_first:>11.2f}s {t_last:>10.2f}s {t_full:>9.2f}s {t_first / t_last:>10.2f} "
+              f"{t_full / t_first:>10.1f} {b_first / 1e6:>9.2f} {b_last / 1e6:>8.2f}")
+        shutil.rmtree(first)
+        shutil.rmtree(last)
+    return results
+
+
 def throughput(rows, files, work):
     import duckdb
     print(f"\nfull-run throughput: {files} files x {rows} rows, karet vs DuckDB (Python) to Parquet")
@@ -181,16 +226,23 @@ def main():
     ap.add_argument("--sizes", default="100,300,1000")
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--throughput-files", type=int, default=50)
+    ap.add_argument("--sections", default="incremental,sorting-first,throughput")
     ap.add_argument("--skip-build", action="store_true")
     a = ap.parse_args()
     if not a.skip_build:
         release_library()
     sizes = [int(s) for s in a.sizes.split(",")]
+    sections = a.sections.split(",")
+    out = {}
     with tempfile.TemporaryDirectory(prefix="bench-karet-") as d:
         work = Path(d)
-        inc = incremental(sizes, a.rows, work)
-        tp = throughput(a.rows * 4, a.throughput_files, work)
-    print(json.dumps({"incremental": inc, "throughput": tp}))
+        if "incremental" in sections:
+            out["incremental"] = incremental(sizes, a.rows, work)
+        if "sorting-first" in sections:
+            out["sorting_first"] = sorting_first(sizes, a.rows, work)
+        if "throughput" in sections:
+            out["throughput"] = throughput(a.rows * 4, a.throughput_files, work)
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
