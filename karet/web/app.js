@@ -6,6 +6,29 @@
 const K = (() => {
   const body = () => document.body.dataset;
 
+  /* JSON whose numbers keep their kind through the page. JavaScript reads
+     2.0 as 2, and a pipeline's num 2.0 (a float) saved as 2 (an integer)
+     would change what it computes. A whole number written with a fraction
+     or an exponent is remembered by the object holding it and written back
+     with ".0", where the browser can (JSON.parse's source text, JSON.rawJSON);
+     elsewhere numbers are plain JavaScript numbers, as before. */
+  const floats = new WeakMap();
+  function parseJSON(text) {
+    return JSON.parse(text, function (key, value, context) {
+      if (typeof value === "number" && Number.isInteger(value) && context && /[.eE]/.test(context.source)) {
+        if (!floats.has(this)) floats.set(this, new Set());
+        floats.get(this).add(key);
+      }
+      return value;
+    });
+  }
+  function stringify(value, space) {
+    const keep = function (key, x) {
+      return typeof x === "number" && Number.isInteger(x) && Math.abs(x) < 1e21 && floats.get(this)?.has(key) ? JSON.rawJSON((Object.is(x, -0) ? "-0" : String(x)) + ".0") : x;
+    };
+    return JSON.stringify(value, JSON.rawJSON ? keep : undefined, space);
+  }
+
   /* Calls the API. Resolves {ok, status, data, headers}; a session that
      expired sends the page to the sign-in form. */
   async function api(method, path, payload, opts = {}) {
@@ -15,7 +38,7 @@ const K = (() => {
         init.body = payload;
       } else {
         init.headers["Content-Type"] = "application/json";
-        init.body = JSON.stringify(payload);
+        init.body = stringify(payload);
       }
     }
     let r;
@@ -26,7 +49,7 @@ const K = (() => {
     }
     let data = null;
     const type = r.headers.get("Content-Type") || "";
-    if (type.includes("application/json")) data = await r.json().catch(() => null);
+    if (type.includes("application/json")) data = await r.text().then(parseJSON).catch(() => null);
     if (r.status === 401 && !opts.noRedirect) {
       location.href = "/sign-in?next=" + encodeURIComponent(location.pathname + location.search);
     }
@@ -191,5 +214,5 @@ const K = (() => {
     });
   });
 
-  return { api, message, el, svg, toast, confirm: confirmDialog, timeEl, localTime, localTimes, duration, count, bytes, guard, patchList, can, slug: () => body().slug };
+  return { api, parseJSON, stringify, message, el, svg, toast, confirm: confirmDialog, timeEl, localTime, localTimes, duration, count, bytes, guard, patchList, can, slug: () => body().slug };
 })();

@@ -6,7 +6,7 @@
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
-  const data = JSON.parse(document.getElementById("editor-data").textContent);
+  const data = K.parseJSON(document.getElementById("editor-data").textContent);
   const slug = K.slug();
   const canEdit = !!data.canEdit;
   const base = "/api/p/" + encodeURIComponent(slug);

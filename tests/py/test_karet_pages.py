@@ -662,6 +662,35 @@ def test_editor_save_of_the_live_config_makes_no_version(server, browsers):
     b.wait(lambda: "Saved as version 2." in b.text("#toasts"), what="its notice")
 
 
+def test_editor_keeps_whole_floats_floats(server, browsers):
+    """JavaScript reads num 1.0 (a float) as 1 (an integer): the page writes
+    it back as 1.0, so a Save with nothing changed makes no version and a
+    Save of another change keeps the float (and what it computes)."""
+    from karet_service import pipeline_config
+
+    api = server.worker()
+    cfg = pipeline_config("pipelines/floats/events/")
+    cfg["mappings"][0]["where"] = {"kind": "gt", "left": {"kind": "col", "name": "value"},
+                                   "right": {"kind": "num", "value": 1.0}}
+    cfg["analytic_tables"][0]["schema"][2]["assertions"] = {"min": -0.0, "max": 1e6}
+    assert api.post("/api/pipelines", {"name": "Floats", "slug": "floats", "config": cfg}).status == 200
+    live = api.get("/api/p/floats/config").body
+    b = browsers("eddy")
+    b.get("/p/floats/editor")
+    b.css("#save").click()
+    b.wait(lambda: "Nothing changed: version 1 stays the live one." in b.text("#toasts"),
+           what="the unchanged save's notice")
+    select_node(b, "table:0")
+    field = b.css("#panel .field[data-path='/analytic_tables/0/name'] input")
+    field.send_keys("!")
+    b.css("#save").click()
+    b.wait(lambda: b.text("#save-state") == "Saved · v2", what="the save of a change")
+    saved = api.get("/api/p/floats/config").body
+    assert b'"right":{"kind":"num","value":1.0}' in saved, saved
+    assert b'"assertions":{"min":-0.0,"max":1000000.0}' in saved, saved
+    assert saved.replace(b'"name":"Events!"', b'"name":"Events"') == live
+
+
 def test_editor_save_right_after_typing_sends_the_new_expression(server, browsers):
     """Save while the typing pause's parse is still unanswered: the page waits
     for it and saves the new tree, not the old. The page's fetch holds the
