@@ -92,10 +92,32 @@ static bool same_file(const tl_trash_item *it)
            sb.st_mtim.tv_sec == it->mtime.tv_sec && sb.st_mtim.tv_nsec == it->mtime.tv_nsec;
 }
 
-static void delete_item(tl_trash *t, tl_trash_item *it)
+/* How far ahead a deletion looks for a later one in its folder: a queue
+ * is mostly one commit's few files; past this, folders are pruned as if
+ * last (an rmdir too many, never one too few). */
+#define SAME_FOLDER_LOOKAHEAD 64
+
+static size_t folder_len(const char *path)
 {
-    if (same_file(it)) t->remove(t->ctx, it->path);
-    free(it->path);
+    const char *slash = strrchr(path, '/');
+    return slash ? (size_t)(slash - path) : 0;
+}
+
+/* Whether no item after items[i] (of n) lies in its folder. */
+static bool last_in_folder(const tl_trash_item *items, size_t i, size_t n)
+{
+    size_t len = folder_len(items[i].path);
+    size_t end = n - i - 1 > SAME_FOLDER_LOOKAHEAD ? i + 1 + SAME_FOLDER_LOOKAHEAD : n;
+    for (size_t j = i + 1; j < end; j++)
+        if (folder_len(items[j].path) == len && strncmp(items[j].path, items[i].path, len) == 0)
+            return false;
+    return true;
+}
+
+static void delete_item(tl_trash *t, tl_trash_item *items, size_t i, size_t n)
+{
+    bool remove = same_file(&items[i]), prune = last_in_folder(items, i, n);
+    if (remove || prune) t->remove(t->ctx, items[i].path, remove, prune);
 }
 
 static void *trash_thread(void *arg)
@@ -115,7 +137,8 @@ static void *trash_thread(void *arg)
         t->n = t->cap = 0;
         t->busy = true;
         pthread_mutex_unlock(&t->lock);
-        for (size_t i = 0; i < n; i++) delete_item(t, &items[i]);
+        for (size_t i = 0; i < n; i++) delete_item(t, items, i, n);
+        for (size_t i = 0; i < n; i++) free(items[i].path);
         free(items);
         pthread_mutex_lock(&t->lock);
         t->busy = false;
@@ -168,7 +191,7 @@ bool tl_trash_add(tl_trash *t, const char *path)
     bool queued = !t->stopping && start(t) && push(t, path, &sb);
     if (queued) pthread_cond_signal(&t->work);
     pthread_mutex_unlock(&t->lock);
-    if (!queued) t->remove(t->ctx, path);
+    if (!queued) t->remove(t->ctx, path, true, true);
     return true;
 }
 

@@ -26,8 +26,13 @@
 
 typedef struct tl_trash_item tl_trash_item;
 
-/* Deletes the file at `path` (absolute); called on the trash's thread. */
-typedef void (*tl_trash_remove_fn)(void *ctx, const char *path);
+/* Deletes the file at `path` (absolute) when `remove` (false: it is no
+ * longer the file queued), then, when `prune`, removes its folder and those
+ * above it if left empty; called on the trash's thread. A folder is pruned
+ * once per queue the thread takes, after its last item there, not after
+ * each file: most folders keep files, and each refused rmdir is a system
+ * call for nothing. */
+typedef void (*tl_trash_remove_fn)(void *ctx, const char *path, bool remove, bool prune);
 
 typedef struct tl_trash {
     pthread_mutex_t lock;

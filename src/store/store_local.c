@@ -507,19 +507,25 @@ static tl_status local_list(tl_store *s, const char *prefix, tl_strlist *out, tl
     return st;
 }
 
-/* Unlinks path (modified), then prunes the directories left empty up to the
- * root (rmdir refuses non-empty ones). A missing file, or a folder (no
- * object), is no error. */
-static tl_status remove_path(const local_store *ls, char *path, tl_error *err)
+/* Removes the directories above path (modified) left empty, up to the root
+ * (rmdir refuses non-empty ones). */
+static void prune_dirs(const local_store *ls, char *path)
 {
-    if (unlink(path) != 0 && errno != ENOENT && errno != EISDIR)
-        return io_error(err, "deleting", path);
     size_t root_len = strlen(ls->root);
     for (char *slash = strrchr(path, '/'); slash && (size_t)(slash - path) > root_len;
          slash = strrchr(path, '/')) {
         *slash = '\0';
         if (rmdir(path) != 0) break;
     }
+}
+
+/* Unlinks path (modified), then prunes the directories left empty. A
+ * missing file, or a folder (no object), is no error. */
+static tl_status remove_path(const local_store *ls, char *path, tl_error *err)
+{
+    if (unlink(path) != 0 && errno != ENOENT && errno != EISDIR)
+        return io_error(err, "deleting", path);
+    prune_dirs(ls, path);
     return TL_OK;
 }
 
@@ -534,10 +540,11 @@ static tl_status local_remove(tl_store *s, const char *key, tl_error *err)
 }
 
 /* The trash's deletion (local_trash.h), on its thread. */
-static void trash_remove(void *ctx, const char *path)
+static void trash_remove(void *ctx, const char *path, bool remove, bool prune)
 {
-    char *copy = strdup(path);
-    if (copy) remove_path(ctx, copy, NULL);
+    if (remove) unlink(path);
+    char *copy = prune ? strdup(path) : NULL;
+    if (copy) prune_dirs(ctx, copy);
     free(copy);
 }
 

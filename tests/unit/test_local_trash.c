@@ -26,8 +26,10 @@ typedef struct gate {
 
 /* Holds the first deletion until the test opens the gate, so that the test
  * can change files while they are queued. */
-static void gated_remove(void *ctx, const char *path)
+static void gated_remove(void *ctx, const char *path, bool remove, bool prune)
 {
+    (void)prune;
+    if (!remove) return;
     gate *g = ctx;
     pthread_mutex_lock(&g->lock);
     g->arrived = 1;
@@ -144,6 +146,69 @@ static void test_destroy_drains(void)
     free(dir);
 }
 
+/* What the trash asked of each deletion, in order. */
+static struct {
+    char path[8][4200];
+    bool remove[8], prune[8];
+    int n;
+} asked;
+
+static void recorded_remove(void *ctx, const char *path, bool remove, bool prune)
+{
+    gated_remove(ctx, path, remove, prune);
+    int i = asked.n++;
+    if (i >= 8) return;
+    snprintf(asked.path[i], sizeof asked.path[i], "%s", path);
+    asked.remove[i] = remove;
+    asked.prune[i] = prune;
+}
+
+/* Folders are pruned once per queue the thread takes, after the last of its
+ * files there (a refused rmdir after every other file was a system call for
+ * nothing), and also after a file that is no longer the one queued, when it
+ * was that folder's last. */
+static void test_folders_pruned_once_per_queue(void)
+{
+    char *dir = tmp_dir("trash-prune");
+    char a[4200], b[4200], paths[5][4300];
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    mkdir(a, 0755);
+    mkdir(b, 0755);
+    const char *names[5] = {"a/1", "a/2", "b/1", "a/3", "b/2"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/%s", dir, names[i]);
+        make_file(paths[i], "x");
+    }
+    char first[4200];
+    snprintf(first, sizeof first, "%s/first", dir);
+    make_file(first, "x");
+    gate g;
+    gate_init(&g);
+    tl_trash t;
+    tl_trash_init(&t, recorded_remove, &g);
+    asked.n = 0;
+    CHECK(tl_trash_add(&t, first));
+    gate_wait_arrived(&g); /* the thread holds `first`: the five wait in one queue */
+    for (int i = 0; i < 5; i++) CHECK(tl_trash_add(&t, paths[i]));
+    unlink(paths[4]); /* b/2 goes meanwhile: not the file queued, b still pruned */
+    gate_open(&g);
+    tl_trash_settle(&t);
+    CHECK_INT(asked.n, 6);
+    bool want_prune[6] = {true, false, false, false, true, true};
+    bool want_remove[6] = {true, true, true, true, true, false};
+    for (int i = 0; i < 6 && i < asked.n; i++) {
+        CHECK(asked.prune[i] == want_prune[i]);
+        CHECK(asked.remove[i] == want_remove[i]);
+    }
+    tl_trash_destroy(&t);
+    for (int i = 0; i < 5; i++) CHECK(!exists(paths[i]));
+    rmdir(a);
+    rmdir(b);
+    rmdir(dir);
+    free(dir);
+}
+
 /* Through the store: the keys are queued, counted, gone after settle, and a
  * forked child's store queues and deletes on its own. */
 static void test_local_store_remove_later(void)
@@ -236,5 +301,5 @@ static void test_exit_drains_stores_never_freed(void)
 }
 
 UNIT_TESTS(UNIT(test_queued_files_go_and_replaced_ones_stay), UNIT(test_destroy_drains),
-           UNIT(test_local_store_remove_later), UNIT(test_local_store_put_hint),
-           UNIT(test_exit_drains_stores_never_freed))
+           UNIT(test_folders_pruned_once_per_queue), UNIT(test_local_store_remove_later),
+           UNIT(test_local_store_put_hint), UNIT(test_exit_drains_stores_never_freed))
