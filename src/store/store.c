@@ -110,6 +110,15 @@ tl_status tl_store_put_many(tl_store *s, const tl_store_put_item *items, size_t 
     return TL_OK;
 }
 
+tl_status tl_store_put_many_new(tl_store *s, const tl_store_put_item *items, size_t n,
+                                tl_error *err)
+{
+    if (s->ops->put_many || !s->ops->put_new) return tl_store_put_many(s, items, n, err);
+    for (size_t i = 0; i < n; i++)
+        TL_TRY(tl_store_put_new(s, items[i].key, items[i].data, items[i].len, err));
+    return TL_OK;
+}
+
 #define REMOVE_THREADS 8
 
 typedef struct remove_job {

@@ -104,6 +104,8 @@ typedef struct tl_store_ops {
      * or put_if_absent_unsynced. */
     tl_status (*put_if_absent_fenced)(tl_store *s, const char *key, const void *data, size_t len,
                                       bool durable, tl_store_fence fence, void *ctx, tl_error *err);
+    /* As tl_store_put_new. NULL: put. */
+    tl_status (*put_new)(tl_store *s, const char *key, const void *data, size_t len, tl_error *err);
     /* As tl_store_reader_open. NULL: each read is a get_range (store_reader.c). */
     tl_status (*reader_open)(tl_store *s, const char *key, struct tl_store_reader **out,
                              tl_error *err);
@@ -154,6 +156,18 @@ static inline tl_status tl_store_put_hint(tl_store *s, const char *key, const vo
 {
     return s->ops->put_hint ? s->ops->put_hint(s, key, data, len, err)
                             : s->ops->put(s, key, data, len, err);
+}
+/* As tl_store_put, for an object under a name made fresh for it (a UUIDv7
+ * in it) that nothing reads until a commit names it: locally it is written
+ * in place, without a temporary file and a rename (store_local.c), so until
+ * that commit a listing may show it partly written, and a writer killed
+ * midway leaves it so, for orphan cleanup. A name that exists after all is
+ * replaced as by tl_store_put. */
+static inline tl_status tl_store_put_new(tl_store *s, const char *key, const void *data, size_t len,
+                                         tl_error *err)
+{
+    return s->ops->put_new ? s->ops->put_new(s, key, data, len, err)
+                           : s->ops->put(s, key, data, len, err);
 }
 static inline tl_status tl_store_put_if_absent(tl_store *s, const char *key, const void *data,
                                                size_t len, tl_error *err)
@@ -295,6 +309,9 @@ static inline tl_status tl_store_remove(tl_store *s, const char *key, tl_error *
 /* Uploads a batch of objects, in parallel on remote stores: one round trip of
  * wall time instead of n. On failure the caller removes what it meant to write. */
 tl_status tl_store_put_many(tl_store *s, const tl_store_put_item *items, size_t n, tl_error *err);
+/* The same for objects under fresh names (tl_store_put_new). */
+tl_status tl_store_put_many_new(tl_store *s, const tl_store_put_item *items, size_t n,
+                                tl_error *err);
 
 /* One read of a batch: the whole object (len 0) or len bytes at offset. */
 typedef struct tl_store_get_item {

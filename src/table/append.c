@@ -231,7 +231,7 @@ static tl_status upload_pending(append_state *s, tl_error *err)
     for (size_t i = s->uploaded; i < s->files.n; i++)
         TL_TRY(tl_head_footer_keep(s->t, s->files.files[i].file_path, s->files.bytes[i].data,
                                    s->files.bytes[i].len, &s->footers, err));
-    tl_status st = tl_store_put_many(s->t->lake->store, s->files.items + s->uploaded, n, err);
+    tl_status st = tl_store_put_many_new(s->t->lake->store, s->files.items + s->uploaded, n, err);
     if (st != TL_OK) { /* some may have gone up */
         tl_store_remove_many(s->t->lake->store, s->files.keys + s->uploaded, n);
         return st;

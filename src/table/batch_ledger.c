@@ -315,7 +315,7 @@ static tl_status publish(const tl_table *t, entry_list *l, tl_ice_metadata *next
     char *key = tl_strdup_printf("%s/metadata/batch-ledger-%s.avro", t->name.key, uuid);
     char *url = key ? tl_strdup_printf("%s%s", t->location, key + strlen(t->name.key)) : NULL;
     tl_status st = url ? encode_ledger(l, &avro, err) : tl_error_nomem(err);
-    if (st == TL_OK) st = tl_store_put(t->lake->store, key, avro.data, avro.len, err);
+    if (st == TL_OK) st = tl_store_put_new(t->lake->store, key, avro.data, avro.len, err);
     tl_buf_free(&avro);
     if (st == TL_OK) {
         *new_key = key;

@@ -428,7 +428,7 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
         items[n++] = (tl_store_put_item){cs->merge.key, cs->merge.avro.data, cs->merge.avro.len};
     items[n++] = (tl_store_put_item){cs->list_key, list->data, list->len};
     if (cs->lvi_key) items[n++] = (tl_store_put_item){cs->lvi_key, lvi->data, lvi->len};
-    tl_status st = tl_store_put_many(t->lake->store, items, n, err);
+    tl_status st = tl_store_put_many_new(t->lake->store, items, n, err);
     free(items);
     if (st == TL_OK) cs->carried = true;
     return st;

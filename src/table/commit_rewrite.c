@@ -72,7 +72,7 @@ static tl_status summarize(const tl_ice_manifest_entry *e, size_t n, tl_ice_mani
 static tl_status put_object(rw_ctx *c, const char *key, const tl_buf *data, tl_error *err)
 {
     if (tl_strlist_push(&c->written, key) != 0) return tl_error_nomem(err);
-    return tl_store_put(c->t->lake->store, key, data->data, data->len, err);
+    return tl_store_put_new(c->t->lake->store, key, data->data, data->len, err);
 }
 
 static tl_status add_list_entry(rw_ctx *c, tl_ice_manifest_file *mf, tl_error *err)

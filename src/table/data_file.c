@@ -234,7 +234,7 @@ static tl_status upload(const tl_table *t, tl_buf *file, tl_ice_data_file *out, 
     tl_status st = footers
                        ? tl_head_footer_keep(t, out->file_path, file->data, file->len, footers, err)
                        : TL_OK;
-    if (st == TL_OK) st = tl_store_put(t->lake->store, *key_out, file->data, file->len, err);
+    if (st == TL_OK) st = tl_store_put_new(t->lake->store, *key_out, file->data, file->len, err);
     if (st != TL_OK) {
         tl_ice_data_file_clear(out);
         free(*key_out);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -274,7 +275,66 @@ static void test_failed_flush_closes_the_files_it_took(void)
     CHECK_INT(open_fds(), base);
 }
 
+/* Entries of a folder, temporaries (".tmp-") included. */
+static int entries(const char *path)
+{
+    int n = 0;
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d) closedir(d);
+    return n;
+}
+
+/* Whether the inotify descriptor fd saw exactly one event in its folder:
+ * the creation of `name` (no temporary beside it, no rename into it). */
+static bool only_created(int fd, const char *name)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return false;
+    const struct inotify_event *e = (const struct inotify_event *)buf;
+    size_t one = sizeof *e + e->len;
+    return (size_t)n == one && (e->mask & IN_CREATE) && strcmp(e->name, name) == 0;
+}
+
+/* A new object (tl_store_put_new) is created under its own name, with no
+ * temporary file and no rename (one directory entry made, none changed),
+ * and is synced like any put before the version that names it exists; a
+ * name that exists already is replaced, as by a put. */
+static void test_new_objects_are_written_in_place_and_synced_first(void)
+{
+    tl_store *s = open_table("new");
+    tl_error err;
+    char data[700];
+    snprintf(data, sizeof data, "%s/t/data", root);
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    CHECK(fd >= 0 && inotify_add_watch(fd, data, IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM) >= 0);
+    CHECK_OK(tl_store_put_new(s, "t/data/n.parquet", "new", 3, &err), &err);
+    CHECK(only_created(fd, "n.parquet"));
+    close(fd);
+    CHECK_OK(tl_store_put_new(s, "t/data/p=1/q.parquet", "in a new folder", 15, &err), &err);
+    CHECK_OK(tl_store_put_new(s, "t/metadata/m.avro", "replaced", 8, &err), &err);
+    tl_buf b = {0};
+    CHECK_OK(tl_store_get(s, "t/metadata/m.avro", &b, &err), &err);
+    CHECK(b.len == 8 && memcmp(b.data, "replaced", 8) == 0);
+    CHECK_OK(tl_store_get(s, "t/data/n.parquet", &b, &err), &err);
+    CHECK(b.len == 3 && memcmp(b.data, "new", 3) == 0);
+    tl_buf_free(&b);
+    tl_sync_set_fault(watch);
+    CHECK_OK(tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err), &err);
+    tl_sync_set_fault(NULL);
+    CHECK(synced("t/data/n.parquet", false) >= 0);
+    CHECK(synced("t/data/p=1/q.parquet", false) >= 0);
+    CHECK(synced("t/data/p=1", false) >= 0);
+    CHECK(synced("t/data", false) >= 0);
+    CHECK(synced("t/metadata/m.avro", false) >= 0);
+    CHECK_INT(entries(data), 3); /* d.parquet, n.parquet, p=1: no temporary left */
+    tl_store_free(s);
+}
+
 UNIT_TESTS(UNIT(test_commit_publishes_after_what_it_names_is_synced),
+           UNIT(test_new_objects_are_written_in_place_and_synced_first),
            UNIT(test_puts_keep_their_files_open_until_the_flush),
            UNIT(test_failed_flush_closes_the_files_it_took),
            UNIT(test_failed_flush_fails_the_commits_whose_files_it_took),
