@@ -12,11 +12,16 @@
 
 #define MAX_SYNC_THREADS 8
 
-static tl_sync_fault_fn fault;
+static tl_sync_fault_fn fault, fault_writeback;
 
 void tl_sync_set_fault(tl_sync_fault_fn fn)
 {
     fault = fn;
+}
+
+void tl_sync_set_fault_writeback(tl_sync_fault_fn fn)
+{
+    fault_writeback = fn;
 }
 
 void tl_sync_set_init(tl_sync_set *s)
@@ -138,10 +143,14 @@ static void open_written(tl_sync_entry *items, size_t n, atomic_int *failed)
         tl_sync_entry *e = &items[i];
         if (e->fd < 0) e->fd = open(e->path, O_RDONLY | O_CLOEXEC);
         if (e->fd < 0 && errno != ENOENT) atomic_store(failed, errno);
-        if (e->fd >= 0 && !e->dir)
-            sync_file_range(e->fd, 0, 0,
-                            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                                SYNC_FILE_RANGE_WAIT_AFTER);
+        if (e->fd < 0 || e->dir) continue;
+        /* A write that failed is reported here, once per open file: the
+         * fsync after would not report it again. */
+        int rc = sync_file_range(e->fd, 0, 0,
+                                 SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                     SYNC_FILE_RANGE_WAIT_AFTER);
+        int e_rc = rc != 0 ? errno : fault_writeback ? fault_writeback(e->path) : 0;
+        if (e_rc != 0) atomic_store(failed, e_rc);
     }
 }
 

@@ -72,4 +72,9 @@ tl_status tl_sync_set_flush(tl_sync_set *s, tl_error *err);
 typedef int (*tl_sync_fault_fn)(const char *path);
 void tl_sync_set_fault(tl_sync_fault_fn fn);
 
+/* For tests: as tl_sync_set_fault, called with each file once its
+ * writeback has ended, before any fsync; non-zero is taken as the errno of
+ * a failed write. */
+void tl_sync_set_fault_writeback(tl_sync_fault_fn fn);
+
 #endif

@@ -333,7 +333,30 @@ static void test_new_objects_are_written_in_place_and_synced_first(void)
     tl_store_free(s);
 }
 
+static int failed_write(const char *path)
+{
+    return strcmp(path, failing) == 0 ? EIO : 0;
+}
+
+/* A file whose write failed (reported by the wait for its writeback, which
+ * the fsync after it would not report again) fails the commit: nothing is
+ * published. */
+static void test_failed_write_publishes_nothing(void)
+{
+    tl_store *s = open_table("write-failed");
+    snprintf(failing, sizeof failing, "%s/t/data/d.parquet", root);
+    tl_error err;
+    tl_sync_set_fault_writeback(failed_write);
+    tl_status st = tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err);
+    tl_sync_set_fault_writeback(NULL);
+    CHECK_INT(st, TL_ERR_STORAGE);
+    CHECK(strstr(err.message, "durable") != NULL);
+    CHECK(!exists(version));
+    tl_store_free(s);
+}
+
 UNIT_TESTS(UNIT(test_commit_publishes_after_what_it_names_is_synced),
+           UNIT(test_failed_write_publishes_nothing),
            UNIT(test_new_objects_are_written_in_place_and_synced_first),
            UNIT(test_puts_keep_their_files_open_until_the_flush),
            UNIT(test_failed_flush_closes_the_files_it_took),
