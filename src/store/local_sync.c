@@ -5,14 +5,17 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/grow.h"
 #include "core/parallel.h"
+#include "store/local_sync_mode.h"
 
 #define MAX_SYNC_THREADS 8
 
 static tl_sync_fault_fn fault, fault_writeback;
+static atomic_size_t fsyncs_made;
 
 void tl_sync_set_fault(tl_sync_fault_fn fn)
 {
@@ -22,6 +25,11 @@ void tl_sync_set_fault(tl_sync_fault_fn fn)
 void tl_sync_set_fault_writeback(tl_sync_fault_fn fn)
 {
     fault_writeback = fn;
+}
+
+size_t tl_sync_fsyncs(void)
+{
+    return atomic_load(&fsyncs_made);
 }
 
 void tl_sync_set_init(tl_sync_set *s)
@@ -126,23 +134,66 @@ static tl_status sync_one(void *ctx, size_t i, tl_error *err)
     tl_sync_entry *e = &job->items[i];
     if (e->fd < 0) return TL_OK;
     int failed = fault ? fault(e->path) : 0;
+    if (failed == 0) atomic_fetch_add(&fsyncs_made, 1);
     if (failed == 0 && fsync(e->fd) != 0) failed = errno;
     if (failed != 0) atomic_store(&job->failed_errno, failed);
     return TL_OK;
 }
 
+/* How the paths of items[0..n) are made durable (local_sync_mode.h), by
+ * the file system of their directories; *dir: the one to fsync for
+ * TL_SYNC_ONE_COMMIT. Directories on several file systems: an fsync each. */
+static tl_sync_mode flush_mode(const tl_sync_entry *items, size_t n, size_t *dir)
+{
+    bool any = false;
+    dev_t dev = 0;
+    /* A file lies on its directory's file system (the set holds the
+     * directory of each file), unless a file was mounted onto its fresh
+     * name: only the directories are asked. */
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        if (items[i].fd < 0 || !items[i].dir) continue;
+        if (fstat(items[i].fd, &sb) != 0 || (any && sb.st_dev != dev)) return TL_SYNC_EACH;
+        if (!any) *dir = i;
+        any = true;
+        dev = sb.st_dev;
+    }
+    return any ? tl_local_sync_mode(dev, items[*dir].fd) : TL_SYNC_EACH;
+}
+
+/* One fsync, of directory items[dir], for every path (TL_SYNC_ONE_COMMIT),
+ * or none (TL_SYNC_NONE: dir is n): the test hook still sees each path,
+ * and a failure it injects fails the flush as a failed fsync would. */
+static void sync_once(sync_job *job, size_t dir, size_t n)
+{
+    for (size_t i = 0; fault && i < n; i++) {
+        int failed = job->items[i].fd >= 0 ? fault(job->items[i].path) : 0;
+        if (failed != 0) atomic_store(&job->failed_errno, failed);
+    }
+    if (dir >= n || atomic_load(&job->failed_errno) != 0) return;
+    atomic_fetch_add(&fsyncs_made, 1);
+    if (fsync(job->items[dir].fd) != 0) atomic_store(&job->failed_errno, errno);
+}
+
 /* Opens every path not kept open (-1 for one deleted since: nothing to make
- * durable) and waits for the writeback the puts started. Only then may the
- * fsyncs begin: a file whose writeback ends while the journal commits the
- * others' (ext4 converts the extents written then in a new transaction)
- * makes its fsync wait for a second journal commit, in 1 commit of 5
- * measured. */
-static void open_written(tl_sync_entry *items, size_t n, atomic_int *failed)
+ * durable). */
+static void open_all(tl_sync_entry *items, size_t n, atomic_int *failed)
 {
     for (size_t i = 0; i < n; i++) {
         tl_sync_entry *e = &items[i];
         if (e->fd < 0) e->fd = open(e->path, O_RDONLY | O_CLOEXEC);
         if (e->fd < 0 && errno != ENOENT) atomic_store(failed, errno);
+    }
+}
+
+/* Waits for the writeback the puts started. Only then may the fsyncs
+ * begin: a file whose writeback ends while the journal commits the others'
+ * (ext4 converts the extents written then in a new transaction) makes its
+ * fsync wait for a second journal commit, in 1 commit of 5 measured. */
+static void wait_written(tl_sync_entry *items, size_t n, atomic_int *failed)
+{
+    for (size_t i = 0; i < n; i++) {
+        tl_sync_entry *e = &items[i];
         if (e->fd < 0 || e->dir) continue;
         /* A write that failed is reported here, once per open file: the
          * fsync after would not report it again. */
@@ -177,8 +228,14 @@ static tl_status flush_locked(tl_sync_set *s, tl_error *err)
 
     sync_job job = {.items = items};
     atomic_init(&job.failed_errno, 0);
-    open_written(items, n, &job.failed_errno);
-    tl_parallel_run(n, MAX_SYNC_THREADS, false, sync_one, &job, NULL);
+    open_all(items, n, &job.failed_errno);
+    size_t dir = n;
+    tl_sync_mode mode = flush_mode(items, n, &dir);
+    if (mode != TL_SYNC_NONE) wait_written(items, n, &job.failed_errno);
+    if (mode == TL_SYNC_EACH)
+        tl_parallel_run(n, MAX_SYNC_THREADS, false, sync_one, &job, NULL);
+    else
+        sync_once(&job, mode == TL_SYNC_ONE_COMMIT ? dir : n, n);
     free_items(items, n);
     pthread_mutex_lock(&s->lock);
     s->kept_fds -= kept;

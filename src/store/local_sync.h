@@ -9,6 +9,10 @@
  * flush then syncs through that descriptor instead of opening the path again
  * (an open and a close less per file; up to SYNC_KEPT_FDS per set, so a
  * writer that puts many files before a commit does not run out of them).
+ * On an ext4 whose journal commits everything at once the flush makes one
+ * fsync, of a directory, instead of one per path: the writeback of every
+ * file has ended first, and the journal commit that fsync forces covers
+ * them all; on tmpfs it makes none (local_sync_mode.h).
  * Thread-safe: a lake's tables may append from several threads. */
 #ifndef TL_STORE_LOCAL_SYNC_H
 #define TL_STORE_LOCAL_SYNC_H
@@ -76,5 +80,8 @@ void tl_sync_set_fault(tl_sync_fault_fn fn);
  * writeback has ended, before any fsync; non-zero is taken as the errno of
  * a failed write. */
 void tl_sync_set_fault_writeback(tl_sync_fault_fn fn);
+
+/* For tests: the fsyncs flushes made so far in this process. */
+size_t tl_sync_fsyncs(void);
 
 #endif

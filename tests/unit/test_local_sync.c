@@ -7,6 +7,7 @@
  * publishing at once, and fails when that flush failed. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -14,8 +15,10 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include "store/local_sync_mode.h"
 #include "store/local_sync.h"
 #include "store/store.h"
 #include "unit.h"
@@ -333,30 +336,84 @@ static void test_new_objects_are_written_in_place_and_synced_first(void)
     tl_store_free(s);
 }
 
+/* On an ext4 whose journal commits everything together (local_sync_mode.h,
+ * forced here whatever the file system) a flush makes one fsync, of a
+ * directory, for all its paths, and on tmpfs none: the commit makes two
+ * (before the link and after it) or none whatever it names, in the same
+ * order, and a failure still publishes nothing. */
+static void test_one_fsync_or_none_per_flush(void)
+{
+    for (int none = 0; none < 2; none++) {
+        tl_local_sync_mode_force(none ? TL_SYNC_NONE : TL_SYNC_ONE_COMMIT);
+        tl_store *s = open_table(none ? "no-fsync" : "one-commit");
+        tl_error err;
+        size_t before = tl_sync_fsyncs();
+        tl_sync_set_fault(watch);
+        CHECK_OK(tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err), &err);
+        tl_sync_set_fault(NULL);
+        CHECK_INT((int)(tl_sync_fsyncs() - before), none ? 0 : 2);
+        CHECK(synced("t/data/d.parquet", false) >= 0);
+        CHECK(synced("t/data", false) >= 0);
+        CHECK(synced("t/metadata/m.avro", false) >= 0);
+        CHECK(synced("t/metadata", true) >= 0);
+        tl_store_free(s);
+
+        s = open_table(none ? "no-fsync-failed" : "one-commit-failed");
+        snprintf(failing, sizeof failing, "%s/t/metadata/m.avro", root);
+        before = tl_sync_fsyncs();
+        tl_sync_set_fault(watch);
+        CHECK_INT(tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err),
+                  TL_ERR_STORAGE);
+        tl_sync_set_fault(NULL);
+        CHECK_INT((int)(tl_sync_fsyncs() - before), 0);
+        CHECK(!exists(version));
+        tl_store_free(s);
+    }
+    tl_local_sync_mode_force(-1);
+}
+
 static int failed_write(const char *path)
 {
     return strcmp(path, failing) == 0 ? EIO : 0;
 }
 
 /* A file whose write failed (reported by the wait for its writeback, which
- * the fsync after it would not report again) fails the commit: nothing is
- * published. */
+ * the fsync after it would not report again) fails the commit, in either
+ * way of syncing: nothing is published. */
 static void test_failed_write_publishes_nothing(void)
 {
-    tl_store *s = open_table("write-failed");
-    snprintf(failing, sizeof failing, "%s/t/data/d.parquet", root);
-    tl_error err;
-    tl_sync_set_fault_writeback(failed_write);
-    tl_status st = tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err);
-    tl_sync_set_fault_writeback(NULL);
-    CHECK_INT(st, TL_ERR_STORAGE);
-    CHECK(strstr(err.message, "durable") != NULL);
-    CHECK(!exists(version));
-    tl_store_free(s);
+    for (int one = 0; one < 2; one++) {
+        tl_local_sync_mode_force(one ? TL_SYNC_ONE_COMMIT : TL_SYNC_EACH);
+        tl_store *s = open_table(one ? "write-failed-one" : "write-failed");
+        snprintf(failing, sizeof failing, "%s/t/data/d.parquet", root);
+        tl_error err;
+        tl_sync_set_fault_writeback(failed_write);
+        tl_status st = tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err);
+        tl_sync_set_fault_writeback(NULL);
+        CHECK_INT(st, TL_ERR_STORAGE);
+        CHECK(strstr(err.message, "durable") != NULL);
+        CHECK(!exists(version));
+        tl_store_free(s);
+    }
+    tl_local_sync_mode_force(-1);
+}
+
+/* Nothing on tmpfs outlives a power loss: no fsync there. */
+static void test_tmpfs_needs_no_fsync(void)
+{
+    struct stat sb;
+    int fd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return; /* no /dev/shm here */
+    CHECK(fstat(fd, &sb) == 0);
+    struct statfs sf;
+    CHECK(fstatfs(fd, &sf) == 0);
+    if (sf.f_type == 0x01021994) CHECK_INT(tl_local_sync_mode(sb.st_dev, fd), TL_SYNC_NONE);
+    close(fd);
 }
 
 UNIT_TESTS(UNIT(test_commit_publishes_after_what_it_names_is_synced),
-           UNIT(test_failed_write_publishes_nothing),
+           UNIT(test_one_fsync_or_none_per_flush), UNIT(test_failed_write_publishes_nothing),
+           UNIT(test_tmpfs_needs_no_fsync),
            UNIT(test_new_objects_are_written_in_place_and_synced_first),
            UNIT(test_puts_keep_their_files_open_until_the_flush),
            UNIT(test_failed_flush_closes_the_files_it_took),
