@@ -104,9 +104,9 @@ void ksql_string(kbuf *b, const char *s)
     quoted(b, s, '\'');
 }
 
-/* At a power of two the doubles below are twice as close as those above,
- * so a decimal of q digits may read back as v although v rounded to q digits
- * does not: the next one up or down does. Writes it into out as %.*e would
+/* At a power of two, and only there, the doubles below are twice as close
+ * as those above, so a decimal of q digits may read back as v although v
+ * rounded to q digits does not: the next one up or down does. Writes it into out as %.*e would
  * (the nearer of the two when both do) and returns true; false when neither
  * reads back. */
 static bool neighbour_reads_back(double v, int q, char *out, size_t size)
@@ -146,13 +146,24 @@ void kfmt_double(char *out, size_t size, double v)
         snprintf(out, size, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
         return;
     }
+    /* The fewest digits that v rounded to reads back with: more digits
+     * never read back worse (the rounded shorter text is one of them), so
+     * a binary search over 1 to 17 finds it. */
     char tmp[40];
-    int p = 1;
-    for (; p <= 17; p++) {
-        snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
-        if (strtod(tmp, NULL) == v) break;
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(tmp, sizeof tmp, "%.*e", mid - 1, v);
+        if (strtod(tmp, NULL) == v)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
-    while (p > 1 && neighbour_reads_back(v, p - 1, tmp, sizeof tmp)) p--;
+    int p = lo;
+    snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
+    int e2;
+    bool power_of_two = frexp(fabs(v), &e2) == 0.5;
+    while (power_of_two && p > 1 && neighbour_reads_back(v, p - 1, tmp, sizeof tmp)) p--;
     /* tmp is d.ddde[+-]XX: rewrite it as repr does (plain between 1e-4 and 1e16). */
     char *e = strchr(tmp, 'e');
     int exp = atoi(e + 1);
