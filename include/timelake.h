@@ -506,7 +506,8 @@ tl_status tl_table_append(tl_table *table, struct ArrowArrayStream *stream,
                           const tl_append_options *options, tl_append_result *out, tl_error *err);
 
 /* Which of ids[0..n) the table has committed as batch ids, as of the
- * handle's version (in that snapshot's ancestry or the batch ledger), in one
+ * handle's version (by its current snapshot or an ancestor, expired or not:
+ * the ancestry, then the batch ledger's ids of that line), in one
  * pass for all of them: out[i] is set to 1 or 0 (out has n elements,
  * caller-owned). For checking many batches before reading any of their data,
  * as `timelake import` does. */

@@ -12,6 +12,7 @@ struct tl_batch_index {
     int64_t *snapshot_ids; /* those of the metadata it describes, in its order */
     size_t n, cap;
     int64_t head;   /* that metadata's current snapshot, -1 for none */
+    int64_t root;   /* the oldest of head and its ancestors there, -1 for none */
     tl_pq_dict ids; /* the batch ids of head and its ancestors */
     bool valid;     /* false after a failure part way: built again */
 };
@@ -55,9 +56,11 @@ static tl_status build(tl_batch_index *ix, const tl_ice_metadata *md, tl_error *
     tl_pq_dict_reset(&ix->ids);
     tl_status st = TL_OK;
     const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
+    ix->root = -1;
     /* Bounded by the snapshot count, in case of a malformed parent cycle. */
     for (size_t steps = 0; st == TL_OK && s != NULL && steps <= md->n_snapshots; steps++) {
         st = add_snapshot_ids(ix, s, err);
+        ix->root = s->snapshot_id;
         s = tl_ice_metadata_parent(md, s);
     }
     if (st == TL_OK) st = note_snapshots(ix, md, 0, err);
@@ -83,14 +86,17 @@ static bool extends(const tl_batch_index *ix, const tl_ice_metadata *md)
     return false;
 }
 
-/* Adds the ids of the new snapshots between md's current snapshot and ix's head. */
+/* Adds the ids of the new snapshots between md's current snapshot and ix's
+ * head (the root stays, unless there was no head). */
 static tl_status advance(tl_batch_index *ix, const tl_ice_metadata *md, tl_error *err)
 {
     tl_status st = TL_OK;
     for (const tl_ice_snapshot *s = tl_ice_metadata_current_snapshot(md);
          st == TL_OK && s != NULL && (size_t)(s - md->snapshots) >= ix->n;
-         s = tl_ice_metadata_parent(md, s))
+         s = tl_ice_metadata_parent(md, s)) {
         st = add_snapshot_ids(ix, s, err);
+        if (ix->head == -1) ix->root = s->snapshot_id;
+    }
     if (st == TL_OK) st = note_snapshots(ix, md, ix->n, err);
     ix->valid = st == TL_OK;
     return st;
@@ -110,10 +116,12 @@ static tl_status bring_up_to_date(tl_table *t, tl_error *err)
 }
 
 tl_status tl_batch_index_lookup(tl_table *t, const char *const *ids, size_t n, bool *seen,
-                                tl_error *err)
+                                int64_t *root, tl_error *err)
 {
+    *root = -1;
     if (n == 0) return TL_OK;
     TL_TRY(bring_up_to_date(t, err));
+    *root = t->batch_index->root;
     for (size_t i = 0; i < n; i++)
         if (tl_pq_dict_find(&t->batch_index->ids, (const uint8_t *)ids[i], strlen(ids[i])) >= 0)
             seen[i] = true;

@@ -21,10 +21,12 @@
 typedef struct tl_batch_index tl_batch_index;
 
 /* Sets seen[i] when ids[i] is carried by the current snapshot of t->md or by
- * one of its ancestors (seen[] is not cleared first). Brings t's index up to
- * date with t->md first. */
+ * one of its ancestors (seen[] is not cleared first), and *root to the
+ * lineage root: the snapshot id of the oldest ancestor t->md holds (-1 when
+ * there is no current snapshot). Brings t's index up to date with t->md
+ * first. */
 tl_status tl_batch_index_lookup(tl_table *t, const char *const *ids, size_t n, bool *seen,
-                                tl_error *err);
+                                int64_t *root, tl_error *err);
 
 void tl_batch_index_free(tl_batch_index *ix);
 

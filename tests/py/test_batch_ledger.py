@@ -26,14 +26,26 @@ def metadata(lake_dir):
     return json.load(open(metadata_file(lake_dir, "default/t")))
 
 
-def ledger_ids(lake_dir):
+def ledger(lake_dir):
+    """The ledger's lineage roots and its entries, {root: {batch id}} (None:
+    untagged, every line's)."""
     url = metadata(lake_dir)["properties"]["timelake.batch-ledger"]
     path = Path(url.removeprefix("file://"))
     assert path.is_relative_to(Path(lake_dir) / "default/t/metadata")
     with open(path, "rb") as f:
-        ids = [r["batch_id"] for r in fastavro.reader(f)]
-    assert ids == sorted(set(ids))  # sorted and unique
-    return ids
+        reader = fastavro.reader(f)
+        roots = {int(r) for r in reader.metadata["timelake.lineages"].split(",") if r}
+        keys = [(r["batch_id"], r["lineage"] is not None, r["lineage"] or 0) for r in reader]
+    assert keys == sorted(set(keys))  # sorted and unique, untagged first
+    entries = {}
+    for batch_id, tagged, root in keys:
+        assert not tagged or root in roots
+        entries.setdefault(root if tagged else None, set()).add(batch_id)
+    return roots, entries
+
+
+def ledger_ids(lake_dir):
+    return sorted(set().union(*ledger(lake_dir)[1].values()))
 
 
 def live_ids(lake_dir):
@@ -187,6 +199,122 @@ def test_table_of_the_reference_then_ours(lake, lake_dir, reference):
     assert set(ledger_ids(lake_dir)) >= {f"b{i}" for i in live_before}
     redeliver_all(t, live_before + list(range(30, 100)))
     assert len(reference_rows(reference, lake_dir)) == 100
+
+
+# Histories with rollbacks: a batch id is a duplicate exactly when the current
+# snapshot or one of its ancestors committed it, expired or not. No inline
+# expiry; expire_to expires down to n snapshots (the current one always stays).
+BRANCHY = {"timelake.max-snapshots": "100", "timelake.min-snapshots": "1"}
+IDS = ["b0", "x", "y", "z", "w"]
+
+
+def expire_to(t, n):
+    t.set_properties({"timelake.max-snapshots": str(n)})
+    return t.maintain(compact=False, retention=False, rollups=False)["snapshots_expired"]
+
+
+def add(t, minute, batch_id):
+    r = t.append(batch([(1, minute, float(minute))]), batch_id=batch_id)
+    assert r["rows"] == 1 and not r["duplicate"], (batch_id, r)
+    return t.info()["snapshot_id"]
+
+
+def committed(t, lake_dir, want):
+    """Asks this handle and a fresh one (no cached ledger or ids)."""
+    want = [i in want for i in IDS]
+    assert t.batches_committed(IDS) == want
+    t2 = tlc.Lake(str(lake_dir)).table("t")
+    assert t2.batches_committed(IDS) == want
+    t2.close()
+
+
+def current_minutes(lake_dir):
+    """The minutes of the current rows (add() gives each the value of its minute)."""
+    return sorted(int(r[2]) for r in iceberg_rows(lake_dir)[0])
+
+
+def test_rollback_onto_a_line_whose_batches_expired(lake, lake_dir):
+    """s0 (b0) <- s1 (x) <- s2 (z); back to s0, then expiry removes s1 and
+    keeps s2 (the newest) and s0 (current). Rolled forward to s2, the table
+    holds the rows of b0, x and z again: each is a duplicate (x was in no
+    ledger: expiry recorded only the current line's ids, and x redelivered
+    landed twice)."""
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"], properties=BRANCHY)
+    s0 = add(t, 0, "b0")
+    add(t, 1, "x")
+    s2 = add(t, 2, "z")
+    t.rollback(s0)
+    committed(t, lake_dir, {"b0"})
+    assert expire_to(t, 1) == 1
+    assert {s["snapshot-id"] for s in metadata(lake_dir)["snapshots"]} == {s0, s2}
+    committed(t, lake_dir, {"b0"})
+    t.rollback(s2)
+    committed(t, lake_dir, {"b0", "x", "z"})
+    version = t.version
+    for minute, i in enumerate(["b0", "x", "z"]):
+        assert t.append(batch([(1, minute, -1.0)]), batch_id=i)["duplicate"]
+    assert t.version == version and current_minutes(lake_dir) == [0, 1, 2]
+    # s2's ledger entries hold its ancestors' ids; s0, a root too, has none.
+    assert ledger(lake_dir) == ({s0, s2}, {s2: {"b0", "x"}})
+
+
+def test_rollback_onto_a_line_without_an_expired_batch(lake, lake_dir):
+    """s0 (b0) <- s1 (x) <- s2 (z) current, and sa (y) on s0 beside s1.
+    Expiry removes s0 and s1. Rolled back to sa, the table does not hold x:
+    its redelivery lands (it was dropped as a duplicate, all expired ids
+    counting for every line); b0 and y are duplicates. Then sa expires too:
+    its line's ids move to its child, and s2's line keeps its own."""
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"], properties=BRANCHY)
+    s0 = add(t, 0, "b0")
+    s1 = add(t, 1, "x")
+    t.rollback(s0)
+    sa = add(t, 3, "y")
+    t.rollback(s1)
+    s2 = add(t, 2, "z")
+    assert expire_to(t, 2) == 2
+    committed(t, lake_dir, {"b0", "x", "z"})
+    t.rollback(sa)
+    committed(t, lake_dir, {"b0", "y"})
+    s3 = add(t, 1, "x")
+    assert current_minutes(lake_dir) == [0, 1, 3]
+    add(t, 4, "w")
+    assert ledger(lake_dir) == ({s2, sa}, {s2: {"b0", "x"}, sa: {"b0"}})
+    assert expire_to(t, 3) == 1  # sa
+    assert ledger(lake_dir) == ({s2, s3}, {s2: {"b0", "x"}, s3: {"b0", "y"}})
+    committed(t, lake_dir, {"b0", "x", "y", "w"})
+    t.rollback(s2)
+    committed(t, lake_dir, {"b0", "x", "z"})
+    assert not t.append(batch([(1, 3, 3.0)]), batch_id="y")["duplicate"]
+    assert current_minutes(lake_dir) == [0, 1, 2, 3]
+
+
+def test_reference_expiry_keeps_our_ledger_ids(lake, lake_dir, reference):
+    """The reference's expiry removes the lineage root our ledger names and
+    writes no ledger: every id our ledger held stays a duplicate (a root the
+    ledger does not list counts all of its ids), also after our next expiry."""
+    t = lake.create_table("t", SCHEMA, time_column="time", series_key=["dev"], properties=PROPS)
+    for i in range(45):
+        t.append(batch([(1, i, float(i))]), batch_id=f"b{i}")
+    for i in range(45, 50):  # more snapshots than the reference keeps
+        t.append(batch([(1, i, float(i))]), batch_id=f"b{i}", maintain=False)
+    roots, _ = ledger(lake_dir)
+    ours = sorted(int(i[1:]) for i in ledger_ids(lake_dir))
+    assert ours
+    reference(f"""
+        import json, timelake
+        timelake.Lake({str(lake_dir)!r}).table("t").maintain()
+        print(json.dumps(0))
+    """)
+    snapshots = {s["snapshot-id"] for s in metadata(lake_dir)["snapshots"]}
+    assert not roots & snapshots and ledger(lake_dir)[0] == roots  # roots gone, same ledger
+    t2 = tlc.Lake(str(lake_dir)).table("t")
+    redeliver_all(t2, ours)
+    for i in range(50, 75):  # our inline expiry writes the next ledger
+        t2.append(batch([(1, i, float(i))]), batch_id=f"b{i}")
+    assert ledger(lake_dir)[0] != roots
+    redeliver_all(t2, ours)
+    t2.close()
+    assert [r[2] for r in iceberg_rows(lake_dir)[0]] == [float(i) for i in range(75)]
 
 
 def test_retention_bounds_the_ledger(lake, lake_dir):

@@ -5,8 +5,12 @@
 #include <stdlib.h>
 
 #include "iceberg/metadata.h"
+#include "formats/avro/avro_binary.h"
+#include "formats/avro/avro_file.h"
 #include "table/batch_ids.h"
+#include "table/batch_ledger.h"
 #include "table/commit_point.h"
+#include "table/metadata_commit.h"
 #include "table/table_internal.h"
 #include "test_table_helpers.h"
 
@@ -159,6 +163,78 @@ static void test_kept_ids_follow_the_ancestry(void)
     tl_lake_close(lake);
 }
 
+/* Points the table at a ledger as builds before lineages wrote it: records
+ * {batch_id, committed_ms}, no timelake.lineages. */
+static tl_status name_ledger(const tl_table *t, tl_ice_metadata *md, void *ctx, tl_error *err)
+{
+    (void)t;
+    return tl_ice_metadata_set_property(md, TL_PROP_BATCH_LEDGER, ctx, err);
+}
+
+static void put_old_ledger(tl_table *t, const char *batch_id)
+{
+    static const char old_schema[] =
+        "{\"type\":\"record\",\"name\":\"batch_ledger_entry\",\"fields\":["
+        "{\"name\":\"batch_id\",\"type\":\"string\"},"
+        "{\"name\":\"committed_ms\",\"type\":\"long\"}]}";
+    tl_error err;
+    tl_avro_schema *sc;
+    CHECK_OK(tl_avro_schema_parse(old_schema, strlen(old_schema), &sc, &err), &err);
+    tl_buf file = {0};
+    tl_avro_writer w;
+    CHECK_OK(tl_avro_writer_begin(&w, sc, NULL, NULL, &file, &err), &err);
+    tl_buf *b = tl_avro_writer_block(&w);
+    CHECK(tl_avro_write_string(b, batch_id) == 0 && tl_avro_write_long(b, 1) == 0);
+    CHECK_OK(tl_avro_writer_end_datum(&w, &err), &err);
+    CHECK_OK(tl_avro_writer_finish(&w, &err), &err);
+    const char *name = "/metadata/batch-ledger-0190a000-0000-7000-8000-000000000000.avro";
+    char key[600], url[900];
+    snprintf(key, sizeof key, "%s%s", t->name.key, name);
+    snprintf(url, sizeof url, "%s%s", t->location, name);
+    CHECK_OK(tl_store_put(t->lake->store, key, file.data, file.len, &err), &err);
+    CHECK_OK(tl_table_commit_metadata(t, name_ledger, url, &err), &err);
+    tl_buf_free(&file);
+    tl_avro_schema_free(sc);
+}
+
+/* A ledger of an older build: its ids count for every line of history (as
+ * they did), and an expiry keeps them so beside its own, which count for
+ * their line only. */
+static void test_ledger_of_an_older_build(void)
+{
+    tl_lake *lake;
+    tl_table *t = ttable_create(&lake, "ids-old-ledger", "iot.old", "device", "u", false, &schema);
+    tl_error err;
+    append_id(t, 1, "a", 0);
+    int64_t after_a = current_snapshot(t);
+    append_id(t, 2, "b", 0);
+    put_old_ledger(t, "old");
+    const char *ids[] = {"a", "b", "c", "old"};
+    committed(t, ids, 4, "1101");
+    CHECK_OK(tl_table_rollback(t, after_a, &err), &err);
+    committed(t, ids, 4, "1001");
+    append_id(t, 3, "c", 0);
+    append_id(t, 4, "old", 1);
+
+    /* Expiry removes a and b, keeping c: a counts for c's line, b for none. */
+    const char *props[] = {"timelake.max-snapshots", "1", "timelake.min-snapshots", "1", NULL};
+    CHECK_OK(tl_table_set_properties(t, props, &err), &err);
+    tl_maintain_options mo = {.expire = 1};
+    tl_maintain_report rep;
+    CHECK_OK(tl_table_maintain(t, &mo, &rep, &err), &err);
+    CHECK_INT(rep.snapshots_expired, 2);
+    committed(t, ids, 4, "1011");
+    tl_table *fresh;
+    CHECK_OK(tl_lake_open_table(lake, "iot.old", &fresh, &err), &err);
+    committed(fresh, ids, 4, "1011");
+    append_id(fresh, 5, "b", 0);
+
+    tl_table_close(fresh);
+    tl_schema_release(&schema);
+    tl_table_close(t);
+    tl_lake_close(lake);
+}
+
 /* A garbled timelake.batch-ids (another tool's) counts as no ids. */
 static void test_snapshot_ids_tolerate_garbage(void)
 {
@@ -177,4 +253,5 @@ static void test_snapshot_ids_tolerate_garbage(void)
 }
 
 UNIT_TESTS(UNIT(test_ids_of_a_group_are_checked_one_by_one),
-           UNIT(test_kept_ids_follow_the_ancestry), UNIT(test_snapshot_ids_tolerate_garbage))
+           UNIT(test_kept_ids_follow_the_ancestry), UNIT(test_ledger_of_an_older_build),
+           UNIT(test_snapshot_ids_tolerate_garbage))
