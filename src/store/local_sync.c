@@ -142,7 +142,7 @@ static tl_status sync_one(void *ctx, size_t i, tl_error *err)
 
 /* How the paths of items[0..n) are made durable (local_sync_mode.h), by
  * the file system of their directories; *dir: the one to fsync for
- * TL_SYNC_ONE_COMMIT. Directories on several file systems: an fsync each. */
+ * TL_SYNC_ONE_COMMIT and IN_ORDER. Directories on several file systems: an fsync each. */
 static tl_sync_mode flush_mode(const tl_sync_entry *items, size_t n, size_t *dir)
 {
     bool any = false;
@@ -161,7 +161,7 @@ static tl_sync_mode flush_mode(const tl_sync_entry *items, size_t n, size_t *dir
     return any ? tl_local_sync_mode(dev, items[*dir].fd) : TL_SYNC_EACH;
 }
 
-/* One fsync, of directory items[dir], for every path (TL_SYNC_ONE_COMMIT),
+/* One fsync, of directory items[dir], for every path (TL_SYNC_ONE_COMMIT, IN_ORDER),
  * or none (TL_SYNC_NONE: dir is n): the test hook still sees each path,
  * and a failure it injects fails the flush as a failed fsync would. */
 static void sync_once(sync_job *job, size_t dir, size_t n)
@@ -214,7 +214,40 @@ static tl_status failed(int e, tl_error *err)
                         strerror(e));
 }
 
-static tl_status flush_locked(tl_sync_set *s, tl_error *err)
+/* Gives the directories among items[0..n) back to the set (lock not held),
+ * for the next flush to fsync: a barrier's paths are durable only once it
+ * has. False when memory ran out (nothing is then given back). */
+static bool keep_dirs(tl_sync_set *s, const tl_sync_entry *items, size_t n)
+{
+    bool ok = true;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; ok && i < n; i++)
+        if (items[i].dir) ok = push(s, items[i].path, -1, true) == 0;
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+/* What a flush of items[0..n) does after their writeback has ended, by mode:
+ * an fsync of each path, one of a directory, or none. A barrier on an ext4
+ * whose journal commits in order (TL_SYNC_IN_ORDER) makes none: the commit that
+ * makes a later change durable makes these too (local_sync_mode.c), so the
+ * directories stay in the set for the next flush. Elsewhere a barrier is a
+ * flush. */
+static void sync_items(tl_sync_set *s, sync_job *job, size_t n, tl_sync_mode mode, size_t dir,
+                       bool barrier)
+{
+    if (mode == TL_SYNC_EACH) {
+        tl_parallel_run(n, MAX_SYNC_THREADS, false, sync_one, job, NULL);
+        return;
+    }
+    if (mode == TL_SYNC_NONE) dir = n;
+    if (barrier && mode == TL_SYNC_IN_ORDER && atomic_load(&job->failed_errno) == 0 &&
+        keep_dirs(s, job->items, n))
+        dir = n;
+    sync_once(job, dir, n);
+}
+
+static tl_status flush_locked(tl_sync_set *s, bool barrier, tl_error *err)
 {
     if (s->failed_errno != 0) return failed(s->failed_errno, err);
     pthread_mutex_lock(&s->lock);
@@ -232,10 +265,7 @@ static tl_status flush_locked(tl_sync_set *s, tl_error *err)
     size_t dir = n;
     tl_sync_mode mode = flush_mode(items, n, &dir);
     if (mode != TL_SYNC_NONE) wait_written(items, n, &job.failed_errno);
-    if (mode == TL_SYNC_EACH)
-        tl_parallel_run(n, MAX_SYNC_THREADS, false, sync_one, &job, NULL);
-    else
-        sync_once(&job, mode == TL_SYNC_ONE_COMMIT ? dir : n, n);
+    sync_items(s, &job, n, mode, dir, barrier);
     free_items(items, n);
     pthread_mutex_lock(&s->lock);
     s->kept_fds -= kept;
@@ -252,7 +282,15 @@ static tl_status flush_locked(tl_sync_set *s, tl_error *err)
 tl_status tl_sync_set_flush(tl_sync_set *s, tl_error *err)
 {
     pthread_mutex_lock(&s->flushing);
-    tl_status st = flush_locked(s, err);
+    tl_status st = flush_locked(s, false, err);
+    pthread_mutex_unlock(&s->flushing);
+    return st;
+}
+
+tl_status tl_sync_set_barrier(tl_sync_set *s, tl_error *err)
+{
+    pthread_mutex_lock(&s->flushing);
+    tl_status st = flush_locked(s, true, err);
     pthread_mutex_unlock(&s->flushing);
     return st;
 }

@@ -70,9 +70,18 @@ tl_status tl_sync_set_add_dir(tl_sync_set *s, const char *dir_path, tl_error *er
  * may publish what names them. */
 tl_status tl_sync_set_flush(tl_sync_set *s, tl_error *err);
 
-/* For tests: when set, called with each path just before its fsync; a
- * non-zero return is taken as the errno of a failed fsync (which is then
- * not made). Set it while no flush runs. NULL: none (the default). */
+/* A write barrier: everything added before it reaches the disk no later
+ * than any change made after it returns, and is durable once a later flush
+ * returns. On an ext4 whose journal commits everything together it waits for
+ * the writeback of each file and makes no fsync (the journal commit that
+ * makes a later change durable covers them); elsewhere it is a flush. Fails
+ * as a flush does, and a failure is as sticky. */
+tl_status tl_sync_set_barrier(tl_sync_set *s, tl_error *err);
+
+/* For tests: when set, called with each path just before its fsync (or
+ * where a barrier settles it without one); a non-zero return is taken as the
+ * errno of a failed fsync (which is then not made). Set it while no flush runs. NULL: none (the
+ * default). */
 typedef int (*tl_sync_fault_fn)(const char *path);
 void tl_sync_set_fault(tl_sync_fault_fn fn);
 

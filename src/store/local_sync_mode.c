@@ -42,11 +42,26 @@
  * data=journal qualify. Without a journal (mke2fs -O ^has_journal) a
  * directory fsync writes that directory's inode alone.
  *
+ * Why a barrier (local_sync.h) needs no fsync there. A commit point waits for
+ * the writeback of every file it will name, then links vN: the link's
+ * handle begins after every handle of those files ended, so it joins their
+ * transaction or a later one, and a crash leaves a prefix of the committed
+ * transactions: the link is never durable without them. Their data blocks
+ * were written (completed) before the link was made, so before the link's
+ * transaction began committing, and its commit record goes with
+ * REQ_PREFLUSH, which flushes them from the device's cache first. Both hold
+ * only with barriers on (`nobarrier` never flushes) and without
+ * journal_async_commit, which writes the commit record unflushed and flushes
+ * after it: a crash between the two could keep the record and lose the data
+ * it depends on. Such a file system keeps an fsync at each barrier
+ * (TL_SYNC_ONE_COMMIT).
+ *
  * How it is told, all read once per device: statfs says ext4 (0xEF53, which
  * ext2 and ext3 share: they fail the next tests unless they are ext4 by
  * another name); /proc/fs/jbd2/<dev>-8 exists only for a journal inside the
  * file system (inode 8); /proc/fs/ext4/<dev>/options lists data=ordered or
- * data=journal only when there is a journal. <dev> is the kernel's name of
+ * data=journal only when there is a journal, and `barrier` and
+ * `journal_async_commit` as mounted. <dev> is the kernel's name of
  * the block device, the last part of /sys/dev/block/<major>:<minor>. Any
  * read that fails (no /proc, no /sys, a container) answers TL_SYNC_EACH: each file
  * is then fsynced, as on every other file system. */
@@ -97,18 +112,24 @@ static bool device_name(dev_t dev, char *name, size_t size)
     return name[0] != '\0';
 }
 
-/* Whether /proc/fs/ext4/<name>/options has data=ordered or data=journal. */
-static bool ordered_or_journalled(const char *name)
+/* What /proc/fs/ext4/<name>/options says of the ways a flush may take:
+ * TL_SYNC_EACH unless data=ordered or data=journal; TL_SYNC_IN_ORDER when
+ * also barriers are on without journal_async_commit. */
+static tl_sync_mode mounted_mode(const char *name)
 {
     char path[128], line[128];
     snprintf(path, sizeof path, "/proc/fs/ext4/%s/options", name);
     FILE *f = fopen(path, "re");
-    if (f == NULL) return false;
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f) != NULL)
-        found = strcmp(line, "data=ordered\n") == 0 || strcmp(line, "data=journal\n") == 0;
+    if (f == NULL) return TL_SYNC_EACH;
+    bool ordered = false, barrier = false, async_commit = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        ordered |= strcmp(line, "data=ordered\n") == 0 || strcmp(line, "data=journal\n") == 0;
+        barrier |= strcmp(line, "barrier\n") == 0;
+        async_commit |= strcmp(line, "journal_async_commit\n") == 0;
+    }
     fclose(f);
-    return found;
+    if (!ordered) return TL_SYNC_EACH;
+    return barrier && !async_commit ? TL_SYNC_IN_ORDER : TL_SYNC_ONE_COMMIT;
 }
 
 static tl_sync_mode ask(dev_t dev, int fd)
@@ -121,8 +142,8 @@ static tl_sync_mode ask(dev_t dev, int fd)
     if (!device_name(dev, name, sizeof name)) return TL_SYNC_EACH;
     snprintf(journal, sizeof journal, "/proc/fs/jbd2/%s-8", name);
     struct stat sb;
-    bool one = stat(journal, &sb) == 0 && S_ISDIR(sb.st_mode) && ordered_or_journalled(name);
-    return one ? TL_SYNC_ONE_COMMIT : TL_SYNC_EACH;
+    if (stat(journal, &sb) != 0 || !S_ISDIR(sb.st_mode)) return TL_SYNC_EACH;
+    return mounted_mode(name);
 }
 
 tl_sync_mode tl_local_sync_mode(dev_t dev, int fd)

@@ -405,9 +405,11 @@ static tl_status move_fenced(const char *tmp, const char *path, tl_store_fence f
     return st;
 }
 
-/* The commit point: everything put before it is made durable, then the
- * object is moved into place; its directory joins the fsyncs pending, for
- * `durable` to sync now or the caller's tl_store_sync later. */
+/* The commit point: everything put before it is ordered before it (a
+ * barrier: durable first, or on a journal that commits in order at least
+ * written back), then the object is moved into place; its directory joins
+ * the fsyncs pending, for `durable` to sync now or the caller's
+ * tl_store_sync later. */
 static tl_status link_new(tl_store *s, const char *key, const void *data, size_t len, bool durable,
                           tl_store_fence fence, void *ctx, tl_error *err)
 {
@@ -419,7 +421,7 @@ static tl_status link_new(tl_store *s, const char *key, const void *data, size_t
     bool moved = false;
     tl_status st = write_temp(ls, path, data, len, WRITTEN_FLUSHING, &tmp, &fd, err);
     if (st == TL_OK) st = tl_sync_set_add_file(&ls->unsynced, tmp, fd, err);
-    if (st == TL_OK) st = tl_sync_set_flush(&ls->unsynced, err);
+    if (st == TL_OK) st = tl_sync_set_barrier(&ls->unsynced, err);
     if (st == TL_OK) st = move_fenced(tmp, path, fence, ctx, &moved, err);
     if (tmp && !moved) unlink(tmp);
     if (st == TL_OK) st = add_dir_of(ls, path, err);

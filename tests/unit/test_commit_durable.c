@@ -180,6 +180,8 @@ static void test_one_journal_append_is_durable_in_order(void)
 {
     tl_local_sync_mode_force(TL_SYNC_ONE_COMMIT);
     append_durable_in_order("durable-one");
+    tl_local_sync_mode_force(TL_SYNC_IN_ORDER);
+    append_durable_in_order("durable-in-order");
     tl_local_sync_mode_force(-1);
 }
 

@@ -337,28 +337,39 @@ static void test_new_objects_are_written_in_place_and_synced_first(void)
 }
 
 /* On an ext4 whose journal commits everything together (local_sync_mode.h,
- * forced here whatever the file system) a flush makes one fsync, of a
- * directory, for all its paths, and on tmpfs none: the commit makes two
- * (before the link and after it) or none whatever it names, in the same
- * order, and a failure still publishes nothing. */
+ * forced here whatever the file system) a commit makes one fsync, of its
+ * directory after the link: before the link a barrier waits for every
+ * file's writeback, and the journal commit that fsync forces covers them
+ * (the test hook still sees each path settled before the link). With
+ * journal_async_commit it makes one more, before the link; on tmpfs none.
+ * A failure still publishes nothing. */
 static void test_one_fsync_or_none_per_flush(void)
 {
-    for (int none = 0; none < 2; none++) {
-        tl_local_sync_mode_force(none ? TL_SYNC_NONE : TL_SYNC_ONE_COMMIT);
-        tl_store *s = open_table(none ? "no-fsync" : "one-commit");
+    static const struct {
+        tl_sync_mode mode;
+        const char *name;
+        int fsyncs;
+    } modes[] = {{TL_SYNC_IN_ORDER, "in-order", 1},
+                 {TL_SYNC_ONE_COMMIT, "one-commit", 2}, /* before the link and after it */
+                 {TL_SYNC_NONE, "no-fsync", 0}};
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        tl_local_sync_mode_force(modes[m].mode);
+        tl_store *s = open_table(modes[m].name);
         tl_error err;
         size_t before = tl_sync_fsyncs();
         tl_sync_set_fault(watch);
         CHECK_OK(tl_store_put_if_absent(s, "t/metadata/v1.metadata.json", "{}", 2, &err), &err);
         tl_sync_set_fault(NULL);
-        CHECK_INT((int)(tl_sync_fsyncs() - before), none ? 0 : 2);
+        CHECK_INT((int)(tl_sync_fsyncs() - before), modes[m].fsyncs);
         CHECK(synced("t/data/d.parquet", false) >= 0);
         CHECK(synced("t/data", false) >= 0);
         CHECK(synced("t/metadata/m.avro", false) >= 0);
         CHECK(synced("t/metadata", true) >= 0);
         tl_store_free(s);
 
-        s = open_table(none ? "no-fsync-failed" : "one-commit-failed");
+        char failed[64];
+        snprintf(failed, sizeof failed, "%s-failed", modes[m].name);
+        s = open_table(failed);
         snprintf(failing, sizeof failing, "%s/t/metadata/m.avro", root);
         before = tl_sync_fsyncs();
         tl_sync_set_fault(watch);
@@ -368,6 +379,57 @@ static void test_one_fsync_or_none_per_flush(void)
         CHECK_INT((int)(tl_sync_fsyncs() - before), 0);
         CHECK(!exists(version));
         tl_store_free(s);
+    }
+    tl_local_sync_mode_force(-1);
+}
+
+/* A file of its own under root (created, written, added to set). */
+static void add_new_file(tl_sync_set *set, const char *name)
+{
+    char path[800];
+    snprintf(path, sizeof path, "%s/%s", root, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    CHECK(fd >= 0 && write(fd, "x", 1) == 1);
+    tl_error err;
+    CHECK(tl_sync_set_reserve_fd(set));
+    CHECK_OK(tl_sync_set_add_file(set, path, fd, &err), &err);
+}
+
+/* A barrier on such an ext4 waits for the writeback and makes no fsync: its
+ * file's directory stays pending, and the next flush fsyncs it, also when
+ * nothing was added since (a commit with nothing of its own to sync must
+ * still wait for the journal commit). Elsewhere a barrier is a flush. */
+static void test_barrier_leaves_one_fsync_to_the_next_flush(void)
+{
+    snprintf(root, sizeof root, "%s/barrier", unit_tmpdir());
+    CHECK(mkdir(root, 0755) == 0);
+    static const struct {
+        tl_sync_mode mode;
+        int at_barrier, after;
+    } modes[] = {{TL_SYNC_IN_ORDER, 0, 1},
+                 {TL_SYNC_ONE_COMMIT, 1, 0},
+                 {TL_SYNC_EACH, 3, 0}}; /* each: two files and their folder */
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        tl_local_sync_mode_force(modes[m].mode);
+        tl_sync_set set;
+        tl_sync_set_init(&set);
+        char a[16], b[16];
+        snprintf(a, sizeof a, "a%zu", m);
+        snprintf(b, sizeof b, "b%zu", m);
+        add_new_file(&set, a);
+        add_new_file(&set, b);
+        tl_error err;
+        size_t before = tl_sync_fsyncs();
+        CHECK_OK(tl_sync_set_barrier(&set, &err), &err);
+        CHECK_INT((int)(tl_sync_fsyncs() - before), modes[m].at_barrier);
+        CHECK_INT((int)set.n, modes[m].after);
+        CHECK(set.n == 0 || (set.items[0].dir && strcmp(set.items[0].path, root) == 0));
+        CHECK_INT((int)set.kept_fds, 0);
+        before = tl_sync_fsyncs();
+        CHECK_OK(tl_sync_set_flush(&set, &err), &err);
+        CHECK_INT((int)(tl_sync_fsyncs() - before), modes[m].after);
+        CHECK_INT((int)set.n, 0);
+        tl_sync_set_destroy(&set);
     }
     tl_local_sync_mode_force(-1);
 }
@@ -382,9 +444,12 @@ static int failed_write(const char *path)
  * way of syncing: nothing is published. */
 static void test_failed_write_publishes_nothing(void)
 {
-    for (int one = 0; one < 2; one++) {
-        tl_local_sync_mode_force(one ? TL_SYNC_ONE_COMMIT : TL_SYNC_EACH);
-        tl_store *s = open_table(one ? "write-failed-one" : "write-failed");
+    static const tl_sync_mode modes[] = {TL_SYNC_EACH, TL_SYNC_ONE_COMMIT, TL_SYNC_IN_ORDER};
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        tl_local_sync_mode_force(modes[m]);
+        char name[32];
+        snprintf(name, sizeof name, "write-failed-%zu", m);
+        tl_store *s = open_table(name);
         snprintf(failing, sizeof failing, "%s/t/data/d.parquet", root);
         tl_error err;
         tl_sync_set_fault_writeback(failed_write);
@@ -413,7 +478,7 @@ static void test_tmpfs_needs_no_fsync(void)
 
 UNIT_TESTS(UNIT(test_commit_publishes_after_what_it_names_is_synced),
            UNIT(test_one_fsync_or_none_per_flush), UNIT(test_failed_write_publishes_nothing),
-           UNIT(test_tmpfs_needs_no_fsync),
+           UNIT(test_barrier_leaves_one_fsync_to_the_next_flush), UNIT(test_tmpfs_needs_no_fsync),
            UNIT(test_new_objects_are_written_in_place_and_synced_first),
            UNIT(test_puts_keep_their_files_open_until_the_flush),
            UNIT(test_failed_flush_closes_the_files_it_took),
