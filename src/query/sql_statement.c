@@ -21,6 +21,34 @@ static tl_status no_name(const char *p, tl_error *err, const char *what)
     return tl_sql_at_name(p) ? tl_error_nomem(err) : syntax(err, what);
 }
 
+/* A setting written as in the table properties, `timelake.newest-first`:
+ * SQL reads the hyphen as a minus, so name (read up to it) is followed at
+ * p by "-word...". Returns the error naming the spelling SQL takes, or
+ * TL_OK when p holds no such thing or it names no setting. */
+static tl_status hyphenated(const char *name, const char *p, tl_error *err)
+{
+    const char *q = p;
+    if (!tl_sql_is_char(tl_sql_next(&q), '-')) return TL_OK;
+    tl_sql_token t = tl_sql_next(&q);
+    if (t.kind != 'w') return TL_OK;
+    char shown[160];
+    int n = snprintf(shown, sizeof shown, "%s", name);
+    for (;;) {
+        if (n > 0 && (size_t)n < sizeof shown)
+            n += snprintf(shown + n, sizeof shown - (size_t)n, "_%.*s", (int)t.n, t.p);
+        const char *r = q;
+        if (!tl_sql_is_char(tl_sql_next(&r), '-')) break;
+        t = tl_sql_next(&r);
+        if (t.kind != 'w') break;
+        q = r;
+    }
+    if (n <= 0 || (size_t)n >= sizeof shown || !tl_sql_setting_known(shown)) return TL_OK;
+    return tl_error_set(err, TL_ERR_QUERY,
+                        "a setting's name takes underscores in SQL: write %s (SQL reads '-' as a "
+                        "minus; the table properties take either spelling)",
+                        shown);
+}
+
 /* ---- SET and RESET ---- */
 
 static tl_status run_set(tl_query_engine *e, const char *ns, const char *p, tl_error *err)
@@ -36,9 +64,9 @@ static tl_status run_set(tl_query_engine *e, const char *ns, const char *p, tl_e
         free(name);
         return st;
     }
+    tl_status st = hyphenated(name, p, err);
     t = tl_sql_next(&p);
-    tl_status st = TL_OK;
-    if (!tl_sql_is_char(t, '=') && !tl_sql_is_word(t, "TO"))
+    if (st == TL_OK && !tl_sql_is_char(t, '=') && !tl_sql_is_word(t, "TO"))
         st = syntax(err, "SET needs = or TO after the setting: SET timelake.<setting> = value");
     const char *start = tl_sql_skip_blanks(p);
     t = tl_sql_next(&p);
@@ -67,8 +95,10 @@ static tl_status run_reset(tl_query_engine *e, const char *ns, const char *p, tl
     if (!tl_sql_read_name(&p, &name))
         return no_name(p, err, "RESET takes a setting (RESET timelake.<setting>) or ALL");
     if (!tl_sql_at_end(p)) {
+        tl_status st = hyphenated(name, p, err);
         free(name);
-        return syntax(err, "RESET takes a setting (RESET timelake.<setting>) or ALL");
+        return st != TL_OK ? st
+                           : syntax(err, "RESET takes a setting (RESET timelake.<setting>) or ALL");
     }
     tl_status st = tl_sql_session_set(e, ns, name, NULL, err);
     free(name);
@@ -138,8 +168,9 @@ static tl_status show(const char *p, const char *ns, char **out, tl_error *err)
         char *name = NULL;
         if (!tl_sql_read_name(&p, &name)) return no_name(p, err, usage);
         if (!tl_sql_at_end(p)) {
+            tl_status st = hyphenated(name, p, err);
             free(name);
-            return syntax(err, usage);
+            return st != TL_OK ? st : syntax(err, usage);
         }
         bool ours = strncasecmp(name, TL_SETTING_PREFIX, strlen(TL_SETTING_PREFIX)) == 0;
         char *shown = ours ? tl_sql_setting_show_name(name) : NULL;

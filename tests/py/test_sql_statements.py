@@ -60,7 +60,12 @@ def test_a_refused_set_changes_nothing(lake, hourly):
                      ("SET timelake.chunk_interval = 'hour'", "fixed when the table is created"),
                      ("SET timelake.read_dedup", "needs = or TO"),
                      ("SET timelake.read_dedup = false, true", "one setting and one value"),
-                     ("SET threads = 1", "SET statements are refused but for Timelake's own settings")]:
+                     ("SET threads = 1", "SET statements are refused but for Timelake's own settings"),
+                     # the properties' spelling: SQL reads '-' as a minus
+                     ("SET timelake.read-dedup = true", "write timelake.read_dedup "),
+                     ("SHOW timelake.read-dedup-strategy", "write timelake.read_dedup_strategy "),
+                     ("RESET timelake.newest-first", "write timelake.newest_first "),
+                     ("SET timelake.no-such = 1", "needs = or TO")]:
         with pytest.raises(tlc.TimelakeError, match=msg):
             lake.sql(bad)
     assert count(lake) == 60
