@@ -53,32 +53,39 @@ static void print_problems(const char *title, json_t *list, const char *field)
     if (n > 20) printf("  ... (--json lists them all)\n");
 }
 
+static json_int_t count_of(json_t *o, const char *field)
+{
+    return json_integer_value(json_object_get(o, field));
+}
+
+/* "s" after a count other than 1. */
+static const char *plural(json_int_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 static void print_summary(json_t *s)
 {
-    json_int_t files = json_integer_value(json_object_get(s, "files_processed"));
+    json_int_t files = count_of(s, "files_processed"), read = count_of(s, "rows_read");
+    json_int_t parts = count_of(s, "partitions_written");
     const char *kind = json_string_value(json_object_get(s, "run_kind"));
-    printf("%s run: %lld file%s processed, %lld rows read, %lld written, %lld deduplicated, "
+    printf("%s run: %lld file%s processed, %lld row%s read, %lld written, %lld deduplicated, "
            "%lld partition%s written\n",
-           kind ? kind : "incremental", (long long)files, files == 1 ? "" : "s",
-           (long long)json_integer_value(json_object_get(s, "rows_read")),
-           (long long)json_integer_value(json_object_get(s, "rows_written")),
-           (long long)json_integer_value(json_object_get(s, "rows_deduped")),
-           (long long)json_integer_value(json_object_get(s, "partitions_written")),
-           json_integer_value(json_object_get(s, "partitions_written")) == 1 ? "" : "s");
+           kind ? kind : "incremental", (long long)files, plural(files), (long long)read,
+           plural(read), (long long)count_of(s, "rows_written"),
+           (long long)count_of(s, "rows_deduped"), (long long)parts, plural(parts));
     const char *id;
     json_t *t;
     json_object_foreach(json_object_get(s, "tables"), id, t)
     {
         const char *reason = json_string_value(json_object_get(t, "full_reason"));
-        printf("  table %s: %s%s%s%s, %lld file%s, %lld rows written, %lld deduplicated (version "
+        json_int_t t_files = count_of(t, "files_processed"), written = count_of(t, "rows_written");
+        printf("  table %s: %s%s%s%s, %lld file%s, %lld row%s written, %lld deduplicated (version "
                "%lld)\n",
                id, json_string_value(json_object_get(t, "run_kind")), reason ? " (" : "",
-               reason ? reason : "", reason ? ")" : "",
-               (long long)json_integer_value(json_object_get(t, "files_processed")),
-               json_integer_value(json_object_get(t, "files_processed")) == 1 ? "" : "s",
-               (long long)json_integer_value(json_object_get(t, "rows_written")),
-               (long long)json_integer_value(json_object_get(t, "rows_deduped")),
-               (long long)json_integer_value(json_object_get(t, "version")));
+               reason ? reason : "", reason ? ")" : "", (long long)t_files, plural(t_files),
+               (long long)written, plural(written), (long long)count_of(t, "rows_deduped"),
+               (long long)count_of(t, "version"));
     }
     print_problems("lines skipped or values read as null", json_object_get(s, "skipped"), "reason");
     print_problems("errors", json_object_get(s, "errors"), "message");

@@ -13,7 +13,7 @@ import duckdb
 from pyiceberg.table import StaticTable
 
 import karet_oracle as oracle
-from karet_lake import BUILD, LocalLake, clean_env, read_table, run_karet
+from karet_lake import BUILD, KARET, LocalLake, clean_env, read_table, run_karet
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -239,3 +239,30 @@ def test_schema_and_partition_changes_rebuild_the_table(tmp_path):
     paths = [t.file.file_path for t in StaticTable.from_metadata(meta).scan().plan_files()]
     assert paths and all("account=" in p and "_month=" not in p for p in paths), paths
     assert canon(read_table(lake, "bank", "transactions")) == canon(expected(lake, config, "transactions"))
+
+
+def test_run_summary_text_counts_in_words(tmp_path):
+    """`karet run` without --json: one row is "1 row", not "1 rows"."""
+    lake = LocalLake(tmp_path / "lake")
+    config = {"version": 1, "dimensions": [],
+              "source_containers": [{"id": "src", "name": "Events", "path_prefix": "p/events/", "format": "csv",
+                                     "schema": [{"name": "user", "type": "string"}]}],
+              "mappings": [{"id": "map", "name": "Events", "source_container_id": "src", "analytic_table_id": "events",
+                            "columns": [{"name": "user", "expr": {"kind": "col", "name": "user"}}]}],
+              "analytic_tables": [{"id": "events", "name": "Events", "partition_keys": [], "dedup_keys": [],
+                                   "schema": [{"name": "user", "type": "string"}]}]}
+    path = tmp_path / "pipeline.json"
+    path.write_text(json.dumps(config))
+    args = [str(KARET), "run", "--lake", lake.url, "--slug", "s", "--pipeline", str(path)]
+
+    def run():
+        return subprocess.run(args, capture_output=True, text=True, timeout=120, env=clean_env(), check=True).stdout
+
+    lake.put("p/events/a.csv", b"user\nalice\n")
+    out = run()
+    assert "1 file processed, 1 row read, 1 written, 0 deduplicated, 1 partition written" in out, out
+    assert "table events: incremental, 1 file, 1 row written" in out, out
+    lake.put("p/events/b.csv", b"user\nbob\ncarol\n")
+    out = run()
+    assert "1 file processed, 2 rows read, 2 written" in out and "1 file, 2 rows written" in out, out
+    assert "0 files processed, 0 rows read, 0 written, 0 deduplicated, 0 partitions written" in run()
