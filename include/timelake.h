@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -559,11 +560,10 @@ tl_status tl_table_replace(tl_table *table, struct ArrowArrayStream *stream,
  * dropped); a list continues a list whose element continues; a map a map of
  * the same key type whose value continues. A new required field inside a
  * column that continues is refused (TL_ERR_INVALID naming its path, "s.c"):
- * the rows written before have no value for it. `partition_by` (partition_by_len entries, borrowed) is
- * the new partitioning, as tl_table_options.partition_by says (NULL or 0:
- * none); a time-series table keeps its time partition first, and its time
- * column, series key and ingest-time column (leave that one out of
- * `schema`). The table's metadata gets a new schema (or an earlier one with
+ * the rows written before have no value for it. `partition_by` (partition_by_len entries, borrowed)
+ * is the new partitioning, as tl_table_options.partition_by says (NULL or 0: none); a time-series
+ * table keeps its time partition first, and its time column, series key and ingest-time column
+ * (leave that one out of `schema`). The table's metadata gets a new schema (or an earlier one with
  * exactly these fields becomes current again) and a new default partition
  * spec (likewise), with partition field ids kept where a field continues.
  *
@@ -743,6 +743,94 @@ void tl_reader_report(const tl_reader *reader, tl_read_report *out);
 
 /* Closes a reader (its stream must be released first). NULL is a no-op. */
 void tl_reader_close(tl_reader *reader);
+
+/* ---- Data files: CSV, TSV, NDJSON and Parquet as Arrow streams ----
+ *
+ * Whole files read into typed batches (types inferred, or taken from a
+ * schema such as a table's) and batches written out as files: what a front
+ * end needs to load files into tables and to save query results. Formats are
+ * named "csv", "tsv", "ndjson" (or "jsonl", "json") and "parquet". Text
+ * files that start with gzip's magic bytes are decompressed; a truncated or
+ * corrupt one is an error, never a partial read. */
+
+/* The canonical name ("csv", "tsv", "ndjson" or "parquet", static) of
+ * `format` when given, else of `path` by its extension (.csv .tsv .tab
+ * .ndjson .jsonl .json, each maybe + .gz; .parquet .pq) into *out.
+ * TL_ERR_INVALID naming an unknown format or extension (or with both NULL). */
+tl_status tl_data_format(const char *format, const char *path, const char **out, tl_error *err);
+
+/* Told how many bytes of the file have been read so far (gzip: compressed). */
+typedef void (*tl_progress_fn)(void *ctx, uint64_t bytes_read);
+
+typedef struct tl_data_read_options {
+    const char *format; /* as tl_data_format names them; NULL: from the path */
+    /* NULL: the columns and their types are inferred from the file (the first
+     * batch of a text file). Else a struct schema (borrowed, read during the
+     * call only): text columns are parsed straight into its fields' types,
+     * every column of a CSV header must be one of its fields, a required field
+     * the file lacks (or a null in one) is an error; Parquet keeps its own
+     * types and is checked for the required fields only. */
+    const struct ArrowSchema *columns;
+    int64_t batch_rows;      /* text: rows per batch; 0: 65536 (Parquet: a row group each) */
+    tl_progress_fn progress; /* NULL, or called after each batch */
+    void *progress_ctx;
+} tl_data_read_options;
+
+/* Opens the file at `path` ("-": standard input, which needs options->format)
+ * as a stream of struct batches. `options` may be NULL. Reads the header (and
+ * a text file's first batch) here: TL_ERR_NOT_FOUND for a missing file,
+ * TL_ERR_INVALID naming the file (and line and column) for an unknown format,
+ * malformed data or a value that does not fit its column. On success *out is
+ * the caller's: release it with out->release(out). A failure while streaming
+ * fails get_next, whose get_last_error names the file and line. */
+tl_status tl_data_read_file(const char *path, const tl_data_read_options *options,
+                            struct ArrowArrayStream *out, tl_error *err);
+
+/* The same over `len` bytes at `data` (borrowed: they must outlive the
+ * stream), named `name` in messages: text formats only, options->format
+ * required (Parquet, or no format, is TL_ERR_INVALID). */
+tl_status tl_data_read_memory(const void *data, size_t len, const char *name,
+                              const tl_data_read_options *options, struct ArrowArrayStream *out,
+                              tl_error *err);
+
+/* A writer of batches as one file: CSV or TSV (RFC 4180 quoting, a header
+ * row, nulls as empty fields), NDJSON (one object per row, keys in column
+ * order), or Parquet (zstd, the whole file built in memory and written at
+ * finish). Text values print as DuckDB's shell prints them (nested ones as
+ * {'a': 1} and [1, 2]); in NDJSON numbers and booleans are bare, nested
+ * values are objects and arrays, anything else a string. */
+typedef struct tl_data_writer tl_data_writer;
+
+/* Opens a writer of `format` to `f` (borrowed: the caller keeps it open until
+ * finish or abort, then flushes and closes it) for batches of `schema` (a
+ * struct schema, borrowed, read during the call only). TL_ERR_INVALID for an
+ * unknown format, or a column the format cannot hold (named). On success *out
+ * is ended with tl_data_writer_finish or tl_data_writer_abort. */
+tl_status tl_data_writer_open(FILE *f, const char *format, const struct ArrowSchema *schema,
+                              tl_data_writer **out, tl_error *err);
+
+/* Adds the rows of `batch` (a struct array of the schema; borrowed, the
+ * caller releases it). Text formats write them now, all or nothing: a batch
+ * that fails writes nothing (nor the header, which goes out with the first
+ * batch written). TL_ERR_INVALID for a batch that does not fit the schema,
+ * TL_ERR_STORAGE when f fails; after a failure only abort is left. */
+tl_status tl_data_writer_write(tl_data_writer *w, const struct ArrowArray *batch, tl_error *err);
+
+/* Writes what is left (Parquet: the whole file) and frees the writer, on
+ * success and on failure alike. f is neither flushed nor closed. */
+tl_status tl_data_writer_finish(tl_data_writer *w, tl_error *err);
+
+/* Frees the writer; what it wrote to f stays. NULL is a no-op. */
+void tl_data_writer_abort(tl_data_writer *w);
+
+/* The values of `batch` (a struct array of `schema`, both borrowed) as text,
+ * as the CSV writer prints them, for a front end that lays them out itself.
+ * On success *out is one allocation (free it with tl_free) of
+ * batch->length * schema->n_children pointers, row after row, each to a
+ * NUL-terminated string inside the same allocation, or NULL for a null
+ * value. TL_ERR_INVALID naming a column of a type it cannot print. */
+tl_status tl_batch_text(const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                        char ***out, tl_error *err);
 
 /* ---- Table information ---- */
 

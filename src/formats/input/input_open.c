@@ -22,6 +22,15 @@ tl_status tl_input_format_parse(const char *name, tl_input_format *out, tl_error
                         "unknown input format \"%s\" (csv, tsv, ndjson, jsonl, parquet)", name);
 }
 
+const char *tl_input_format_name(tl_input_format format)
+{
+    static const char *const names[] = {
+        [TL_INPUT_AUTO] = NULL,       [TL_INPUT_CSV] = "csv",         [TL_INPUT_TSV] = "tsv",
+        [TL_INPUT_NDJSON] = "ndjson", [TL_INPUT_PARQUET] = "parquet",
+    };
+    return names[format];
+}
+
 static bool ends_with(const char *s, size_t len, const char *suffix)
 {
     size_t n = strlen(suffix);

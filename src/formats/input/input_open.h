@@ -17,6 +17,10 @@ typedef enum tl_input_format {
 /* "csv", "tsv", "ndjson" (or "jsonl", "json"), "parquet"; anything else is TL_ERR_INVALID. */
 tl_status tl_input_format_parse(const char *name, tl_input_format *out, tl_error *err);
 
+/* The canonical name of a format ("csv", "tsv", "ndjson", "parquet"; static);
+ * NULL for TL_INPUT_AUTO. */
+const char *tl_input_format_name(tl_input_format format);
+
 /* From the extension: .csv .tsv (each optionally .gz), .ndjson .jsonl .json
  * (optionally .gz), .parquet .pq. An unknown one is TL_ERR_INVALID. */
 tl_status tl_input_format_of_path(const char *path, tl_input_format *out, tl_error *err);
