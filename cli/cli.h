@@ -67,6 +67,22 @@ int cli_opt_all(const cli_args *a, const char *name, const char *const **out);
 void cli_print_help(FILE *f, const cli_command *cmd);
 int cli_write_man_pages(const char *dir);
 
+/* A tl_error the CLI fills itself (err may be NULL): the code is returned,
+ * so that a function can `return cli_error_set(...)`. */
+tl_status cli_error_set(tl_error *err, tl_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Puts "context: " before the message; keeps and returns the code. */
+tl_status cli_error_prefix(tl_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+tl_status cli_error_nomem(tl_error *err);
+
+/* Returns a failed tl_status expression's status from the caller. */
+#define CLI_TRY(expr)                                                                              \
+    do {                                                                                           \
+        tl_status cli_try_status_ = (expr);                                                        \
+        if (cli_try_status_ != TL_OK) return cli_try_status_;                                      \
+    } while (0)
+
 /* Errors: prints "timelake CMD: message" on stderr and returns the exit code. */
 int cli_fail(const cli_args *a, const tl_error *err);
 int cli_usage(const cli_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

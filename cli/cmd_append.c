@@ -15,10 +15,10 @@ static int open_table(cli_args *a, tl_lake **lake, tl_table **t, cli_loader *l)
 {
     const char *name = cli_table_name(a, false);
     if (name == NULL) return cli_no_table(a);
-    tl_input_format format = TL_INPUT_AUTO;
+    const char *format = NULL;
     tl_error err;
     const char *f = cli_opt(a, "format");
-    if (f && tl_input_format_parse(f, &format, &err) != TL_OK)
+    if (f && tl_data_format(f, NULL, &format, &err) != TL_OK)
         return cli_usage(a, "%s", err.message);
     int rc = cli_open_lake(a, lake);
     if (rc != EXIT_OK) return rc;

@@ -3,22 +3,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arrow/array.h"
+#include "arrow_own.h"
 #include "cli.h"
-#include "formats/input/input_open.h"
 #include "schema_text.h"
 
 /* The schema of the first batch of a data file. */
 static tl_status schema_like(const cli_args *a, const char *path, struct ArrowSchema *out,
                              tl_error *err)
 {
-    tl_input_options o = {0};
-    const char *format = cli_opt(a, "format");
-    if (format) TL_TRY(tl_input_format_parse(format, &o.format, err));
+    tl_data_read_options o = {.format = cli_opt(a, "format")};
     struct ArrowArrayStream s;
-    TL_TRY(tl_input_open(path, &o, &s, err));
+    CLI_TRY(tl_data_read_file(path, &o, &s, err));
     int rc = s.get_schema(&s, out);
-    if (rc != 0) tl_error_set(err, TL_ERR_INVALID, "%s: %s", path, s.get_last_error(&s));
+    if (rc != 0) cli_error_set(err, TL_ERR_INVALID, "%s: %s", path, s.get_last_error(&s));
     s.release(&s);
     return rc == 0 ? TL_OK : err->code;
 }
@@ -101,6 +98,6 @@ int cmd_create(cli_args *a)
     if (rc == EXIT_OK) report(a, t);
     tl_table_close(t);
     tl_lake_close(lake);
-    tl_schema_release(&schema);
+    cli_schema_release(&schema);
     return rc;
 }

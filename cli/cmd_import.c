@@ -53,7 +53,7 @@ static int by_name(const struct dirent **x, const struct dirent **y)
 }
 
 /* Adds the data files under dir (recursively, sorted by name). */
-static int scan_dir(file_list *l, const char *dir, const char *rel, tl_input_format format)
+static int scan_dir(file_list *l, const char *dir, const char *rel, const char *format)
 {
     struct dirent **ents;
     int n = scandir(dir, &ents, NULL, by_name);
@@ -66,12 +66,12 @@ static int scan_dir(file_list *l, const char *dir, const char *rel, tl_input_for
             snprintf(path, sizeof path, "%s/%s", dir, e);
             snprintf(name, sizeof name, "%s%s%s", rel, rel[0] ? "/" : "", e);
             struct stat st;
-            tl_input_format f;
+            const char *f;
             if (stat(path, &st) != 0)
                 rc = -1;
             else if (S_ISDIR(st.st_mode))
                 rc = scan_dir(l, path, name, format);
-            else if (format != TL_INPUT_AUTO || tl_input_format_of_path(path, &f, NULL) == TL_OK)
+            else if (format || tl_data_format(NULL, path, &f, NULL) == TL_OK)
                 rc = list_add(l, path, name);
         }
         free(ents[i]);
@@ -80,7 +80,7 @@ static int scan_dir(file_list *l, const char *dir, const char *rel, tl_input_for
     return rc;
 }
 
-static int collect(cli_args *a, file_list *l, tl_input_format format)
+static int collect(cli_args *a, file_list *l, const char *format)
 {
     for (int i = 0; i < a->npos; i++) {
         const char *p = a->pos[i], *slash = strrchr(p, '/');
@@ -141,7 +141,7 @@ static int commit_group(cli_args *a, cli_loader *ld, const file_list *l, const i
     group_label(l, idx, n, label, sizeof label);
     tl_append_result r;
     tl_error err;
-    tl_status st = paths && ids ? TL_OK : tl_error_nomem(&err);
+    tl_status st = paths && ids ? TL_OK : cli_error_nomem(&err);
     for (int i = 0; st == TL_OK && i < n; i++) {
         paths[i] = l->paths[idx[i]];
         ids[i] = l->names[idx[i]];
@@ -215,10 +215,10 @@ int cmd_import(cli_args *a)
         if (strcmp(a->pos[i], "-") == 0) return cli_usage(a, "import reads files, not stdin");
     const char *name = cli_table_name(a, false);
     if (name == NULL) return cli_no_table(a);
-    tl_input_format format = TL_INPUT_AUTO;
+    const char *format = NULL;
     tl_error err;
     const char *f = cli_opt(a, "format");
-    if (f && tl_input_format_parse(f, &format, &err) != TL_OK)
+    if (f && tl_data_format(f, NULL, &format, &err) != TL_OK)
         return cli_usage(a, "%s", err.message);
     file_list l = {0};
     int rc = collect(a, &l, format);

@@ -7,13 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arrow/array.h"
 #include "cli.h"
-#include "core/error.h"
-#include "formats/csv/csv_writer.h"
-#include "formats/csv/value_print.h"
-#include "formats/ndjson/json_writer.h"
-#include "formats/parquet/parquet_writer.h"
 
 typedef enum { OUT_TABLE, OUT_CSV, OUT_JSONL, OUT_PARQUET } out_format;
 
@@ -46,61 +40,87 @@ static void cells_free(cells *c)
 static tl_status table_batch(const struct ArrowSchema *schema, const struct ArrowArray *b, cells *c,
                              tl_error *err)
 {
-    tl_value_printer **cols;
-    TL_TRY(tl_value_printers_new(schema, b, &cols, err));
-    tl_buf text = {0};
+    char **text;
+    CLI_TRY(tl_batch_text(schema, b, &text, err));
+    size_t n = (size_t)b->length * (size_t)schema->n_children;
     tl_status st = TL_OK;
-    for (int64_t r = 0; st == TL_OK && r < b->length; r++)
-        for (int64_t col = 0; st == TL_OK && col < schema->n_children; col++) {
-            text.len = 0;
-            int rc = tl_value_printer_is_null(cols[col], b->offset + r)
-                         ? tl_buf_append_str(&text, "NULL")
-                         : tl_value_printer_text(cols[col], b->offset + r, &text);
-            if (rc != 0 || cells_add(c, text.len ? (const char *)text.data : "", text.len) != 0)
-                st = tl_error_nomem(err);
-        }
-    tl_buf_free(&text);
-    tl_value_printers_free(cols, schema->n_children);
+    for (size_t i = 0; st == TL_OK && i < n; i++) {
+        const char *t = text[i] ? text[i] : "NULL";
+        if (cells_add(c, t, strlen(t)) != 0) st = cli_error_nomem(err);
+    }
+    tl_free(text);
     return st;
 }
 
-/* Prints a result stream (consumed and released) to f. */
-static tl_status print_stream(struct ArrowArrayStream *s, out_format format, FILE *f, tl_error *err)
+/* The schema of a result stream; on failure the stream is released. */
+static tl_status result_schema(struct ArrowArrayStream *s, struct ArrowSchema *out, tl_error *err)
+{
+    if (s->get_schema(s, out) == 0) return TL_OK;
+    cli_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
+    s->release(s);
+    return TL_ERR_QUERY;
+}
+
+/* The next batch of a result stream (released at its end). */
+static tl_status result_next(struct ArrowArrayStream *s, struct ArrowArray *out, tl_error *err)
+{
+    if (s->get_next(s, out) == 0) return TL_OK;
+    return cli_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
+}
+
+/* Prints a result stream (consumed and released) to f as an aligned table. */
+static tl_status print_table(struct ArrowArrayStream *s, FILE *f, tl_error *err)
 {
     struct ArrowSchema schema;
-    if (s->get_schema(s, &schema) != 0) {
-        tl_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
-        s->release(s);
-        return TL_ERR_QUERY;
-    }
+    CLI_TRY(result_schema(s, &schema, err));
     cells c = {0};
-    tl_buf out = {0};
     tl_status st = TL_OK;
-    if (format == OUT_CSV) st = tl_csv_write_header(&schema, ',', &out, err);
-    for (int64_t i = 0; st == TL_OK && format == OUT_TABLE && i < schema.n_children; i++)
+    for (int64_t i = 0; st == TL_OK && i < schema.n_children; i++)
         if (cells_add(&c, schema.children[i]->name, strlen(schema.children[i]->name)) != 0)
-            st = tl_error_nomem(err);
+            st = cli_error_nomem(err);
     while (st == TL_OK) {
         struct ArrowArray b;
-        if (s->get_next(s, &b) != 0) {
-            st = tl_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
-            break;
-        }
-        if (b.release == NULL) break;
-        st = format == OUT_TABLE ? table_batch(&schema, &b, &c, err)
-             : format == OUT_CSV ? tl_csv_write_batch(&schema, &b, ',', &out, err)
-                                 : tl_json_write_batch(&schema, &b, &out, err);
+        if ((st = result_next(s, &b, err)) != TL_OK || b.release == NULL) break;
+        st = table_batch(&schema, &b, &c, err);
         b.release(&b);
-        /* Nothing of a batch that failed (nor the CSV header before it). */
-        if (st == TL_OK && out.len && fwrite(out.data, 1, out.len, f) != out.len)
-            st = tl_error_set(err, TL_ERR_STORAGE, "cannot write the result: %s", strerror(errno));
-        out.len = 0;
     }
-    if (st == TL_OK && format == OUT_TABLE && schema.n_children > 0)
+    if (st == TL_OK && schema.n_children > 0)
         cli_print_table_to(f, (const char *const *)c.v, (int)(c.n / (size_t)schema.n_children),
                            (int)schema.n_children);
     cells_free(&c);
-    tl_buf_free(&out);
+    schema.release(&schema);
+    s->release(s);
+    return st;
+}
+
+/* Writes a result stream (consumed and released) to f as CSV, JSON lines or
+ * Parquet. */
+static tl_status write_file(struct ArrowArrayStream *s, out_format format, FILE *f, tl_error *err)
+{
+    static const char *const names[] = {
+        [OUT_CSV] = "csv", [OUT_JSONL] = "ndjson", [OUT_PARQUET] = "parquet"};
+    struct ArrowSchema schema;
+    CLI_TRY(result_schema(s, &schema, err));
+    tl_data_writer *w = NULL;
+    tl_status st = tl_data_writer_open(f, names[format], &schema, &w, err);
+    if (st == TL_ERR_INVALID && format == OUT_PARQUET) {
+        char why[TL_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err->message);
+        cli_error_set(err, st,
+                      "%s: Parquet output cannot hold this column; choose --output-format jsonl "
+                      "or csv, or cast the column in the query (col::VARCHAR)",
+                      why);
+    }
+    while (st == TL_OK) {
+        struct ArrowArray b;
+        if ((st = result_next(s, &b, err)) != TL_OK || b.release == NULL) break;
+        st = tl_data_writer_write(w, &b, err);
+        b.release(&b);
+    }
+    if (st == TL_OK)
+        st = tl_data_writer_finish(w, err);
+    else
+        tl_data_writer_abort(w);
     schema.release(&schema);
     s->release(s);
     return st;
@@ -126,51 +146,6 @@ static int output_format(cli_args *a, out_format *out)
     return -1;
 }
 
-/* Writes a result stream (consumed and released) as one Parquet file. */
-static tl_status parquet_stream(struct ArrowArrayStream *s, FILE *f, tl_error *err)
-{
-    struct ArrowSchema schema;
-    if (s->get_schema(s, &schema) != 0) {
-        tl_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
-        s->release(s);
-        return TL_ERR_QUERY;
-    }
-    tl_parquet_write_options o = {.codec = TL_PARQUET_ZSTD,
-                                  .compression_level = 3,
-                                  .page_rows = 20000,
-                                  .row_group_rows = 1 << 20,
-                                  .created_by = "timelake-c " TIMELAKE_VERSION};
-    tl_parquet_writer *w = NULL;
-    tl_buf out = {0};
-    tl_status st = tl_parquet_writer_open(&schema, &o, &w, err);
-    if (st == TL_ERR_INVALID) {
-        char why[TL_ERROR_MESSAGE_MAX];
-        snprintf(why, sizeof why, "%s", err->message);
-        tl_error_set(err, st,
-                     "%s: Parquet output cannot hold this column; choose --output-format jsonl "
-                     "or csv, or cast the column in the query (col::VARCHAR)",
-                     why);
-    }
-    while (st == TL_OK) {
-        struct ArrowArray b;
-        if (s->get_next(s, &b) != 0) {
-            st = tl_error_set(err, TL_ERR_QUERY, "%s", s->get_last_error(s));
-            break;
-        }
-        if (b.release == NULL) break;
-        st = tl_parquet_writer_write(w, &b, err);
-        b.release(&b);
-    }
-    if (st == TL_OK) st = tl_parquet_writer_finish(w, &out, NULL, err);
-    if (st == TL_OK && fwrite(out.data, 1, out.len, f) != out.len)
-        st = tl_error_set(err, TL_ERR_STORAGE, "cannot write the result");
-    tl_parquet_writer_free(w);
-    tl_buf_free(&out);
-    schema.release(&schema);
-    s->release(s);
-    return st;
-}
-
 /* Prints the stream to --output FILE or stdout. FILE is written under a
  * temporary name beside it and renamed into place once whole: a failed query
  * or write leaves no file (nor replaces one that was there). */
@@ -184,23 +159,22 @@ static int emit(cli_args *a, struct ArrowArrayStream *s, out_format format)
     tl_error err;
     if (f == NULL) {
         s->release(s);
-        tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path ? path : "standard output",
-                     strerror(errno));
+        cli_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path ? path : "standard output",
+                      strerror(errno));
         if (fd >= 0) close(fd);
         if (fd >= 0) unlink(tmp);
         free(tmp);
         return cli_fail(a, &err);
     }
-    tl_status st =
-        format == OUT_PARQUET ? parquet_stream(s, f, &err) : print_stream(s, format, f, &err);
+    tl_status st = format == OUT_TABLE ? print_table(s, f, &err) : write_file(s, format, f, &err);
     if ((fflush(f) != 0 || ferror(f)) && st == TL_OK)
-        st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s",
-                          path ? path : "the result to standard output", strerror(errno));
+        st = cli_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s",
+                           path ? path : "the result to standard output", strerror(errno));
     if (path) {
         if (fclose(f) != 0 && st == TL_OK)
-            st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path, strerror(errno));
+            st = cli_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path, strerror(errno));
         if (st == TL_OK && rename(tmp, path) != 0)
-            st = tl_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path, strerror(errno));
+            st = cli_error_set(&err, TL_ERR_STORAGE, "cannot write %s: %s", path, strerror(errno));
         if (st != TL_OK) unlink(tmp);
     }
     free(tmp);
@@ -219,21 +193,29 @@ static int query_text(cli_args *a, char **out)
         return *out ? EXIT_OK : EXIT_STORAGE;
     }
     FILE *f = file && strcmp(file, "-") != 0 ? fopen(file, "rb") : stdin;
-    tl_buf b = {0};
-    char chunk[65536];
-    size_t n;
+    char *text = NULL, chunk[65536];
+    size_t len = 0, n;
     bool ok = f != NULL;
-    while (ok && (n = fread(chunk, 1, sizeof chunk, f)) > 0) ok = tl_buf_append(&b, chunk, n) == 0;
-    ok = ok && !ferror(f) && tl_buf_append_byte(&b, 0) == 0;
+    while (ok && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        char *more = realloc(text, len + n + 1);
+        if ((ok = more != NULL)) {
+            memcpy(more + len, chunk, n);
+            text = more;
+            len += n;
+        }
+    }
+    ok = ok && !ferror(f);
+    if (ok && text == NULL) ok = (text = malloc(1)) != NULL; /* an empty query */
     if (f && f != stdin) fclose(f);
     if (!ok) {
-        tl_buf_free(&b);
+        free(text);
         tl_error err;
-        tl_error_set(&err, TL_ERR_INVALID, "cannot read the query from %s: %s",
-                     file && strcmp(file, "-") != 0 ? file : "standard input", strerror(errno));
+        cli_error_set(&err, TL_ERR_INVALID, "cannot read the query from %s: %s",
+                      file && strcmp(file, "-") != 0 ? file : "standard input", strerror(errno));
         return cli_fail(a, &err);
     }
-    *out = (char *)b.data;
+    text[len] = 0;
+    *out = text;
     return EXIT_OK;
 }
 
@@ -341,7 +323,7 @@ static int maintain_one(cli_args *a, tl_lake *lake, const char *name)
     tl_maintain_report r;
     tl_error err;
     if (rc == EXIT_OK && tl_table_maintain(t, &o, &r, &err) != TL_OK) {
-        tl_error_prefix(&err, "%s", name);
+        cli_error_prefix(&err, "%s", name);
         rc = cli_fail(a, &err);
     }
     if (rc == EXIT_OK && r.warning[0]) fprintf(stderr, "warning: %s\n", r.warning);

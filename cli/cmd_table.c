@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "core/error.h"
 
 static json_t *strings_json(char **items)
 {
@@ -120,7 +119,7 @@ int cmd_info(cli_args *a)
 static tl_status ls_row(tl_lake *lake, const char *name, tl_table_info *info, tl_error *err)
 {
     tl_table *t;
-    TL_TRY(tl_lake_open_table(lake, name, &t, err));
+    CLI_TRY(tl_lake_open_table(lake, name, &t, err));
     tl_status st = tl_table_info_get(t, info, err);
     tl_table_close(t);
     return st;
@@ -141,7 +140,7 @@ static int ls_print(cli_args *a, tl_lake *lake, char **names, int n)
         tl_error err;
         const char **row = &cells[(i + 1) * 5];
         if (ls_row(lake, names[i], &info, &err) != TL_OK) {
-            tl_error_prefix(&err, "table %s cannot be read", names[i]);
+            cli_error_prefix(&err, "table %s cannot be read", names[i]);
             int code = cli_fail(a, &err);
             if (broken == EXIT_OK) broken = code;
             json_array_append_new(arr,

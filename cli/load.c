@@ -5,42 +5,50 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "arrow/array.h"
-#include "arrow/take.h"
+#include "arrow_own.h"
 
-tl_status cli_loader_init(cli_loader *l, tl_table *table, tl_input_format format, tl_error *err)
+/* target's release: its children are columns', freed with the loader. */
+static void target_release(struct ArrowSchema *s)
+{
+    s->release = NULL;
+}
+
+tl_status cli_loader_init(cli_loader *l, tl_table *table, const char *format, tl_error *err)
 {
     memset(l, 0, sizeof *l);
     l->table = table;
     l->format = format;
     l->maintain = -1;
-    struct ArrowSchema full;
-    TL_TRY(tl_table_schema(table, &full, err));
+    CLI_TRY(tl_table_schema(table, &l->columns, err));
     tl_table_info info;
     tl_status st = tl_table_info_get(table, &info, err);
-    if (st == TL_OK) {
-        /* The ingest-time column is filled by the append: inputs never carry it. */
-        int64_t n = 0;
-        for (int64_t i = 0; i < full.n_children; i++)
-            n += !(info.ingest_time_column &&
-                   strcmp(full.children[i]->name, info.ingest_time_column) == 0);
-        st = tl_schema_init(&l->target, "+s", "", 0, n, err);
-        for (int64_t i = 0, j = 0; st == TL_OK && i < full.n_children; i++) {
-            if (info.ingest_time_column &&
-                strcmp(full.children[i]->name, info.ingest_time_column) == 0)
-                continue;
-            tl_schema_release(l->target.children[j]);
-            st = tl_schema_copy(full.children[i], l->target.children[j++], err);
-        }
-        tl_table_info_clear(&info);
+    if (st != TL_OK) {
+        cli_schema_release(&l->columns);
+        return st;
     }
-    full.release(&full);
-    return st;
+    struct ArrowSchema *full = &l->columns;
+    struct ArrowSchema **kept = calloc((size_t)full->n_children + 1, sizeof *kept);
+    int64_t n = 0;
+    /* The ingest-time column is filled by the append: inputs never carry it. */
+    for (int64_t i = 0; kept && i < full->n_children; i++)
+        if (!(info.ingest_time_column &&
+              strcmp(full->children[i]->name, info.ingest_time_column) == 0))
+            kept[n++] = full->children[i];
+    tl_table_info_clear(&info);
+    if (kept == NULL) {
+        cli_schema_release(&l->columns);
+        return cli_error_nomem(err);
+    }
+    l->target = (struct ArrowSchema){
+        .format = "+s", .name = "", .n_children = n, .children = kept, .release = target_release};
+    return TL_OK;
 }
 
 void cli_loader_free(cli_loader *l)
 {
-    tl_schema_release(&l->target);
+    free(l->target.children);
+    l->target.children = NULL;
+    cli_schema_release(&l->columns);
 }
 
 uint64_t cli_file_size(const char *path)
@@ -69,11 +77,11 @@ static void on_progress(void *ctx, uint64_t bytes)
 
 static tl_status open_file(multi_stream *m, const char *path, tl_error *err)
 {
-    tl_input_options o = {.format = m->loader->format,
-                          .target = &m->loader->target,
-                          .progress = on_progress,
-                          .progress_ctx = &m->loader->progress};
-    return tl_input_open(path, &o, &m->cur, err);
+    tl_data_read_options o = {.format = m->loader->format,
+                              .columns = &m->loader->target,
+                              .progress = on_progress,
+                              .progress_ctx = &m->loader->progress};
+    return tl_data_read_file(path, &o, &m->cur, err);
 }
 
 static bool same_schema(const struct ArrowSchema *a, const struct ArrowSchema *b)
@@ -95,22 +103,24 @@ static tl_status advance(multi_stream *m, tl_error *err)
     p->current = 0;
     p->files_done++;
     const char *path = m->files[m->next++];
-    TL_TRY(open_file(m, path, err));
+    CLI_TRY(open_file(m, path, err));
     struct ArrowSchema s;
-    if (m->cur.get_schema(&m->cur, &s) != 0) return tl_error_nomem(err);
+    if (m->cur.get_schema(&m->cur, &s) != 0) return cli_error_nomem(err);
     bool same = same_schema(&s, &m->schema);
     s.release(&s);
     if (!same)
-        return tl_error_set(err, TL_ERR_INVALID,
-                            "%s: its columns differ from %s's: append them in separate commits",
-                            path, m->files[0]);
+        return cli_error_set(err, TL_ERR_INVALID,
+                             "%s: its columns differ from %s's: append them in separate commits",
+                             path, m->files[0]);
     return TL_OK;
 }
 
 static int ms_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
 {
     multi_stream *m = s->private_data;
-    return tl_schema_copy(&m->schema, out, &m->error) == TL_OK ? 0 : 12;
+    if (cli_schema_copy(&m->schema, out) == 0) return 0;
+    cli_error_nomem(&m->error);
+    return 12;
 }
 
 static int ms_get_next(struct ArrowArrayStream *s, struct ArrowArray *out)
@@ -120,7 +130,7 @@ static int ms_get_next(struct ArrowArrayStream *s, struct ArrowArray *out)
         int rc = m->cur.get_next(&m->cur, out);
         if (rc != 0) {
             const char *msg = m->cur.get_last_error(&m->cur);
-            tl_error_set(&m->error, TL_ERR_INVALID, "%s", msg ? msg : "read failed");
+            cli_error_set(&m->error, TL_ERR_INVALID, "%s", msg ? msg : "read failed");
             return rc;
         }
         if (out->release != NULL || m->next >= m->n) return 0;
@@ -138,7 +148,7 @@ static void ms_release(struct ArrowArrayStream *s)
 {
     multi_stream *m = s->private_data;
     if (m->cur.release) m->cur.release(&m->cur);
-    tl_schema_release(&m->schema);
+    cli_schema_release(&m->schema);
     free(m);
     s->release = NULL;
 }
@@ -147,13 +157,13 @@ static tl_status multi_open(cli_loader *l, const char *const *files, int n,
                             struct ArrowArrayStream *out, tl_error *err)
 {
     multi_stream *m = calloc(1, sizeof *m);
-    if (m == NULL) return tl_error_nomem(err);
+    if (m == NULL) return cli_error_nomem(err);
     m->loader = l;
     m->files = files;
     m->n = n;
     m->next = 1;
     tl_status st = open_file(m, files[0], err);
-    if (st == TL_OK && m->cur.get_schema(&m->cur, &m->schema) != 0) st = tl_error_nomem(err);
+    if (st == TL_OK && m->cur.get_schema(&m->cur, &m->schema) != 0) st = cli_error_nomem(err);
     if (st != TL_OK) {
         if (m->cur.release) m->cur.release(&m->cur);
         free(m);
@@ -186,7 +196,7 @@ tl_status cli_loader_append_ids(cli_loader *l, const char *const *files, int n,
                                 tl_append_result *out, tl_error *err)
 {
     struct ArrowArrayStream s;
-    TL_TRY(multi_open(l, files, n, &s, err));
+    CLI_TRY(multi_open(l, files, n, &s, err));
     tl_append_options o = {
         .batch_ids = batch_ids, .n_batch_ids = n_batch_ids, .maintain = l->maintain};
     tl_status st = tl_table_append(l->table, &s, &o, out, err);
@@ -210,18 +220,6 @@ typedef struct chunk_stream {
     tl_error error;
 } chunk_stream;
 
-/* Rows [from, from + n) of a struct batch, copied. */
-static tl_status rows_of(const struct ArrowSchema *schema, const struct ArrowArray *batch,
-                         int64_t from, int64_t n, struct ArrowArray *out, tl_error *err)
-{
-    int64_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
-    if (idx == NULL) return tl_error_nomem(err);
-    for (int64_t i = 0; i < n; i++) idx[i] = from + i;
-    tl_status st = tl_arrow_take_struct(schema, batch, idx, n, out, err);
-    free(idx);
-    return st;
-}
-
 /* The next batch of the source into c->pending (released: none left). */
 static int peek(chunk_stream *c)
 {
@@ -229,11 +227,11 @@ static int peek(chunk_stream *c)
         int rc = c->source->get_next(c->source, &c->pending);
         if (rc != 0) {
             const char *msg = c->source->get_last_error(c->source);
-            tl_error_set(&c->error, TL_ERR_INVALID, "%s", msg ? msg : "read failed");
+            cli_error_set(&c->error, TL_ERR_INVALID, "%s", msg ? msg : "read failed");
             return rc;
         }
         if (c->pending.release == NULL) return 0; /* the end */
-        if (c->pending.length == 0) tl_array_release(&c->pending);
+        if (c->pending.length == 0) cli_array_release(&c->pending);
     }
     return 0;
 }
@@ -241,7 +239,9 @@ static int peek(chunk_stream *c)
 static int cs_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
 {
     chunk_stream *c = s->private_data;
-    return tl_schema_copy(c->schema, out, &c->error) == TL_OK ? 0 : 12;
+    if (cli_schema_copy(c->schema, out) == 0) return 0;
+    cli_error_nomem(&c->error);
+    return 12;
 }
 
 static int cs_get_next(struct ArrowArrayStream *s, struct ArrowArray *out)
@@ -253,18 +253,15 @@ static int cs_get_next(struct ArrowArrayStream *s, struct ArrowArray *out)
     if (rc != 0 || c->pending.release == NULL) return rc;
     if (c->pending.length <= c->left) {
         c->left -= c->pending.length;
-        tl_array_move(&c->pending, out);
+        cli_array_move(&c->pending, out);
         return 0;
     }
     struct ArrowArray rest;
-    if (rows_of(c->schema, &c->pending, 0, c->left, out, &c->error) != TL_OK) return 12;
-    if (rows_of(c->schema, &c->pending, c->left, c->pending.length - c->left, &rest, &c->error) !=
-        TL_OK) {
-        tl_array_release(out);
+    if (cli_batch_split(c->schema, &c->pending, c->left, out, &rest) != 0) {
+        cli_error_nomem(&c->error);
         return 12;
     }
-    tl_array_release(&c->pending);
-    tl_array_move(&rest, &c->pending);
+    cli_array_move(&rest, &c->pending);
     c->left = 0;
     return 0;
 }
@@ -284,10 +281,10 @@ tl_status cli_loader_append_chunked(cli_loader *l, const char *const *files, int
                                     cli_commit_fn on_commit, void *ctx, tl_error *err)
 {
     struct ArrowArrayStream src;
-    TL_TRY(multi_open(l, files, n, &src, err));
+    CLI_TRY(multi_open(l, files, n, &src, err));
     chunk_stream c = {.source = &src};
     struct ArrowSchema schema;
-    tl_status st = src.get_schema(&src, &schema) == 0 ? TL_OK : tl_error_nomem(err);
+    tl_status st = src.get_schema(&src, &schema) == 0 ? TL_OK : cli_error_nomem(err);
     c.schema = &schema;
     for (int k = 1; st == TL_OK; k++) {
         if (peek(&c) != 0) {
@@ -315,12 +312,12 @@ tl_status cli_loader_append_chunked(cli_loader *l, const char *const *files, int
             } else if (skip.release == NULL) {
                 break;
             } else {
-                tl_array_release(&skip);
+                cli_array_release(&skip);
             }
         }
         if (st == TL_OK) on_commit(ctx, k, &r);
     }
-    if (c.pending.release) tl_array_release(&c.pending);
+    cli_array_release(&c.pending);
     if (schema.release) schema.release(&schema);
     src.release(&src);
     l->progress.files_done += n;

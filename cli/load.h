@@ -5,7 +5,6 @@
 #define TL_CLI_LOAD_H
 
 #include "cli.h"
-#include "formats/input/input_open.h"
 
 typedef struct cli_progress {
     bool enabled;
@@ -18,14 +17,16 @@ typedef struct cli_progress {
 
 typedef struct cli_loader {
     tl_table *table;
-    struct ArrowSchema target; /* the table's columns without the ingest-time column */
-    tl_input_format format;    /* TL_INPUT_AUTO: by extension */
-    int maintain;              /* as tl_append_options.maintain; -1 after init */
+    struct ArrowSchema columns; /* the table's schema (tl_table_schema) */
+    /* The table's columns without the ingest-time column: borrows columns'. */
+    struct ArrowSchema target;
+    const char *format; /* tl_data_format's names; NULL: by extension */
+    int maintain;       /* as tl_append_options.maintain; -1 after init */
     cli_progress progress;
 } cli_loader;
 
 /* Prepares loading into `table` (borrowed). Returns a tl_status. */
-tl_status cli_loader_init(cli_loader *l, tl_table *table, tl_input_format format, tl_error *err);
+tl_status cli_loader_init(cli_loader *l, tl_table *table, const char *format, tl_error *err);
 void cli_loader_free(cli_loader *l);
 
 /* Appends `n` files as one commit with `batch_id` (may be NULL). */

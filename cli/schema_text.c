@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arrow/array.h"
-#include "core/error.h"
+#include "arrow_own.h"
+#include "cli.h"
 
 /* The Arrow format of a type name, written into buf; NULL when unknown. */
 static const char *type_format(const char *type, char *buf, size_t size)
@@ -75,7 +75,7 @@ static tl_status parse_column(char *part, struct ArrowSchema *child, tl_error *e
 {
     char *colon = strrchr(part, ':');
     if (colon == NULL || colon == part)
-        return tl_error_set(err, TL_ERR_INVALID, "schema: \"%s\" is not NAME:TYPE", trim(part));
+        return cli_error_set(err, TL_ERR_INVALID, "schema: \"%s\" is not NAME:TYPE", trim(part));
     *colon = 0;
     char *name = trim(part), *type = trim(colon + 1);
     size_t tl = strlen(type);
@@ -84,29 +84,31 @@ static tl_status parse_column(char *part, struct ArrowSchema *child, tl_error *e
     char buf[32];
     const char *format = type_format(type, buf, sizeof buf);
     if (format == NULL)
-        return tl_error_set(err, TL_ERR_INVALID,
-                            "schema: column \"%s\": unknown type \"%s\" (timestamptz, timestamp, "
-                            "date, string, binary, bool, int8..int64, uint8..uint64, float32, "
-                            "float64, decimal(P,S))",
-                            name, type);
-    if (name[0] == 0) return tl_error_set(err, TL_ERR_INVALID, "schema: a column has no name");
-    return tl_schema_init(child, format, name, required ? 0 : ARROW_FLAG_NULLABLE, 0, err);
+        return cli_error_set(err, TL_ERR_INVALID,
+                             "schema: column \"%s\": unknown type \"%s\" (timestamptz, timestamp, "
+                             "date, string, binary, bool, int8..int64, uint8..uint64, float32, "
+                             "float64, decimal(P,S))",
+                             name, type);
+    if (name[0] == 0) return cli_error_set(err, TL_ERR_INVALID, "schema: a column has no name");
+    if (cli_schema_new(child, format, name, required ? 0 : ARROW_FLAG_NULLABLE, 0) != 0)
+        return cli_error_nomem(err);
+    return TL_OK;
 }
 
 tl_status cli_schema_parse(const char *spec, struct ArrowSchema *out, tl_error *err)
 {
     char *copy = strdup(spec);
     char **parts = calloc(strlen(spec) + 2, sizeof *parts);
-    tl_status st = copy && parts ? TL_OK : tl_error_nomem(err);
+    tl_status st = copy && parts ? TL_OK : cli_error_nomem(err);
     int n = st == TL_OK ? split(copy, parts, (int)strlen(spec) + 1) : 0;
-    if (st == TL_OK) st = tl_schema_init(out, "+s", "", 0, n, err);
+    if (st == TL_OK && cli_schema_new(out, "+s", "", 0, n) != 0) st = cli_error_nomem(err);
     for (int i = 0; st == TL_OK && i < n; i++) {
         st = parse_column(parts[i], out->children[i], err);
         for (int j = 0; st == TL_OK && j < i; j++)
             if (strcmp(out->children[j]->name, out->children[i]->name) == 0)
-                st = tl_error_set(err, TL_ERR_INVALID, "schema: column \"%s\" appears twice",
-                                  out->children[i]->name);
-        if (st != TL_OK) tl_schema_release(out);
+                st = cli_error_set(err, TL_ERR_INVALID, "schema: column \"%s\" appears twice",
+                                   out->children[i]->name);
+        if (st != TL_OK) cli_schema_release(out);
     }
     free(copy);
     free(parts);

@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "core/error.h"
-#include "core/json_text.h"
 
 static int option_index(const cli_args *a, const char *name)
 {
@@ -170,10 +168,48 @@ void cli_format_bytes(double bytes, char *buf, size_t size)
  * does when stdout itself fails. */
 static bool output_lost;
 
+/* The text of a JSON dump, which fails whole: jansson (2.14) leaves out a
+ * key it could not write and goes on, so the first failed write fails every
+ * later one. */
+typedef struct json_text {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} json_text;
+
+static int json_text_write(const char *data, size_t size, void *ctx)
+{
+    json_text *t = ctx;
+    if (!t->failed && t->len + size + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->len + size + 1) cap *= 2;
+        char *more = realloc(t->data, cap);
+        if (more) t->data = more, t->cap = cap;
+        t->failed = more == NULL;
+    }
+    if (t->failed) return -1;
+    memcpy(t->data + t->len, data, size);
+    t->len += size;
+    t->data[t->len] = 0;
+    return 0;
+}
+
+/* The dump as a string (the caller frees it), or NULL when it failed. */
+static char *json_dumps_whole(const json_t *j)
+{
+    json_text t = {0};
+    if (json_dump_callback(j, json_text_write, &t, JSON_COMPACT | JSON_ENSURE_ASCII) != 0 ||
+        t.failed || t.data == NULL) {
+        free(t.data);
+        return NULL;
+    }
+    return t.data;
+}
+
 void cli_print_json(void *json)
 {
     /* json is NULL when building it ran out of memory (json_pack, json_array). */
-    char *s = json ? tl_json_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    char *s = json ? json_dumps_whole(json) : NULL;
     if (s)
         puts(s);
     else {

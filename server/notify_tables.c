@@ -204,7 +204,7 @@ static tl_status open_one(notify_table *t, const char *lake, const char *const *
     if (t->name == NULL) return tl_error_nomem(err);
     TL_TRY(tl_lake_open(lake, options, &t->lake, err));
     TL_TRY(tl_lake_open_table(t->lake, name, &t->table, err));
-    TL_TRY(cli_loader_init(&t->loader, t->table, TL_INPUT_AUTO, err));
+    TL_TRY(cli_loader_init(&t->loader, t->table, NULL, err));
     t->loader_ready = true;
     TL_TRY(storage_target(&t->loader.target, &t->parse_target, err));
     TL_TRY(tl_lake_open(lake, options, &t->maint_lake, err));
@@ -365,7 +365,7 @@ tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const c
         st = append_grouped(x, path, data, len, format, batch_id, out, group, err);
     } else {
         pthread_mutex_lock(&x->lock);
-        x->loader.format = format;
+        x->loader.format = tl_input_format_name(format);
         st = cli_loader_append(&x->loader, &path, 1, batch_id, out, err);
         pthread_mutex_unlock(&x->lock);
     }

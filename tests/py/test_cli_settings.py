@@ -216,3 +216,31 @@ def test_serve_notifications_opens_the_lake_with_the_storage_options(tmp_path):
     p = run("-w", lake, "-o", "bogus_key=1", "serve-notifications", "--table", "iot.readings", "--token", "x",
             "--bind", "127.0.0.1", "--port", "1")
     assert p.returncode == 1 and b"bogus_key" in p.stderr
+
+
+def test_rows_per_commit_splits_keep_every_value(tmp_path):
+    """Batches split between commits keep their nulls, strings and nested
+    values where they were (the split shares the batch's buffers)."""
+    lake = tmp_path / "lake"
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("temp", pa.float64()),
+                        ("tags", pa.struct([("a", pa.int64()), ("b", pa.string())]))])
+    tlc.Lake(lake).create_table("t.plain", schema=schema).close()
+    rows = []
+    for i in range(23):
+        row = {"id": i}
+        if i % 3:
+            row["name"] = f"n{i}" * (i % 4)
+        if i % 5:
+            row["temp"] = i / 2
+        if i % 7:
+            row["tags"] = {"a": i, "b": None if i % 2 else f"b{i}"}
+        rows.append(row)
+    data = tmp_path / "rows.ndjson"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = ok("-w", lake, "append", "--table", "t.plain", data, "--rows-per-commit", "5", "--json")
+    assert [json.loads(line)["rows"] for line in out.splitlines()] == [5, 5, 5, 5, 3]
+    out = ok("-w", lake, "sql", "SELECT id, name, temp, tags FROM t.plain ORDER BY id", "--json")
+    seen = [json.loads(line) for line in out.splitlines()]
+    want = [{"id": r["id"], "name": r.get("name"), "temp": r.get("temp"), "tags": r.get("tags")}
+            for r in rows]
+    assert seen == want
