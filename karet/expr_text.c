@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -139,9 +140,12 @@ static void write_number(writer *w, const json_t *v)
     if (json_is_integer(v)) {
         kbuf_printf(&w->out, "%lld", (long long)json_integer_value(v));
     } else if (json_is_real(v)) {
+        double x = json_real_value(v);
         char text[64];
-        kfmt_double(text, sizeof text, json_real_value(v));
-        kbuf_puts(&w->out, text);
+        kfmt_double(text, sizeof text, x);
+        /* kfmt_double writes zero unsigned; the minus of "-0.0" is part of
+         * the number when read, so -0.0 comes back with its sign. */
+        kbuf_puts(&w->out, x == 0 && signbit(x) ? "-0.0" : text);
     } else {
         wfail(w, "a num node's value must be a number");
     }

@@ -2,6 +2,7 @@
  * shows them, random trees of every kind that must come back unchanged
  * through text, errors that say what and where, hostile input. */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,51 @@ static void test_examples(void)
 }
 
 /* text is refused with a message containing `part`, at character `at`. */
+/* The real at the end of a chain of "right" fields of tree. */
+static double right_most(const json_t *tree)
+{
+    while (json_object_get(tree, "right")) tree = json_object_get(tree, "right");
+    return json_real_value(json_object_get(tree, "value"));
+}
+
+/* -0.0 is written with its sign and reads back as -0.0 (json_equal cannot
+ * tell: it compares reals with ==), alone and as an operand; 0.0 stays
+ * unsigned. */
+static void test_negative_zero_keeps_its_sign(void)
+{
+    static const struct {
+        const char *tree, *text;
+        int negative;
+    } cases[] = {
+        {"{\"kind\":\"num\",\"value\":-0.0}", "-0.0", 1},
+        {"{\"kind\":\"num\",\"value\":0.0}", "0.0", 0},
+        {"{\"kind\":\"sub\",\"left\":{\"kind\":\"col\",\"name\":\"x\"},\"right\":{"
+         "\"kind\":\"num\",\"value\":-0.0}}",
+         "x - -0.0", 1},
+        {"{\"kind\":\"mul\",\"left\":{\"kind\":\"col\",\"name\":\"x\"},\"right\":{"
+         "\"kind\":\"num\",\"value\":-0.0}}",
+         "x * -0.0", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_t *tree = parse_json(cases[i].tree);
+        CHECK((signbit(right_most(tree)) != 0) == cases[i].negative);
+        char err[256];
+        size_t pos;
+        char *text = kexpr_to_text(tree, err, sizeof err);
+        CHECK_STR(text, cases[i].text);
+        json_t *back = text ? kexpr_from_text(text, err, sizeof err, &pos) : NULL;
+        CHECK(back && json_equal(back, tree) &&
+              json_is_real(json_object_get(back, "value")) ==
+                  json_is_real(json_object_get(tree, "value")));
+        if (back && (signbit(right_most(back)) != 0) != cases[i].negative)
+            unit_fail(__FILE__, __LINE__, "\"%s\" read back with the sign of %g", text,
+                      right_most(back));
+        json_decref(back);
+        free(text);
+        json_decref(tree);
+    }
+}
+
 static void check_error(const char *text, const char *part, long at)
 {
     char err[512] = "";
@@ -382,5 +428,6 @@ static void test_random_trees_come_back_unchanged(void)
     }
 }
 
-UNIT_TESTS(UNIT(test_examples), UNIT(test_errors), UNIT(test_deep_input_is_an_error_not_a_crash),
-           UNIT(test_trees_that_are_not_expressions), UNIT(test_random_trees_come_back_unchanged))
+UNIT_TESTS(UNIT(test_examples), UNIT(test_negative_zero_keeps_its_sign), UNIT(test_errors),
+           UNIT(test_deep_input_is_an_error_not_a_crash), UNIT(test_trees_that_are_not_expressions),
+           UNIT(test_random_trees_come_back_unchanged))
