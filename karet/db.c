@@ -24,6 +24,12 @@ static void set_error(sqlite3 *conn, const char *what)
     snprintf(last_error, sizeof last_error, "%s: %s", what, conn ? sqlite3_errmsg(conn) : "?");
 }
 
+/* A member t of a run summary's "tables" that wrote rows and counted no
+ * partition (paths through the summary, which is valid JSON, never fail). */
+#define UNPARTITIONED_WRITTEN                                                                      \
+    "t.type = 'object' AND json_extract(summary, t.fullkey || '.partitions_written') = 0 AND "     \
+    "json_extract(summary, t.fullkey || '.rows_written') > 0"
+
 /* Each migration moves the schema from version i to i + 1; they only ever
  * get appended, so a database made by any older build opens. */
 static const char *const MIGRATIONS[] = {
@@ -56,6 +62,22 @@ static const char *const MIGRATIONS[] = {
     "  pipeline TEXT NOT NULL REFERENCES pipelines(slug) ON DELETE CASCADE,"
     "  id TEXT NOT NULL, name TEXT NOT NULL, sql TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL, PRIMARY KEY (pipeline, id));",
+    /* 2: run records of builds before 0dfd046 said 0 partitions written for
+     * a table without partition keys that got rows; such a table is one
+     * partition. A table with partition keys that got rows always counted
+     * one or more, so 0 beside rows written marks the others. The run's
+     * total grows by the tables mended. A summary that is not JSON, or not
+     * of that shape, is left as it is. */
+    "UPDATE jobs SET summary = json_set(summary, '$.partitions_written',"
+    "  json_extract(summary, '$.partitions_written') + (SELECT count(*)"
+    "    FROM json_each(summary, '$.tables') t WHERE " UNPARTITIONED_WRITTEN "),"
+    "  '$.tables', (SELECT json_group_object(t.key, CASE WHEN " UNPARTITIONED_WRITTEN
+    "    THEN json_set(t.value, '$.partitions_written', 1) ELSE t.value END)"
+    "    FROM json_each(summary, '$.tables') t))"
+    " WHERE CASE WHEN json_valid(summary) THEN"
+    "  json_type(summary, '$.partitions_written') = 'integer' AND"
+    "  json_type(summary, '$.tables') = 'object' AND EXISTS (SELECT 1"
+    "    FROM json_each(summary, '$.tables') t WHERE " UNPARTITIONED_WRITTEN ") END;",
 };
 #define N_MIGRATIONS ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 

@@ -126,7 +126,7 @@ static void test_database_migrates_and_reopens(void)
     snprintf(path, sizeof path, "%s/karet.db", unit_tmpdir());
     karet_db *db = NULL;
     CHECK_INT(db_open(path, &db, err, sizeof err), DB_OK);
-    CHECK_INT(db_schema_version(db), 1);
+    CHECK_INT(db_schema_version(db), 2);
     CHECK_INT(db_exec(db, NULL, "INSERT INTO pipelines (slug, name, created_at) VALUES (?, ?, ?)",
                       "ssi", "web", "Web", (int64_t)5),
               DB_OK);
