@@ -118,6 +118,20 @@ typedef struct tl_error {
 /* A short static name of a status ("not found", "invalid", ...). */
 const char *tl_status_name(tl_status status);
 
+/* ---- Numbers as text ---- */
+
+/* Room for any text of tl_double_text, with its NUL. */
+#define TL_DOUBLE_TEXT_SIZE 32
+
+/* Writes into out (the caller's, size bytes) the shortest decimal text that
+ * reads back (strtod) as exactly v, laid out as Python's repr: "0.1" (not
+ * 0.10000000000000001), "2.0", "1e+16", "1.5e-07", "-0.0"; "nan", "inf" and
+ * "-inf" for the values JSON cannot hold. The text is NUL-terminated, cut to
+ * size - 1 bytes when longer (TL_DOUBLE_TEXT_SIZE always suffices); size 0
+ * writes nothing (out may then be NULL). Returns the length of the whole text, as snprintf does.
+ * Allocates nothing, and any thread may call it. */
+size_t tl_double_text(double v, char *out, size_t size);
+
 /* ---- Lakes ---- */
 
 typedef struct tl_lake tl_lake;
