@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "arrow/parse_float.h"
+#include "core/double_text.h"
 
 static tl_status parse_error(const char *s, size_t len, const char *what, tl_error *err)
 {
@@ -595,10 +596,23 @@ void tl_decimal128_format(tl_i128 value, int32_t scale, char *buf, size_t size)
 
 void tl_double_format(double value, char *buf, size_t size)
 {
-    for (int precision = 1; precision <= 17; precision++) {
-        snprintf(buf, size, "%.*g", precision, value);
-        if (isnan(value) || strtod(buf, NULL) == value) return;
+    if (!isfinite(value) || value == 0) {
+        snprintf(buf, size, "%g", value);
+        return;
     }
+    char digits[TL_DOUBLE_DIGITS], text[TL_DOUBLE_TEXT_SIZE];
+    int exp, nd = tl_double_digits(value, digits, &exp), n = 0;
+    if (value < 0) text[n++] = '-';
+    if (exp < -4 || exp >= nd) { /* as %g of nd digits: an exponent beyond them */
+        n += snprintf(text + n, sizeof text - (size_t)n, "%c%s%se%+03d", digits[0],
+                      nd > 1 ? "." : "", digits + 1, exp);
+    } else if (exp >= 0) {
+        n += snprintf(text + n, sizeof text - (size_t)n, "%.*s%s%s", exp + 1, digits,
+                      nd > exp + 1 ? "." : "", digits + exp + 1);
+    } else {
+        n += snprintf(text + n, sizeof text - (size_t)n, "0.%.*s%s", -exp - 1, "0000", digits);
+    }
+    snprintf(buf, size, "%s", text);
 }
 
 void tl_text_quote(const uint8_t *s, int64_t len, char *buf, size_t size)

@@ -69,7 +69,8 @@ void tl_civil_from_days(int64_t days, int64_t *year, int *month, int *day);
 tl_i128 tl_i128_pow10(int n);
 /* Writes an unscaled decimal with `scale` fraction digits ("-12.340"). */
 void tl_decimal128_format(tl_i128 value, int32_t scale, char *buf, size_t size);
-/* Shortest text that reads back as the same double ("0.1", "1e+300"). */
+/* Shortest text that reads back as the same double, laid out as %g lays out
+ * that many digits ("0.1", "1e+300", "1e+05", "2"; "-0", "nan", "inf"). */
 void tl_double_format(double value, char *buf, size_t size);
 /* Copies up to 48 bytes of text for an error message, quoting it and
  * replacing control bytes, adding "..." when it is longer. */

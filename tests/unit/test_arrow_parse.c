@@ -314,6 +314,16 @@ static void test_formatters(void)
     CHECK_STR(buf, "1e+300");
     tl_double_format(1.0 / 3, buf, sizeof buf);
     CHECK_STR(buf, "0.3333333333333333");
+    /* At a power of two the shortest text is not always the value rounded. */
+    tl_double_format(ldexp(1, -44), buf, sizeof buf);
+    CHECK_STR(buf, "5.684341886080802e-14");
+    static const double other[] = {1e5, 123456.5, 1e16, 1.5e-5, 0.00012, -2.5, 1e22, 7};
+    static const char *const as_g[] = {"1e+05",   "123456.5", "1e+16", "1.5e-05",
+                                       "0.00012", "-2.5",     "1e+22", "7"};
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+        tl_double_format(other[i], buf, sizeof buf);
+        CHECK_STR(buf, as_g[i]);
+    }
     tl_text_quote((const uint8_t *)"a\nb", 3, buf, sizeof buf);
     CHECK_STR(buf, "\"a?b\"");
     const char *longer = "0123456789012345678901234567890123456789012345678901234567890123456789";
