@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,11 +106,75 @@ static int write_text(const char *data, size_t size, void *ctx)
     return s->failed ? -1 : 0;
 }
 
+/* The double a real's text means, read from its digits and exponent alone:
+ * the text without a decimal point reads the same in every locale. */
+static double real_value(const char *t, size_t len)
+{
+    char text[64];
+    size_t n = 0;
+    long exp = 0, fraction = 0;
+    bool point = false;
+    for (size_t i = 0; i < len && n < 40; i++) {
+        char c = t[i];
+        if (c >= '0' && c <= '9') {
+            text[n++] = c;
+            fraction += point;
+        } else if (c == '-' && i == 0) {
+            text[n++] = c;
+        } else if (c == '.') {
+            point = true;
+        } else if (c == 'e' || c == 'E') {
+            exp = strtol(t + i + 1, NULL, 10); /* the token ends in digits: strtol stops there */
+            break;
+        }
+    }
+    snprintf(text + n, sizeof text - n, "e%ld", exp - fraction);
+    return strtod(text, NULL);
+}
+
+/* Appends jansson's text with each real rewritten as the shortest text that
+ * reads back as the same double: jansson writes 17 significant digits
+ * ("0.10000000000000001"). Outside strings a number with a '.' or an
+ * exponent is a real; jansson writes every real with one (1.0, 1e22) and no
+ * integer with either. */
+static int append_shortest_reals(tl_buf *out, const char *s, size_t len)
+{
+    size_t done = 0, i = 0;
+    while (i < len) {
+        if (s[i] == '"') {
+            for (i++; i < len && s[i] != '"'; i++) i += s[i] == '\\';
+            i++;
+            continue;
+        }
+        if (s[i] != '-' && (s[i] < '0' || s[i] > '9')) {
+            i++;
+            continue;
+        }
+        size_t start = i;
+        bool real = false;
+        for (; i < len && strchr("0123456789+-.eE", s[i]) != NULL; i++)
+            real |= s[i] == '.' || s[i] == 'e' || s[i] == 'E';
+        if (!real) continue;
+        char text[TL_DOUBLE_TEXT_SIZE];
+        size_t n = tl_double_text(real_value(s + start, i - start), text, sizeof text);
+        if (tl_buf_append(out, s + done, start - done) != 0 || tl_buf_append(out, text, n) != 0)
+            return -1;
+        done = i;
+    }
+    return tl_buf_append(out, s + done, len - done);
+}
+
 int tl_json_dump_buf(const json_t *j, size_t flags, tl_buf *out)
 {
     size_t len = out->len;
-    sink s = {out, false};
-    if (json_dump_callback(j, write_text, &s, flags) == 0 && !s.failed) return 0;
+    tl_buf text = {0};
+    sink s = {&text, false};
+    if (json_dump_callback(j, write_text, &s, flags) == 0 && !s.failed &&
+        append_shortest_reals(out, (const char *)text.data, text.len) == 0) {
+        tl_buf_free(&text);
+        return 0;
+    }
+    tl_buf_free(&text);
     out->len = len;
     if (out->data) out->data[len] = '\0';
     return -1;

@@ -17,7 +17,10 @@
 json_t *tl_json_loadb(const char *json, size_t len, size_t flags, json_error_t *e, bool *nomem);
 
 /* Dumps write through a callback whose first failure fails every later
- * write, so any failed allocation fails the dump. */
+ * write, so any failed allocation fails the dump. They lay the text out as
+ * jansson does, but write each real as the shortest text that reads back
+ * as the same double (tl_double_text: 0.1, 1e+21), where jansson writes 17
+ * significant digits (0.10000000000000001, 1e21). */
 
 /* As json_dumps (the caller frees the text): NULL when the dump failed. */
 char *tl_json_dumps(const json_t *j, size_t flags);
