@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "arrow/parse.h"
+
 #define TL_ICE_MICROS_PER_HOUR INT64_C(3600000000)
 #define TL_ICE_MICROS_PER_DAY INT64_C(86400000000)
 
@@ -323,7 +325,7 @@ tl_status tl_ice_partition_value_text(tl_ice_transform t, const tl_ice_type *sou
     } else if (value->kind == TL_ICE_VALUE_BOOL) {
         rc = tl_buf_append_str(out, value->i ? "true" : "false");
     } else if (value->kind == TL_ICE_VALUE_FLOAT || value->kind == TL_ICE_VALUE_DOUBLE) {
-        snprintf(text, sizeof text, "%.17g", value->d);
+        tl_double_format(value->d, text, sizeof text);
         rc = tl_buf_append_str(out, text);
     } else {
         if (t.kind == TL_ICE_TRANSFORM_IDENTITY && source && source->id == TL_ICE_DATE)

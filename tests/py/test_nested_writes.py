@@ -392,6 +392,20 @@ def test_cli_appends_ndjson_objects_and_arrays(tmp_path):
     check_rows(timelake.Lake(str(lake_dir)), expected([rows, pair]))
 
 
+def test_ndjson_reals_in_nested_text_fields_read_as_written(tmp_path):
+    """A JSON real given for a nested string field is the shortest text that
+    reads back (0.1, not 0.10000000000000001); a whole one still fills an
+    integer field."""
+    lake_dir, lake = nested_table(tmp_path)
+    reals = tmp_path / "reals.ndjson"
+    reals.write_text('{"time": "2030-01-01T00:00:00Z", "device": "z", "s": {"a": 3.0, "b": 0.1}}\n'
+                     '{"time": "2030-01-01T00:00:01Z", "device": "z", "s": {"a": 4, "b": 1e-7}}\n')
+    p = cli_append(lake_dir, reals)
+    assert p.returncode == 0, p.stderr
+    got = timelake.Lake(str(lake_dir)).sql("SELECT s.a, s.b FROM iot.nest ORDER BY time").to_pylist()
+    assert got == [{"a": 3, "b": "0.1"}, {"a": 4, "b": "1e-07"}]
+
+
 def test_cli_appends_nested_parquet_files(tmp_path):
     lake_dir, lake = nested_table(tmp_path)
     rows = data(0, 1200)

@@ -209,6 +209,18 @@ static void test_names_and_paths(void)
                                            &err),
              &err);
     CHECK_STR((char *)b.data, "ok=true");
+    /* A double in the fewest digits that read back (not 0.10000000000000001). */
+    tl_ice_type dbl = {.id = TL_ICE_DOUBLE};
+    const double xs[] = {0.1, 2.0, 1e-7};
+    const char *const paths[] = {"x=0.1", "x=2", "x=1e-07"};
+    for (size_t i = 0; i < 3; i++) {
+        b.len = 0;
+        tl_ice_value x = {.kind = TL_ICE_VALUE_DOUBLE, .d = xs[i]};
+        CHECK_OK(
+            tl_ice_partition_path_segment("x", tr(TL_ICE_TRANSFORM_IDENTITY), &dbl, &x, &b, &err),
+            &err);
+        CHECK_STR((char *)b.data, paths[i]);
+    }
     CHECK_OK(tl_ice_transform_check(tr(TL_ICE_TRANSFORM_IDENTITY), &text, &err), &err);
     tl_buf_free(&b);
 }

@@ -9,6 +9,7 @@
 #include "arrow/builder.h"
 #include "arrow/cast.h"
 #include "arrow/nested.h"
+#include "arrow/parse.h"
 #include "arrow/take.h"
 #include "core/json_text.h"
 
@@ -69,6 +70,14 @@ static int64_t first_failing(const tl_array_view *v, const tl_arrow_type *target
     return -1;
 }
 
+/* A real in the fewest digits that read back (0.1, not 0.10000000000000001);
+ * whole ones without a fraction (2), which an integer leaf reads. */
+static size_t real_text(double v, char *num, size_t size)
+{
+    tl_double_format(v, num, size);
+    return strlen(num);
+}
+
 /* Scalars as text, then cast to the leaf's type. */
 static tl_status build_leaf(const struct ArrowSchema *f, const values *in, const char *path,
                             struct ArrowArray *out, int64_t *bad_row, tl_error *err)
@@ -94,8 +103,8 @@ static tl_status build_leaf(const struct ArrowSchema *f, const values *in, const
                 &b, num,
                 (size_t)snprintf(num, sizeof num, "%lld", (long long)json_integer_value(j)), err);
         else if (json_is_real(j))
-            st = tl_builder_append_bytes(
-                &b, num, (size_t)snprintf(num, sizeof num, "%.17g", json_real_value(j)), err);
+            st = tl_builder_append_bytes(&b, num, real_text(json_real_value(j), num, sizeof num),
+                                         err);
         else
             st = wrong(in, i, path, "a single value", bad_row, err);
     }
