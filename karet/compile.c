@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "timelake.h"
 
 /* One relation row per pattern of each inline row, in definition order. */
 bool kdim_rows_inline(const kdimension *d, kdim_rows *out)
@@ -117,8 +118,8 @@ static void checks(kbuf *out, const kcolumn *col, const char *rel, const char *w
     for (int i = 0; i < 2; i++) {
         if (!(i ? col->has_max : col->has_min)) continue;
         double limit = i ? col->max : col->min;
-        char text[64];
-        kfmt_double(text, sizeof text, limit);
+        char text[TL_DOUBLE_TEXT_SIZE];
+        tl_double_text(limit, text, sizeof text);
         kbuf_truncate(&msg, 0);
         kbuf_printf(&msg, "%s column \"%s\" = ", where, col->name);
         kbuf_printf(out, ", CASE WHEN CAST(%s AS DOUBLE) %s ", kbuf_cstr(&id), i ? ">" : "<");

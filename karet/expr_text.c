@@ -5,7 +5,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include "json_text.h"
 #include "strbuf.h"
+#include "timelake.h"
 
 #define MAX_DEPTH 200
 
@@ -140,12 +140,10 @@ static void write_number(writer *w, const json_t *v)
     if (json_is_integer(v)) {
         kbuf_printf(&w->out, "%lld", (long long)json_integer_value(v));
     } else if (json_is_real(v)) {
-        double x = json_real_value(v);
-        char text[64];
-        kfmt_double(text, sizeof text, x);
-        /* kfmt_double writes zero unsigned; the minus of "-0.0" is part of
-         * the number when read, so -0.0 comes back with its sign. */
-        kbuf_puts(&w->out, x == 0 && signbit(x) ? "-0.0" : text);
+        /* -0.0 is "-0.0", whose minus is part of the number when read. */
+        char text[TL_DOUBLE_TEXT_SIZE];
+        tl_double_text(json_real_value(v), text, sizeof text);
+        kbuf_puts(&w->out, text);
     } else {
         wfail(w, "a num node's value must be a number");
     }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "timelake.h"
 
 typedef struct out {
     json_dump_callback_t cb;
@@ -41,12 +41,10 @@ static int indent(const out *o, int depth, bool space)
 
 void kjson_real_text(double v, char *text, size_t size)
 {
-    if (!isfinite(v))
-        snprintf(text, size, "null");
-    else if (v == 0 && signbit(v))
-        snprintf(text, size, "-0.0"); /* kfmt_double writes zero unsigned */
+    if (isfinite(v))
+        tl_double_text(v, text, size);
     else
-        kfmt_double(text, size, v);
+        snprintf(text, size, "null");
 }
 
 static int value(const out *o, const json_t *j, int depth);

@@ -30,8 +30,4 @@ void ksql_string(kbuf *b, const char *s);
 void ksql_double(kbuf *b, double v);
 void ksql_int(kbuf *b, long long v);
 
-/* The shortest decimal text of `v` that reads back as exactly `v` (as
- * Python's repr: "0.1", "1e+20", "2.0"); -0.0 is "0.0". */
-void kfmt_double(char *out, size_t size, double v);
-
 #endif
