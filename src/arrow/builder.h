@@ -78,6 +78,18 @@ static inline bool tl_builder_push8(tl_builder *b, const void *value)
     return true;
 }
 
+/* n 8-byte values at once, as n tl_builder_push8 calls would append them;
+ * false (nothing appended) where one would fail. */
+static inline bool tl_builder_push8_many(tl_builder *b, const void *values, int64_t n)
+{
+    size_t bytes = (size_t)n * 8;
+    if (b->width != 8 || b->null_count != 0 || b->values.cap - b->values.len < bytes) return false;
+    if (bytes) memcpy(b->values.data + b->values.len, values, bytes);
+    b->values.len += bytes;
+    b->length += n;
+    return true;
+}
+
 /* An owned array of `length` nulls of `type` (0 buffers for the null type). */
 tl_status tl_arrow_nulls(const tl_arrow_type *type, int64_t length, struct ArrowArray *out,
                          tl_error *err);

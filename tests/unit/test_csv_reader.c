@@ -391,7 +391,83 @@ static void test_input_open_memory(void)
     CHECK_INT(tl_input_open_memory((const uint8_t *)"a\n", 2, "p", &any, &s, &err), TL_ERR_INVALID);
 }
 
+/* Row i of test_typed_as_read: a float64, an int64, a timestamp and a
+ * string, some spelled so that the typed reading of their column stops
+ * (a null spelling, an empty or quoted number) or that the row goes to the
+ * scanner (an escaped quote). */
+static void typed_row(int i, char *out, size_t size)
+{
+    char a[32], b[32], c[48], d[32];
+    snprintf(a, sizeof a, i == 17 ? "NA" : i == 41 ? "" : i == 23 ? "\"%g\"" : "%g", i * 0.25);
+    snprintf(b, sizeof b, i == 29 ? "null" : "%lld", (long long)i * 1000003 - 7);
+    snprintf(c, sizeof c, i == 5 ? "" : "2024-05-01T00:%02d:%02d.%06dZ", i / 60, i % 60, i);
+    snprintf(d, sizeof d, i == 35 ? "\"x\"\"y%d\"" : "s%d", i);
+    snprintf(out, size, "%s,%s,%s,%s\n", a, b, c, d);
+}
+
+/* Numbers and times are typed as they are read, until a value of their
+ * column does not parse plainly; the rest of that batch is read as text and
+ * converted after. Wherever that happens, whatever the reads' size (rows
+ * split across reads go to the scanner) and the batches', every row holds
+ * its value or its null, and a bad value after typed rows is named by its
+ * line. */
+static void test_typed_as_read(void)
+{
+    enum { ROWS = 60 };
+    char text[ROWS * 96 + 16] = "a,b,c,d\n";
+    for (int i = 0; i < ROWS; i++) typed_row(i, text + strlen(text), sizeof text - strlen(text));
+    const size_t limits[] = {0, 5, 16, 37, 64, 1000};
+    const int64_t batches[] = {0, 7, 16};
+    for (size_t l = 0; l < sizeof limits / sizeof *limits; l++)
+        for (size_t k = 0; k < sizeof batches / sizeof *batches; k++) {
+            tl_error err = {0};
+            tl_text_input *in;
+            tl_text_input_open_memory((const uint8_t *)text, strlen(text), "t.csv", &in, &err);
+            tl_text_input_set_read_limit(in, limits[l]);
+            struct ArrowSchema target = {0}, schema = {0};
+            tl_schema_init(&target, "+s", "", 0, 4, NULL);
+            const char *fmt[] = {"g", "l", "tsu:UTC", "u"}, *names[] = {"a", "b", "c", "d"};
+            for (int i = 0; i < 4; i++)
+                tl_schema_init(target.children[i], fmt[i], names[i], ARROW_FLAG_NULLABLE, 0, NULL);
+            tl_csv_options o = {.batch_rows = batches[k]};
+            struct ArrowArrayStream s;
+            CHECK_OK(tl_csv_stream_open(in, &o, &target, &s, &err), &err);
+            tl_schema_release(&target);
+            s.get_schema(&s, &schema);
+            int64_t row = 0;
+            struct ArrowArray a;
+            while (s.get_next(&s, &a) == 0 && a.release) {
+                tl_array_view v[4];
+                for (int i = 0; i < 4; i++)
+                    tl_array_view_init(&v[i], schema.children[i], a.children[i], NULL);
+                for (int64_t r = 0; r < a.length; r++, row++) {
+                    int i = (int)row;
+                    CHECK(tl_view_is_null(&v[0], r) == (i == 17 || i == 41));
+                    CHECK(tl_view_is_null(&v[1], r) == (i == 29));
+                    CHECK(tl_view_is_null(&v[2], r) == (i == 5));
+                    if (i != 17 && i != 41) CHECK(((const double *)v[0].values)[r] == i * 0.25);
+                    if (i != 29)
+                        CHECK_INT(((const int64_t *)v[1].values)[r], (int64_t)i * 1000003 - 7);
+                    if (i != 5)
+                        CHECK_INT(((const int64_t *)v[2].values)[r],
+                                  1714521600000000LL + i * 1000000LL + i);
+                    char buf[32], want[32];
+                    snprintf(want, sizeof want, i == 35 ? "x\"y%d" : "s%d", i);
+                    CHECK_STR(str_at(&v[3], r, buf), want);
+                }
+                for (int i = 0; i < 4; i++) tl_array_view_free(&v[i]);
+                tl_array_release(&a);
+            }
+            CHECK_INT(row, ROWS);
+            s.release(&s);
+            tl_schema_release(&schema);
+        }
+    char bad[ROWS * 96 + 32];
+    snprintf(bad, sizeof bad, "%s1.5,x,,\n", text);
+    expect_error(bad, "g,l,tsu:UTC,u", "t.csv: line 62, column \"b\": \"x\" is not a valid int64");
+}
+
 UNIT_TESTS(UNIT(test_quoting_and_line_ends), UNIT(test_plain_rows), UNIT(test_input_open_memory),
            UNIT(test_batches), UNIT(test_inference), UNIT(test_target_types), UNIT(test_errors),
            UNIT(test_plain_columns_with_nulls), UNIT(test_string_run), UNIT(test_large_batch),
-           UNIT(test_rows_unlike_the_sample), UNIT(test_batch_reserve))
+           UNIT(test_rows_unlike_the_sample), UNIT(test_batch_reserve), UNIT(test_typed_as_read))

@@ -8,6 +8,7 @@
 
 #include "arrow/array.h"
 #include "arrow/nested.h"
+#include "arrow/parse.h"
 #include "formats/csv/csv_scan.h"
 #include "formats/input/reader_stream.h"
 #include "formats/input/text_batch.h"
@@ -21,7 +22,9 @@ typedef struct csv_reader {
     int ncols;
     char **names;
     tl_arrow_type *types;
-    bool *required; /* per column, from the target's nullability */
+    bool *required;      /* per column, from the target's nullability */
+    tl_date_memo *memos; /* per column, for timestamps typed as they are read */
+    size_t typed_text;   /* bytes of the batch's values typed as read (their text is not kept) */
     tl_text_batch batch;
     bool sized; /* the batch's buffers were sized for the input (once: they are kept) */
     tl_text_source src;
@@ -39,9 +42,29 @@ static void csv_free(void *ctx)
     free(c->names);
     free(c->types);
     free(c->required);
+    free(c->memos);
     tl_text_batch_free(&c->batch);
     tl_array_release(&c->first);
     free(c);
+}
+
+/* A field of a column typed as it is read (tl_text_column), parsed as the
+ * conversion's plain loop would parse its text (text_convert.c,
+ * convert_plain); false for what that loop leaves to the general one (empty
+ * text, a null spelling, text that does not parse), which then goes in as
+ * text, for the conversion to read as before. */
+static bool parse_typed(csv_reader *c, int i, const uint8_t *f, size_t len, void *out)
+{
+    const char *s = (const char *)f;
+    if (len == 0 || (c->src.csv_nulls && len <= 8 && tl_text_is_csv_null(s, len))) return false;
+    switch (c->batch.cols[i].direct_id) {
+    case TL_ATYPE_FLOAT64:
+        return tl_parse_double(s, len, out, NULL) == TL_OK;
+    case TL_ATYPE_INT64:
+        return tl_parse_int64(s, len, out, NULL) == TL_OK;
+    default:
+        return tl_parse_timestamp_memo(s, len, c->types[i].unit, &c->memos[i], out, NULL) == TL_OK;
+    }
 }
 
 /* Reads the next row into the batch; *eof at the end of the input. Adds
@@ -60,8 +83,16 @@ static tl_status next_row(csv_reader *c, bool *eof, size_t *bytes, tl_error *err
     for (int i = 0; i < s->nfields; i++) {
         size_t len;
         const uint8_t *f = tl_csv_scan_field(s, i, &len);
-        TL_TRY(tl_text_batch_put(&c->batch, i, f, len, TL_TEXT_STRING, err));
         *bytes += len + sizeof(int64_t); /* the value and its offset */
+        tl_text_column *col = &c->batch.cols[i];
+        int64_t v;
+        if (tl_text_column_is_text(col) || !parse_typed(c, i, f, len, &v)) {
+            TL_TRY(tl_text_batch_put(&c->batch, i, f, len, TL_TEXT_STRING, err));
+            continue;
+        }
+        if (tl_buf_append(&col->values, &v, sizeof v) != 0) return tl_error_nomem(err);
+        col->direct++;
+        c->typed_text += len;
     }
     return tl_text_batch_end_row(&c->batch, s->rec_line, err);
 }
@@ -150,16 +181,26 @@ static bool split_plain(const tl_csv_scan *s, int ncols, plain_split *sp)
     return false;
 }
 
-/* Appends one split row's fields to the batch's columns; false when memory
- * runs out (the scanner then fails the same way). */
+/* Appends one split row's fields to the batch's columns: a typed column's
+ * value as parsed, else its text; false when memory runs out (the scanner
+ * then fails the same way). */
 static bool put_plain(csv_reader *c, const plain_split *sp, size_t *bytes)
 {
     tl_text_batch *b = &c->batch;
     const uint8_t *buf = c->scan.w.buf, *win_end = buf + c->scan.w.len;
+    int64_t typed[PLAIN_MAX_FIELDS];
+    bool is_typed[PLAIN_MAX_FIELDS];
     for (int i = 0; i < c->ncols; i++) {
         tl_text_column *col = &b->cols[i];
-        if (col->offsets.len == 0 || tl_buf_reserve(&col->bytes, sp->end[i] - sp->start[i] + 16) ||
-            tl_buf_reserve(&col->offsets, sizeof(int64_t)) || tl_buf_reserve(&col->kinds, 1))
+        size_t len = sp->end[i] - sp->start[i];
+        if (col->offsets.len == 0) return false;
+        is_typed[i] =
+            !tl_text_column_is_text(col) && parse_typed(c, i, buf + sp->start[i], len, &typed[i]);
+        if (is_typed[i] ? tl_buf_reserve(&col->values, sizeof(int64_t)) != 0
+                        : (!tl_text_column_is_text(col) && tl_text_column_to_text(col) != 0) ||
+                              tl_buf_reserve(&col->bytes, len + 16) != 0 ||
+                              tl_buf_reserve(&col->offsets, sizeof(int64_t)) != 0 ||
+                              tl_buf_reserve(&col->kinds, 1) != 0)
             return false;
     }
     if (tl_buf_reserve(&b->lines, sizeof(int64_t)) != 0) return false;
@@ -167,6 +208,14 @@ static bool put_plain(csv_reader *c, const plain_split *sp, size_t *bytes)
         tl_text_column *col = &b->cols[i];
         const uint8_t *f = buf + sp->start[i];
         size_t len = sp->end[i] - sp->start[i];
+        *bytes += len + sizeof(int64_t);
+        if (is_typed[i]) {
+            memcpy(col->values.data + col->values.len, &typed[i], sizeof typed[i]);
+            col->values.len += sizeof typed[i];
+            col->direct++;
+            c->typed_text += len;
+            continue;
+        }
         uint8_t *dst = col->bytes.data + col->bytes.len;
         if (len <= 16 && win_end - f >= 16)
             memcpy(dst, f, 16); /* one move; the column has room past its end */
@@ -178,7 +227,6 @@ static bool put_plain(csv_reader *c, const plain_split *sp, size_t *bytes)
         memcpy(col->offsets.data + col->offsets.len, &end, sizeof end);
         col->offsets.len += sizeof end;
         col->kinds.data[col->kinds.len++] = TL_TEXT_STRING;
-        *bytes += len + sizeof(int64_t);
     }
     int64_t line = c->scan.line;
     memcpy(b->lines.data + b->lines.len, &line, sizeof line);
@@ -212,7 +260,7 @@ static void reserve_rows(csv_reader *c)
 {
     uint64_t size = tl_text_input_size(c->scan.w.in);
     const tl_text_batch *b = &c->batch;
-    uint64_t text = (uint64_t)b->rows * (uint64_t)c->ncols;
+    uint64_t text = (uint64_t)b->rows * (uint64_t)c->ncols + c->typed_text;
     for (int i = 0; i < b->ncols; i++) text += b->cols[i].bytes.len;
     if (size == 0 || text == 0) return;
     uint64_t rows = size / (text / (uint64_t)b->rows + 1) + 1;
@@ -223,6 +271,7 @@ static void reserve_rows(csv_reader *c)
 static tl_status read_batch(csv_reader *c, tl_error *err)
 {
     tl_text_batch_reset(&c->batch);
+    c->typed_text = 0;
     size_t bytes = tl_text_batch_bytes(&c->batch); /* then kept up row by row */
     while (c->batch.rows < c->batch_rows && bytes < CSV_MAX_BATCH_BYTES) {
         bool eof = false;
@@ -275,7 +324,8 @@ static tl_status read_header(csv_reader *c, tl_error *err)
 
 static tl_status target_types(csv_reader *c, const struct ArrowSchema *target, tl_error *err)
 {
-    if ((c->required = calloc((size_t)c->ncols + 1, sizeof *c->required)) == NULL)
+    if ((c->required = calloc((size_t)c->ncols + 1, sizeof *c->required)) == NULL ||
+        (c->memos = calloc((size_t)c->ncols + 1, sizeof *c->memos)) == NULL)
         return tl_error_nomem(err);
     c->src.required = c->required;
     for (int i = 0; i < c->ncols; i++) {
@@ -291,6 +341,11 @@ static tl_status target_types(csv_reader *c, const struct ArrowSchema *target, t
                                 c->src.name, c->names[i]);
         TL_TRY(tl_text_target_type(target, f, &c->types[i], err));
         c->required[i] = (target->children[f]->flags & ARROW_FLAG_NULLABLE) == 0;
+        tl_atype id = c->types[i].id;
+        /* Numbers and times are typed as they are read: their text would be
+         * copied only to be parsed again. */
+        if (id == TL_ATYPE_FLOAT64 || id == TL_ATYPE_INT64 || id == TL_ATYPE_TIMESTAMP)
+            c->batch.cols[i].direct_id = (int)id;
     }
     return tl_target_required_present(target, (const char *const *)c->names, c->ncols, c->src.name,
                                       err);

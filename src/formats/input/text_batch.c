@@ -19,6 +19,7 @@ void tl_text_batch_free(tl_text_batch *b)
         tl_buf_free(&b->cols[i].bytes);
         tl_buf_free(&b->cols[i].offsets);
         tl_buf_free(&b->cols[i].kinds);
+        tl_buf_free(&b->cols[i].values);
     }
     free(b->cols);
     tl_buf_free(&b->lines);
@@ -32,6 +33,9 @@ void tl_text_batch_reset(tl_text_batch *b)
         b->cols[i].bytes.len = 0;
         b->cols[i].kinds.len = 0;
         b->cols[i].offsets.len = 0;
+        b->cols[i].values.len = 0;
+        b->cols[i].direct = 0;
+        b->cols[i].text = false;
         /* The offsets start with 0; memory is kept, so this cannot fail after the first time. */
         (void)tl_buf_append(&b->cols[i].offsets, &zero, sizeof zero);
     }
@@ -39,10 +43,32 @@ void tl_text_batch_reset(tl_text_batch *b)
     b->rows = 0;
 }
 
+int tl_text_column_to_text(tl_text_column *c)
+{
+    if (tl_text_column_is_text(c)) return 0;
+    size_t n = (size_t)c->direct;
+    if (tl_buf_reserve(&c->offsets, n * sizeof(int64_t)) != 0 || tl_buf_reserve(&c->kinds, n) != 0)
+        return -1;
+    /* No text yet: each typed row's is empty, at offset 0. */
+    memset(c->offsets.data + c->offsets.len, 0, n * sizeof(int64_t));
+    c->offsets.len += n * sizeof(int64_t);
+    memset(c->kinds.data + c->kinds.len, TL_TEXT_STRING, n);
+    c->kinds.len += n;
+    c->text = true;
+    return 0;
+}
+
+/* Values the column holds: typed ones count until it turns to text, whose
+ * rows then cover them. */
+static size_t column_values(const tl_text_column *c)
+{
+    return tl_text_column_is_text(c) ? c->kinds.len : (size_t)c->direct;
+}
+
 tl_status tl_text_batch_end_row(tl_text_batch *b, int64_t line, tl_error *err)
 {
     for (int i = 0; i < b->ncols; i++)
-        if (b->cols[i].kinds.len != (size_t)b->rows + 1)
+        if (column_values(&b->cols[i]) != (size_t)b->rows + 1)
             return tl_error_set(err, TL_ERR_INTERNAL, "text batch row %lld is ragged",
                                 (long long)b->rows);
     if (tl_buf_append(&b->lines, &line, sizeof line) != 0) return tl_error_nomem(err);
@@ -59,7 +85,8 @@ void tl_text_batch_reserve(tl_text_batch *b, int64_t rows)
         size_t per_value = c->bytes.len / (size_t)b->rows + 1;
         if (tl_buf_reserve(&c->bytes, more * per_value) != 0 ||
             tl_buf_reserve(&c->offsets, more * sizeof(int64_t)) != 0 ||
-            tl_buf_reserve(&c->kinds, more) != 0)
+            tl_buf_reserve(&c->kinds, more) != 0 ||
+            (c->direct_id && tl_buf_reserve(&c->values, more * sizeof(int64_t)) != 0))
             return;
     }
     (void)tl_buf_reserve(&b->lines, more * sizeof(int64_t));
@@ -68,7 +95,8 @@ void tl_text_batch_reserve(tl_text_batch *b, int64_t rows)
 size_t tl_text_batch_bytes(const tl_text_batch *b)
 {
     size_t n = 0;
-    for (int i = 0; i < b->ncols; i++) n += b->cols[i].bytes.len + b->cols[i].offsets.len;
+    for (int i = 0; i < b->ncols; i++)
+        n += b->cols[i].bytes.len + b->cols[i].offsets.len + b->cols[i].values.len;
     return n;
 }
 

@@ -20,7 +20,29 @@ typedef struct tl_text_column {
     tl_buf bytes;   /* the values back to back */
     tl_buf offsets; /* int64 start of each value, plus the end */
     tl_buf kinds;   /* one TL_TEXT_* byte per value */
+    /* Values typed as they are read (a CSV reader that knows the column is
+     * float64, int64 or timestamp: direct_id is that type's id, else 0): the
+     * batch's first `direct` values, 8 bytes each in `values`, were parsed
+     * from the input as the conversion would have parsed them, and their text
+     * is not kept. Once a value does not parse plainly (a null, bad text),
+     * the rest of the batch is text (tl_text_column_to_text): rows below
+     * `direct` then hold empty text that the conversion skips. */
+    int direct_id;
+    bool text; /* the column holds text from row `direct` on */
+    int64_t direct;
+    tl_buf values;
 } tl_text_column;
+
+/* Whether the column takes its next value as text. */
+static inline bool tl_text_column_is_text(const tl_text_column *c)
+{
+    return c->direct_id == 0 || c->text;
+}
+
+/* Switches a column holding typed values to text for the rest of its batch
+ * (the typed rows get empty text); 0, or -1 when memory runs out (nothing
+ * changed). */
+int tl_text_column_to_text(tl_text_column *c);
 
 typedef struct tl_text_batch {
     int ncols;
@@ -41,6 +63,7 @@ static inline tl_status tl_text_batch_put(tl_text_batch *b, int col, const void 
 {
     tl_text_column *c = &b->cols[col];
     if (c->offsets.len == 0) return tl_error_nomem(err); /* reset could not allocate */
+    if (!tl_text_column_is_text(c) && tl_text_column_to_text(c) != 0) return tl_error_nomem(err);
     if ((len && tl_buf_append(&c->bytes, s, len) != 0) ||
         tl_buf_append_byte(&c->kinds, (uint8_t)kind) != 0)
         return tl_error_nomem(err);

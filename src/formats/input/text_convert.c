@@ -311,6 +311,14 @@ static tl_status convert_column(const tl_text_batch *b, int col, const tl_text_s
     TL_TRY(tl_builder_reserve(bld, b->rows, text_type ? (int64_t)c->bytes.len : 0, err));
     tl_date_memo memo = {0};
     int64_t from = 0;
+    /* The values the reader typed (all of the batch's first rows), at once:
+     * the builder was reserved for every row and holds no null yet. */
+    if (c->direct > 0) {
+        if (!tl_builder_push8_many(bld, c->values.data, c->direct))
+            return tl_error_set(err, TL_ERR_INTERNAL, "column \"%s\": typed values do not fit",
+                                name);
+        from = c->direct;
+    }
     if (text_type && !(src->json && src->json[col]) && bld->null_count == 0) {
         tl_status st = TL_OK;
         from = convert_text_run(c, b->rows, bld, err, &st);
