@@ -78,7 +78,7 @@ def lib(tmp_path_factory):
     helper.write_text(HELPER_C)
     so = out / "libtl_arrow_kernels.so"
     sources = sorted(glob.glob(os.path.join(ROOT, "src", "arrow", "*.c")))
-    sources += [os.path.join(ROOT, "src", "core", f) for f in ("error.c", "buf.c", "grow.c", "parallel.c", "forks.c", "scratch.c")]
+    sources += [os.path.join(ROOT, "src", "core", f) for f in ("error.c", "buf.c", "grow.c", "parallel.c", "forks.c", "scratch.c", "double_text.c")]
     cmd = ["cc", "-std=c11", "-O2", "-shared", "-fPIC", "-D_GNU_SOURCE",
            "-I", os.path.join(ROOT, "include"), "-I", os.path.join(ROOT, "src"),
            *sources, str(helper), "-lm", "-pthread", "-o", str(so)]
