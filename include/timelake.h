@@ -516,6 +516,9 @@ typedef struct tl_append_result {
  * Columns are matched by name and cast to the table's types; missing nullable
  * columns become nulls; an unknown column, a null in a required column or an
  * impossible cast is TL_ERR_INVALID, and then nothing is written.
+ * A batch's own offset and length select its rows (row i is each column's
+ * row offset + i, as Arrow lays out a struct); a column shorter than that,
+ * or a batch row that is null as a whole, is TL_ERR_INVALID too.
  * On success the handle advances to the new version and *out is filled. */
 tl_status tl_table_append(tl_table *table, struct ArrowArrayStream *stream,
                           const tl_append_options *options, tl_append_result *out, tl_error *err);

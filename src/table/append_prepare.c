@@ -102,6 +102,46 @@ static tl_status check_input_columns(const tl_table *t, const struct ArrowSchema
     return TL_OK;
 }
 
+/* A record batch is a struct array whose rows are never null, as Arrow's own
+ * readers hold: a null row would have no meaning in a table. */
+static tl_status check_no_null_rows(const struct ArrowArray *batch, tl_error *err)
+{
+    if (batch->null_count == 0 || batch->n_buffers < 1 || batch->buffers[0] == NULL) return TL_OK;
+    const uint8_t *bits = batch->buffers[0];
+    for (int64_t i = 0; i < batch->length; i++)
+        if (!tl_bit_get(bits, batch->offset + i))
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "row %lld of a batch is null as a whole: a record batch's rows "
+                                "cannot be null (put the nulls in its columns)",
+                                (long long)i);
+    return TL_OK;
+}
+
+/* Column `input` of a batch as the batch's rows see it: a record batch's
+ * offset and length apply to its columns (Arrow's struct layout), so row i is
+ * the column's row offset + i. *out is a shallow, read-only copy of the
+ * column with that slice applied: it borrows the batch's buffers and has no
+ * release callback (never release or move it). */
+static tl_status batch_column(const struct ArrowArray *batch, int input, const char *name,
+                              struct ArrowArray *out, tl_error *err)
+{
+    const struct ArrowArray *col = batch->children[input];
+    if (col->offset < 0 || col->length < 0 || col->length - batch->length < batch->offset)
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "column \"%s\" holds %lld rows but its batch reads rows %lld to "
+                            "%lld of it: a batch's columns must cover its rows",
+                            name, (long long)col->length, (long long)batch->offset,
+                            (long long)(batch->offset + batch->length - 1));
+    *out = *col;
+    out->offset = col->offset + batch->offset;
+    out->length = batch->length;
+    /* The column's null count is of all its rows, not of the batch's. */
+    if (out->null_count != 0 && (batch->offset != 0 || col->length != batch->length))
+        out->null_count = -1;
+    out->release = NULL;
+    return TL_OK;
+}
+
 /* Casts nested column `input` of every batch to the field `want` and
  * concatenates them. */
 static tl_status cast_nested_column(const struct ArrowSchema *schema,
@@ -109,14 +149,18 @@ static tl_status cast_nested_column(const struct ArrowSchema *schema,
                                     const struct ArrowSchema *want, const char *name,
                                     struct ArrowArray *out, tl_error *err)
 {
-    if (n_batches == 1)
-        return tl_arrow_cast_nested(schema->children[input], batches[0].children[input], want, name,
-                                    out, err);
+    struct ArrowArray col;
+    if (n_batches == 1) {
+        TL_TRY(batch_column(&batches[0], input, name, &col, err));
+        return tl_arrow_cast_nested(schema->children[input], &col, want, name, out, err);
+    }
     struct ArrowArray *parts = calloc(n_batches ? n_batches : 1, sizeof *parts);
     tl_status st = parts ? TL_OK : tl_error_nomem(err);
-    for (size_t i = 0; st == TL_OK && i < n_batches; i++)
-        st = tl_arrow_cast_nested(schema->children[input], batches[i].children[input], want, name,
-                                  &parts[i], err);
+    for (size_t i = 0; st == TL_OK && i < n_batches; i++) {
+        st = batch_column(&batches[i], input, name, &col, err);
+        if (st == TL_OK)
+            st = tl_arrow_cast_nested(schema->children[input], &col, want, name, &parts[i], err);
+    }
     if (st == TL_OK) st = tl_arrow_concat_nested(want, parts, n_batches, out, err);
     for (size_t i = 0; parts && i < n_batches; i++) tl_array_release(&parts[i]);
     free(parts);
@@ -127,7 +171,7 @@ static tl_status cast_nested_column(const struct ArrowSchema *schema,
  * the later stages want them (offset 0, a known null count, var-width
  * offsets from 0): then it is moved, not copied. A time zone label may
  * differ: the values are the same. */
-static bool movable(const struct ArrowArray *batch, const tl_array_view *v,
+static bool movable(const struct ArrowArray *batch, int input, const tl_array_view *v,
                     const tl_arrow_type *target)
 {
     const tl_arrow_type *from = &v->type;
@@ -136,7 +180,8 @@ static bool movable(const struct ArrowArray *batch, const tl_array_view *v,
                  from->unit == target->unit);
     if (!same || v->is_dictionary || tl_atype_is_view(from->id) || from->id == TL_ATYPE_NULL)
         return false;
-    if (batch->offset != 0 || v->offset != 0 || v->length != batch->length || v->null_count < 0)
+    if (batch->offset != 0 || batch->children[input]->length != batch->length || v->offset != 0 ||
+        v->null_count < 0)
         return false;
     if (!tl_atype_is_varbinary(from->id)) return true;
     bool large = tl_atype_is_large(from->id);
@@ -155,10 +200,12 @@ static tl_status cast_part(const struct ArrowSchema *schema, struct ArrowArray *
                            const tl_arrow_type *target, const char *name, prepare_mode mode,
                            struct ArrowArray *out, tl_error *err)
 {
+    struct ArrowArray col;
+    TL_TRY(batch_column(batch, input, name, &col, err));
     tl_array_view v;
-    tl_status st = tl_array_view_init(&v, schema->children[input], batch->children[input], err);
+    tl_status st = tl_array_view_init(&v, schema->children[input], &col, err);
     if (st != TL_OK) return tl_error_prefix(err, "column \"%s\"", name);
-    if (mode != PREPARE_COPY && movable(batch, &v, target)) {
+    if (mode != PREPARE_COPY && movable(batch, input, &v, target)) {
         /* What the cast checks of var-width input, it checks here too. */
         st = tl_atype_is_varbinary(v.type.id) ? tl_offsets_check(&v, err) : TL_OK;
         if (st != TL_OK)
@@ -249,6 +296,11 @@ static tl_status prepare(const tl_table *t, const struct ArrowSchema *schema,
     for (size_t b = 0; b < n_batches; b++) {
         if (batches[b].n_children != schema->n_children)
             return tl_error_set(err, TL_ERR_INVALID, "a batch does not match its stream's schema");
+        if (batches[b].offset < 0 || batches[b].length < 0)
+            return tl_error_set(err, TL_ERR_INVALID,
+                                "a batch has a negative offset or length (%lld, %lld)",
+                                (long long)batches[b].offset, (long long)batches[b].length);
+        TL_TRY(check_no_null_rows(&batches[b], err));
         length += batches[b].length;
     }
     TL_TRY(tl_storage_schema(ts, &out->schema, err));
