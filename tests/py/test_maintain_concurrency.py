@@ -65,9 +65,15 @@ def test_appenders_and_a_maintainer_every_batch_once(lake_dir):
     for p in writers:
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err
+    # On a loaded machine the writers can finish before the maintainer's
+    # first pass: with them gone, its next pass must succeed.
+    seen = []
+    while not any(line.split() and line.split()[0] != "conflict" for line in seen):
+        line = maintainer.stdout.readline()
+        assert line, f"the maintainer stopped: {seen} {maintainer.stderr.read()}"
+        seen.append(line)
     maintainer.send_signal(signal.SIGTERM)
-    out, _ = maintainer.communicate(timeout=60)
-    assert any(line and line.split()[0] != "conflict" for line in out.splitlines()), out
+    maintainer.communicate(timeout=60)
     t = tlc.Lake(str(lake_dir)).table("t")
     t.maintain()
     counts, table = batches_in(lake_dir)
