@@ -8,9 +8,16 @@ if(KARET_SOURCES)
   add_library(karet_core STATIC ${KARET_SOURCES})
   target_include_directories(karet_core PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/karet
                                                ${CMAKE_CURRENT_SOURCE_DIR}/include)
-  target_link_libraries(karet_core PUBLIC timelake_static PkgConfig::DEPS)
+  # INTERFACE: the library's own include path (src/) reaches karet_core's
+  # users (the unit tests) but not its sources, so that an internal header
+  # fails to compile in karet/; main.c is compiled apart for the same reason.
+  target_link_libraries(karet_core PUBLIC PkgConfig::DEPS INTERFACE timelake_static)
 
-  add_executable(karet karet/main.c)
+  add_library(karet_main OBJECT karet/main.c)
+  target_include_directories(karet_main PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/karet
+                                                ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(karet_main PRIVATE PkgConfig::DEPS)
+  add_executable(karet $<TARGET_OBJECTS:karet_main>)
   target_link_libraries(karet PRIVATE karet_core)
   install(TARGETS karet RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
