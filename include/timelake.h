@@ -344,6 +344,28 @@ tl_status tl_object_writer_finish(tl_object_writer *writer, tl_error *err);
 /* Abandons the upload and frees the writer; nothing is left. NULL is a no-op. */
 void tl_object_writer_abort(tl_object_writer *writer);
 
+/* A read of one object in chunks, from its start (never from the read
+ * cache), for objects too large to hold in memory: the first read learns the
+ * object's size together with its first bytes (one round trip), each later
+ * one is a ranged read of the bytes that follow. */
+typedef struct tl_object_reader tl_object_reader;
+
+/* On success *out is a new reader (no request is made yet): free it with
+ * tl_object_reader_close. The lake must stay open until then. TL_ERR_INVALID
+ * for a bad key. */
+tl_status tl_object_reader_open(tl_lake *lake, const char *key, tl_object_reader **out,
+                                tl_error *err);
+/* Reads the next bytes into the caller's buf: up to `size`, fewer only at
+ * the object's end, *out_len of them (0 once the end is reached).
+ * TL_ERR_NOT_FOUND when the object does not exist. After a failure the
+ * reader can only be closed. */
+tl_status tl_object_reader_read(tl_object_reader *reader, void *buf, size_t size, size_t *out_len,
+                                tl_error *err);
+/* The object's size as its first read found it; -1 before that read. */
+int64_t tl_object_reader_size(const tl_object_reader *reader);
+/* Frees the reader. NULL is a no-op. */
+void tl_object_reader_close(tl_object_reader *reader);
+
 /* ---- Tables ---- */
 
 /* Closes a table handle. NULL is a no-op. */

@@ -173,6 +173,72 @@ void tl_object_writer_abort(tl_object_writer *ow)
     free(ow);
 }
 
+struct tl_object_reader {
+    tl_store *store; /* the lake's, uncached */
+    char *key;
+    uint64_t offset; /* of the next read */
+    int64_t size;    /* -1 until the first read */
+    bool failed;
+};
+
+tl_status tl_object_reader_open(tl_lake *lake, const char *key, tl_object_reader **out,
+                                tl_error *err)
+{
+    TL_TRY(check_key(key, false, err));
+    tl_object_reader *r = calloc(1, sizeof *r);
+    if (r == NULL || (r->key = strdup(key)) == NULL) {
+        free(r);
+        return tl_error_nomem(err);
+    }
+    r->store = tl_store_uncached(lake->store);
+    r->size = -1;
+    *out = r;
+    return TL_OK;
+}
+
+static tl_status read_next(tl_object_reader *r, uint8_t *buf, size_t size, size_t *out_len,
+                           tl_error *err)
+{
+    if (r->size < 0) {
+        uint64_t total = 0;
+        TL_TRY(tl_store_get_first(r->store, r->key, size, buf, out_len, &total, err));
+        r->size = (int64_t)total;
+        return TL_OK;
+    }
+    /* The size the first read found bounds the rest: no request asks for it again. */
+    uint64_t left = r->offset < (uint64_t)r->size ? (uint64_t)r->size - r->offset : 0;
+    *out_len = left < size ? (size_t)left : size;
+    return *out_len ? tl_store_get_range(r->store, r->key, r->offset, *out_len, buf, err) : TL_OK;
+}
+
+tl_status tl_object_reader_read(tl_object_reader *r, void *buf, size_t size, size_t *out_len,
+                                tl_error *err)
+{
+    *out_len = 0;
+    if (r->failed)
+        return tl_error_set(err, TL_ERR_INVALID, "reading %s: an earlier read failed", r->key);
+    tl_status st = read_next(r, buf, size, out_len, err);
+    if (st != TL_OK) {
+        r->failed = true;
+        *out_len = 0;
+        return st;
+    }
+    r->offset += *out_len;
+    return TL_OK;
+}
+
+int64_t tl_object_reader_size(const tl_object_reader *r)
+{
+    return r->size;
+}
+
+void tl_object_reader_close(tl_object_reader *r)
+{
+    if (r == NULL) return;
+    free(r->key);
+    free(r);
+}
+
 tl_status tl_lake_put_object(tl_lake *lake, const char *key, const void *data, size_t len,
                              tl_error *err)
 {

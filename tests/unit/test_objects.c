@@ -295,5 +295,45 @@ static void test_beside_tables(void)
     tl_lake_close(lake);
 }
 
+/* Chunks from the start: the first read learns the size, the last is short,
+ * then nothing; a missing object and a bad key are refused by name. */
+static void test_reader(void)
+{
+    char dir[512];
+    tl_lake *lake = open_lake("reader", dir, sizeof dir);
+    put(lake, "in/ten.txt", "0123456789");
+    put(lake, "in/empty.txt", "");
+    tl_error err;
+    tl_object_reader *r = NULL;
+    CHECK_OK(tl_object_reader_open(lake, "in/ten.txt", &r, &err), &err);
+    CHECK_INT(tl_object_reader_size(r), -1);
+    char buf[4], got[16] = {0};
+    size_t n = 0, at = 0;
+    size_t want[] = {4, 4, 2, 0, 0};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        CHECK_OK(tl_object_reader_read(r, buf, sizeof buf, &n, &err), &err);
+        CHECK_INT(n, want[i]);
+        memcpy(got + at, buf, n);
+        at += n;
+        CHECK_INT(tl_object_reader_size(r), 10);
+    }
+    CHECK(strcmp(got, "0123456789") == 0);
+    tl_object_reader_close(r);
+
+    CHECK_OK(tl_object_reader_open(lake, "in/empty.txt", &r, &err), &err);
+    CHECK_OK(tl_object_reader_read(r, buf, sizeof buf, &n, &err), &err);
+    CHECK(n == 0 && tl_object_reader_size(r) == 0);
+    tl_object_reader_close(r);
+
+    CHECK_OK(tl_object_reader_open(lake, "in/none.txt", &r, &err), &err);
+    CHECK_INT(tl_object_reader_read(r, buf, sizeof buf, &n, &err), TL_ERR_NOT_FOUND);
+    CHECK(strstr(err.message, "in/none.txt") != NULL && n == 0);
+    CHECK_INT(tl_object_reader_read(r, buf, sizeof buf, &n, &err), TL_ERR_INVALID);
+    tl_object_reader_close(r);
+    CHECK_INT(tl_object_reader_open(lake, "../x", &r, &err), TL_ERR_INVALID);
+    tl_object_reader_close(NULL);
+    tl_lake_close(lake);
+}
+
 UNIT_TESTS(UNIT(test_put_get_list), UNIT(test_stat_and_etag), UNIT(test_delete),
-           UNIT(test_bad_keys), UNIT(test_writer), UNIT(test_beside_tables))
+           UNIT(test_bad_keys), UNIT(test_writer), UNIT(test_beside_tables), UNIT(test_reader))
