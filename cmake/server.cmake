@@ -3,7 +3,11 @@
 if(TARGET timelake_cli)
   pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
   file(GLOB TL_SERVER_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/server/*.c)
-  target_sources(timelake_cli PRIVATE ${TL_SERVER_SOURCES})
+  # Three of Karet's helpers, which like the server use the library through
+  # timelake.h only: JSON read and written whole or not at all when memory
+  # runs out (jansson's own calls are not), and the growable text they use.
+  set(TL_SERVER_SHARED karet/json_text.c karet/json_write.c karet/strbuf.c)
+  target_sources(timelake_cli PRIVATE ${TL_SERVER_SOURCES} ${TL_SERVER_SHARED})
   target_link_libraries(timelake_cli PRIVATE PkgConfig::MHD)
 endif()
 
@@ -12,7 +16,7 @@ endif()
 if(TL_BUILD_TESTS AND TARGET timelake_cli)
   add_executable(test_notify tests/unit/server/test_notify.c tests/unit/unit.c
     server/notify_auth.c server/notify_events.c server/notify_routes.c
-    server/notify_parse.c)
+    server/notify_parse.c cli/errors.c cli/arrow_schema.c ${TL_SERVER_SHARED})
   target_link_libraries(test_notify PRIVATE timelake_static)
   tl_wrap_allocations(test_notify)
   add_test(NAME test_notify COMMAND test_notify)

@@ -7,8 +7,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
-#include "core/error.h"
+#include "timelake.h"
+
+/* Milliseconds on the monotonic clock, for the server's deadlines and
+ * timings (a wall clock set back would stretch them). */
+static inline double tl_notify_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 /* Keys starting with `prefix` go to `table`; the longest matching prefix wins. */
 typedef struct tl_notify_route {

@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "core/clock.h"
+#include "notify.h"
 
 /* Events of one request loading at once: each holds its object in memory
  * until its commit (up to the parse-ahead size), so a request's share of
@@ -24,7 +24,7 @@ typedef struct fanout {
 static void load_one(fanout *f, int i)
 {
     char *why = f->why + (size_t)i * f->why_size;
-    if (tl_monotonic_ms() - f->t0 > f->deadline_ms) {
+    if (tl_notify_now_ms() - f->t0 > f->deadline_ms) {
         f->status[i] = 503;
         snprintf(why, f->why_size, "%s: not loaded within the request deadline, retry",
                  f->ev->items[i].key);

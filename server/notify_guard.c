@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "core/clock.h"
+#include "notify.h"
 
 typedef struct watched {
     struct MHD_Connection *c;
@@ -38,7 +38,7 @@ static void *guard_main(void *p)
     tl_notify_guard *g = p;
     pthread_mutex_lock(&g->lock);
     while (!g->stop) {
-        double now = tl_monotonic_ms();
+        double now = tl_notify_now_ms();
         for (watched *w = g->list; w; w = w->next)
             if (w->since_ms > 0 && now - w->since_ms > g->timeout_ms) {
                 shutdown(w->fd, SHUT_RDWR);
@@ -99,7 +99,7 @@ void tl_notify_guard_connection(void *cls, struct MHD_Connection *c, void **sock
         watched *w = info ? malloc(sizeof *w) : NULL;
         if (w == NULL) return; /* unguarded: the idle timeout still applies */
         pthread_mutex_lock(&g->lock);
-        *w = (watched){c, info->connect_fd, tl_monotonic_ms(), g->list};
+        *w = (watched){c, info->connect_fd, tl_notify_now_ms(), g->list};
         g->list = w;
         pthread_mutex_unlock(&g->lock);
         return;
@@ -130,5 +130,5 @@ void tl_notify_guard_headers_done(tl_notify_guard *g, struct MHD_Connection *c)
 
 void tl_notify_guard_request_done(tl_notify_guard *g, struct MHD_Connection *c)
 {
-    set_since(g, c, tl_monotonic_ms());
+    set_since(g, c, tl_notify_now_ms());
 }

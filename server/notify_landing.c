@@ -8,14 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store/store.h"
+#include "../cli/cli.h"
 
 #define CHUNK (8u << 20)
 #define MAX_BUCKETS 64
 
+/* A landing bucket, opened as a lake for its object calls. */
 typedef struct bucket_store {
     char *bucket;
-    tl_store *store;
+    tl_lake *lake;
 } bucket_store;
 
 struct tl_notify_landing {
@@ -32,7 +33,7 @@ tl_status tl_notify_landing_new(const char *const *options, tl_notify_landing **
     tl_notify_landing *l = calloc(1, sizeof *l);
     if (l == NULL || (l->options = calloc(n + 3, sizeof *l->options)) == NULL) {
         free(l);
-        return tl_error_nomem(err);
+        return cli_error_nomem(err);
     }
     /* Landing objects are not immutable (a file may be uploaded again under
      * its key), so the store's read cache of immutable objects stays off. */
@@ -48,7 +49,7 @@ void tl_notify_landing_free(tl_notify_landing *l)
 {
     if (l == NULL) return;
     for (int i = 0; i < l->n; i++) {
-        tl_store_free(l->buckets[i].store);
+        tl_lake_close(l->buckets[i].lake);
         free(l->buckets[i].bucket);
     }
     pthread_mutex_destroy(&l->lock);
@@ -56,27 +57,27 @@ void tl_notify_landing_free(tl_notify_landing *l)
     free(l);
 }
 
-static tl_status store_of_locked(tl_notify_landing *l, const char *bucket, tl_store **out,
+static tl_status store_of_locked(tl_notify_landing *l, const char *bucket, tl_lake **out,
                                  tl_error *err)
 {
     for (int i = 0; i < l->n; i++)
-        if (strcmp(l->buckets[i].bucket, bucket) == 0) return *out = l->buckets[i].store, TL_OK;
+        if (strcmp(l->buckets[i].bucket, bucket) == 0) return *out = l->buckets[i].lake, TL_OK;
     if (l->n == MAX_BUCKETS)
-        return tl_error_set(err, TL_ERR_INVALID, "more than %d landing buckets", MAX_BUCKETS);
+        return cli_error_set(err, TL_ERR_INVALID, "more than %d landing buckets", MAX_BUCKETS);
     char url[128];
     snprintf(url, sizeof url, "s3://%s", bucket);
-    TL_TRY(tl_store_open(url, l->options, out, err));
+    CLI_TRY(tl_lake_open(url, l->options, out, err));
     bucket_store *b = &l->buckets[l->n];
     if ((b->bucket = strdup(bucket)) == NULL) {
-        tl_store_free(*out);
-        return tl_error_nomem(err);
+        tl_lake_close(*out);
+        return cli_error_nomem(err);
     }
-    b->store = *out;
+    b->lake = *out;
     l->n++;
     return TL_OK;
 }
 
-static tl_status store_of(tl_notify_landing *l, const char *bucket, tl_store **out, tl_error *err)
+static tl_status store_of(tl_notify_landing *l, const char *bucket, tl_lake **out, tl_error *err)
 {
     pthread_mutex_lock(&l->lock);
     tl_status st = store_of_locked(l, bucket, out, err);
@@ -87,18 +88,18 @@ static tl_status store_of(tl_notify_landing *l, const char *bucket, tl_store **o
 static tl_status write_all(FILE *f, const uint8_t *buf, size_t len, tl_error *err)
 {
     if (fwrite(buf, 1, len, f) == len) return TL_OK;
-    return tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
+    return cli_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
 }
 
 static tl_status temp_file(char **path, FILE **f, tl_error *err)
 {
     const char *dir = getenv("TMPDIR");
     if (dir == NULL || dir[0] == 0) dir = "/tmp";
-    if (asprintf(path, "%s/tl-notify-XXXXXX", dir) < 0) return tl_error_nomem(err);
+    if (asprintf(path, "%s/tl-notify-XXXXXX", dir) < 0) return cli_error_nomem(err);
     int fd = mkstemp(*path);
     if (fd < 0 || (*f = fdopen(fd, "wb")) == NULL) {
-        tl_error_set(err, TL_ERR_STORAGE, "creating a temporary file in %s: %s", dir,
-                     strerror(errno));
+        cli_error_set(err, TL_ERR_STORAGE, "creating a temporary file in %s: %s", dir,
+                      strerror(errno));
         if (fd >= 0) close(fd), unlink(*path);
         free(*path);
         *path = NULL;
@@ -108,20 +109,19 @@ static tl_status temp_file(char **path, FILE **f, tl_error *err)
 }
 
 /* The first chunk (`got` bytes in buf) into a new temporary file, then the
- * rest of the object in further chunks of known length. */
-static tl_status copy_to_file(tl_store *s, const char *key, uint8_t *buf, size_t got,
-                              tl_notify_object *o, tl_error *err)
+ * rest of the object in further chunks. */
+static tl_status copy_to_file(tl_object_reader *r, uint8_t *buf, size_t got, tl_notify_object *o,
+                              tl_error *err)
 {
     FILE *f = NULL;
-    TL_TRY(temp_file(&o->path, &f, err));
+    CLI_TRY(temp_file(&o->path, &f, err));
     tl_status st = write_all(f, buf, got, err);
-    for (uint64_t off = got; off < o->bytes && st == TL_OK; off += CHUNK) {
-        size_t len = o->bytes - off < CHUNK ? (size_t)(o->bytes - off) : CHUNK;
-        st = tl_store_get_range(s, key, off, len, buf, err);
-        if (st == TL_OK) st = write_all(f, buf, len, err);
+    while (got > 0 && st == TL_OK) {
+        st = tl_object_reader_read(r, buf, CHUNK, &got, err);
+        if (st == TL_OK) st = write_all(f, buf, got, err);
     }
     if (fclose(f) != 0 && st == TL_OK)
-        st = tl_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
+        st = cli_error_set(err, TL_ERR_STORAGE, "writing a temporary file: %s", strerror(errno));
     return st;
 }
 
@@ -130,19 +130,23 @@ tl_status tl_notify_landing_fetch(tl_notify_landing *l, const char *bucket, cons
                                   void *ctx, tl_notify_object *out, tl_error *err)
 {
     memset(out, 0, sizeof *out);
-    tl_store *s;
-    TL_TRY(store_of(l, bucket, &s, err));
+    tl_lake *s;
+    CLI_TRY(store_of(l, bucket, &s, err));
+    tl_object_reader *r = NULL;
+    CLI_TRY(tl_object_reader_open(s, key, &r, err));
     uint8_t *buf = malloc(CHUNK);
-    if (buf == NULL) return tl_error_nomem(err);
     size_t got = 0;
-    tl_status st = tl_store_get_first(s, key, CHUNK, buf, &got, &out->bytes, err);
+    tl_status st = buf ? tl_object_reader_read(r, buf, CHUNK, &got, err) : cli_error_nomem(err);
+    if (st == TL_OK) out->bytes = (uint64_t)tl_object_reader_size(r);
     if (st == TL_OK && sized) sized(ctx, out->bytes);
     if (st == TL_OK && got == out->bytes && got <= memory_max) {
         uint8_t *fit = realloc(buf, got ? got : 1); /* give back the rest of the chunk */
         out->data = fit ? fit : buf;
+        tl_object_reader_close(r);
         return TL_OK;
     }
-    if (st == TL_OK) st = copy_to_file(s, key, buf, got, out, err);
+    if (st == TL_OK) st = copy_to_file(r, buf, got, out, err);
+    tl_object_reader_close(r);
     free(buf);
     if (st != TL_OK) tl_notify_object_clear(out);
     return st;

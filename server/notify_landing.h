@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "core/error.h"
+#include "timelake.h"
 
 typedef struct tl_notify_landing tl_notify_landing;
 

@@ -6,14 +6,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/json_text.h"
-#include "core/strlist.h"
+#include "../cli/cli.h"
+#include "../karet/json_text.h"
+#include "notify.h"
 
 /* One JSON line per call; a single write keeps concurrent lines whole. */
 static void log_json(FILE *f, json_t *j)
 {
-    char *s = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
+    char *s = j ? kjson_dumps(j, JSON_COMPACT) : NULL;
     if (s) {
         fprintf(f, "%s\n", s);
         fflush(f);
@@ -60,7 +60,7 @@ static int duplicate(const tl_notify_event *ev, const char *table, int64_t versi
     log_json(stdout,
              json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:b}", "event", "load", "key", ev->key,
                        "table", table, "rows", (json_int_t)0, "bytes", (json_int_t)0, "version",
-                       (json_int_t)version, "ms", tl_monotonic_ms() - t0, "fetch_ms", 0.0,
+                       (json_int_t)version, "ms", tl_notify_now_ms() - t0, "fetch_ms", 0.0,
                        "commit_ms", 0.0, "duplicate", 1));
     snprintf(why, why_size, "%s: duplicate", ev->key);
     return 200;
@@ -94,10 +94,10 @@ static void sized(void *ctx, uint64_t bytes)
     c->on_way = false;
 }
 
-static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *table,
-                tl_input_format fmt, char *why, size_t why_size)
+static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *table, const char *fmt,
+                char *why, size_t why_size)
 {
-    double t0 = tl_monotonic_ms();
+    double t0 = tl_notify_now_ms();
     tl_error err = {0};
     /* A redelivery of objects already loaded must not spend the request's
      * deadline fetching and parsing them again (the sender would then time out
@@ -112,7 +112,7 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
         TL_OK)
         seen = -1; /* the append checks again; report it only if that fails too */
     if (seen == 1) return duplicate(ev, table, version, t0, why, why_size);
-    tl_error_clear(&err);
+    memset(&err, 0, sizeof err);
     /* Commits of the table wait a little for this request from now on, while
      * it fetches too: concurrent requests missed each other's commit during
      * their fetches (as long as their parse), and each commit costs its
@@ -124,7 +124,7 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
         return 503;
     }
     /* Text small enough to parse ahead is read from memory: no temporary file. */
-    uint64_t memory_max = fmt == TL_INPUT_PARQUET ? 0 : tl_notify_tables_parse_ahead_bytes();
+    uint64_t memory_max = strcmp(fmt, "parquet") == 0 ? 0 : tl_notify_tables_parse_ahead_bytes();
     tl_notify_object obj;
     coming c = {in->tables, table, true};
     tl_status st = tl_notify_landing_fetch(in->landing, ev->bucket, ev->key, memory_max, sized, &c,
@@ -138,15 +138,16 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
         log_error(ev, table, 503, why);
         return 503;
     }
-    double fetched = tl_monotonic_ms();
+    double fetched = tl_notify_now_ms();
     tl_append_result r;
     memset(&r, 0, sizeof r);
     int group = 1;
     /* Messages name the object: a file's by its temporary name (replaced below). */
-    char *name = obj.path ? NULL : tl_strdup_printf("s3://%s/%s", ev->bucket, ev->key);
+    char *name = NULL;
+    if (obj.path == NULL && asprintf(&name, "s3://%s/%s", ev->bucket, ev->key) < 0) name = NULL;
     if (obj.path == NULL && name == NULL) {
         if (c.on_way) tl_notify_tables_gone(in->tables, table);
-        st = tl_error_nomem(&err);
+        st = cli_error_nomem(&err);
     } else
         st = tl_notify_tables_append(in->tables, table, obj.path ? obj.path : name, obj.data,
                                      obj.bytes, fmt, ev->key, &r, &group, &err);
@@ -161,7 +162,7 @@ static int load(tl_notify_ingest *in, const tl_notify_event *ev, const char *tab
     }
     uint64_t bytes = obj.bytes;
     tl_notify_object_clear(&obj);
-    double ms = tl_monotonic_ms() - t0;
+    double ms = tl_notify_now_ms() - t0;
     /* ms = fetch_ms + parsing + waiting for the table + commit_ms (the
      * append's own, of the whole group); group: the requests it committed. */
     json_t *line =
@@ -184,10 +185,10 @@ int tl_notify_load_event(tl_notify_ingest *in, const tl_notify_event *ev, char *
         return 200;
     }
     tl_error err = {0};
-    tl_input_format fmt;
+    const char *fmt = NULL;
     const char *table = tl_notify_route_table(in->cfg, ev->key);
     if (tl_notify_check_object(ev->bucket, ev->key, &err) != TL_OK ||
-        tl_input_format_of_path(ev->key, &fmt, &err) != TL_OK) {
+        tl_data_format(NULL, ev->key, &fmt, &err) != TL_OK) {
         snprintf(why, why_size, "%s", err.message);
         log_error(ev, table, 400, why);
         return 400;

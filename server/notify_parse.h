@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/input/input_open.h"
+#include "timelake.h"
 
 /* The `len` bytes at `data` (borrowed), named `name` in messages, read as
  * `format` into `target`'s columns: *schema and *batches (malloc'd, *n of
@@ -21,9 +21,15 @@
  * after the header line, and a failure of either half parses the whole again
  * for its message. */
 tl_status tl_notify_parse_memory(const uint8_t *data, size_t len, const char *name,
-                                 tl_input_format format, const struct ArrowSchema *target,
+                                 const char *format, const struct ArrowSchema *target,
                                  struct ArrowSchema *schema, struct ArrowArray **batches, size_t *n,
                                  tl_error *err);
+
+/* The file at `path` read whole as `format` into `target`'s columns, as
+ * tl_notify_parse_memory reads bytes (in one piece). */
+tl_status tl_notify_parse_file(const char *path, const char *format,
+                               const struct ArrowSchema *target, struct ArrowSchema *schema,
+                               struct ArrowArray **batches, size_t *n, tl_error *err);
 
 /* Objects from this size are parsed in halves (TIMELAKE_NOTIFY_SPLIT_BYTES
  * overrides it, for tests; 0 never splits). */

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/buf.h"
-#include "core/clock.h"
-#include "core/json_text.h"
+#include "../cli/cli.h"
+#include "../karet/json_text.h"
+#include "../karet/strbuf.h"
 #include "notify.h"
 #include "notify_auth.h"
 #include "notify_fanout.h"
@@ -21,7 +21,7 @@
 #include "notify_load.h"
 
 typedef struct request {
-    tl_buf body;
+    kbuf body;
     int reject;         /* an HTTP status decided before the body was read */
     const char *reason; /* ... and why (static) */
     bool too_big;
@@ -29,7 +29,7 @@ typedef struct request {
 
 static enum MHD_Result respond(struct MHD_Connection *c, int status, json_t *j)
 {
-    char *s = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
+    char *s = j ? kjson_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     const char *text = s ? s : "{}";
     struct MHD_Response *r =
@@ -50,7 +50,7 @@ static enum MHD_Result respond_error(struct MHD_Connection *c, int status, const
 static void log_bad_request(int status, const char *reason)
 {
     json_t *j = json_pack("{s:s,s:i,s:s}", "event", "rejected", "status", status, "error", reason);
-    char *s = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
+    char *s = j ? kjson_dumps(j, JSON_COMPACT) : NULL;
     if (s) fprintf(stderr, "%s\n", s);
     free(s);
     json_decref(j);
@@ -75,15 +75,14 @@ static enum MHD_Result handle_events(tl_notify_ingest *in, struct MHD_Connection
     const tl_notify_config *cfg = in->cfg;
     tl_notify_events ev;
     tl_error err = {0};
-    if (tl_notify_events_parse((const char *)rq->body.data, rq->body.len, cfg->max_events, &ev,
-                               &err) != TL_OK) {
+    if (tl_notify_events_parse(rq->body.data, rq->body.len, cfg->max_events, &ev, &err) != TL_OK) {
         /* Out of memory is the server's failure, not the sender's: a 4xx
          * would make it drop the notifications for good. */
         int status = err.code == TL_ERR_NOMEM ? 503 : 400;
         log_bad_request(status, err.message);
         return respond_error(c, status, err.message);
     }
-    double t0 = tl_monotonic_ms();
+    double t0 = tl_notify_now_ms();
     size_t why_size = TL_ERROR_MESSAGE_MAX + 256;
     int *statuses = calloc((size_t)ev.n + 1, sizeof *statuses);
     char *whys = calloc((size_t)ev.n + 1, why_size);
@@ -137,9 +136,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_size > 0) {
         if (!rq->too_big && rq->body.len + *upload_size > in->cfg->max_body) {
             rq->too_big = true; /* a body without Content-Length: drop it, answer at the end */
-            tl_buf_free(&rq->body);
+            kbuf_free(&rq->body);
         }
-        if (!rq->too_big && tl_buf_append(&rq->body, upload, *upload_size) != 0) return MHD_NO;
+        if (!rq->too_big) kbuf_putn(&rq->body, upload, *upload_size);
+        if (rq->body.oom) return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
@@ -155,7 +155,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     tl_notify_guard_request_done(in->guard, c); /* a kept-alive connection awaits the next */
     request *rq = *con_cls;
     if (rq == NULL) return;
-    tl_buf_free(&rq->body);
+    kbuf_free(&rq->body);
     free(rq);
     *con_cls = NULL;
 }
@@ -199,8 +199,8 @@ static struct MHD_Daemon *start_daemon(const tl_notify_config *cfg, tl_notify_in
     struct sockaddr_storage addr;
     unsigned flags = 0;
     if (!listen_address(cfg, &addr, &flags)) {
-        tl_error_set(err, TL_ERR_INVALID, "bad listen address \"%s\" (an IPv4 or IPv6 address)",
-                     cfg->bind);
+        cli_error_set(err, TL_ERR_INVALID, "bad listen address \"%s\" (an IPv4 or IPv6 address)",
+                      cfg->bind);
         return NULL;
     }
     struct MHD_Daemon *d = start_on(cfg, in, flags, (const struct sockaddr *)&addr);
@@ -210,7 +210,7 @@ static struct MHD_Daemon *start_daemon(const tl_notify_config *cfg, tl_notify_in
         d = start_on(cfg, in, 0, (const struct sockaddr *)&v4);
     }
     if (d == NULL)
-        tl_error_set(err, TL_ERR_STORAGE, "cannot listen on port %d (in use?)", cfg->port);
+        cli_error_set(err, TL_ERR_STORAGE, "cannot listen on port %d (in use?)", cfg->port);
     return d;
 }
 
@@ -219,12 +219,12 @@ static struct MHD_Daemon *start_daemon(const tl_notify_config *cfg, tl_notify_in
 static tl_status open_tables(const tl_notify_config *cfg, tl_notify_tables **out, tl_error *err)
 {
     const char **names = calloc((size_t)cfg->n_routes + 1, sizeof *names);
-    if (names == NULL) return tl_error_nomem(err);
+    if (names == NULL) return cli_error_nomem(err);
     int n = 0;
     for (int i = 0; i < cfg->n_routes; i++) names[n++] = cfg->routes[i].table;
     if (cfg->default_table) names[n++] = cfg->default_table;
     tl_status st = n ? tl_notify_tables_open(cfg->lake, cfg->lake_options, names, n, out, err)
-                     : tl_error_set(err, TL_ERR_INVALID, "no table: give --table or --route");
+                     : cli_error_set(err, TL_ERR_INVALID, "no table: give --table or --route");
     free(names);
     return st;
 }
@@ -242,7 +242,7 @@ static void wait_for_signal(void)
 tl_status tl_notify_serve(const tl_notify_config *cfg, tl_error *err)
 {
     if (cfg->token == NULL || cfg->token[0] == 0)
-        return tl_error_set(err, TL_ERR_INVALID, "no token: set NOTIFY_TOKEN or --token");
+        return cli_error_set(err, TL_ERR_INVALID, "no token: set NOTIFY_TOKEN or --token");
     /* Every load allocates and frees buffers of megabytes: keep them in the
      * heap for the next one rather than mapping fresh zeroed pages each time.
      * 32 MiB is glibc's largest threshold on 64-bit: mallopt refuses more and
@@ -260,10 +260,10 @@ tl_status tl_notify_serve(const tl_notify_config *cfg, tl_error *err)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     tl_notify_ingest in = {.cfg = cfg};
-    TL_TRY(open_tables(cfg, &in.tables, err));
+    CLI_TRY(open_tables(cfg, &in.tables, err));
     tl_status st = tl_notify_landing_new(cfg->landing_options, &in.landing, err);
     if (st == TL_OK && (in.guard = tl_notify_guard_start(cfg->header_timeout_s)) == NULL)
-        st = tl_error_set(err, TL_ERR_NOMEM, "cannot start the connection guard");
+        st = cli_error_set(err, TL_ERR_NOMEM, "cannot start the connection guard");
     struct MHD_Daemon *d = st == TL_OK ? start_daemon(cfg, &in, err) : NULL;
     if (d) {
         printf("{\"event\":\"listening\",\"port\":%d}\n", cfg->port);

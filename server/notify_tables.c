@@ -280,17 +280,13 @@ uint64_t tl_notify_tables_parse_ahead_bytes(void)
 
 /* Reads the whole file (or the bytes at data) into batches of the table's columns. */
 static tl_status parse_ahead(notify_table *x, const char *path, const uint8_t *data, size_t len,
-                             tl_input_format format, tl_notify_member *m, tl_error *err)
+                             const char *format, tl_notify_member *m, tl_error *err)
 {
     if (data)
         return tl_notify_parse_memory(data, len, path, format, &x->parse_target, &m->schema,
                                       &m->batches, &m->n_batches, err);
-    tl_input_options o = {.format = format, .target = &x->parse_target};
-    struct ArrowArrayStream in;
-    TL_TRY(tl_input_open(path, &o, &in, err));
-    tl_status st = tl_stream_collect(&in, &m->schema, &m->batches, &m->n_batches, err);
-    in.release(&in);
-    return st;
+    return tl_notify_parse_file(path, format, &x->parse_target, &m->schema, &m->batches,
+                                &m->n_batches, err);
 }
 
 static void member_free(tl_notify_member *m)
@@ -302,7 +298,7 @@ static void member_free(tl_notify_member *m)
 
 /* Parses the file, then commits it with whatever else is waiting for the table. */
 static tl_status append_grouped(notify_table *x, const char *path, const uint8_t *data, size_t len,
-                                tl_input_format format, const char *batch_id, tl_append_result *out,
+                                const char *format, const char *batch_id, tl_append_result *out,
                                 int *group, tl_error *err)
 {
     tl_notify_member m;
@@ -353,7 +349,7 @@ void tl_notify_tables_gone(tl_notify_tables *t, const char *name)
 }
 
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
-                                  const uint8_t *data, size_t len, tl_input_format format,
+                                  const uint8_t *data, size_t len, const char *format,
                                   const char *batch_id, tl_append_result *out, int *group,
                                   tl_error *err)
 {
@@ -365,7 +361,7 @@ tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const c
         st = append_grouped(x, path, data, len, format, batch_id, out, group, err);
     } else {
         pthread_mutex_lock(&x->lock);
-        x->loader.format = tl_input_format_name(format);
+        x->loader.format = format;
         st = cli_loader_append(&x->loader, &path, 1, batch_id, out, err);
         pthread_mutex_unlock(&x->lock);
     }

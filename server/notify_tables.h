@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include "core/error.h"
-#include "formats/input/input_open.h"
 
 typedef struct tl_notify_tables tl_notify_tables;
 
@@ -46,7 +45,7 @@ void tl_notify_tables_gone(tl_notify_tables *t, const char *name);
  * committed). Files above the parse-ahead size stream under the table's lock
  * as a commit of their own. */
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
-                                  const uint8_t *data, size_t len, tl_input_format format,
+                                  const uint8_t *data, size_t len, const char *format,
                                   const char *batch_id, tl_append_result *out, int *group,
                                   tl_error *err);
 
