@@ -1,8 +1,12 @@
 /* tl_table_append_group: the good inputs of a call land in one commit that
  * records every batch id, each input keeping its own outcome: a bad input
  * fails alone and writes nothing, an id committed before is a duplicate, an
- * id repeated within the call goes in after the first, and a bad call does
- * nothing at all. */
+ * id repeated within the call goes in after the first, ids another writer
+ * commits meanwhile become duplicates, a group whose commit fails is
+ * committed input by input, and a bad call does nothing at all. */
+#include <stdatomic.h>
+
+#include "store/store_fault.h"
 #include "test_table_helpers.h"
 
 static const int64_t T0 = 1714557600000000LL; /* 2024-05-01T10:00:00Z */
@@ -351,6 +355,85 @@ static void test_bad_calls_are_refused(void)
     tl_lake_close(lake);
 }
 
+static void test_ids_committed_meanwhile_are_duplicates(void)
+{
+    tl_lake *lake;
+    tl_table *t = group_table(&lake, "group_meanwhile"), *other;
+    tl_error err;
+    CHECK_OK(tl_lake_open_table(lake, "iot.g", &other, &err), &err);
+    int64_t v0 = tl_table_version(t);
+    tin x[4];
+    tin_rows(&x[0], "pump-a", 0, 2);
+    tin_rows(&x[1], "pump-b", 0, 3);
+    tin_rows(&x[2], "pump-c", 0, 1);
+    tin_rows(&x[3], "pump-b", 100, 1); /* "b" from the other writer */
+    tl_append_input theirs = input_of("b", &x[3]);
+    CHECK_OK(tl_table_append_group(other, &theirs, 1, NULL, &err), &err);
+    check_ok(&theirs, 1, 1, v0 + 1);
+    /* t is still at v0: its check misses "b", its commit finds it. */
+    tl_append_input in[3] = {input_of("a", &x[0]), input_of("b", &x[1]), input_of("c", &x[2])};
+    CHECK_OK(tl_table_append_group(t, in, 3, NULL, &err), &err);
+    check_ok(&in[0], 2, 2, v0 + 2);
+    check_duplicate(&in[1], v0 + 1);
+    check_ok(&in[2], 1, 2, v0 + 2);
+    CHECK_INT(tl_table_version(t), v0 + 2);
+    CHECK_INT(rows_of(lake, "device = 'pump-b'"), 1);
+    CHECK_INT(rows_of(lake, "true"), 4);
+    for (int i = 0; i < 4; i++) tin_free(&x[i]);
+    tl_table_close(other);
+    tl_table_close(t);
+    tl_lake_close(lake);
+}
+
+static atomic_int data_puts_to_fail;
+
+/* Fails the next data_puts_to_fail uploads of data files. */
+static tl_store_fault fail_data_puts(tl_store_call call, const char *key, void *ctx)
+{
+    (void)ctx;
+    if (call != TL_CALL_PUT || strstr(key, "/data/") == NULL) return TL_FAULT_NONE;
+    return atomic_fetch_sub(&data_puts_to_fail, 1) > 0 ? TL_FAULT_FAIL : TL_FAULT_NONE;
+}
+
+static void test_a_failed_group_commits_input_by_input(void)
+{
+    tl_store_set_fault(fail_data_puts, NULL); /* consulted by the stores opened from now on */
+    tl_lake *lake;
+    tl_table *t = group_table(&lake, "group_fallback");
+    int64_t v0 = tl_table_version(t);
+    tin x[2];
+    tin_rows(&x[0], "pump-a", 0, 2);
+    tin_rows(&x[1], "pump-b", 0, 3);
+    tl_append_input in[2] = {input_of("a", &x[0]), input_of("b", &x[1])};
+    atomic_store(&data_puts_to_fail, 1);
+    tl_error err;
+    CHECK_OK(tl_table_append_group(t, in, 2, NULL, &err), &err);
+    check_ok(&in[0], 2, 1, v0 + 1);
+    check_ok(&in[1], 3, 1, v0 + 2);
+    CHECK_INT(rows_of(lake, "true"), 5);
+
+    atomic_store(&data_puts_to_fail, 1000); /* each alone fails too: its own error */
+    for (int i = 0; i < 2; i++) tin_free(&x[i]);
+    tin_rows(&x[0], "pump-c", 0, 1);
+    tin_rows(&x[1], "pump-d", 0, 1);
+    tl_append_input failed[2] = {input_of("c", &x[0]), input_of("d", &x[1])};
+    CHECK_OK(tl_table_append_group(t, failed, 2, NULL, &err), &err);
+    for (int i = 0; i < 2; i++) {
+        CHECK_INT(failed[i].status, TL_ERR_STORAGE);
+        CHECK(strstr(failed[i].error.message, "injected failure") != NULL);
+        CHECK_INT(failed[i].group, 0);
+        CHECK_INT(failed[i].result.rows, 0);
+    }
+    CHECK_INT(tl_table_version(t), v0 + 2);
+    atomic_store(&data_puts_to_fail, 0);
+    tl_store_set_fault(NULL, NULL);
+    for (int i = 0; i < 2; i++) tin_free(&x[i]);
+    tl_table_close(t);
+    tl_lake_close(lake);
+}
+
 UNIT_TESTS(UNIT(test_good_inputs_make_one_commit), UNIT(test_a_bad_input_fails_alone),
            UNIT(test_a_committed_id_is_a_duplicate), UNIT(test_an_id_repeated_in_a_call),
-           UNIT(test_all_bad_leaves_the_table_alone), UNIT(test_bad_calls_are_refused))
+           UNIT(test_all_bad_leaves_the_table_alone), UNIT(test_bad_calls_are_refused),
+           UNIT(test_ids_committed_meanwhile_are_duplicates),
+           UNIT(test_a_failed_group_commits_input_by_input))
