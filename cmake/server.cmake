@@ -3,7 +3,16 @@
 if(TARGET timelake_cli)
   pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
   file(GLOB TL_SERVER_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/server/*.c)
-  target_sources(timelake_cli PRIVATE ${TL_SERVER_SOURCES})
+  # The server's files that use the library through timelake.h only, as cli/
+  # does, are compiled with include/ as their one library include path, so
+  # that an internal header fails to compile there. The rest still reach
+  # into src/ until they move over too.
+  set(TL_SERVER_PUBLIC_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/server/notify_group.c)
+  list(REMOVE_ITEM TL_SERVER_SOURCES ${TL_SERVER_PUBLIC_SOURCES})
+  add_library(timelake_server_public_obj OBJECT ${TL_SERVER_PUBLIC_SOURCES})
+  target_include_directories(timelake_server_public_obj PRIVATE include)
+  target_sources(timelake_cli PRIVATE ${TL_SERVER_SOURCES}
+    $<TARGET_OBJECTS:timelake_server_public_obj>)
   target_link_libraries(timelake_cli PRIVATE PkgConfig::MHD)
 endif()
 
