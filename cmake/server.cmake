@@ -7,7 +7,16 @@ if(TARGET timelake_cli)
   # timelake.h only: JSON read and written whole or not at all when memory
   # runs out (jansson's own calls are not), and the growable text they use.
   set(TL_SERVER_SHARED karet/json_text.c karet/json_write.c karet/strbuf.c)
-  target_sources(timelake_cli PRIVATE ${TL_SERVER_SOURCES} ${TL_SERVER_SHARED})
+  # The server's files that use the library through timelake.h only, as cli/
+  # does, are compiled with include/ as their one library include path, so
+  # that an internal header fails to compile there. The rest still reach
+  # into src/ until they move over too.
+  set(TL_SERVER_PUBLIC_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/server/notify_group.c)
+  list(REMOVE_ITEM TL_SERVER_SOURCES ${TL_SERVER_PUBLIC_SOURCES})
+  add_library(timelake_server_public_obj OBJECT ${TL_SERVER_PUBLIC_SOURCES})
+  target_include_directories(timelake_server_public_obj PRIVATE include)
+  target_sources(timelake_cli PRIVATE ${TL_SERVER_SOURCES} ${TL_SERVER_SHARED}
+    $<TARGET_OBJECTS:timelake_server_public_obj>)
   target_link_libraries(timelake_cli PRIVATE PkgConfig::MHD)
 endif()
 

@@ -554,6 +554,64 @@ tl_status tl_table_append(tl_table *table, struct ArrowArrayStream *stream,
 tl_status tl_table_batches_committed(tl_table *table, const char *const *ids, size_t n, int *out,
                                      tl_error *err);
 
+/* One input of tl_table_append_group: its rows, given by the caller, and
+ * its own outcome, filled by the call. */
+typedef struct tl_append_input {
+    /* Given (all borrowed, only read, for the call only: the caller still
+     * releases them after). */
+    const char *batch_id;             /* its idempotency key, required */
+    const struct ArrowSchema *schema; /* a struct schema of its columns */
+    const struct ArrowArray *batches; /* n_batches struct arrays of schema */
+    size_t n_batches;
+    /* Filled: TL_OK (committed now, or a duplicate) or why it failed. */
+    tl_status status;
+    tl_error error;          /* when status != TL_OK; else its message is empty */
+    tl_append_result result; /* of the commit that took it; rows are its own */
+    int group;               /* inputs in that commit (0: none of its rows committed) */
+} tl_append_input;
+
+/* Group commit: appends the rows of inputs[0..n) in one commit that records
+ * every input's batch id, each input keeping its own outcome, as if each had
+ * been appended alone with its batch_id, for the price of one commit (its
+ * data files, manifest, metadata and syncs). For a front end that queues the
+ * appends arriving while a commit is under way (the notification server).
+ *
+ * Per input, in inputs[i].status, .error, .result and .group:
+ *   - a batch_id the table committed before: a duplicate (status TL_OK,
+ *     result.duplicate 1, result.rows 0, group 0); nothing of it is read or
+ *     written.
+ *   - rows that do not fit the table (an unknown column, an impossible cast,
+ *     a null in a required column, a bad batch: whatever tl_table_append
+ *     refuses), or a batch_id that is not valid UTF-8: that input fails alone
+ *     (TL_ERR_INVALID, the error naming the problem), nothing of it
+ *     committed; the others commit without it.
+ *   - the rest go into one commit: status TL_OK, result that commit's
+ *     (version, files, bytes, commit_ms, attempts, maintenance), except
+ *     result.rows, the input's own rows; group how many inputs it took.
+ *     When another writer commits some of their ids meanwhile, the commit is
+ *     tried again without those (then duplicates), a few rounds, then each
+ *     input alone; when the group commit fails otherwise (storage, memory),
+ *     each input is committed alone for its own outcome.
+ *   - an input repeating an earlier input's batch_id (one object sent twice)
+ *     is taken after it, in a later commit of the same call: a duplicate
+ *     when the earlier one committed, else loaded if it can be.
+ *
+ * Columns already in the table's storage form are read in place, not
+ * copied, while the commit lays its rows out; the rows of all n inputs are
+ * held at once, so the caller bounds n (the server takes up to 64).
+ * `options` may be NULL (maintain -1); only options->maintain applies, to
+ * each commit: batch_id, batch_ids, expect_version, summary or attachments
+ * set is TL_ERR_INVALID naming the field, with nothing done.
+ *
+ * Returns TL_OK when every input has its outcome (which may be an error).
+ * A bad call (table NULL, inputs NULL with n > 0, an input without batch_id
+ * or schema, or with batches NULL and n_batches > 0; named in *err) is
+ * TL_ERR_INVALID, and memory for the call's bookkeeping running out is
+ * TL_ERR_NOMEM: both with nothing done and every input's outcome that error.
+ * The handle advances with each commit, as with tl_table_append. */
+tl_status tl_table_append_group(tl_table *table, tl_append_input *inputs, size_t n,
+                                const tl_append_options *options, tl_error *err);
+
 /* Passes through the rows of `in` whose values of `columns` (key columns of
  * the table, 1 to 32) occur in no row of the table, NULL equal to NULL, and
  * counts the others in *dropped (may be NULL). Rows of `in` that repeat a

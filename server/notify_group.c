@@ -4,16 +4,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "arrow/array.h"
-#include "arrow/stream.h"
-#include "core/clock.h"
-#include "table/append.h"
+#include "../cli/cli.h"
 
 /* Members of one commit: bounds the memory of the rows fitted at once. */
 #define MAX_GROUP 64
-/* Commits of one group lost to ids committed meanwhile by another writer,
- * before each member is tried alone. */
-#define MAX_ROUNDS 3
 /* How long a commit waits for members being fetched and parsed: about the
  * fetch and parse of a file of a few MB, so a large file does not hold up the
  * others. (Set at build time to compare: -DWAIT_COMING_MS=0 commits whatever
@@ -50,156 +44,36 @@ void tl_notify_group_destroy(tl_notify_group *g)
     pthread_cond_destroy(&g->changed);
 }
 
-static void decide(tl_notify_member *m, tl_status st, const tl_error *err)
+/* The outcome of a member: its input's (set by tl_table_append_group
+ * whatever it returns), or, when there was no input, the error. */
+static void outcome(tl_notify_member *m, const tl_append_input *in, tl_status st,
+                    const tl_error *err)
 {
-    m->status = st;
-    if (err) m->err = *err;
-    m->decided = true;
-}
-
-/* Members whose batch id the table has committed are duplicates: nothing of
- * theirs is read or written. A failed check decides nothing (the append
- * checks again). */
-static void skip_committed(tl_table *t, tl_notify_member **ms, size_t n)
-{
-    const char **ids = malloc(n * sizeof *ids);
-    int *seen = calloc(n, sizeof *seen);
-    tl_error err = {0};
-    for (size_t i = 0; ids && i < n; i++) ids[i] = ms[i]->batch_id;
-    if (ids && seen && tl_table_batches_committed(t, ids, n, seen, &err) == TL_OK)
-        for (size_t i = 0; i < n; i++)
-            if (seen[i] && !ms[i]->decided) {
-                memset(&ms[i]->result, 0, sizeof ms[i]->result);
-                ms[i]->result.duplicate = 1;
-                ms[i]->result.version = tl_table_version(t);
-                decide(ms[i], TL_OK, NULL);
-            }
-    free(ids);
-    free(seen);
-}
-
-/* Fits each undecided member's rows to the table (casts, required columns,
- * series key sizes), as the append would: one whose data does not fit fails
- * alone here. The others go to live[] and their rows to rows[]; returns how
- * many. A column already in the table's type is borrowed from the member's
- * batches, not copied: the append lays the rows out into arrays of its own
- * before it returns, and the members' batches outlive their commit (a member
- * waits for its outcome), so a failed group still fits them again. */
-static size_t fit(tl_table *t, tl_notify_member **ms, size_t n, tl_notify_member **live,
-                  tl_rows *rows)
-{
-    int64_t now = tl_now_micros();
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (ms[i]->decided) continue;
-        tl_error err = {0};
-        tl_status st = tl_append_prepare_borrow(t, &ms[i]->schema, ms[i]->batches, ms[i]->n_batches,
-                                                now, &rows[k], &err);
-        if (st != TL_OK) {
-            decide(ms[i], st, &err);
-            continue;
-        }
-        ms[i]->result.rows = rows[k].array.length;
-        live[k++] = ms[i];
-    }
-    return k;
-}
-
-/* One append of the k members' rows (taken), recording every batch id. */
-static tl_status append_rows(tl_notify_group *g, tl_notify_member **live, tl_rows *rows, size_t k,
-                             tl_append_result *out, tl_error *err)
-{
-    const char **ids = malloc(k * sizeof *ids);
-    struct ArrowArray *arrays = calloc(k, sizeof *arrays);
-    tl_status st = ids && arrays ? TL_OK : tl_error_nomem(err);
-    for (size_t i = 0; i < k; i++) {
-        if (ids) ids[i] = live[i]->batch_id;
-        if (arrays) tl_array_move(&rows[i].array, &arrays[i]);
-        if (i > 0) tl_rows_free(&rows[i]); /* one schema serves: every member's is the table's */
-    }
-    struct ArrowArrayStream s;
-    if (st == TL_OK) st = tl_stream_from_batches(&rows[0].schema, arrays, k, &s, err);
-    if (st == TL_OK) {
-        tl_append_options o = {.batch_ids = ids, .n_batch_ids = k, .maintain = g->maintain};
-        st = tl_table_append(g->table, &s, &o, out, err); /* releases s */
-    } else {
-        for (size_t i = 0; arrays && i < k; i++) tl_array_release(&arrays[i]);
-        tl_rows_free(&rows[0]);
-    }
-    free(ids);
-    free(arrays);
-    return st;
-}
-
-static void committed(tl_notify_member **live, size_t k, const tl_append_result *r)
-{
-    for (size_t i = 0; i < k; i++) {
-        tl_append_result *m = &live[i]->result;
-        int64_t rows = r->duplicate ? 0 : m->rows;
-        *m = *r;
-        m->rows = rows;
-        live[i]->group = (int)k;
-        decide(live[i], TL_OK, NULL);
-    }
+    m->status = in ? in->status : st;
+    m->err = in ? in->error : *err;
+    if (in) m->result = in->result;
+    m->group = in ? in->group : 0;
 }
 
 /* Commits the rows of ms[0..n) together, each member keeping its own
- * outcome. Under the table's lock. */
+ * outcome; a member repeating another's batch id (one object notified twice
+ * at once) goes in after it, a duplicate or, if the first failed, loaded.
+ * Under the table's lock. */
 static void commit_members(tl_notify_group *g, tl_notify_member **ms, size_t n)
 {
-    tl_notify_member **live = malloc(n * sizeof *live);
-    tl_rows *rows = calloc(n, sizeof *rows);
-    if (live == NULL || rows == NULL) {
-        tl_error err = {0};
-        tl_error_nomem(&err);
-        for (size_t i = 0; i < n; i++) decide(ms[i], TL_ERR_NOMEM, &err);
+    tl_append_input *in = calloc(n ? n : 1, sizeof *in);
+    tl_error err = {0};
+    tl_status st = in ? TL_OK : cli_error_nomem(&err);
+    for (size_t i = 0; in && i < n; i++) {
+        in[i].batch_id = ms[i]->batch_id;
+        in[i].schema = &ms[i]->schema;
+        in[i].batches = ms[i]->batches;
+        in[i].n_batches = ms[i]->n_batches;
     }
-    for (int round = 1; live && rows; round++) {
-        skip_committed(g->table, ms, n);
-        size_t k = fit(g->table, ms, n, live, rows);
-        if (k == 0) break;
-        tl_append_result r;
-        memset(&r, 0, sizeof r);
-        tl_error err = {0};
-        tl_status st = append_rows(g, live, rows, k, &r, &err);
-        if (st == TL_OK) {
-            committed(live, k, &r);
-            break;
-        }
-        if (k == 1) {
-            decide(live[0], st, &err);
-            break;
-        }
-        /* Some ids were committed meanwhile by another writer, and some not:
-         * those are duplicates now, the rest goes again. */
-        if (st == TL_ERR_CONFLICT && round < MAX_ROUNDS) continue;
-        /* Any other failure of a group: each member alone, for its own outcome
-         * (a commit whose outcome was unknown is found by the batch id check). */
-        for (size_t i = 0; i < k; i++) commit_members(g, &live[i], 1);
-        break;
-    }
-    free(live);
-    free(rows);
-}
-
-/* Members whose batch id an earlier member of the group has (one object
- * notified twice at once) wait for the next group, where they are
- * duplicates or, if the first failed, loaded: moved to ms[kept..n), in order. */
-static size_t defer_repeats(tl_notify_member **ms, size_t n)
-{
-    tl_notify_member *later[MAX_GROUP];
-    size_t kept = 0, n_later = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool repeat = false;
-        for (size_t j = 0; j < kept && !repeat; j++)
-            repeat = strcmp(ms[j]->batch_id, ms[i]->batch_id) == 0;
-        if (repeat)
-            later[n_later++] = ms[i];
-        else
-            ms[kept++] = ms[i];
-    }
-    memcpy(ms + kept, later, n_later * sizeof *later);
-    return kept;
+    tl_append_options o = {.maintain = g->maintain};
+    if (st == TL_OK) st = tl_table_append_group(g->table, in, n, &o, &err);
+    for (size_t i = 0; i < n; i++) outcome(ms[i], in ? &in[i] : NULL, st, &err);
+    free(in);
 }
 
 /* Waits (g->lock held) until the members being fetched or parsed have
@@ -242,21 +116,15 @@ static void lead(tl_notify_group *g)
     for (; g->head && n < MAX_GROUP; g->head = g->head->next) ms[n++] = g->head;
     if (g->head == NULL) g->tail = &g->head;
     pthread_mutex_unlock(&g->lock);
-    size_t now = defer_repeats(ms, n);
-    commit_members(g, ms, now);
+    commit_members(g, ms, n);
     pthread_mutex_unlock(g->table_lock);
     pthread_mutex_lock(&g->lock);
-    for (size_t i = 0; i < now; i++) ms[i]->done = true;
-    for (size_t i = n; i-- > now;) { /* back to the front of the queue */
-        ms[i]->next = g->head;
-        if (g->head == NULL) g->tail = &ms[i]->next;
-        g->head = ms[i];
-    }
+    for (size_t i = 0; i < n; i++) ms[i]->done = true;
 }
 
 void tl_notify_group_commit(tl_notify_group *g, tl_notify_member *m)
 {
-    m->decided = m->done = false;
+    m->done = false;
     m->group = 0;
     m->next = NULL;
     memset(&m->result, 0, sizeof m->result);

@@ -1,19 +1,19 @@
 /* Group commit of one table's requests: the requests that arrive while a
  * commit is under way queue up, and the next commit takes all of them, so
  * that one commit (its data files, manifest, metadata and fsyncs) serves many
- * requests instead of one each. Each request still gets its own outcome: its
- * batch id is recorded by the commit that holds its rows (a redelivery is then
- * a duplicate, also after a crash before the answer), it is answered only
- * once that commit is durable, an id already committed is answered as a
- * duplicate and writes nothing, and bad data fails its own request only,
- * with nothing of it committed. */
+ * requests instead of one each. The commit is the library's
+ * tl_table_append_group: each request keeps its own outcome (its batch id is
+ * recorded by the commit that holds its rows, so a redelivery is a
+ * duplicate, also after a crash before the answer; an id already committed
+ * is a duplicate and writes nothing; bad data fails its own request only,
+ * with nothing of it committed). Here: the queue, and each request answered
+ * only once the commit holding its rows is durable. */
 #ifndef TL_NOTIFY_GROUP_H
 #define TL_NOTIFY_GROUP_H
 
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "core/error.h"
 #include "timelake.h"
 
 /* One request's file, parsed, and its outcome. */
@@ -28,7 +28,7 @@ typedef struct tl_notify_member {
     tl_append_result result; /* rows are this member's own */
     int group;               /* members in the commit that holds its rows */
     /* Private to the group. */
-    bool decided, done;
+    bool done;
     struct tl_notify_member *next;
 } tl_notify_member;
 

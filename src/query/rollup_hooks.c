@@ -1,6 +1,7 @@
 /* The public calls that refresh rollups as part of their work: maintenance
- * (after compaction, before expiry) and inline maintenance after an append.
- * They live here, above the table layer, because a refresh runs queries. */
+ * (after compaction, before expiry) and inline maintenance after an append
+ * (or after each commit of a group commit). They live here, above the table layer, because a
+ * refresh runs queries. */
 #include "query/rollup.h"
 #include "table/append.h"
 #include "table/maintain.h"
@@ -29,4 +30,10 @@ tl_status tl_table_append(tl_table *t, struct ArrowArrayStream *stream,
         (maintain > 0 || (maintain < 0 && t->contract.auto_maintain)))
         tl_rollups_refresh_inline(t, out);
     return TL_OK;
+}
+
+tl_status tl_table_append_group(tl_table *t, tl_append_input *inputs, size_t n,
+                                const tl_append_options *options, tl_error *err)
+{
+    return tl_append_group_run(t, inputs, n, options, tl_table_append, err);
 }

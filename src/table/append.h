@@ -203,6 +203,16 @@ tl_status tl_table_append_rows(tl_table *t, struct ArrowArrayStream *stream,
                                const tl_append_options *options, tl_append_result *out,
                                tl_error *err);
 
+/* How a group commit makes each of its commits: tl_table_append, which
+ * lives a layer above (it refreshes rollups), handed down. */
+typedef tl_status (*tl_append_fn)(tl_table *t, struct ArrowArrayStream *stream,
+                                  const tl_append_options *options, tl_append_result *out,
+                                  tl_error *err);
+
+/* tl_table_append_group, each commit made by `append`. */
+tl_status tl_append_group_run(tl_table *t, tl_append_input *inputs, size_t n,
+                              const tl_append_options *options, tl_append_fn append, tl_error *err);
+
 /* tl_table_append_rows (or, with replace, tl_table_replace) whose new
  * snapshot also gets `own_summary` (NULL-terminated key, value pairs of
  * Timelake's own, timelake.* keys, not checked); with such pairs a commit
