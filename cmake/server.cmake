@@ -7,16 +7,16 @@ if(TARGET timelake_cli)
   # timelake.h only: JSON read and written whole or not at all when memory
   # runs out (jansson's own calls are not), and the growable text they use.
   set(TL_SERVER_SHARED karet/json_text.c karet/json_write.c karet/strbuf.c)
-  # The server's files that use the library through timelake.h only, as cli/
-  # does, are compiled with include/ as their one library include path, so
-  # that an internal header fails to compile there. The rest still reach
-  # into src/ until they move over too.
-  set(TL_SERVER_PUBLIC_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/server/notify_group.c)
-  list(REMOVE_ITEM TL_SERVER_SOURCES ${TL_SERVER_PUBLIC_SOURCES})
-  add_library(timelake_server_public_obj OBJECT ${TL_SERVER_PUBLIC_SOURCES})
-  target_include_directories(timelake_server_public_obj PRIVATE include)
-  target_sources(timelake_cli PRIVATE ${TL_SERVER_SOURCES} ${TL_SERVER_SHARED}
-    $<TARGET_OBJECTS:timelake_server_public_obj>)
+  # The server uses the library through timelake.h only, as cli/ does: its
+  # sources are compiled with include/ as their one library include path, so
+  # that an internal header fails to compile there. notify_tables.c still
+  # reaches into src/ until it moves over too.
+  set(TL_SERVER_INTERNAL ${CMAKE_CURRENT_SOURCE_DIR}/server/notify_tables.c)
+  list(REMOVE_ITEM TL_SERVER_SOURCES ${TL_SERVER_INTERNAL})
+  add_library(timelake_server_obj OBJECT ${TL_SERVER_SOURCES} ${TL_SERVER_SHARED})
+  target_include_directories(timelake_server_obj PRIVATE include)
+  target_link_libraries(timelake_server_obj PRIVATE PkgConfig::DEPS PkgConfig::MHD)
+  target_sources(timelake_cli PRIVATE $<TARGET_OBJECTS:timelake_server_obj> ${TL_SERVER_INTERNAL})
   target_link_libraries(timelake_cli PRIVATE PkgConfig::MHD)
 endif()
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "timelake.h"
 
 typedef struct tl_notify_tables tl_notify_tables;
 
