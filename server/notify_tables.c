@@ -128,9 +128,7 @@ static void rewrite_leave(tl_table *maint, void *ctx)
 
 static tl_status maintainer_start(notify_table *x, tl_error *err)
 {
-    x->maint_table->rewrite_enter = rewrite_enter;
-    x->maint_table->rewrite_leave = rewrite_leave;
-    x->maint_table->rewrite_ctx = x;
+    tl_table_set_commit_turns(x->maint_table, rewrite_enter, rewrite_leave, x);
     maintainer *m = &x->m;
     if (pthread_create(&m->thread, NULL, maintain_loop, x) != 0)
         return tl_error_set(err, TL_ERR_INTERNAL, "cannot start the maintenance thread");
