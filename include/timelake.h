@@ -387,6 +387,19 @@ typedef struct tl_maintain_options {
     int retention; /* drop whole partitions older than the table's retention */
     int expire;    /* expire old snapshots and delete unreferenced objects */
     int rollups;   /* refresh the table's rollups (see CREATE MATERIALIZED ROLLUP) */
+    /* 1: one pass as an append's inline maintenance runs it, for a process
+     * that appends with maintain 0 and maintains on a thread of its own.
+     * Nothing at all when the table's auto-maintain setting is off. Works
+     * from the handle's version (no reload: see tl_table_follow), repairs
+     * no index, and of the steps asked for: retention; compaction of size
+     * tiers of small files and of cold partitions only, as
+     * timelake.compact-min-files and timelake.compact-cold-after call for;
+     * the rollups whose refresh interval has passed; expiry by the
+     * snapshots' age, and by their count only once it is 20 past
+     * timelake.max-snapshots, with no listing of storage for orphans.
+     * Objects it stops naming may still be being deleted when it returns.
+     * 0: maintenance in full, as described below. */
+    int inline_mode;
 } tl_maintain_options;
 
 typedef struct tl_maintain_report {
@@ -408,10 +421,12 @@ typedef struct tl_maintain_report {
 } tl_maintain_report;
 
 /* Runs maintenance in the order retention, compaction, rollup refresh,
- * expiry. `options` may be NULL (everything on). Each step that changes the
- * table is its own commit; on success the handle is at the latest version
- * and *out says what was done. The rollups of the table (its property
- * timelake.rollups) are refreshed narrowest first, each a commit of its own. */
+ * expiry. `options` may be NULL (everything on, in full). Each step that
+ * changes the table is its own commit; on success the handle is at the
+ * latest version (with inline_mode: at the version its last commit made,
+ * or where it was) and *out says what was done (also on failure: what was
+ * done before it). The rollups of the table (its property timelake.rollups)
+ * are refreshed narrowest first, each a commit of its own. */
 tl_status tl_table_maintain(tl_table *table, const tl_maintain_options *options,
                             tl_maintain_report *out, tl_error *err);
 
