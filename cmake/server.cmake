@@ -9,14 +9,11 @@ if(TARGET timelake_cli)
   set(TL_SERVER_SHARED karet/json_text.c karet/json_write.c karet/strbuf.c)
   # The server uses the library through timelake.h only, as cli/ does: its
   # sources are compiled with include/ as their one library include path, so
-  # that an internal header fails to compile there. notify_tables.c still
-  # reaches into src/ until it moves over too.
-  set(TL_SERVER_INTERNAL ${CMAKE_CURRENT_SOURCE_DIR}/server/notify_tables.c)
-  list(REMOVE_ITEM TL_SERVER_SOURCES ${TL_SERVER_INTERNAL})
+  # that an internal header fails to compile there.
   add_library(timelake_server_obj OBJECT ${TL_SERVER_SOURCES} ${TL_SERVER_SHARED})
   target_include_directories(timelake_server_obj PRIVATE include)
   target_link_libraries(timelake_server_obj PRIVATE PkgConfig::DEPS PkgConfig::MHD)
-  target_sources(timelake_cli PRIVATE $<TARGET_OBJECTS:timelake_server_obj> ${TL_SERVER_INTERNAL})
+  target_sources(timelake_cli PRIVATE $<TARGET_OBJECTS:timelake_server_obj>)
   target_link_libraries(timelake_cli PRIVATE PkgConfig::MHD)
 endif()
 

@@ -409,6 +409,19 @@ typedef struct tl_maintain_options {
     int retention; /* drop whole partitions older than the table's retention */
     int expire;    /* expire old snapshots and delete unreferenced objects */
     int rollups;   /* refresh the table's rollups (see CREATE MATERIALIZED ROLLUP) */
+    /* 1: one pass as an append's inline maintenance runs it, for a process
+     * that appends with maintain 0 and maintains on a thread of its own.
+     * Nothing at all when the table's auto-maintain setting is off. Works
+     * from the handle's version (no reload: see tl_table_follow), repairs
+     * no index, and of the steps asked for: retention; compaction of size
+     * tiers of small files and of cold partitions only, as
+     * timelake.compact-min-files and timelake.compact-cold-after call for;
+     * the rollups whose refresh interval has passed; expiry by the
+     * snapshots' age, and by their count only once it is 20 past
+     * timelake.max-snapshots, with no listing of storage for orphans.
+     * Objects it stops naming may still be being deleted when it returns.
+     * 0: maintenance in full, as described below. */
+    int inline_mode;
 } tl_maintain_options;
 
 typedef struct tl_maintain_report {
@@ -430,12 +443,52 @@ typedef struct tl_maintain_report {
 } tl_maintain_report;
 
 /* Runs maintenance in the order retention, compaction, rollup refresh,
- * expiry. `options` may be NULL (everything on). Each step that changes the
- * table is its own commit; on success the handle is at the latest version
- * and *out says what was done. The rollups of the table (its property
- * timelake.rollups) are refreshed narrowest first, each a commit of its own. */
+ * expiry. `options` may be NULL (everything on, in full). Each step that
+ * changes the table is its own commit; on success the handle is at the
+ * latest version (with inline_mode: at the version its last commit made,
+ * or where it was) and *out says what was done (also on failure: what was
+ * done before it). The rollups of the table (its property timelake.rollups)
+ * are refreshed narrowest first, each a commit of its own. */
 tl_status tl_table_maintain(tl_table *table, const tl_maintain_options *options,
                             tl_maintain_report *out, tl_error *err);
+
+/* ---- Two handles of one table in one process ---- */
+
+/* Brings `table` to the version of `other`, another handle of the same
+ * table (from any lake handle), when other's is newer: from a copy of
+ * other's parsed metadata, with no storage request (metadata files are
+ * immutable). Otherwise `table` stays as it is (it never goes back; a
+ * dropped `other` is not followed). For a process that commits through one
+ * handle and maintains through another (an ingest thread and a maintenance
+ * thread): each takes the commits the other made as it made them, instead
+ * of reading them back; commits of other writers are found as ever, by the
+ * commit that races them. TL_ERR_INVALID, `table` unchanged, when `other`
+ * is a handle of another table (its name or location differs). Both
+ * handles are borrowed and used by the call: no other thread may use
+ * either meanwhile. */
+tl_status tl_table_follow(tl_table *table, const tl_table *other, tl_error *err);
+
+/* Called around a commit attempt: see tl_table_set_commit_turns. */
+typedef void (*tl_turn_fn)(tl_table *table, void *ctx);
+
+/* Makes the commits of maintenance through `table` take turns with the
+ * commits of the process's other handles of the table, rather than race
+ * them for versions (a lost race costs a back-off, a reload and the
+ * commit's writes again). `enter` is called before and `leave` after each
+ * attempt of each commit of maintenance (retention, compaction, index
+ * repair and snapshot expiry, by tl_table_maintain or by an append's inline
+ * maintenance after its commit; tl_table_upgrade's rewrites; never the
+ * commit of an append), on the thread committing, with the handle and
+ * `ctx`; a failed attempt is left too, and a retry entered again. The
+ * files a compaction writes are written before its turn. `enter` typically
+ * takes the lock the other handle's commits are made under and brings
+ * `table` up to date, tl_table_follow(table, other); `leave` may let the
+ * other handle take the commit, tl_table_follow(other, table), and
+ * releases the lock. Only tl_table_follow and tl_table_version may be
+ * called on `table` inside them, and neither may wait on this handle's own
+ * work. NULL enter and leave (the default): no turns. ctx is borrowed
+ * until the handle is closed or the turns are set again. */
+void tl_table_set_commit_turns(tl_table *table, tl_turn_fn enter, tl_turn_fn leave, void *ctx);
 
 /* Makes snapshot `snapshot_id` (tl_table_info.snapshot_id of an earlier
  * version) the current one again, in one commit of new metadata: queries and

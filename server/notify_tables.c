@@ -6,23 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cli/arrow_own.h"
 #include "../cli/load.h"
-#include "arrow/array.h"
-#include "arrow/stream.h"
-#include "core/json_text.h"
 #include "notify_group.h"
 #include "notify_parse.h"
-#include "table/maintain.h"
-#include "table/table_internal.h"
 
 /* Inline maintenance (compaction, expiry) runs after a commit, not inside the
  * request: a request is answered once its rows are committed, and the
  * table's maintainer thread catches up meanwhile. It works through a lake and
  * table handle of its own, without the table's lock, as another writer
  * would: a compaction takes hundreds of milliseconds, and commits held up
- * behind it were most of a busy table's latency. Commits and maintenance
- * race like any two writers (the loser of a version tries again on the
- * winner's snapshot). */
+ * behind it were most of a busy table's latency. Only its commits take the
+ * lock, in turns with the requests' (turn_enter, turn_leave). */
 typedef struct maintainer {
     pthread_t thread;
     bool running, pending, stop; /* pending, stop: guarded by lock */
@@ -45,22 +40,59 @@ typedef struct notify_table {
     bool group_ready;
 } notify_table;
 
-static void log_maintenance(const char *table, int64_t version, const tl_append_result *r)
+/* Whether a pass did anything worth a line (a pass with nothing due is
+ * most passes). */
+static bool worked(const tl_maintain_report *r)
 {
-    json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:f}", "event", "maintained", "table", table,
-                          "partitions_compacted", (json_int_t)r->maintenance.partitions_compacted,
-                          "snapshots_expired", (json_int_t)r->maintenance.snapshots_expired,
-                          "version", (json_int_t)version, "ms", r->maintenance.seconds * 1000);
-    if (j && r->maintenance_error[0])
-        json_object_set_new(j, "error", json_string(r->maintenance_error));
-    char *line = j ? tl_json_dumps(j, JSON_COMPACT) : NULL;
+    return r->partitions_compacted || r->partitions_dropped || r->snapshots_expired ||
+           r->objects_deleted;
+}
+
+/* The pass's JSON line: jansson lays out the object; the milliseconds are
+ * written as the library writes every real of the server's lines, the
+ * shortest text that reads back as the same double (tl_double_text), where
+ * jansson would write 17 digits. NULL when memory runs out. */
+static char *maintained_line(const char *table, int64_t version, const tl_maintain_report *r,
+                             const char *error)
+{
+    json_t *j =
+        json_pack("{s:s,s:s,s:I,s:I,s:I}", "event", "maintained", "table", table,
+                  "partitions_compacted", (json_int_t)r->partitions_compacted, "snapshots_expired",
+                  (json_int_t)r->snapshots_expired, "version", (json_int_t)version);
+    json_t *e = error[0] ? json_string(error) : NULL;
+    char *head = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *why = e ? json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char ms[TL_DOUBLE_TEXT_SIZE];
+    tl_double_text(r->seconds * 1000, ms, sizeof ms);
+    size_t n = head ? strlen(head) + strlen(ms) + (why ? strlen(why) : 0) + 32 : 0;
+    char *line = head ? malloc(n) : NULL;
+    if (line) /* head without its closing brace, then the rest */
+        snprintf(line, n, "%.*s,\"ms\":%s%s%s}", (int)strlen(head) - 1, head, ms,
+                 why ? ",\"error\":" : "", why ? why : "");
+    free(why);
+    free(head);
+    json_decref(e);
+    json_decref(j);
+    return line;
+}
+
+static void log_maintenance(const char *table, int64_t version, const tl_maintain_report *r,
+                            const char *error)
+{
+    char *line = maintained_line(table, version, r, error);
+    FILE *to = error[0] ? stderr : stdout;
     if (line) {
-        fprintf(r->maintenance_error[0] ? stderr : stdout, "%s\n", line);
-        fflush(r->maintenance_error[0] ? stderr : stdout);
+        fprintf(to, "%s\n", line);
+        fflush(to);
     }
     free(line);
-    json_decref(j);
 }
+
+/* One pass as an append's inline maintenance would run it (nothing when the
+ * table's auto-maintain is off), from the maintainer's handle as it is: it
+ * follows the requests' commits rather than reload. */
+static const tl_maintain_options inline_pass = {
+    .compact = 1, .retention = 1, .expire = 1, .inline_mode = 1};
 
 static void *maintain_loop(void *arg)
 {
@@ -72,32 +104,30 @@ static void *maintain_loop(void *arg)
         if (m->stop) break;
         m->pending = false; /* commits made from now on call for another pass */
         pthread_mutex_unlock(&m->lock);
-        tl_append_result r;
-        memset(&r, 0, sizeof r);
+        tl_maintain_report r = {0};
         tl_error err = {0};
+        char error[TL_ERROR_MESSAGE_MAX] = "";
         /* From the commits made since by the other handle: their parse, not a
          * reload (a listing and a JSON parse after each commit). */
         pthread_mutex_lock(&x->lock);
         tl_status st = tl_table_follow(x->maint_table, x->table, &err);
         pthread_mutex_unlock(&x->lock);
-        if (st == TL_OK)
-            tl_maintain_after_append(x->maint_table, -1, NULL, &r);
-        else
-            snprintf(r.maintenance_error, sizeof r.maintenance_error, "%s", err.message);
+        if (st == TL_OK) st = tl_table_maintain(x->maint_table, &inline_pass, &r, &err);
+        if (st != TL_OK)
+            snprintf(error, sizeof error, "%s", err.message[0] ? err.message : tl_status_name(st));
         /* The ingest handle takes the pass's commits as parsed here (each
-         * one already at once, rewrite_leave; again now, should a copy there
-         * have failed): behind
-         * them, its next commit would lose the race for the version, then
-         * reload the metadata from storage (a JSON parse of every snapshot)
-         * and write its manifests again, under the table's lock. A handle
-         * already ahead is left as it is (a failed copy too: it reloads as
-         * before). Before the log line, so that a load logged after it has
-         * seen the pass. */
+         * one already at once, turn_leave; again now, should a copy there
+         * have failed): behind them, its next commit would lose the race
+         * for the version, then reload the metadata from storage (a JSON
+         * parse of every snapshot) and write its manifests again, under the
+         * table's lock. A handle already ahead is left as it is (a failed
+         * copy too: it reloads as before). Before the log line, so that a
+         * load logged after it has seen the pass. */
         pthread_mutex_lock(&x->lock);
         tl_table_follow(x->table, x->maint_table, &err);
         pthread_mutex_unlock(&x->lock);
         int64_t version = tl_table_version(x->maint_table);
-        if (r.maintained || r.maintenance_error[0]) log_maintenance(x->name, version, &r);
+        if (worked(&r) || error[0]) log_maintenance(x->name, version, &r, error);
         pthread_mutex_lock(&m->lock);
     }
     pthread_mutex_unlock(&m->lock);
@@ -109,8 +139,8 @@ static void *maintain_loop(void *arg)
  * race for a version to the other (a lost race costs a back-off, a reload of
  * the metadata and the commit's writes and fsyncs again; on a disk, behind a
  * compaction's, about 100 ms). Its merge and file writes go on without the
- * lock. */
-static void rewrite_enter(tl_table *maint, void *ctx)
+ * lock (tl_table_set_commit_turns). */
+static void turn_enter(tl_table *maint, void *ctx)
 {
     notify_table *x = ctx;
     tl_error err = {0};
@@ -118,7 +148,7 @@ static void rewrite_enter(tl_table *maint, void *ctx)
     tl_table_follow(maint, x->table, &err); /* a failed copy: the race as before */
 }
 
-static void rewrite_leave(tl_table *maint, void *ctx)
+static void turn_leave(tl_table *maint, void *ctx)
 {
     notify_table *x = ctx;
     tl_error err = {0};
@@ -128,12 +158,10 @@ static void rewrite_leave(tl_table *maint, void *ctx)
 
 static tl_status maintainer_start(notify_table *x, tl_error *err)
 {
-    x->maint_table->rewrite_enter = rewrite_enter;
-    x->maint_table->rewrite_leave = rewrite_leave;
-    x->maint_table->rewrite_ctx = x;
+    tl_table_set_commit_turns(x->maint_table, turn_enter, turn_leave, x);
     maintainer *m = &x->m;
     if (pthread_create(&m->thread, NULL, maintain_loop, x) != 0)
-        return tl_error_set(err, TL_ERR_INTERNAL, "cannot start the maintenance thread");
+        return cli_error_set(err, TL_ERR_INTERNAL, "cannot start the maintenance thread");
     m->running = true;
     x->loader.maintain = 0; /* the maintainer's job */
     return TL_OK;
@@ -174,24 +202,22 @@ struct tl_notify_tables {
 static tl_status storage_target(const struct ArrowSchema *target, struct ArrowSchema *out,
                                 tl_error *err)
 {
-    TL_TRY(tl_schema_copy(target, out, err));
-    tl_status st = TL_OK;
-    for (int64_t i = 0; st == TL_OK && i < out->n_children; i++) {
-        struct ArrowSchema *f = out->children[i], large;
-        const char *format = strcmp(f->format, "u") == 0   ? "U"
-                             : strcmp(f->format, "z") == 0 ? "Z"
-                                                           : NULL;
-        if (format == NULL) continue;
-        st = tl_schema_init(&large, format, f->name, f->flags, 0, err);
-        if (st == TL_OK && (st = tl_schema_set_metadata(&large, f->metadata, err)) != TL_OK)
-            tl_schema_release(&large);
-        if (st == TL_OK) {
-            tl_schema_release(f);
-            tl_schema_move(&large, f);
+    if (cli_schema_copy(target, out) != 0) return cli_error_nomem(err);
+    for (int64_t i = 0; i < out->n_children; i++) {
+        struct ArrowSchema *f = out->children[i], large = *f;
+        large.format = strcmp(f->format, "u") == 0 ? "U" : strcmp(f->format, "z") == 0 ? "Z" : NULL;
+        if (large.format == NULL) continue;
+        /* A copy of the field under the large format (its name, flags and
+         * metadata copied too) takes the field's place. */
+        struct ArrowSchema copy;
+        if (cli_schema_copy(&large, &copy) != 0) {
+            cli_schema_release(out);
+            return cli_error_nomem(err);
         }
+        cli_schema_release(f);
+        *f = copy;
     }
-    if (st != TL_OK) tl_schema_release(out);
-    return st;
+    return TL_OK;
 }
 
 static tl_status open_one(notify_table *t, const char *lake, const char *const *options,
@@ -201,15 +227,15 @@ static tl_status open_one(notify_table *t, const char *lake, const char *const *
     pthread_mutex_init(&t->m.lock, NULL);
     pthread_cond_init(&t->m.wake, NULL);
     t->name = strdup(name);
-    if (t->name == NULL) return tl_error_nomem(err);
-    TL_TRY(tl_lake_open(lake, options, &t->lake, err));
-    TL_TRY(tl_lake_open_table(t->lake, name, &t->table, err));
-    TL_TRY(cli_loader_init(&t->loader, t->table, NULL, err));
+    if (t->name == NULL) return cli_error_nomem(err);
+    CLI_TRY(tl_lake_open(lake, options, &t->lake, err));
+    CLI_TRY(tl_lake_open_table(t->lake, name, &t->table, err));
+    CLI_TRY(cli_loader_init(&t->loader, t->table, NULL, err));
     t->loader_ready = true;
-    TL_TRY(storage_target(&t->loader.target, &t->parse_target, err));
-    TL_TRY(tl_lake_open(lake, options, &t->maint_lake, err));
-    TL_TRY(tl_lake_open_table(t->maint_lake, name, &t->maint_table, err));
-    TL_TRY(maintainer_start(t, err));
+    CLI_TRY(storage_target(&t->loader.target, &t->parse_target, err));
+    CLI_TRY(tl_lake_open(lake, options, &t->maint_lake, err));
+    CLI_TRY(tl_lake_open_table(t->maint_lake, name, &t->maint_table, err));
+    CLI_TRY(maintainer_start(t, err));
     tl_notify_group_init(&t->group, t->table, &t->lock, t->loader.maintain);
     t->group_ready = true;
     return TL_OK;
@@ -229,13 +255,13 @@ tl_status tl_notify_tables_open(const char *lake, const char *const *options,
     tl_notify_tables *t = calloc(1, sizeof *t);
     if (t == NULL || (t->items = calloc(n ? (size_t)n : 1, sizeof *t->items)) == NULL) {
         free(t);
-        return tl_error_nomem(err);
+        return cli_error_nomem(err);
     }
     tl_status st = TL_OK;
     for (int i = 0; i < n && st == TL_OK; i++) {
         if (find(t, names[i])) continue;
         st = open_one(&t->items[t->n++], lake, options, names[i], err);
-        if (st != TL_OK) tl_error_prefix(err, "table %s: ", names[i]);
+        if (st != TL_OK) cli_error_prefix(err, "table %s: ", names[i]);
     }
     if (st != TL_OK) {
         tl_notify_tables_free(t);
@@ -253,7 +279,7 @@ void tl_notify_tables_free(tl_notify_tables *t)
         maintainer_stop(&x->m);
         if (x->group_ready) tl_notify_group_destroy(&x->group);
         if (x->loader_ready) cli_loader_free(&x->loader);
-        tl_schema_release(&x->parse_target);
+        cli_schema_release(&x->parse_target);
         tl_table_close(x->table);
         tl_lake_close(x->lake);
         tl_table_close(x->maint_table);
@@ -291,9 +317,9 @@ static tl_status parse_ahead(notify_table *x, const char *path, const uint8_t *d
 
 static void member_free(tl_notify_member *m)
 {
-    for (size_t i = 0; i < m->n_batches; i++) tl_array_release(&m->batches[i]);
+    for (size_t i = 0; i < m->n_batches; i++) cli_array_release(&m->batches[i]);
     free(m->batches);
-    tl_schema_release(&m->schema);
+    cli_schema_release(&m->schema);
 }
 
 /* Parses the file, then commits it with whatever else is waiting for the table. */
@@ -321,7 +347,7 @@ tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, cons
                                      bool wait, int *out, int64_t *version, tl_error *err)
 {
     notify_table *x = find(t, name);
-    if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
+    if (x == NULL) return cli_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
     if (!wait && pthread_mutex_trylock(&x->lock) != 0) {
         *out = -1;
         *version = 0;
@@ -337,7 +363,7 @@ tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, cons
 tl_status tl_notify_tables_coming(tl_notify_tables *t, const char *name, tl_error *err)
 {
     notify_table *x = find(t, name);
-    if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
+    if (x == NULL) return cli_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
     tl_notify_group_coming(&x->group);
     return TL_OK;
 }
@@ -354,7 +380,7 @@ tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const c
                                   tl_error *err)
 {
     notify_table *x = find(t, name);
-    if (x == NULL) return tl_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
+    if (x == NULL) return cli_error_set(err, TL_ERR_INTERNAL, "table %s was not opened", name);
     tl_status st;
     *group = 1;
     if (data != NULL || cli_file_size(path) <= tl_notify_tables_parse_ahead_bytes()) {

@@ -35,15 +35,16 @@ tl_status tl_notify_tables_has_batch(tl_notify_tables *t, const char *name, cons
 tl_status tl_notify_tables_coming(tl_notify_tables *t, const char *name, tl_error *err);
 void tl_notify_tables_gone(tl_notify_tables *t, const char *name);
 
-/* Appends the file at `path` (read as `format`) to table `name` with
- * `batch_id`, or, when `data` is not NULL, its `len` bytes (a text format, at
- * most tl_notify_tables_parse_ahead_bytes; `path` then only names them in
- * messages), for a request announced with tl_notify_tables_coming: parsed
- * first, then committed together with the other requests waiting for the
- * table (notify_group.h); *group is how many requests that commit served.
- * Returns once the rows are committed (or failed, nothing of them
- * committed). Files above the parse-ahead size stream under the table's lock
- * as a commit of their own. */
+/* Appends the file at `path` (read as `format`, a canonical name of
+ * tl_data_format: "csv", "tsv", "ndjson", "parquet"; borrowed for the call)
+ * to table `name` with `batch_id`, or, when `data` is not NULL, its `len`
+ * bytes (a text format, at most tl_notify_tables_parse_ahead_bytes; `path`
+ * then only names them in messages), for a request announced with
+ * tl_notify_tables_coming: parsed first, then committed together with the
+ * other requests waiting for the table (notify_group.h); *group is how many
+ * requests that commit served. Returns once the rows are committed (or
+ * failed, nothing of them committed). Files above the parse-ahead size
+ * stream under the table's lock as a commit of their own. */
 tl_status tl_notify_tables_append(tl_notify_tables *t, const char *name, const char *path,
                                   const uint8_t *data, size_t len, const char *format,
                                   const char *batch_id, tl_append_result *out, int *group,

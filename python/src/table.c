@@ -223,7 +223,7 @@ done:
 static PyObject *table_maintain(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"compact", "retention", "expire", "rollups", NULL};
-    tl_maintain_options o = {1, 1, 1, 1};
+    tl_maintain_options o = {.compact = 1, .retention = 1, .expire = 1, .rollups = 1};
     PyObject *compact = NULL, *retention = NULL, *expire = NULL, *rollups = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:maintain", kwlist, &compact, &retention,
                                      &expire, &rollups) ||

@@ -6,10 +6,11 @@
 #include "table/append.h"
 #include "table/maintain.h"
 
+/* ctx: the options; inline, only the rollups whose refresh interval has passed. */
 static tl_status refresh_step(tl_table *t, void *ctx, tl_maintain_report *r, tl_error *err)
 {
-    (void)ctx;
-    return tl_rollups_refresh_of(t, false, r, err);
+    const tl_maintain_options *o = ctx;
+    return tl_rollups_refresh_of(t, o->inline_mode != 0, r, err);
 }
 
 tl_status tl_table_maintain(tl_table *t, const tl_maintain_options *options,
@@ -17,7 +18,7 @@ tl_status tl_table_maintain(tl_table *t, const tl_maintain_options *options,
 {
     tl_maintain_options all = {.compact = 1, .retention = 1, .expire = 1, .rollups = 1};
     const tl_maintain_options *o = options ? options : &all;
-    tl_maintain_step step = {refresh_step, NULL};
+    tl_maintain_step step = {refresh_step, (void *)o};
     return tl_maintain_run(t, o, o->rollups ? &step : NULL, out, err);
 }
 

@@ -416,10 +416,10 @@ tl_status tl_commit_rewrite(tl_table *t, const tl_rewrite_request *req, int *att
     tl_status st = TL_OK;
     for (int n = 1;; n++) {
         if (attempts) *attempts = n;
-        if (t->rewrite_enter) t->rewrite_enter(t, t->rewrite_ctx);
+        if (t->turn_enter) t->turn_enter(t, t->turn_ctx);
         st = attempt(&c, err);
         attempt_cleanup(&c, st != TL_OK && !c.may_have_landed);
-        if (t->rewrite_leave) t->rewrite_leave(t, t->rewrite_ctx);
+        if (t->turn_leave) t->turn_leave(t, t->turn_ctx);
         if (st != TL_ERR_EXISTS) break;
         if (n == MAX_ATTEMPTS) {
             st = tl_error_set(err, TL_ERR_CONFLICT,

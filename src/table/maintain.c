@@ -39,20 +39,47 @@ static tl_status repair_index(tl_table *t, tl_maintain_report *r, tl_error *err)
     return TL_OK;
 }
 
+static tl_status check_writable(tl_table *t, tl_error *err)
+{
+    char what[sizeof t->name.full + 16];
+    snprintf(what, sizeof what, "maintain %s", t->name.full);
+    return tl_store_check_writable(t->lake->store, what, err);
+}
+
+/* tl_maintain_options.inline_mode: the pass tl_maintain_after_append runs,
+ * from the handle's version (a maintainer thread keeps its handle current
+ * with tl_table_follow: a reload would list and parse the metadata again
+ * each pass), with no repair and no wait for the deletions it queued. */
+static tl_status run_inline(tl_table *t, const tl_maintain_options *o,
+                            const tl_maintain_step *before_expiry, tl_maintain_report *r,
+                            tl_error *err)
+{
+    if (!tl_maintain_inline_wanted(t, -1)) return TL_OK; /* auto-maintain off */
+    TL_TRY(check_writable(t, err));
+    return run(t, o, true, before_expiry, r, err);
+}
+
+static tl_status run_full(tl_table *t, const tl_maintain_options *o,
+                          const tl_maintain_step *before_expiry, tl_maintain_report *r,
+                          tl_error *err)
+{
+    TL_TRY(check_writable(t, err));
+    /* Start from the latest version: maintenance rewrites what is there now. */
+    tl_status st = tl_table_reload(t, 0, err);
+    if (st == TL_OK) st = repair_index(t, r, err);
+    if (st == TL_OK) st = run(t, o, false, before_expiry, r, err);
+    tl_store_settle(t->lake->store); /* what it deleted is gone when it returns */
+    return st;
+}
+
 tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
                           const tl_maintain_step *before_expiry, tl_maintain_report *out,
                           tl_error *err)
 {
     double t0 = tl_monotonic_ms();
     tl_maintain_report r = {0};
-    char what[sizeof t->name.full + 16];
-    snprintf(what, sizeof what, "maintain %s", t->name.full);
-    TL_TRY(tl_store_check_writable(t->lake->store, what, err));
-    /* Start from the latest version: maintenance rewrites what is there now. */
-    tl_status st = tl_table_reload(t, 0, err);
-    if (st == TL_OK) st = repair_index(t, &r, err);
-    if (st == TL_OK) st = run(t, o, false, before_expiry, &r, err);
-    tl_store_settle(t->lake->store); /* what it deleted is gone when it returns */
+    tl_status st = o->inline_mode ? run_inline(t, o, before_expiry, &r, err)
+                                  : run_full(t, o, before_expiry, &r, err);
     r.seconds = (tl_monotonic_ms() - t0) / 1000.0;
     if (out) *out = r;
     return st;

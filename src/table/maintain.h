@@ -267,8 +267,10 @@ typedef struct tl_maintain_step {
 } tl_maintain_step;
 
 /* What tl_table_maintain does: reloads the latest version, then retention,
- * compaction, before_expiry (may be NULL), expiry, as o says; *out (may be
- * NULL) gets the report, its seconds included. */
+ * compaction, before_expiry (may be NULL), expiry, as o says; with
+ * o->inline_mode, from the handle's version and as tl_maintain_after_append
+ * runs them (before_expiry then inline too). *out (may be NULL) gets the
+ * report, its seconds included. */
 tl_status tl_maintain_run(tl_table *t, const tl_maintain_options *o,
                           const tl_maintain_step *before_expiry, tl_maintain_report *out,
                           tl_error *err);

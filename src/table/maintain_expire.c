@@ -360,15 +360,15 @@ static tl_status commit_expiry(tl_table *t, const bool *expire, tl_error *err)
 }
 
 /* One attempt's choice and commit, as one turn of the table's handles when
- * they take turns (rewrite_enter, table_internal.h: the notification
- * server's maintainer and requests), from the other handle's latest version:
+ * they take turns (tl_table_set_commit_turns: the notification server's
+ * maintainer and requests), from the other handle's latest version:
  * the expiry then never makes a group commit lose its version, nor loses its
  * own. *expire (the caller's) marks the snapshots of *before (the metadata
  * expired from, the caller's; NULL when *n_expired is 0). */
 static tl_status expire_turn(tl_table *t, const tl_maintain_settings *s, bool full, bool **expire,
                              size_t *n_expired, tl_ice_metadata **before, tl_error *err)
 {
-    if (t->rewrite_enter) t->rewrite_enter(t, t->rewrite_ctx);
+    if (t->turn_enter) t->turn_enter(t, t->turn_ctx);
     tl_status st = TL_OK;
     *before = NULL;
     *n_expired = 0;
@@ -376,7 +376,7 @@ static tl_status expire_turn(tl_table *t, const tl_maintain_settings *s, bool fu
     if (st == TL_OK) *n_expired = choose(t->md, s, tl_now_millis(), full, *expire);
     if (*n_expired > 0) st = tl_ice_metadata_copy(t->md, before, err);
     if (*n_expired > 0 && st == TL_OK) st = commit_expiry(t, *expire, err);
-    if (t->rewrite_leave) t->rewrite_leave(t, t->rewrite_ctx);
+    if (t->turn_leave) t->turn_leave(t, t->turn_ctx);
     return st;
 }
 

@@ -199,11 +199,25 @@ tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_e
     return TL_OK;
 }
 
+/* Whether two handles are of one table: the same name and location (two
+ * warehouses may each hold a table of the name), neither a read-only
+ * handle of a past snapshot. */
+static bool same_table(const tl_table *a, const tl_table *b)
+{
+    return strcmp(a->name.full, b->name.full) == 0 && a->location && b->location &&
+           strcmp(a->location, b->location) == 0 && !a->pinned_snapshot && !b->pinned_snapshot;
+}
+
 tl_status tl_table_follow(tl_table *t, const tl_table *src, tl_error *err)
 {
-    if (src->version <= t->version || src->dropped || src->pinned_snapshot || t->pinned_snapshot ||
-        strcmp(src->name.full, t->name.full) != 0)
-        return TL_OK;
+    if (t == NULL || src == NULL)
+        return tl_error_set(err, TL_ERR_INVALID, "tl_table_follow needs two table handles");
+    if (!same_table(t, src))
+        return tl_error_set(err, TL_ERR_INVALID,
+                            "cannot follow %s (%s) with a handle of %s (%s): another table",
+                            src->name.full, src->location ? src->location : "?", t->name.full,
+                            t->location ? t->location : "?");
+    if (src->version <= t->version || src->dropped) return TL_OK;
     tl_ice_metadata *md;
     TL_TRY(tl_ice_metadata_copy(src->md, &md, err));
     char *url = strdup(src->metadata_url); /* a catalog's name as well as vN */
@@ -219,6 +233,13 @@ tl_status tl_table_follow(tl_table *t, const tl_table *src, tl_error *err)
         free(url);
     }
     return st;
+}
+
+void tl_table_set_commit_turns(tl_table *t, tl_turn_fn enter, tl_turn_fn leave, void *ctx)
+{
+    t->turn_enter = enter;
+    t->turn_leave = leave;
+    t->turn_ctx = ctx;
 }
 
 /* Loads version `version` (the latest, checked, when <= 0) into t;

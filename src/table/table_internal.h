@@ -80,14 +80,11 @@ struct tl_table {
     tl_strlist unsynced_removals;
     tl_status sync_status;
     tl_error sync_error;
-    /* A process with two handles on one table (the notification server's
-     * requests and its maintainer) takes turns between their commits: when
-     * set, called before and after each attempt of tl_commit_rewrite and of
-     * snapshot expiry (its choice and its commit), which may bring t up to
-     * date in between (tl_table_follow). */
-    void (*rewrite_enter)(tl_table *t, void *ctx);
-    void (*rewrite_leave)(tl_table *t, void *ctx);
-    void *rewrite_ctx;
+    /* Commit turns (tl_table_set_commit_turns): when set, called before
+     * and after each attempt of tl_commit_rewrite and of snapshot expiry
+     * (its choice and its commit). */
+    tl_turn_fn turn_enter, turn_leave;
+    void *turn_ctx;
 };
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */
@@ -126,14 +123,6 @@ tl_status tl_table_adopt(tl_table *t, tl_ice_metadata *md, int64_t version, tl_e
 
 /* Replaces the handle's state with a freshly loaded version (the handle keeps its identity). */
 tl_status tl_table_reload(tl_table *t, int64_t version, tl_error *err);
-
-/* Makes t current at the version of src, another handle of the same table,
- * when src's is newer: from a copy of src's parsed metadata, with no request
- * (metadata files are immutable). For a second handle that follows the
- * commits this process makes through the first, instead of reading back
- * and parsing what was just written; commits by other writers are found as
- * ever, by the commit that races them. Otherwise t is left as it is. */
-tl_status tl_table_follow(tl_table *t, const tl_table *src, tl_error *err);
 
 /* Registry of table names at the warehouse root (timelake-tables.json, as the reference keeps). */
 tl_status tl_registry_add(tl_store *store, const char *full_name, tl_error *err);

@@ -45,7 +45,7 @@ class AppendOptions(ctypes.Structure):
 
 class MaintainOptions(ctypes.Structure):
     _fields_ = [("compact", ctypes.c_int), ("retention", ctypes.c_int), ("expire", ctypes.c_int),
-                ("rollups", ctypes.c_int)]
+                ("rollups", ctypes.c_int), ("inline_mode", ctypes.c_int)]
 
 
 class MaintainReport(ctypes.Structure):

@@ -1,12 +1,22 @@
 /* tl_table_follow: a second handle (the notification server's maintainer's)
  * takes the version the first one committed from its parse, with no read;
- * never goes back; and commits from there as any writer, racing the first. */
-#include "table/table_internal.h"
+ * never goes back; and commits from there as any writer, racing the first.
+ * A handle of another table is refused, the follower left as it was. */
 #include "test_table_helpers.h"
 
 static int64_t rows_of(tl_lake *lake)
 {
     return ttable_sql_int64(lake, "SELECT count(*) FROM iot.follow");
+}
+
+static int64_t snapshot_of(tl_table *t)
+{
+    tl_table_info info;
+    tl_error err;
+    CHECK_OK(tl_table_info_get(t, &info, &err), &err);
+    int64_t id = info.snapshot_id;
+    tl_table_info_clear(&info);
+    return id;
 }
 
 static void test_follow_commits_of_another_handle(void)
@@ -27,9 +37,7 @@ static void test_follow_commits_of_another_handle(void)
     CHECK_INT(tl_table_version(f), v0);
     CHECK_OK(tl_table_follow(f, t, &err), &err);
     CHECK_INT(tl_table_version(f), tl_table_version(t));
-    CHECK(f->md != t->md); /* a copy: each handle frees its own */
-    CHECK_INT(f->md->current_snapshot_id, t->md->current_snapshot_id);
-    CHECK_STR(f->metadata_url, t->metadata_url);
+    CHECK_INT(snapshot_of(f), snapshot_of(t));
     /* The follower commits on top; the first handle, now behind, never
      * takes the follower back to its older version. */
     CHECK_OK(ttable_append_row(f, &schema, 3, NULL, &r, &err), &err);
@@ -43,6 +51,11 @@ static void test_follow_commits_of_another_handle(void)
     CHECK_OK(tl_table_follow(f, t, &err), &err);
     CHECK_INT(tl_table_version(f), tl_table_version(t));
     CHECK_INT(rows_of(lake), 4);
+    /* Each handle has its own copy: closing the first leaves the follower whole. */
+    tl_table_close(t);
+    t = NULL;
+    CHECK_OK(ttable_append_row(f, &schema, 5, NULL, &r, &err), &err);
+    CHECK_INT(rows_of(lake2), 5);
     tl_table_close(f);
     tl_lake_close(lake2);
     tl_table_close(t);
@@ -50,4 +63,42 @@ static void test_follow_commits_of_another_handle(void)
     tl_schema_release(&schema);
 }
 
-UNIT_TESTS(UNIT(test_follow_commits_of_another_handle))
+/* Another table of the lake, and a table of the same name in another
+ * warehouse, are not followed: TL_ERR_INVALID, the handle unchanged. */
+static void test_follow_refuses_another_table(void)
+{
+    tl_lake *lake, *lake2;
+    struct ArrowSchema schema, schema2;
+    tl_error err = {0};
+    tl_append_result r;
+    tl_table *t = ttable_create(&lake, "follow_a", "iot.same", "device", "u", false, &schema);
+    tl_table *twin = ttable_create(&lake2, "follow_b", "iot.same", "device", "u", false, &schema2);
+    tl_table *other;
+    CHECK_OK(tl_lake_create_table(lake, "iot.other", &schema, &(tl_table_options){0}, &other, &err),
+             &err);
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(ttable_append_row(twin, &schema2, i, NULL, &r, &err), &err);
+        CHECK_OK(ttable_append_row(other, &schema, i, NULL, &r, &err), &err);
+    }
+    int64_t version = tl_table_version(t), snapshot = snapshot_of(t);
+    CHECK(tl_table_version(twin) > version);
+    CHECK(tl_table_version(other) > version);
+    CHECK_INT(tl_table_follow(t, twin, &err), TL_ERR_INVALID);
+    CHECK(strstr(err.message, "another table") != NULL);
+    CHECK_INT(tl_table_follow(t, other, &err), TL_ERR_INVALID);
+    CHECK_INT(tl_table_version(t), version);
+    CHECK_INT(snapshot_of(t), snapshot);
+    CHECK_INT(ttable_sql_int64(lake, "SELECT count(*) FROM iot.same"), 0);
+    /* Still a handle of its own table, which it follows as ever. */
+    CHECK_OK(ttable_append_row(t, &schema, 1, NULL, &r, &err), &err);
+    CHECK_INT(ttable_sql_int64(lake, "SELECT count(*) FROM iot.same"), 1);
+    tl_table_close(other);
+    tl_table_close(twin);
+    tl_table_close(t);
+    tl_lake_close(lake2);
+    tl_lake_close(lake);
+    tl_schema_release(&schema);
+    tl_schema_release(&schema2);
+}
+
+UNIT_TESTS(UNIT(test_follow_commits_of_another_handle), UNIT(test_follow_refuses_another_table))
