@@ -8,6 +8,7 @@
 
 #include "../cli/arrow_own.h"
 #include "../cli/load.h"
+#include "../karet/json_text.h"
 #include "notify_group.h"
 #include "notify_parse.h"
 
@@ -45,54 +46,37 @@ typedef struct notify_table {
 static bool worked(const tl_maintain_report *r)
 {
     return r->partitions_compacted || r->partitions_dropped || r->snapshots_expired ||
-           r->objects_deleted;
+           r->objects_deleted || r->rollups_refreshed;
 }
 
-/* The pass's JSON line: jansson lays out the object; the milliseconds are
- * written as the library writes every real of the server's lines, the
- * shortest text that reads back as the same double (tl_double_text), where
- * jansson would write 17 digits. NULL when memory runs out. */
-static char *maintained_line(const char *table, int64_t version, const tl_maintain_report *r,
-                             const char *error)
-{
-    json_t *j =
-        json_pack("{s:s,s:s,s:I,s:I,s:I}", "event", "maintained", "table", table,
-                  "partitions_compacted", (json_int_t)r->partitions_compacted, "snapshots_expired",
-                  (json_int_t)r->snapshots_expired, "version", (json_int_t)version);
-    json_t *e = error[0] ? json_string(error) : NULL;
-    char *head = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    char *why = e ? json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    char ms[TL_DOUBLE_TEXT_SIZE];
-    tl_double_text(r->seconds * 1000, ms, sizeof ms);
-    size_t n = head ? strlen(head) + strlen(ms) + (why ? strlen(why) : 0) + 32 : 0;
-    char *line = head ? malloc(n) : NULL;
-    if (line) /* head without its closing brace, then the rest */
-        snprintf(line, n, "%.*s,\"ms\":%s%s%s}", (int)strlen(head) - 1, head, ms,
-                 why ? ",\"error\":" : "", why ? why : "");
-    free(why);
-    free(head);
-    json_decref(e);
-    json_decref(j);
-    return line;
-}
-
+/* One JSON line for the pass, on stderr when it failed. */
 static void log_maintenance(const char *table, int64_t version, const tl_maintain_report *r,
                             const char *error)
 {
-    char *line = maintained_line(table, version, r, error);
+    json_t *j =
+        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f}", "event", "maintained", "table", table,
+                  "partitions_compacted", (json_int_t)r->partitions_compacted, "snapshots_expired",
+                  (json_int_t)r->snapshots_expired, "rollups_refreshed",
+                  (json_int_t)r->rollups_refreshed, "rollup_rows", (json_int_t)r->rollup_rows,
+                  "version", (json_int_t)version, "ms", r->seconds * 1000);
+    if (j && error[0]) json_object_set_new(j, "error", json_string(error));
+    char *line = j ? kjson_dumps(j, JSON_COMPACT) : NULL;
     FILE *to = error[0] ? stderr : stdout;
     if (line) {
         fprintf(to, "%s\n", line);
         fflush(to);
     }
     free(line);
+    json_decref(j);
 }
 
 /* One pass as an append's inline maintenance would run it (nothing when the
  * table's auto-maintain is off), from the maintainer's handle as it is: it
- * follows the requests' commits rather than reload. */
+ * follows the requests' commits rather than reload. The rollups whose
+ * refresh interval has passed are refreshed too, as after an append: the
+ * requests' commits leave them to this pass. */
 static const tl_maintain_options inline_pass = {
-    .compact = 1, .retention = 1, .expire = 1, .inline_mode = 1};
+    .compact = 1, .retention = 1, .expire = 1, .rollups = 1, .inline_mode = 1};
 
 static void *maintain_loop(void *arg)
 {

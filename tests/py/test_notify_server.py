@@ -679,3 +679,56 @@ def test_expiry_commits_never_make_requests_retry(moto, tmp_path):
     assert [l for l in first if l.get("attempts") != 1] == []
     assert all(l["duplicate"] for l in loads[n:]) and len(loads) == n + len(again)
     assert len(rows_of(lake_dir, "iot.readings")) == n * ns.ROWS_PER_FILE
+
+
+def test_rollups_are_refreshed_once_their_interval_has_passed(moto, tmp_path):
+    """Loads commit without inline maintenance (the table's maintainer thread
+    runs it after them), and that pass refreshes the rollups whose refresh
+    interval has passed, as an append's inline maintenance would: the hourly
+    rollup with an interval holds every loaded row's count; the daily one,
+    without an interval, is left to an explicit maintain."""
+    lake_dir = tmp_path / "lake"
+    create_tables(lake_dir, ["iot.readings"])
+
+    def rollup(name, width, with_=""):
+        sql = (f"CREATE MATERIALIZED ROLLUP {name} AS SELECT device_id, "
+               f"time_bucket(INTERVAL '{width}', time) AS bucket, count(*) AS n "
+               f"FROM iot.readings GROUP BY device_id, bucket {with_}")
+        subprocess.run([str(CLI), "sql", sql, "--lake", str(lake_dir)], check=True, capture_output=True,
+                       env=server_env())
+
+    rollup("iot.readings_h", "1 hour", "WITH (refresh_interval = '1s')")
+    rollup("iot.readings_d", "1 day")
+    created = time.time()
+    s3 = s3_client(moto.endpoint)
+    s3.create_bucket(Bucket="landing-r")
+    keys = [f"r/{i}.csv" for i in range(3)]
+    for i, key in enumerate(keys):
+        s3.put_object(Bucket="landing-r", Key=key, Body=encode(ns.file_rows(i), "csv"))
+    while time.time() < created + 1.2:  # the interval must pass; nothing else to wait for
+        time.sleep(0.05)
+    server = Server(lake_dir, moto.endpoint, tmp_path, table="iot.readings")
+    try:
+        events = [{"eventName": "OBJECT_CREATED_PUT", "bucket": "landing-r", "object": {"key": k}}
+                  for k in keys]
+        assert server.post({"events": events})[0] == 200
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            lines = [json.loads(l) for l in server.out_path.read_text().splitlines() if l.startswith("{")]
+            refreshed = [l for l in lines if l["event"] == "maintained" and l["rollups_refreshed"]]
+            if refreshed:
+                break
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    assert refreshed and refreshed[0]["rollups_refreshed"] == 1 and refreshed[0]["rollup_rows"] > 0, lines
+
+    def counts(name):
+        ns_, table = name.split(".")
+        meta = sorted((lake_dir / ns_ / table / "metadata").glob("v*.metadata.json"),
+                      key=lambda p: int(p.name[1:].split(".")[0]))[-1]
+        rows = StaticTable.from_metadata(str(meta)).scan().to_arrow().to_pylist()
+        return sum(r["n"] for r in rows)
+
+    assert counts("iot.readings_h") == len(keys) * ns.ROWS_PER_FILE
+    assert counts("iot.readings_d") == 0
