@@ -14,16 +14,6 @@ static int64_t count_rows(tl_lake *lake, const char *table)
     return ttable_sql_int64(lake, sql);
 }
 
-static int64_t snapshot_of(tl_table *t)
-{
-    tl_table_info info;
-    tl_error err;
-    CHECK_OK(tl_table_info_get(t, &info, &err), &err);
-    int64_t id = info.snapshot_id;
-    tl_table_info_clear(&info);
-    return id;
-}
-
 static void test_rollback(void)
 {
     tl_lake *lake;
@@ -33,9 +23,9 @@ static void test_rollback(void)
     tl_append_result r;
     tl_error err;
     CHECK_OK(ttable_append_key(t, &schema, "a", 0, &o, &r, &err), &err);
-    int64_t first = snapshot_of(t);
+    int64_t first = ttable_snapshot_id(t);
     CHECK_OK(ttable_append_key(t, &schema, "b", 1, &o, &r, &err), &err);
-    int64_t second = snapshot_of(t);
+    int64_t second = ttable_snapshot_id(t);
     CHECK(count_rows(lake, "h.t") == 2);
 
     CHECK(tl_table_rollback(t, 12345, &err) == TL_ERR_NOT_FOUND);
@@ -43,7 +33,7 @@ static void test_rollback(void)
     CHECK(tl_table_version(t) == 3);
 
     CHECK_OK(tl_table_rollback(t, first, &err), &err);
-    CHECK(tl_table_version(t) == 4 && snapshot_of(t) == first);
+    CHECK(tl_table_version(t) == 4 && ttable_snapshot_id(t) == first);
     CHECK(count_rows(lake, "h.t") == 1);
     CHECK_OK(tl_table_rollback(t, second, &err), &err); /* forward again */
     CHECK(count_rows(lake, "h.t") == 2);
@@ -66,7 +56,7 @@ static void test_upgrade(void)
     tl_append_options o = {.maintain = 0};
     tl_append_result r;
     for (int i = 0; i < 3; i++) CHECK_OK(ttable_append_key(t, &schema, "a", i, &o, &r, &err), &err);
-    int64_t before = snapshot_of(t);
+    int64_t before = ttable_snapshot_id(t);
     tl_upgrade_options dry = {.dry_run = 1, .compact = 1};
     CHECK_OK(tl_table_upgrade(t, &dry, &rep, &err), &err);
     CHECK(rep.steps && rep.steps[0] &&

@@ -9,16 +9,6 @@ static int64_t rows_of(tl_lake *lake)
     return ttable_sql_int64(lake, "SELECT count(*) FROM iot.follow");
 }
 
-static int64_t snapshot_of(tl_table *t)
-{
-    tl_table_info info;
-    tl_error err;
-    CHECK_OK(tl_table_info_get(t, &info, &err), &err);
-    int64_t id = info.snapshot_id;
-    tl_table_info_clear(&info);
-    return id;
-}
-
 static void test_follow_commits_of_another_handle(void)
 {
     tl_lake *lake, *lake2;
@@ -37,7 +27,7 @@ static void test_follow_commits_of_another_handle(void)
     CHECK_INT(tl_table_version(f), v0);
     CHECK_OK(tl_table_follow(f, t, &err), &err);
     CHECK_INT(tl_table_version(f), tl_table_version(t));
-    CHECK_INT(snapshot_of(f), snapshot_of(t));
+    CHECK_INT(ttable_snapshot_id(f), ttable_snapshot_id(t));
     /* The follower commits on top; the first handle, now behind, never
      * takes the follower back to its older version. */
     CHECK_OK(ttable_append_row(f, &schema, 3, NULL, &r, &err), &err);
@@ -80,14 +70,14 @@ static void test_follow_refuses_another_table(void)
         CHECK_OK(ttable_append_row(twin, &schema2, i, NULL, &r, &err), &err);
         CHECK_OK(ttable_append_row(other, &schema, i, NULL, &r, &err), &err);
     }
-    int64_t version = tl_table_version(t), snapshot = snapshot_of(t);
+    int64_t version = tl_table_version(t), snapshot = ttable_snapshot_id(t);
     CHECK(tl_table_version(twin) > version);
     CHECK(tl_table_version(other) > version);
     CHECK_INT(tl_table_follow(t, twin, &err), TL_ERR_INVALID);
     CHECK(strstr(err.message, "another table") != NULL);
     CHECK_INT(tl_table_follow(t, other, &err), TL_ERR_INVALID);
     CHECK_INT(tl_table_version(t), version);
-    CHECK_INT(snapshot_of(t), snapshot);
+    CHECK_INT(ttable_snapshot_id(t), snapshot);
     CHECK_INT(ttable_sql_int64(lake, "SELECT count(*) FROM iot.same"), 0);
     /* Still a handle of its own table, which it follows as ever. */
     CHECK_OK(ttable_append_row(t, &schema, 1, NULL, &r, &err), &err);

@@ -51,6 +51,17 @@ static inline tl_table *ttable_create(tl_lake **lake, const char *dir_name, cons
 /* Appends one row (time = 2024-05-01T10:00:00Z + `at` seconds, series key
  * `key`) to a table made by ttable_create without a value column; `schema` is
  * its schema (copied). */
+/* The table's current snapshot id (tl_table_info.snapshot_id). */
+static inline int64_t ttable_snapshot_id(tl_table *t)
+{
+    tl_table_info info;
+    tl_error err;
+    CHECK_OK(tl_table_info_get(t, &info, &err), &err);
+    int64_t id = info.snapshot_id;
+    tl_table_info_clear(&info);
+    return id;
+}
+
 static inline tl_status ttable_append_key(tl_table *t, const struct ArrowSchema *schema,
                                           const char *key, int64_t at, const tl_append_options *o,
                                           tl_append_result *r, tl_error *err)
