@@ -73,14 +73,29 @@ static tl_status collect(struct ArrowArrayStream *in, struct ArrowSchema *schema
     }
 }
 
+/* The stream `opened` opened, read whole into p and released; on failure p
+ * is left empty. */
+static tl_status read_whole(tl_status opened, struct ArrowArrayStream *in, part *p, tl_error *err)
+{
+    if (opened != TL_OK) return opened;
+    tl_status st = collect(in, &p->schema, &p->batches, &p->n, err);
+    in->release(in);
+    if (st != TL_OK) part_free(p);
+    return st;
+}
+
+/* p's rows, handed to the caller's outputs. */
+static void hand_over(part *p, struct ArrowSchema *schema, struct ArrowArray **batches, size_t *n)
+{
+    *schema = p->schema;
+    *batches = p->batches;
+    *n = p->n;
+}
+
 static tl_status parse_part(part *p, tl_error *err)
 {
     struct ArrowArrayStream in;
-    CLI_TRY(tl_data_read_memory(p->data, p->len, p->name, p->o, &in, err));
-    tl_status st = collect(&in, &p->schema, &p->batches, &p->n, err);
-    in.release(&in);
-    if (st != TL_OK) part_free(p);
-    return st;
+    return read_whole(tl_data_read_memory(p->data, p->len, p->name, p->o, &in, err), &in, p, err);
 }
 
 /* Where the second half starts: after the first line end from the middle on,
@@ -160,11 +175,8 @@ static tl_status parse_memory(const uint8_t *data, size_t len, const char *name,
         whole.len = len;
     }
     if (st != TL_OK) st = parse_part(&whole, err);
-    if (st != TL_OK) return st;
-    *schema = whole.schema;
-    *batches = whole.batches;
-    *n = whole.n;
-    return TL_OK;
+    if (st == TL_OK) hand_over(&whole, schema, batches, n);
+    return st;
 }
 
 /* Parses under way in the server: an object is parsed in halves only while
@@ -196,16 +208,8 @@ tl_status tl_notify_parse_file(const char *path, const char *format,
 {
     tl_data_read_options o = {.format = format, .columns = target};
     struct ArrowArrayStream in;
-    CLI_TRY(tl_data_read_file(path, &o, &in, err));
     part p = {0};
-    tl_status st = collect(&in, &p.schema, &p.batches, &p.n, err);
-    in.release(&in);
-    if (st != TL_OK) {
-        part_free(&p);
-        return st;
-    }
-    *schema = p.schema;
-    *batches = p.batches;
-    *n = p.n;
+    CLI_TRY(read_whole(tl_data_read_file(path, &o, &in, err), &in, &p, err));
+    hand_over(&p, schema, batches, n);
     return TL_OK;
 }
