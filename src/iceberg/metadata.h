@@ -182,6 +182,13 @@ tl_status tl_ice_metadata_set_property(tl_ice_metadata *md, const char *key, con
 tl_status tl_ice_metadata_add_snapshot(tl_ice_metadata *md, const tl_ice_snapshot *snap,
                                        const char *previous_metadata_file, tl_error *err);
 
+/* Logs previous_metadata_file (the replaced version's URL) with `timestamp_ms`
+ * (its last-updated-ms) in metadata-log, keeping at most
+ * write.metadata.previous-versions-max (default 100) entries, as every commit
+ * does whatever it changes. On failure (memory) md is unchanged. */
+tl_status tl_ice_metadata_log_previous(tl_ice_metadata *md, const char *previous_metadata_file,
+                                       int64_t timestamp_ms, tl_error *err);
+
 /* Makes an existing snapshot current again (a rollback): current-snapshot-id,
  * refs.main (created when missing) and a snapshot-log entry at `now_ms`.
  * TL_ERR_NOT_FOUND when md has no such snapshot; on failure md is unchanged. */

@@ -215,6 +215,21 @@ static void trim_metadata_log(tl_ice_metadata *md)
     md->n_metadata_log = max;
 }
 
+tl_status tl_ice_metadata_log_previous(tl_ice_metadata *md, const char *previous_metadata_file,
+                                       int64_t timestamp_ms, tl_error *err)
+{
+    char *file = strdup(previous_metadata_file);
+    if (file == NULL || !grow((void **)&md->metadata_log, md->n_metadata_log,
+                              sizeof *md->metadata_log)) {
+        free(file);
+        return tl_error_nomem(err);
+    }
+    md->metadata_log[md->n_metadata_log++] =
+        (tl_ice_metadata_log_entry){.metadata_file = file, .timestamp_ms = timestamp_ms};
+    trim_metadata_log(md);
+    return TL_OK;
+}
+
 /* Everything add_snapshot allocates, made before md is touched so failure leaves it whole. */
 typedef struct tl_ice_snapshot_staging {
     tl_ice_snapshot snap;

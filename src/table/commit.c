@@ -25,6 +25,7 @@
 #include "core/parallel.h"
 #include "core/random.h"
 #include "iceberg/manifest_list.h"
+#include "store/cache.h"
 #include "table/append.h"
 #include "table/attachments.h"
 #include "table/head.h"
@@ -434,7 +435,50 @@ static tl_status upload_batch(tl_table *t, commit_state *cs, const tl_commit_req
     return st;
 }
 
-/* The second round trip: the conditional create of the next version. */
+/* The lowest version among `keys` named vN.metadata.json, or 0. */
+static int64_t lowest_version(const tl_table *t, const tl_strlist *keys)
+{
+    int64_t low = 0;
+    char own[sizeof t->name.key + 64];
+    for (size_t i = 0; i < keys->len; i++) {
+        int64_t v = tl_ice_metadata_version_of_key(keys->items[i]);
+        tl_table_metadata_key(&t->name, v, own, sizeof own);
+        if (v > 0 && strcmp(keys->items[i], own) == 0 && (low == 0 || v < low)) low = v;
+    }
+    return low;
+}
+
+/* Puts before the pruned `keys` (in ascending order already) the versions
+ * below them still there: queued by another writer and not deleted yet, or
+ * left by a table that only now asks for pruning. Deleted lowest first, the
+ * versions present stay one run of numbers, which lets the create's fence
+ * look up two names instead of listing the folder (no_newer_version in
+ * commit_point.c). Usually one lookup, which finds nothing. */
+static tl_status lower_versions_first(tl_table *t, tl_strlist *keys, tl_error *err)
+{
+    tl_store *store = tl_store_uncached(t->lake->store);
+    char key[sizeof t->name.key + 64];
+    uint64_t size;
+    int64_t lowest = lowest_version(t, keys), v = lowest - 1;
+    while (v > 0) { /* found downwards, deleted upwards */
+        tl_table_metadata_key(&t->name, v, key, sizeof key);
+        if (tl_store_size(store, key, &size, NULL) != TL_OK) break;
+        v--;
+    }
+    if (v + 1 >= lowest) return TL_OK; /* none: the usual case */
+    tl_strlist all = {0};
+    bool ok = true;
+    for (int64_t u = v + 1; ok && u < lowest; u++) {
+        tl_table_metadata_key(&t->name, u, key, sizeof key);
+        ok = tl_strlist_push(&all, key) == 0;
+    }
+    for (size_t i = 0; ok && i < keys->len; i++) ok = tl_strlist_push(&all, keys->items[i]) == 0;
+    tl_strlist_free(ok ? keys : &all);
+    if (!ok) return tl_error_nomem(err);
+    *keys = all;
+    return TL_OK;
+}
+
 /* The metadata files that fall out of the metadata log when `md` replaces
  * `old` (write.metadata.previous-versions-max), to delete once it landed, so
  * that a busy table's metadata folder stays small: only where the table asks
@@ -467,7 +511,7 @@ static tl_status obsolete_metadata(tl_table *t, const tl_ice_metadata *old,
         const char *key = kept ? NULL : tl_table_key_of_url(t, url, buf, sizeof buf);
         if (key && tl_strlist_push(out, key) != 0) return tl_error_nomem(err);
     }
-    return TL_OK;
+    return out->len ? lower_versions_first(t, out, err) : TL_OK;
 }
 
 static tl_status create_next_version(tl_table *t, commit_state *cs, tl_ice_metadata *md,

@@ -313,19 +313,65 @@ tl_status tl_table_create_next(tl_table *t, const void *json, size_t len, tl_err
     return tl_table_create_next_removing(t, json, len, NULL, 0, err);
 }
 
-/* The create's fence: no version newer than the handle's is listed. Locally
+/* Whether version-hint.text names at most the handle's version K: the hint
+ * is written after every commit (write_hint), so a hint above K says that
+ * newer versions were made. Unreadable: false. */
+static bool hint_at_most_own(tl_table *t)
+{
+    char key[sizeof t->name.key + 64], text[24];
+    hint_key(t, key, sizeof key);
+    size_t got = 0;
+    uint64_t total = 0;
+    if (tl_store_get_first(tl_store_uncached(t->lake->store), key, sizeof text - 1, (uint8_t *)text,
+                           &got, &total, NULL) != TL_OK ||
+        got == 0 || total > got)
+        return false;
+    text[got] = '\0';
+    char *end = NULL;
+    long long v = strtoll(text, &end, 10);
+    return end != text && v > 0 && v <= t->version;
+}
+
+/* Whether the handle's own version file, vK, is still there, asked of the
+ * file system, never of a cache. A catalog's name (NNNNN-<uuid>) is not ours
+ * to reason about: false. */
+static bool own_version_present(tl_table *t)
+{
+    char key[sizeof t->name.key + 64];
+    tl_table_metadata_key(&t->name, t->version, key, sizeof key);
+    tl_store *store = tl_store_uncached(t->lake->store);
+    const char *read = t->metadata_url ? tl_store_key_of(store, t->metadata_url) : NULL;
+    uint64_t size;
+    return (read == NULL || strcmp(read, key) == 0) &&
+           tl_store_size(store, key, &size, NULL) == TL_OK;
+}
+
+/* The create's fence: no version newer than the handle's exists. Locally
  * each commit prunes the metadata files that leave the metadata log
  * (obsolete_metadata in commit.c), which frees their numbers: a handle more
  * than write.metadata.previous-versions-max versions behind would otherwise
  * create its next version into a freed number, and every commit after it
  * would build on that branch, which no reader follows. The store runs this
- * under the metadata folder's lock, just before the create: versions are
- * pruned only once a newer one exists, so nothing newer listed there means
- * the number was never used. (On object stores no number is ever freed:
- * this is one more listing, so only local commits are fenced.) */
+ * under the metadata folder's lock, just before the create, which itself
+ * fails when v(K+1) exists (atomically).
+ *
+ * Listing the folder answers it, but reads every manifest and list of every
+ * kept snapshot: an append's cost then grew with the history. A lookup by
+ * name and a read of the hint answer it first. Versions are created one
+ * number after another (the reference deletes none locally), and
+ * pruned in ascending order, each deleter taking the lower ones still there
+ * first (lower_versions_first in commit.c): the versions present are one run
+ * of numbers, so with vK present and v(K+1) absent, vK is the newest. The
+ * hint backs that up: a commit after vK would have named a higher version
+ * there. Only a pruned number above a vK that stays (an unlink that failed)
+ * together with a hint written out of order could mislead the two; anything
+ * else unusual (vK gone, a hint above K or unreadable, a catalog's names)
+ * lists the folder. (On object stores our commits free no number, see
+ * check_freed for other writers': creates there are not fenced.) */
 static tl_status no_newer_version(void *ctx, tl_error *err)
 {
     tl_table *t = ctx;
+    if (hint_at_most_own(t) && own_version_present(t)) return TL_OK;
     int64_t newest;
     TL_TRY(newest_version(t, &newest, err));
     if (newest <= t->version) return TL_OK;

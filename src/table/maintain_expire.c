@@ -25,8 +25,6 @@
 
 #define MAX_ATTEMPTS 40
 #define INLINE_SLACK 20
-#define PREVIOUS_VERSIONS_KEY "write.metadata.previous-versions-max"
-#define PREVIOUS_VERSIONS_DEFAULT 100
 /* The window for objects whose name carries no UUIDv7 (other engines', the
  * reference's): their writer may take hours between upload and commit, so
  * they wait at least as long as Iceberg's own orphan removal makes them. */
@@ -247,35 +245,10 @@ static size_t choose(const tl_ice_metadata *md, const tl_maintain_settings *s, i
     return n;
 }
 
-static int64_t previous_versions_max(const tl_ice_metadata *md)
-{
-    const char *v = tl_ice_metadata_property(md, PREVIOUS_VERSIONS_KEY);
-    long long n = v ? strtoll(v, NULL, 10) : PREVIOUS_VERSIONS_DEFAULT;
-    return n < 1 ? 1 : n;
-}
-
-/* Adds the handle's version to md's metadata log, keeping the newest
- * previous-versions-max entries. */
+/* Adds the handle's version to md's metadata log. */
 static tl_status log_replaced(const tl_table *t, tl_ice_metadata *md, tl_error *err)
 {
-    tl_ice_metadata_log_entry *log =
-        realloc(md->metadata_log, (md->n_metadata_log + 1) * sizeof *log);
-    char *prev = strdup(t->metadata_url);
-    if (log) md->metadata_log = log;
-    if (log == NULL || prev == NULL) {
-        free(prev);
-        return tl_error_nomem(err);
-    }
-    log[md->n_metadata_log++] =
-        (tl_ice_metadata_log_entry){.metadata_file = prev, .timestamp_ms = md->last_updated_ms};
-    size_t max = (size_t)previous_versions_max(md);
-    if (md->n_metadata_log > max) {
-        size_t drop = md->n_metadata_log - max;
-        for (size_t i = 0; i < drop; i++) free(log[i].metadata_file);
-        memmove(log, log + drop, max * sizeof *log);
-        md->n_metadata_log = max;
-    }
-    return TL_OK;
+    return tl_ice_metadata_log_previous(md, t->metadata_url, md->last_updated_ms, err);
 }
 
 /* Drops the marked snapshots from md (a copy); with `log`, logs the replaced

@@ -15,6 +15,8 @@ static tl_status attempt(tl_table *t, tl_metadata_edit_fn edit, void *ctx, tl_er
     tl_buf json = {0}, list = {0};
     tl_status st = tl_ice_metadata_copy(t->md, &md, err);
     if (st == TL_OK) st = edit(t, md, ctx, err);
+    if (st == TL_OK && t->metadata_url) /* as every commit: the replaced version is logged */
+        st = tl_ice_metadata_log_previous(md, t->metadata_url, t->md->last_updated_ms, err);
     if (st == TL_OK) {
         int64_t now = tl_now_millis();
         md->last_updated_ms = now > md->last_updated_ms ? now : md->last_updated_ms + 1;

@@ -434,6 +434,10 @@ def check_rollback(tl, work):
     raises(TypeError, t.rollback, "1")
     t.rollback(current)  # forward again
     assert t.info()["rows"] == 10 and t.version == 5
+    # Like any commit, a rollback logs the version it replaces.
+    md = json.loads((work / "iot" / "readings" / "metadata" / "v5.metadata.json").read_text())
+    assert [e["metadata-file"].rsplit("/", 1)[-1] for e in md["metadata-log"]] == \
+        [f"v{k}.metadata.json" for k in range(1, 5)]
     # Appends go on from the snapshot rolled back to.
     t.rollback(ids[0])
     t.append(readings(2, start=T0 + dt.timedelta(days=2)), maintain=False)

@@ -291,6 +291,57 @@ def test_old_metadata_files_are_pruned_as_the_log_rolls(lake, lake_dir):
     assert versions == list(range(6, 27))
 
 
+def metadata_versions(lake_dir, table="iot/readings"):
+    return sorted(int(p.name[1:].split(".")[0]) for p in (lake_dir / table / "metadata").glob("v*.metadata.json"))
+
+
+def test_pruning_takes_the_older_versions_first(lake, lake_dir):
+    """A table that only now asks for pruning has every older version: they
+    go with the first pruned one, lowest first, so that the versions present
+    stay one run of numbers (what the commit's fence relies on)."""
+    t = iot(lake, properties={"write.metadata.delete-after-commit.enabled": "false"})
+    for k in range(25):
+        t.append(readings(2, start=T0 + dt.timedelta(days=k)), maintain=False)
+    t.set_properties({"write.metadata.delete-after-commit.enabled": "true"})  # v27
+    t.append(readings(2, start=T0 + dt.timedelta(days=30)), maintain=False)  # v28
+    t.close()
+    lake.close()
+    assert metadata_versions(lake_dir) == list(range(8, 29))
+
+
+def test_a_settings_change_logs_the_version_it_replaces(lake, lake_dir):
+    """As Iceberg and the reference: a commit that changes only settings adds
+    the version it replaces to metadata-log, as an append does (the rollback
+    is checked on both packages in package_contract.py)."""
+    t = iot(lake)
+    t.append(readings(2), maintain=False)
+    t.set_properties({"timelake.auto-maintain": "false"})  # v3
+    md = json.loads((lake_dir / "iot/readings/metadata/v3.metadata.json").read_text())
+    assert [e["metadata-file"].rsplit("/", 1)[-1] for e in md["metadata-log"]] == ["v1.metadata.json", "v2.metadata.json"]
+
+
+def test_a_far_behind_handle_whose_version_stayed_does_not_take_a_freed_number(lake, lake_dir):
+    """A handle at v2 while another commits 30 times: v1 to v11 are pruned,
+    but v2 stays (as after an unlink that failed). The create's fence must
+    not take v3 from v2 and v3's absence alone: the hint names a newer
+    version, so it looks further and the append lands on the newest."""
+    t = iot(lake)
+    t.append(readings(2), maintain=False)
+    stale = tlc.Lake(str(lake_dir)).table("iot.readings")
+    metadata = lake_dir / "iot/readings/metadata"
+    kept = (metadata / "v2.metadata.json").read_bytes()
+    for k in range(30):
+        t.append(readings(2, start=T0 + dt.timedelta(days=k + 1)), maintain=False)
+    t.close()
+    lake.close()  # the queued deletions are done
+    assert metadata_versions(lake_dir)[0] == 12
+    (metadata / "v2.metadata.json").write_bytes(kept)
+    res = stale.append(readings(2, start=T0 + dt.timedelta(days=40)), maintain=False)
+    assert res["attempts"] >= 2 and res["version"] == 33
+    assert not (metadata / "v3.metadata.json").exists()
+    assert tlc.Lake(str(lake_dir)).table("iot.readings").info()["rows"] == 64
+
+
 def test_old_metadata_files_stay_unless_the_table_asks(lake, lake_dir):
     """Iceberg's default, and what the reference does: every version stays
     (deleting them frees numbers that other writers far behind could take)."""
