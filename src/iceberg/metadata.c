@@ -118,7 +118,11 @@ void tl_ice_metadata_free(tl_ice_metadata *md)
     for (size_t i = 0; i < md->n_specs; i++) tl_ice_partition_spec_free(&md->specs[i]);
     free(md->specs);
     tl_kv_free(md->properties, md->n_properties);
-    for (size_t i = 0; i < md->n_snapshots; i++) tl_ice_snapshot_free(&md->snapshots[i]);
+    for (size_t i = 0; i < md->n_snapshots; i++) {
+        if (i + TL_ICE_PREFETCH_AHEAD < md->n_snapshots)
+            tl_ice_snapshot_prefetch_data(&md->snapshots[i + TL_ICE_PREFETCH_AHEAD]);
+        tl_ice_snapshot_free(&md->snapshots[i]);
+    }
     free(md->snapshots);
     free(md->snapshot_log);
     for (size_t i = 0; i < md->n_metadata_log; i++) free(md->metadata_log[i].metadata_file);
@@ -175,10 +179,14 @@ static bool copy_snapshots(const tl_ice_metadata *src, tl_ice_metadata *dst)
     if (src->n_snapshots == 0) return true;
     dst->snapshots = calloc(src->n_snapshots, sizeof *dst->snapshots);
     if (dst->snapshots == NULL) return false;
-    for (; dst->n_snapshots < src->n_snapshots; dst->n_snapshots++)
+    for (; dst->n_snapshots < src->n_snapshots; dst->n_snapshots++) {
+        if (dst->n_snapshots + TL_ICE_PREFETCH_AHEAD < src->n_snapshots)
+            tl_ice_snapshot_prefetch_data(
+                &src->snapshots[dst->n_snapshots + TL_ICE_PREFETCH_AHEAD]);
         if (tl_ice_snapshot_copy(&src->snapshots[dst->n_snapshots],
                                  &dst->snapshots[dst->n_snapshots], NULL) != TL_OK)
             return false;
+    }
     return true;
 }
 

@@ -241,6 +241,13 @@ tl_status tl_ice_snapshot_pack(tl_ice_snapshot *snap, tl_error *err);
 const char *tl_ice_snapshot_json(const tl_ice_snapshot *snap, int format_version, size_t *len);
 void tl_ice_snapshot_keep_json(const tl_ice_snapshot *snap, int format_version, const char *text,
                                size_t len);
+/* Walks over every snapshot of a long history (a copy, a free, a
+ * serialization) wait on memory for each one's shared data and kept JSON;
+ * these ask for them ahead: `snap`'s data, and once that has arrived, its
+ * kept JSON. Hints only: anything, a NULL data too, is fine. */
+void tl_ice_snapshot_prefetch_data(const tl_ice_snapshot *snap);
+#define TL_ICE_PREFETCH_AHEAD 8 /* snapshots: about a memory latency of work each */
+void tl_ice_snapshot_prefetch_json(const tl_ice_snapshot *snap);
 /* One value a higher layer derives from a snapshot and its ancestry (both
  * immutable), kept with the snapshot's shared data so that it is worked out
  * once, not once per commit: table/attachments.c keeps a snapshot's

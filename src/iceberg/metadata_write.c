@@ -277,6 +277,10 @@ static void put_snapshots(writer *w, const tl_ice_metadata *md)
     put_raw(w, "[", 1);
     for (size_t i = 0; !w->failed && i < md->n_snapshots; i++) {
         const tl_ice_snapshot *s = &md->snapshots[i];
+        if (i + 2 * TL_ICE_PREFETCH_AHEAD < md->n_snapshots)
+            tl_ice_snapshot_prefetch_data(s + 2 * TL_ICE_PREFETCH_AHEAD);
+        if (i + TL_ICE_PREFETCH_AHEAD < md->n_snapshots)
+            tl_ice_snapshot_prefetch_json(s + TL_ICE_PREFETCH_AHEAD);
         if (i) put_raw(w, ",", 1);
         size_t len;
         const char *kept = tl_ice_snapshot_json(s, md->format_version, &len);
@@ -312,18 +316,17 @@ static void put_history(writer *w, const tl_ice_metadata *md)
 }
 
 /* About the document's size, reserved at once: growing the buffer as it
- * fills copied the whole history several times per commit. */
+ * fills copied the whole history several times per commit. Snapshots are
+ * alike, so one of the last ones' text stands for each, with a quarter to spare
+ * (reserved pages nothing writes cost nothing). */
 static size_t size_hint(const tl_ice_metadata *md)
 {
-    size_t n = 4096 + 64 * md->n_snapshot_log;
+    size_t n = 4096 + 64 * md->n_snapshot_log, each = 1024;
     for (size_t i = 0; i < md->n_metadata_log; i++)
         n += strlen(md->metadata_log[i].metadata_file) + 48;
-    for (size_t i = 0; i < md->n_snapshots; i++) {
-        size_t len = 1024;
-        tl_ice_snapshot_json(&md->snapshots[i], md->format_version, &len);
-        n += len + 1;
-    }
-    return n;
+    for (size_t i = md->n_snapshots; i-- > 0 && md->n_snapshots - i <= 2;) /* the new one: none */
+        if (tl_ice_snapshot_json(&md->snapshots[i], md->format_version, &each)) break;
+    return n + md->n_snapshots * (each + each / 4 + 1);
 }
 
 tl_status tl_ice_metadata_serialize(const tl_ice_metadata *md, tl_buf *out, tl_error *err)

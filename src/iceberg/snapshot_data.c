@@ -143,6 +143,18 @@ void tl_ice_snapshot_keep_json(const tl_ice_snapshot *snap, int format_version, 
         free(c);
 }
 
+void tl_ice_snapshot_prefetch_data(const tl_ice_snapshot *snap)
+{
+    if (snap->data) __builtin_prefetch(snap->data, 1);
+}
+
+void tl_ice_snapshot_prefetch_json(const tl_ice_snapshot *snap)
+{
+    cached_json *c =
+        snap->data ? atomic_load_explicit(&snap->data->json, memory_order_relaxed) : NULL;
+    if (c) __builtin_prefetch(c);
+}
+
 bool tl_ice_snapshot_memo(const tl_ice_snapshot *snap, int64_t *out)
 {
     if (snap->data == NULL || !atomic_load_explicit(&snap->data->has_memo, memory_order_acquire))

@@ -28,8 +28,27 @@ static void test_buf_grows_and_terminates(void)
 /* tl_format_i64 writes what "%lld" writes, at the edges too. */
 static void test_format_i64_as_printf(void)
 {
-    const int64_t values[] = {
-        0, 7, -7, 9, 10, 99, 100, -100, 1767225600000000LL, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    const int64_t values[] = {0,
+                              7,
+                              -7,
+                              9,
+                              10,
+                              99,
+                              100,
+                              -100,
+                              1,
+                              11,
+                              101,
+                              999,
+                              1000,
+                              12345,
+                              -123456,
+                              4294967296LL,
+                              1767225600000000LL,
+                              1000000000000000000LL,
+                              INT64_MAX,
+                              INT64_MIN,
+                              INT64_MIN + 1};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         char want[32], got[21];
         snprintf(want, sizeof want, "%lld", (long long)values[i]);
