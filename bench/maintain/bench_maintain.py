@@ -6,8 +6,10 @@ usage: python bench/maintain/bench_maintain.py [--appends 300] [--rows 1000] [--
 --full runs the issue's size: 1,000 appends of 1,000 rows.
 --scaling runs only the append phase at each of these numbers of appends
 (every snapshot kept, so each append's history grows) and prints wall and CPU
-seconds of both implementations, and the cost of the last tenth of the
-appends per append: flat when an append costs the same whatever the history.
+seconds of both implementations, the cost of the last tenth of the appends
+per append, and the size of the last metadata document: the one thing an
+append still writes in proportion to the history (Iceberg's vN.metadata.json
+lists every kept snapshot); the rest costs the same whatever the history.
 --batch-ids gives every append a batch id, so each append also checks that
 its batch was not committed before (the cost of that check must not grow
 with the history either).
@@ -39,10 +41,13 @@ START_US = 1_767_225_600_000_000  # 2026-01-01
 PROPS = {"timelake.max-snapshots": "100000", "timelake.min-snapshots": "100000"}
 
 
-def snapshots(table_dir):
+def newest_metadata(table_dir):
     files = glob.glob(os.path.join(table_dir, "metadata", "v*.metadata.json"))
-    latest = max(files, key=lambda f: int(os.path.basename(f)[1:].split(".")[0]))
-    return json.load(open(latest))["snapshots"]
+    return max(files, key=lambda f: int(os.path.basename(f)[1:].split(".")[0]))
+
+
+def snapshots(table_dir):
+    return json.load(open(newest_metadata(table_dir)))["snapshots"]
 
 
 def bytes_by_operation(snaps):
@@ -88,7 +93,8 @@ def append_phase(lake_cls, lake_dir, appends, rows, expiry=False, batch_ids=Fals
     t2, c2 = time.perf_counter(), time.process_time()
     n_tail = appends - tail
     return table, {"append_s": t2 - t0, "append_cpu_s": c2 - c0, "tail_ms": (t2 - t1) * 1000 / n_tail,
-                   "tail_cpu_ms": (c2 - c1) * 1000 / n_tail}
+                   "tail_cpu_ms": (c2 - c1) * 1000 / n_tail,
+                   "metadata_bytes": os.path.getsize(newest_metadata(os.path.join(lake_dir, "bench", "m")))}
 
 
 def bench(lake_cls, lake_dir, appends, rows, expiry=False):
@@ -117,8 +123,7 @@ def query_ms(table_dir, repeat=5):
     import duckdb
     from pyiceberg.table import StaticTable
 
-    files = glob.glob(os.path.join(table_dir, "metadata", "v*.metadata.json"))
-    latest = max(files, key=lambda f: int(os.path.basename(f)[1:].split(".")[0]))
+    latest = newest_metadata(table_dir)
     paths = [t.file.file_path.replace("file://", "") for t in StaticTable.from_metadata(latest).scan().plan_files()]
     con = duckdb.connect()
     q = f"SELECT host, avg(m0), max(time) FROM read_parquet({paths!r}) WHERE region = 'eu-west-1' GROUP BY host"
@@ -188,9 +193,10 @@ def main():
 def scaling(tlc, work, sizes, rows, expiry, batch_ids):
     print(f"appends of {rows} rows{' with batch ids' if batch_ids else ''}, inline maintenance on, "
           f"{'default snapshot expiry' if expiry else 'every snapshot kept'}; "
-          "wall and CPU seconds of the append phase, ms per append over its last tenth")
+          "wall and CPU seconds of the append phase, ms per append over its last tenth, and the size of "
+          "the metadata document each append writes at the end (Iceberg's, listing every kept snapshot)")
     print(f"{'appends':>8} {'ours s':>8} {'cpu':>7} {'ref s':>8} {'cpu':>7} {'ratio':>6} {'cpu':>6}"
-          f" | {'ours ms':>8} {'cpu':>6} {'ref ms':>8} {'cpu':>6}")
+          f" | {'ours ms':>8} {'cpu':>6} {'ref ms':>8} {'cpu':>6} | {'doc MB':>6} {'ref':>6}")
     for n in sizes:
         ours = append_phase(tlc.Lake, f"{work}/ours{n}", n, rows, expiry, batch_ids)[1]
         shutil.rmtree(f"{work}/ours{n}", ignore_errors=True)
@@ -202,7 +208,8 @@ def scaling(tlc, work, sizes, rows, expiry, batch_ids):
               f" {ref['append_cpu_s']:>7.2f} {ref['append_s'] / ours['append_s']:>5.2f}x"
               f" {ref['append_cpu_s'] / ours['append_cpu_s']:>5.2f}x"
               f" | {ours['tail_ms']:>8.1f} {ours['tail_cpu_ms']:>6.1f} {ref['tail_ms']:>8.1f}"
-              f" {ref['tail_cpu_ms']:>6.1f}", flush=True)
+              f" {ref['tail_cpu_ms']:>6.1f} | {ours['metadata_bytes'] / 1e6:>6.2f}"
+              f" {ref['metadata_bytes'] / 1e6:>6.2f}", flush=True)
 
 
 def bench_with_queries(lake_cls, lake_dir, appends, rows, expiry=False):
