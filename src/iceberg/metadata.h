@@ -246,8 +246,8 @@ void tl_ice_snapshot_keep_json(const tl_ice_snapshot *snap, int format_version, 
  * these ask for them ahead: `snap`'s data, and once that has arrived, its
  * kept JSON. Hints only: anything, a NULL data too, is fine. */
 void tl_ice_snapshot_prefetch_data(const tl_ice_snapshot *snap);
-#define TL_ICE_PREFETCH_AHEAD 8 /* snapshots: about a memory latency of work each */
 void tl_ice_snapshot_prefetch_json(const tl_ice_snapshot *snap);
+#define TL_ICE_PREFETCH_AHEAD 8 /* snapshots: about a memory latency of work each */
 /* One value a higher layer derives from a snapshot and its ancestry (both
  * immutable), kept with the snapshot's shared data so that it is worked out
  * once, not once per commit: table/attachments.c keeps a snapshot's

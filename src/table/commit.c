@@ -25,7 +25,6 @@
 #include "core/parallel.h"
 #include "core/random.h"
 #include "iceberg/manifest_list.h"
-#include "store/cache.h"
 #include "table/append.h"
 #include "table/attachments.h"
 #include "table/head.h"
@@ -456,16 +455,11 @@ static int64_t lowest_version(const tl_table *t, const tl_strlist *keys)
  * commit_point.c). Usually one lookup, which finds nothing. */
 static tl_status lower_versions_first(tl_table *t, tl_strlist *keys, tl_error *err)
 {
-    tl_store *store = tl_store_uncached(t->lake->store);
-    char key[sizeof t->name.key + 64];
-    uint64_t size;
     int64_t lowest = lowest_version(t, keys), v = lowest - 1;
-    while (v > 0) { /* found downwards, deleted upwards */
-        tl_table_metadata_key(&t->name, v, key, sizeof key);
-        if (tl_store_size(store, key, &size, NULL) != TL_OK) break;
-        v--;
-    }
+    while (v > 0 && tl_table_version_present(t->lake->store, &t->name, v))
+        v--;                           /* found downwards, deleted upwards */
     if (v + 1 >= lowest) return TL_OK; /* none: the usual case */
+    char key[sizeof t->name.key + 64];
     tl_strlist all = {0};
     bool ok = true;
     for (int64_t u = v + 1; ok && u < lowest; u++) {

@@ -332,18 +332,15 @@ static bool hint_at_most_own(tl_table *t)
     return end != text && v > 0 && v <= t->version;
 }
 
-/* Whether the handle's own version file, vK, is still there, asked of the
- * file system, never of a cache. A catalog's name (NNNNN-<uuid>) is not ours
- * to reason about: false. */
+/* Whether the handle's own version file, vK, is still there. A catalog's
+ * name (NNNNN-<uuid>) is not ours to reason about: false. */
 static bool own_version_present(tl_table *t)
 {
     char key[sizeof t->name.key + 64];
     tl_table_metadata_key(&t->name, t->version, key, sizeof key);
-    tl_store *store = tl_store_uncached(t->lake->store);
-    const char *read = t->metadata_url ? tl_store_key_of(store, t->metadata_url) : NULL;
-    uint64_t size;
+    const char *read = t->metadata_url ? tl_store_key_of(t->lake->store, t->metadata_url) : NULL;
     return (read == NULL || strcmp(read, key) == 0) &&
-           tl_store_size(store, key, &size, NULL) == TL_OK;
+           tl_table_version_present(t->lake->store, &t->name, t->version);
 }
 
 /* The create's fence: no version newer than the handle's exists. Locally

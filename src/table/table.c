@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/cache.h"
 #include "table/batch_index.h"
 #include "table/head.h"
 #include "table/lvi_memo.h"
@@ -28,6 +29,14 @@ tl_status tl_table_exists_error(tl_error *err, const tl_qname *name)
 void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size)
 {
     snprintf(buf, size, "%s/metadata/v%lld.metadata.json", name->key, (long long)version);
+}
+
+bool tl_table_version_present(tl_store *store, const tl_qname *name, int64_t version)
+{
+    char key[sizeof name->key + 64];
+    uint64_t size;
+    tl_table_metadata_key(name, version, key, sizeof key);
+    return tl_store_size(tl_store_uncached(store), key, &size, NULL) == TL_OK;
 }
 
 const char *tl_table_key_of_url(const tl_table *t, const char *url, char *buf, size_t size)

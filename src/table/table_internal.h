@@ -89,6 +89,9 @@ struct tl_table {
 
 /* Key of metadata/vN.metadata.json of a table, written into buf. */
 void tl_table_metadata_key(const tl_qname *name, int64_t version, char *buf, size_t size);
+/* Whether metadata/vN.metadata.json of a table is there now: asked of the
+ * store itself, never of a cache (commits reason from it under their lock). */
+bool tl_table_version_present(tl_store *store, const tl_qname *name, int64_t version);
 /* TL_ERR_NOT_FOUND and TL_ERR_EXISTS for table `name`, saying what to do. */
 tl_status tl_table_not_found(tl_error *err, const tl_qname *name);
 tl_status tl_table_exists_error(tl_error *err, const tl_qname *name);
